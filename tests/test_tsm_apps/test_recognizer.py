@@ -1,0 +1,111 @@
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tsm_apps import (OnlineRecognizer, TemporalShift, build_backbone, build_recognizer,
+                      shift_modules, streaming)
+
+
+def _tiny(shift="online", arch="resnet18", **kw):
+    torch.manual_seed(0)
+    m = build_recognizer(arch, num_classes=5, num_segments=4, shift=shift, width=0.125,
+                         dropout=0.0, **kw)
+    return m.eval()
+
+
+def test_tsn_and_tsm_share_parameters():
+    a, b = _tiny(None), _tiny("offline")
+    ka = {k.replace(".net", "") for k in a.state_dict()}
+    kb = {k.replace(".net", "") for k in b.state_dict()}
+    assert ka == kb
+    assert len(shift_modules(a)) == 0 and len(shift_modules(b)) == 8  # every resnet18 block
+
+
+@pytest.mark.parametrize("arch,n_shift", [("resnet50", 16), ("resnet101", 18), ("mobilenetv2", 10)])
+def test_shift_placement(arch, n_shift):
+    m = build_recognizer(arch, 3, 2, "offline", width=0.125)
+    assert len(shift_modules(m)) == n_shift  # resnet101: every other block (2+2+12+2)
+
+
+def test_block_placement_and_official_key_names():
+    m = build_recognizer("resnet50", 3, 2, "offline", place="block", width=0.125)
+    assert "backbone.layer1.0.net.conv1.weight" in m.state_dict()
+    m = build_recognizer("resnet50", 3, 2, "offline", width=0.125)
+    assert "backbone.layer1.0.conv1.net.weight" in m.state_dict()
+
+
+def test_forward_shapes_and_temporal_pool_non_local():
+    x = torch.randn(2, 4, 3, 64, 64)
+    m = build_recognizer("resnet50", 7, 4, "offline", temporal_pool=True, non_local=True,
+                         width=0.125).eval()
+    assert m.features(x).shape == (2, 2, 256, 2, 2)   # T' = T/2, width 1/8: 2048/8 channels
+    assert m(x).shape == (2, 7)
+    sd = m.state_dict()
+    assert "backbone.layer2.net.0.block.conv1.net.weight" in sd
+    assert "backbone.layer3.4.nl.W.1.weight" in sd and "backbone.layer3.1.nl.g.0.weight" not in sd
+    with pytest.raises(ValueError, match=r"\(2, 3, 3, 64, 64\)"):
+        m(torch.randn(2, 3, 3, 64, 64))
+
+
+def test_num_segments_changes_at_run_time():
+    m = _tiny("offline")
+    m.num_segments = 2
+    assert all(s.num_segments == 2 for s in shift_modules(m))
+    assert m(torch.randn(3, 2, 3, 32, 32)).shape == (3, 5)
+
+
+def test_online_stream_equals_clip_and_is_causal():
+    m = _tiny("online")
+    x = torch.randn(2, 4, 3, 48, 48)
+    with torch.no_grad():
+        clip = m.features(x)                            # (2, 4, C, h, w)
+        with OnlineRecognizer(m) as online:
+            for t in range(4):
+                f = online.step_features(x[:, t])
+                assert (f - clip[:, t]).abs().max().item() <= 1e-5
+            assert online.cache_bytes == sum(b.buffer.numel() * 4 for b in shift_modules(m))
+        x2 = x.clone()
+        x2[:, 3] += 1.0
+        clip2 = m.features(x2)
+    assert torch.equal(clip2[:, :3], clip[:, :3])
+    assert not torch.equal(clip2[:, 3], clip[:, 3])
+    assert all(not s.streaming and s.buffer is None for s in shift_modules(m))
+
+
+def test_streaming_rejects_offline_model_and_cleans_up():
+    with pytest.raises(ValueError, match="offline"):
+        OnlineRecognizer(_tiny("offline"))
+    m = _tiny("online")
+    with pytest.raises(RuntimeError):
+        with streaming(m):
+            raise RuntimeError("boom")
+    assert all(not s.streaming for s in shift_modules(m))
+
+
+def test_resnet50_cache_bytes_224():
+    m = build_recognizer("resnet50", 10, 8, "online").eval()
+    with OnlineRecognizer(m) as online:
+        online.step(torch.zeros(1, 3, 224, 224))
+        # one buffer per bottleneck: C_in/8 channels at conv1's input (stride in conv2), fp32
+        expect = 4 * (56 * 56 * (64 + 3 * 256) // 8 + 28 * 28 * (3 * 512 + 512) // 8
+                      + 14 * 14 * (5 * 1024 + 1024) // 8 + 7 * 7 * (2 * 2048) // 8)
+        assert expect == 2_809_856
+        assert online.cache_bytes == expect
+
+
+def test_detection_backbone_dilated_res5():
+    b = build_backbone("resnet50", 2, "online", width=0.125, strides=(1, 2, 2, 1),
+                       dilations=(1, 1, 1, 2), out_indices=(2, 3))
+    outs = b(torch.randn(2, 3, 64, 96))
+    assert [tuple(o.shape) for o in outs] == [(2, 128, 4, 6), (2, 256, 4, 6)]
+    assert b.out_channels == (128, 256)
+
+
+def test_importing_tsm_apps_never_imports_mm_libraries():
+    code = ("import sys, tsm_apps, tsm_apps.online, tsm_apps.recognizer;"
+            "bad=[m for m in sys.modules if m.split('.')[0] in ('mmdet','mmengine','mmcv')];"
+            "print(bad); sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Create or refresh .venv with everything the suite needs. Idempotent: a stamp keyed on the
+# dependency files skips the work when nothing changed. mmcv 2.1.0 has no wheel for torch 2.14,
+# so its sdist is built once per machine (C++ standard raised to C++20) and the wheel cached
+# under ~/.cache/tsm_apps/wheels.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null || PY=python3
+VENV=.venv
+CACHE=${TSM_CACHE:-$HOME/.cache/tsm_apps}
+WHEELS=$CACHE/wheels
+STAMP=$VENV/.tsm_stamp
+want=$(cat pyproject.toml tools/bootstrap.sh tools/requirements.txt | sha256sum | cut -c1-16)
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
+  exit 0
+fi
+echo "[bootstrap] setting up $VENV (stamp $want)"
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+PIP="$VENV/bin/python -m pip"
+$PIP install -q --upgrade pip wheel
+$PIP install -q torch==2.14.1 torchvision==0.29.1
+# mmcv's setup.py and mmengine import pkg_resources, which setuptools >= 81 no longer ships
+$PIP install -q "setuptools>=77.0.3,<81"
+mkdir -p "$WHEELS"
+mmcv_whl=$(ls "$WHEELS"/mmcv-2.1.0-*.whl 2>/dev/null | head -n1 || true)
+if [ -z "$mmcv_whl" ]; then
+  echo "[bootstrap] building mmcv 2.1.0 with ops from source (one time per machine, ~15 min on 2 cores)"
+  $PIP install -q ninja psutil
+  build=$(mktemp -d)
+  $PIP download -q --no-deps --no-binary :all: --no-build-isolation -d "$build" mmcv==2.1.0
+  tar -xzf "$build"/mmcv-2.1.0.tar.gz -C "$build"
+  sed -i -e 's/-std=c++14/-std=c++20/g' -e 's/-std=c++17/-std=c++20/g' "$build"/mmcv-2.1.0/setup.py
+  (cd "$build"/mmcv-2.1.0 && MMCV_WITH_OPS=1 MAX_JOBS=${MAX_JOBS:-2} \
+     "$OLDPWD/$VENV/bin/python" -m pip wheel -q --no-deps --no-build-isolation -w "$build/dist" .)
+  cp "$build"/dist/mmcv-2.1.0-*.whl "$WHEELS"/
+  rm -rf "$build"
+  mmcv_whl=$(ls "$WHEELS"/mmcv-2.1.0-*.whl | head -n1)
+fi
+$PIP install -q "$mmcv_whl"
+$PIP install -q -r tools/requirements.txt
+$PIP install -q --no-deps -e .
+echo "$want" > "$STAMP"
+echo "[bootstrap] ready: $VENV"

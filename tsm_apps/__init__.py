@@ -1,0 +1,15 @@
+"""TSM Apps: the shared Temporal Shift Module backbone package.
+
+Never imports mmdet/mmengine/mmcv (a test checks this in a subprocess).
+"""
+from .backbone import ARCHS, Backbone, BackboneConfig, build_backbone, set_num_segments
+from .online import OnlineRecognizer, OnlineStep, shift_modules, streaming
+from .recognizer import Recognizer, RecognizerConfig, build_recognizer, recognizer_from_config
+from .shift import TemporalPool, TemporalShift, online_shift_step, temporal_shift
+
+__all__ = [
+    "ARCHS", "Backbone", "BackboneConfig", "build_backbone", "set_num_segments",
+    "OnlineRecognizer", "OnlineStep", "shift_modules", "streaming",
+    "Recognizer", "RecognizerConfig", "build_recognizer", "recognizer_from_config",
+    "TemporalPool", "TemporalShift", "online_shift_step", "temporal_shift",
+]

@@ -1,0 +1,1 @@
+"""tsm_apps/train"""
