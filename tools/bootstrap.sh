@@ -11,6 +11,11 @@ VENV=.venv
 CACHE=${TSM_CACHE:-$HOME/.cache/tsm_apps}
 WHEELS=$CACHE/wheels
 STAMP=$VENV/.tsm_stamp
+# The real-browser UI test drives Debian's Chromium with Playwright (never a downloaded browser).
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "[bootstrap] installing Debian chromium for the browser test"
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
 want=$(cat pyproject.toml tools/bootstrap.sh tools/requirements.txt | sha256sum | cut -c1-16)
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
   exit 0
