@@ -1,0 +1,183 @@
+"""The demo's report: every measured table of a run folder, as Markdown and as HTML with Plotly.
+
+Reads only the JSON files the steps wrote (layout in README, "Run folder"):
+``recognizers/{tsn,tsm}/eval.json``, ``detection/{tsn,tsm}/test/metrics.json``,
+``dissect/{tsn,tsm}/metrics.json``, ``bench/bench.json`` and the step timings ``timing.json``.
+A missing file leaves its section saying which file is missing, never a made-up number.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+MODELS = ("tsn", "tsm")
+DET_KEYS = ("mAP", "mAP_slow", "mAP_medium", "mAP_fast", "mAP_corrupted")
+
+
+def read_json(path: Path) -> Optional[Any]:
+    """The parsed file, or None when it does not exist (a broken file raises, naming it)."""
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from e
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool) or v is None:
+        return "" if v is None else str(v)
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return str(v)
+
+
+class Table:
+    """A titled table; rendered as Markdown and HTML, optionally charted as grouped bars."""
+
+    def __init__(self, title: str, header: Sequence[str], rows: Sequence[Sequence[Any]],
+                 note: str = "", chart: bool = False) -> None:
+        self.title, self.header, self.rows, self.note, self.chart = title, header, rows, note, chart
+
+    def markdown(self) -> str:
+        out = [f"## {self.title}", ""]
+        if self.note:
+            out += [self.note, ""]
+        if self.rows:
+            out.append("| " + " | ".join(self.header) + " |")
+            out.append("|" + "---|" * len(self.header))
+            out += ["| " + " | ".join(_fmt(v) for v in r) + " |" for r in self.rows]
+            out.append("")
+        return "\n".join(out)
+
+    def html(self) -> str:
+        out = [f"<h2>{html.escape(self.title)}</h2>"]
+        if self.note:
+            out.append(f"<p>{html.escape(self.note)}</p>")
+        if self.rows:
+            out.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+                       + "</tr>")
+            out += ["<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in r) + "</tr>"
+                    for r in self.rows]
+            out.append("</table>")
+        if self.chart and self.rows:
+            out.append(self._plot())
+        return "\n".join(out)
+
+    def _plot(self) -> str:
+        import plotly.graph_objects as go
+
+        fig = go.Figure()
+        for j, name in enumerate(self.header[1:], 1):
+            ys = [r[j] if isinstance(r[j], (int, float)) else None for r in self.rows]
+            fig.add_bar(name=name, x=[str(r[0]) for r in self.rows], y=ys)
+        fig.update_layout(barmode="group", title=self.title, height=360,
+                          margin=dict(l=40, r=20, t=50, b=40))
+        return fig.to_html(full_html=False, include_plotlyjs=False)
+
+
+def recognition_table(root: Path) -> Table:
+    rows, missing = [], []
+    for m in MODELS:
+        ev = read_json(root / "recognizers" / m / "eval.json")
+        if ev is None:
+            missing.append(f"recognizers/{m}/eval.json")
+            continue
+        rows.append([m.upper(), ev.get("top1"), ev.get("top5"), ev.get("num_classes"),
+                     ev.get("chance")])
+    note = f"missing: {', '.join(missing)}" if missing else \
+        "val top-1 / top-5 (%) on the synthetic temporal set, 1 clip, centre crop"
+    return Table("Recognition (synthetic temporal set)",
+                 ["model", "top-1", "top-5", "classes", "chance"], rows, note, chart=True)
+
+
+def detection_table(root: Path) -> Table:
+    rows, missing = [], []
+    for m in MODELS:
+        met = read_json(root / "detection" / m / "test" / "metrics.json")
+        if met is None:
+            missing.append(f"detection/{m}/test/metrics.json")
+            continue
+        rows.append([{"tsn": "TSN R-FCN", "tsm": "online-TSM R-FCN"}[m]]
+                    + [met.get(k) for k in DET_KEYS])
+    note = f"missing: {', '.join(missing)}" if missing else \
+        "mAP (%) on the synthetic ImageNet-VID val set: overall, by motion speed, corrupted frames"
+    return Table("Video object detection (synthetic ImageNet-VID)",
+                 ["model", "mAP", "slow", "medium", "fast", "corrupted"], rows, note, chart=True)
+
+
+def _scalars(d: Any, prefix: str = "") -> dict:
+    out = {}
+    if isinstance(d, dict):
+        for k, v in d.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[prefix + k] = v
+            elif isinstance(v, dict):
+                out.update(_scalars(v, f"{prefix}{k}."))
+    return out
+
+
+def dissection_table(root: Path) -> Table:
+    runs = {m: read_json(root / "dissect" / m / "metrics.json") for m in MODELS}
+    missing = [f"dissect/{m}/metrics.json" for m, v in runs.items() if v is None]
+    if missing:
+        return Table("Dissection (where and when the networks look)", [], [],
+                     f"missing: {', '.join(missing)}")
+    flat = {m: _scalars(v.get("summary", v)) for m, v in runs.items()}
+    keys = [k for k in flat["tsm"] if k in flat["tsn"]]
+    rows = [[k, flat["tsn"][k], flat["tsm"][k]] for k in keys]
+    return Table("Dissection (where and when the networks look)", ["metric", "TSN", "TSM"], rows,
+                 "from dissect/{tsn,tsm}/metrics.json; side-by-side report: "
+                 "dissect/compare/report.html")
+
+
+def bench_table(root: Path) -> Table:
+    b = read_json(root / "bench" / "bench.json")
+    if b is None:
+        return Table("Performance (tsm bench)", [], [],
+                     "not part of the demo run; `tsm bench --out runs/demo/bench/bench.json` adds it")
+    rows = [[f["name"], f["value"], f["unit"], f.get("goal") or "",
+             "" if f.get("met") is None else ("yes" if f["met"] else "no"), f["device"]]
+            for f in b["figures"]]
+    m = b.get("machine", {})
+    return Table("Performance (tsm bench)", ["figure", "value", "unit", "goal", "met", "device"],
+                 rows, f"machine: {m.get('platform')}, {m.get('cpus')} CPUs, torch {m.get('torch')}")
+
+
+def timing_table(root: Path) -> Table:
+    t = read_json(root / "timing.json") or {}
+    rows = [[k, v if isinstance(v, str) else f"{v:.1f}"] for k, v in t.items()]
+    return Table("Steps of this run", ["step", "seconds"], rows)
+
+
+def build_tables(root: Path) -> list:
+    return [recognition_table(root), detection_table(root), dissection_table(root),
+            bench_table(root), timing_table(root)]
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def write_report(root: str | os.PathLike) -> tuple:
+    """Write ``REPORT.md`` and ``REPORT.html`` in ``root``; returns their paths."""
+    import plotly.offline
+
+    root = Path(root)
+    tables = build_tables(root)
+    md = "# TSM Apps demo report\n\n" + "\n".join(t.markdown() for t in tables)
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:"
+             "collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}")
+    page = ("<!doctype html><html><head><meta charset='utf-8'><title>TSM Apps demo report</title>"
+            f"<style>{style}</style><script>{plotly.offline.get_plotlyjs()}</script></head><body>"
+            "<h1>TSM Apps demo report</h1>" + "\n".join(t.html() for t in tables)
+            + "</body></html>")
+    md_path, html_path = root / "REPORT.md", root / "REPORT.html"
+    _atomic_write(md_path, md)
+    _atomic_write(html_path, page)
+    return md_path, html_path
