@@ -1,0 +1,65 @@
+import math
+
+import pytest
+import torch
+
+from tsm_apps import build_recognizer
+from tsm_apps.train.recipe import (LRSchedule, bn_layers, build_optimizer, freeze_bn_parameters,
+                                   param_groups, scaled_lr, set_lr, set_train_mode)
+
+
+def _model():
+    torch.manual_seed(0)
+    return build_recognizer("resnet18", 3, 2, "offline", width=0.125, dropout=0.0)
+
+
+def test_linear_scaling_rule():
+    assert scaled_lr(0.00125, 8) == pytest.approx(0.00125)
+    assert scaled_lr(0.00125, 1536) == pytest.approx(0.24)  # the 15-minute Kinetics batch
+    with pytest.raises(ValueError, match="global batch"):
+        scaled_lr(0.1, 0)
+
+
+def test_warmup_then_cosine():
+    s = LRSchedule(base_lr=1.0, epochs=10, warmup_epochs=2, warmup_start=0.1, min_ratio=0.0)
+    assert s(0) == pytest.approx(0.1)
+    assert s(1) == pytest.approx(0.55)
+    assert s(2) == pytest.approx(1.0)
+    assert s(6) == pytest.approx(0.5)  # half-way through the cosine
+    assert s(10) == pytest.approx(0.0)
+    assert LRSchedule(2.0, 4, min_ratio=0.1)(4) == pytest.approx(0.2)
+
+
+def test_no_weight_decay_on_bn_and_bias_and_fc_multiplier():
+    m = _model()
+    groups = {g["name"]: g for g in param_groups(m, 1e-4, fc_lr_mult=5.0)}
+    assert set(groups) == {"decay_x1", "no_decay_x1", "decay_x5", "no_decay_x5"}
+    bn_ids = {id(p) for b in bn_layers(m) for p in b.parameters()}
+    assert all(id(p) not in bn_ids and p.dim() == 4 for p in groups["decay_x1"]["params"])
+    assert {id(p) for p in groups["no_decay_x1"]["params"]} == bn_ids
+    assert groups["decay_x5"]["params"] == [m.fc.weight]
+    assert groups["no_decay_x5"]["params"] == [m.fc.bias]
+    assert groups["no_decay_x1"]["weight_decay"] == 0 and groups["decay_x1"]["weight_decay"] == 1e-4
+    n = sum(p.numel() for g in groups.values() for p in g["params"])
+    assert n == sum(p.numel() for p in m.parameters())
+    opt = build_optimizer(m, "sgd", 0.1, fc_lr_mult=5.0)
+    set_lr(opt, 0.02)
+    assert sorted(g["lr"] for g in opt.param_groups) == pytest.approx([0.02, 0.02, 0.1, 0.1])
+
+
+def test_partial_bn_keeps_only_the_first_bn_training():
+    m = _model()
+    freeze_bn_parameters(m, "partial")
+    set_train_mode(m, "partial")
+    bns = bn_layers(m)
+    assert bns[0].training and bns[0].weight.requires_grad
+    assert not any(b.training or b.weight.requires_grad for b in bns[1:])
+    before = bns[1].running_mean.clone()
+    m(torch.randn(2, 2, 3, 32, 32)).sum().backward()
+    assert torch.equal(bns[1].running_mean, before)
+    names = {g["name"] for g in param_groups(m, 1e-4)}
+    assert names == {"decay_x1", "no_decay_x1"}
+    assert sum(len(g["params"]) for g in param_groups(m, 1e-4)) == \
+        sum(p.requires_grad for p in m.parameters())
+    with pytest.raises(ValueError, match="bn mode"):
+        set_train_mode(m, "sometimes")

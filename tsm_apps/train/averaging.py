@@ -1,0 +1,149 @@
+"""K-step model averaging with merged BN statistics and averaged optimizer state (AAVG).
+
+"Accelerating deep neural network training for action recognition on a cluster of GPUs",
+Algorithm 2: every worker takes ``K`` local steps on its own batches, then one averaging round
+replaces, on every worker,
+
+* each parameter by the mean over workers;
+* each BN layer's running statistics by the statistics of the pooled data: the mean of the
+  means, and the variance from ``E[x^2] - mean^2`` with ``E[x^2] = mean(var_w + mean_w^2)``
+  (averaging variances alone would drop the spread of the workers' means);
+* the optimizer's moment estimates by their means (Adam's ``exp_avg``/``exp_avg_sq``, SGD's
+  momentum buffer).
+
+One round is one all-reduce of a single flat buffer (``pack`` -> all-reduce mean -> ``unpack_``).
+:class:`AdaptiveBatch` grows the per-worker batch by ``b2`` when the validation accuracy fails
+to improve by ``b1`` points, up to a cap.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import torch
+from torch import Tensor, nn
+
+from .recipe import bn_layers
+
+MOMENT_KEYS = ("exp_avg", "exp_avg_sq", "momentum_buffer")
+
+
+def merge_bn_stats(means: Tensor, variances: Tensor) -> tuple:
+    """Pooled statistics of ``W`` equal-sized workers: ``means``/``variances`` are ``(W, C)``.
+
+    Returns ``(mean (C,), var (C,))`` with ``mean = means.mean(0)`` and
+    ``var = (variances + means**2).mean(0) - mean**2``.
+    """
+    if means.shape != variances.shape or means.dim() != 2:
+        raise ValueError(f"means and variances must both be (W, C), got {tuple(means.shape)} "
+                         f"and {tuple(variances.shape)}")
+    mean = means.mean(0)
+    return mean, (variances + means ** 2).mean(0) - mean ** 2
+
+
+def _moments(optimizer: Optional[torch.optim.Optimizer]) -> list:
+    if optimizer is None:
+        return []
+    out = []
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            state = optimizer.state.get(p, {})
+            out += [state[k] for k in MOMENT_KEYS if isinstance(state.get(k), Tensor)]
+    return out
+
+
+def pack(model: nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
+         params: bool = True) -> Tensor:
+    """One float64 buffer: parameters (if ``params``), per-BN ``[mean, var + mean^2]``, moments."""
+    parts = [p.detach().reshape(-1) for p in model.parameters()] if params else []
+    for bn in bn_layers(model):
+        if bn.running_mean is not None:
+            parts += [bn.running_mean, bn.running_var + bn.running_mean ** 2]
+    parts += [m.reshape(-1) for m in _moments(optimizer)]
+    return torch.cat([p.double() for p in parts]) if parts else torch.zeros(0, dtype=torch.float64)
+
+
+@torch.no_grad()
+def unpack_(model: nn.Module, optimizer: Optional[torch.optim.Optimizer], flat: Tensor,
+            params: bool = True) -> None:
+    """Write an averaged :func:`pack` buffer back; BN variance becomes ``E[x^2] - mean^2``."""
+    pos = 0
+
+    def take(n: int) -> Tensor:
+        nonlocal pos
+        if pos + n > flat.numel():
+            raise ValueError(f"buffer of {flat.numel()} values is too short for this model/optimizer")
+        pos += n
+        return flat[pos - n:pos]
+
+    for p in model.parameters() if params else ():
+        p.copy_(take(p.numel()).view_as(p))
+    for bn in bn_layers(model):
+        if bn.running_mean is not None:
+            mean = take(bn.running_mean.numel())
+            ex2 = take(bn.running_var.numel())
+            bn.running_mean.copy_(mean)
+            bn.running_var.copy_((ex2 - mean ** 2).clamp_min(0))
+    for m in _moments(optimizer):
+        m.copy_(take(m.numel()).view_as(m))
+    if pos != flat.numel():
+        raise ValueError(f"buffer has {flat.numel()} values, the model/optimizer use {pos}")
+
+
+def merge_bn_(model: nn.Module, all_reduce_mean: Callable[[Tensor], Tensor]) -> None:
+    """Replace every BN layer's running statistics by those of all workers' data pooled.
+
+    Synchronous DDP runs without broadcasting buffers call this once before each evaluation and
+    checkpoint (one all-reduce), so the saved statistics describe every worker's clips.
+    """
+    flat = pack(model, params=False)
+    if flat.numel():
+        unpack_(model, None, all_reduce_mean(flat), params=False)
+
+
+class KStepAverager:
+    """Decides when to average and runs the round through ``all_reduce_mean`` (injected).
+
+    ``k = -1``: once per epoch. A round also closes every epoch so evaluation and checkpoints
+    see one model.
+    """
+
+    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, k: int,
+                 all_reduce_mean: Callable[[Tensor], Tensor]) -> None:
+        self.model, self.optimizer, self.k = model, optimizer, k
+        self.all_reduce_mean = all_reduce_mean
+        self.rounds = 0
+
+    def average(self) -> None:
+        flat = self.all_reduce_mean(pack(self.model, self.optimizer))
+        unpack_(self.model, self.optimizer, flat)
+        self.rounds += 1
+
+    def after_step(self, step_in_epoch: int, last_in_epoch: bool) -> bool:
+        """Call after each local step (``step_in_epoch`` counts from 1). True when averaged."""
+        if last_in_epoch or (self.k > 0 and step_in_epoch % self.k == 0):
+            self.average()
+            return True
+        return False
+
+
+class AdaptiveBatch:
+    """Per-worker batch that grows by ``b2`` when val top-1 improves by less than ``b1`` points."""
+
+    def __init__(self, batch: int, b1: float, b2: int, cap: int) -> None:
+        if cap < batch:
+            raise ValueError(f"batch cap {cap} is below the starting batch {batch}")
+        self.batch, self.b1, self.b2, self.cap = batch, b1, b2, cap
+        self.best: Optional[float] = None
+
+    def update(self, top1: float) -> int:
+        """Record a validation top-1 (percent); returns the batch for the next epoch."""
+        if self.best is not None and top1 < self.best + self.b1:
+            self.batch = min(self.batch * self.b2, self.cap)
+        self.best = top1 if self.best is None else max(self.best, top1)
+        return self.batch
+
+    def state_dict(self) -> dict:
+        return {"batch": self.batch, "best": self.best}
+
+    def load_state_dict(self, d: dict) -> None:
+        self.batch, self.best = int(d["batch"]), d["best"]

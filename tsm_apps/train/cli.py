@@ -1,0 +1,101 @@
+"""``tsm train``: flags (or ``--config FILE``) -> :class:`TrainConfig` -> :func:`train`.
+
+Every top-level ``TrainConfig`` field is a flag (``batch_size`` -> ``--batch-size``; booleans
+also take ``--no-<name>``); flags override the config file, which overrides the defaults.
+Multi-process runs go through torchrun (or ``srun``), e.g.::
+
+    torchrun --standalone --nproc-per-node 2 -m tsm_apps.cli train --data data/temporal ...
+    torchrun --nnodes 2 --rdzv-backend c10d --rdzv-endpoint HOST:29400 --max-restarts 3 \\
+        -m tsm_apps.cli train --resume ...
+
+``--resume`` continues from ``<work_dir>/last.pth`` when it exists (a fresh start otherwise),
+so an elastic restart picks up where the killed workers stopped.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import fields
+from typing import Optional
+
+from .config import AVERAGING, BN_MODES, OPTIMIZERS, PRESETS, SHIFTS, TrainConfig, load_config
+
+CHOICES = {"shift": SHIFTS, "bn": BN_MODES, "optimizer": OPTIMIZERS}
+NESTED = {  # flag -> (section, key)
+    "multigrid": ("multigrid", "enabled"),
+    "averaging": ("averaging", "method"),
+    "k": ("averaging", "k"),
+    "b1": ("averaging", "b1"),
+    "b2": ("averaging", "b2"),
+    "batch_cap": ("averaging", "batch_cap"),
+    "mg_cycles": ("multigrid", "cycles"),
+    "mg_final_fraction": ("multigrid", "final_fraction"),
+    "mg_no_short_cycle": ("multigrid", "short_cycle"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tsm train", description="Train a TSM/TSN recognizer (torchrun-aware).",
+                                argument_default=argparse.SUPPRESS)
+    p.add_argument("--config", help="JSON/TOML/YAML file of TrainConfig fields")
+    p.add_argument("--preset", choices=sorted(PRESETS),
+                   help="named recipe applied before --config and flags; 'synthetic': "
+                        + ", ".join(f"{k}={v}" for k, v in PRESETS["synthetic"].items()))
+    defaults = TrainConfig()
+    for f in fields(TrainConfig):
+        if f.name in ("multigrid", "averaging"):
+            continue
+        flag, value = "--" + f.name.replace("_", "-"), getattr(defaults, f.name)
+        if f.name == "work_dir":
+            p.add_argument(flag, "--out", help=f"run folder: checkpoints, logs (default: {value})")
+            continue
+        if isinstance(value, bool):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction,
+                           help=f"(default: {value})")
+        else:
+            p.add_argument(flag, type=type(value), choices=CHOICES.get(f.name),
+                           metavar=None if f.name in CHOICES else f.name.upper(),
+                           help=f"(default: {value!r})")
+    p.add_argument("--multigrid", action="store_true", help="multigrid long + short cycles")
+    p.add_argument("--mg-cycles", type=int, help="long cycles (default 1)")
+    p.add_argument("--mg-final-fraction", type=float, help="epochs at the base shape (0.25)")
+    p.add_argument("--mg-no-short-cycle", action="store_false", help="long cycle only")
+    p.add_argument("--averaging", choices=AVERAGING, help="'kavg': K-step model averaging")
+    p.add_argument("--k", type=int, help="local steps between averaging rounds (-1: per epoch)")
+    p.add_argument("--b1", type=float, help="kavg: val top-1 margin (points) to keep the batch")
+    p.add_argument("--b2", type=int, help="kavg: batch growth factor")
+    p.add_argument("--batch-cap", type=int, help="kavg: largest batch per process")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> TrainConfig:
+    given = dict(vars(args))
+    path = given.pop("config", None)
+    preset = given.pop("preset", None)
+    given.pop("json", None)
+    overrides: dict = {}
+    for name, value in given.items():
+        if name in NESTED:
+            section, key = NESTED[name]
+            overrides.setdefault(section, {})[key] = value
+        else:
+            overrides[name] = value
+    return load_config(path, preset, **overrides)
+
+
+def main(argv: Optional[list] = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    cfg = config_from_args(args)
+    from .run import train  # torch/data imports only once the flags are fine
+    summary = train(cfg)
+    if summary["rank"] == 0:
+        if getattr(args, "json", False):
+            print(json.dumps(summary), flush=True)
+        else:
+            top1 = summary["val_top1"]
+            print(f"tsm train: {summary['epochs']} epochs, {summary['steps']} steps, val top-1 "
+                  f"{'n/a' if top1 is None else f'{top1:.2f}'}%, best {summary['best_top1']:.2f}%, "
+                  f"{summary['wall_s']:.1f} s -> {summary['work_dir']}", flush=True)
+    return 128 + summary["signal"] if summary["stopped"] and summary["signal"] else 0

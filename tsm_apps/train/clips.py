@@ -1,0 +1,176 @@
+"""Training clips: videos decoded once into memory, clips sampled and augmented per request.
+
+Decoding an mp4 every epoch costs more than a narrow model's step on CPU, so :class:`ClipSet`
+keeps every video's frames as uint8 ``(F, H, W, 3)`` and samples from memory (``cache=False``
+decodes the sampled frames per request instead). A request is an index or ``(index, T, S)``:
+the clip shape may change from batch to batch (multigrid). Each clip's randomness (segment
+offsets, crop, flip) comes from a generator seeded by ``(seed, epoch, index)``, so a clip is the
+same whatever process, worker or resume point asks for it.
+
+Output: float ``(T, 3, S, S)`` normalised with the ImageNet mean/std, and the label.
+Sampling follows TSN: ``T`` equal segments, a random frame in each for training, the middle
+frame for evaluation.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+import torch
+from torch import Tensor
+from torch.nn import functional as F
+from torch.utils.data import Dataset
+
+MEAN = (0.485, 0.456, 0.406)
+STD = (0.229, 0.224, 0.225)
+Key = Union[int, Sequence[int]]
+
+
+@dataclass(frozen=True)
+class ClipRecord:
+    """One line of a TSM list file: ``path num_frames label``."""
+    path: Path
+    num_frames: int
+    label: int
+
+
+def read_list(list_file: str | os.PathLike, root: Optional[str | os.PathLike] = None) -> list:
+    """Parse a TSM list file (``path num_frames label``; paths relative to ``root`` or the list)."""
+    list_file = Path(list_file)
+    root = Path(root) if root is not None else list_file.parent
+    records = []
+    for n, line in enumerate(list_file.read_text().splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) < 3:
+            raise ValueError(f"{list_file}:{n}: expected 'path num_frames label', got {line!r}")
+        try:
+            frames, label = int(parts[-2]), int(parts[-1])
+        except ValueError as e:
+            raise ValueError(f"{list_file}:{n}: num_frames and label must be integers: {line!r}") from e
+        if frames < 1 or label < 0:
+            raise ValueError(f"{list_file}:{n}: num_frames must be >= 1 and label >= 0: {line!r}")
+        path = Path(" ".join(parts[:-2]))
+        records.append(ClipRecord(path if path.is_absolute() else root / path, frames, label))
+    if not records:
+        raise ValueError(f"{list_file}: no clips listed")
+    return records
+
+
+def segment_indices(num_frames: int, t: int, train: bool, g: torch.Generator) -> list:
+    """TSN sampling: one frame per equal segment (random in training, the middle otherwise)."""
+    if num_frames < 1 or t < 1:
+        raise ValueError(f"need num_frames >= 1 and t >= 1, got {num_frames}, {t}")
+    seg = num_frames / t
+    if train:
+        off = torch.rand(t, generator=g).tolist()
+        return [min(int(seg * i + off[i] * seg), num_frames - 1) for i in range(t)]
+    return [min(int(seg * i + seg / 2), num_frames - 1) for i in range(t)]
+
+
+def crop_box(h: int, w: int, min_area: float, g: torch.Generator) -> tuple:
+    """Random crop ``(y, x, ch, cw)`` covering ``[min_area, 1]`` of the area, aspect 3/4..4/3."""
+    area = h * w * (min_area + (1 - min_area) * torch.rand(1, generator=g).item())
+    log_r = math.log(3 / 4) + (math.log(4 / 3) - math.log(3 / 4)) * torch.rand(1, generator=g).item()
+    r = math.exp(log_r)
+    cw = min(w, max(1, int(round(math.sqrt(area * r)))))
+    ch = min(h, max(1, int(round(math.sqrt(area / r)))))
+    y = int(torch.randint(0, h - ch + 1, (1,), generator=g))
+    x = int(torch.randint(0, w - cw + 1, (1,), generator=g))
+    return y, x, ch, cw
+
+
+def to_input(frames: Tensor, size: int, box: Optional[tuple], flip: bool) -> Tensor:
+    """uint8 ``(T, H, W, 3)`` -> normalised float ``(T, 3, size, size)`` (crop ``box`` or centre)."""
+    if frames.dim() != 4 or frames.shape[-1] != 3:
+        raise ValueError(f"expected uint8 frames (T, H, W, 3), got {tuple(frames.shape)}")
+    h, w = frames.shape[1:3]
+    if box is None:  # centre square
+        side = min(h, w)
+        box = ((h - side) // 2, (w - side) // 2, side, side)
+    y, x, ch, cw = box
+    x_ = frames[:, y:y + ch, x:x + cw].permute(0, 3, 1, 2).float().div_(255)
+    if (ch, cw) != (size, size):
+        x_ = F.interpolate(x_, size=(size, size), mode="bilinear", align_corners=False,
+                           antialias=True)
+    if flip:
+        x_ = x_.flip(-1)
+    mean = x_.new_tensor(MEAN).view(1, 3, 1, 1)
+    std = x_.new_tensor(STD).view(1, 3, 1, 1)
+    return (x_ - mean) / std
+
+
+class ClipSet(Dataset):
+    """Clips of the videos in ``records``; ``set_epoch`` changes the training randomness."""
+
+    def __init__(self, records: Sequence[ClipRecord], train: bool, num_segments: int, size: int,
+                 min_area: float = 0.5, flip: bool = False, seed: int = 0,
+                 cache: bool = True, progress: bool = False,
+                 frames: Optional[Sequence[Tensor]] = None) -> None:
+        self.records = list(records)
+        self.train, self.num_segments, self.size = train, num_segments, size
+        self.min_area, self.flip, self.seed = min_area, flip, seed
+        self.epoch = 0
+        self.frames: Optional[list] = list(frames) if frames is not None else None
+        if cache and self.frames is None:
+            self.frames = [self._decode(r, range(r.num_frames))
+                           for r in _maybe_tqdm(self.records, progress, "decoding videos")]
+
+    @classmethod
+    def from_tensor(cls, videos: Tensor, labels: Sequence[int], train: bool, num_segments: int,
+                    size: int, **kw) -> "ClipSet":
+        """In-memory clips from uint8 videos ``(N, F, H, W, 3)`` (tests, synthetic data)."""
+        if videos.dim() != 5 or videos.shape[-1] != 3 or videos.dtype != torch.uint8:
+            raise ValueError(f"videos must be uint8 (N, F, H, W, 3), got {videos.dtype} "
+                             f"{tuple(videos.shape)}")
+        if len(labels) != len(videos):
+            raise ValueError(f"{len(videos)} videos but {len(labels)} labels")
+        records = [ClipRecord(Path(f"<memory:{i}>"), videos.shape[1], int(lab))
+                   for i, lab in enumerate(labels)]
+        return cls(records, train, num_segments, size, frames=list(videos), **kw)
+
+    @property
+    def labels(self) -> list:
+        return [r.label for r in self.records]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    @staticmethod
+    def _decode(r: ClipRecord, indices: Sequence[int]) -> Tensor:
+        from ..data.video import read_video_frames  # PyAV only when decoding
+        return torch.from_numpy(read_video_frames(r.path, list(indices)))
+
+    def generator(self, index: int) -> torch.Generator:
+        mix = ((self.seed * 1_000_003 + self.epoch) * 1_000_003 + index) % (2 ** 63)
+        return torch.Generator().manual_seed(mix)
+
+    def __getitem__(self, key: Key) -> tuple:
+        index, t, s = (key, self.num_segments, self.size) if isinstance(key, int) else key
+        r = self.records[index]
+        g = self.generator(index)
+        n = len(self.frames[index]) if self.frames is not None else r.num_frames
+        idx = segment_indices(n, t, self.train, g)
+        frames = (self.frames[index][idx] if self.frames is not None else self._decode(r, idx))
+        box, flip = None, False
+        if self.train:
+            box = crop_box(frames.shape[1], frames.shape[2], self.min_area, g)
+            flip = self.flip and bool(torch.rand(1, generator=g) < 0.5)
+        return to_input(frames, s, box, flip), r.label
+
+
+def _maybe_tqdm(items: Sequence, enabled: bool, desc: str):
+    if not enabled:
+        return items
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return items
+    return tqdm(items, desc=desc, leave=False)

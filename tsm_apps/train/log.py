@@ -1,0 +1,111 @@
+"""Training logs of the main process: ``metrics.csv``, TensorBoard events and a progress bar.
+
+``metrics.csv`` columns: ``epoch, step, split, loss, top1, top5, lr, clips_per_s, wall_s``
+(top-1/top-5 in percent, blank where not measured). The file is rewritten atomically on every
+write; on resume, rows past the resumed step are dropped so the log reads as one run.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Iterable, Optional
+
+COLUMNS = ("epoch", "step", "split", "loss", "top1", "top5", "lr", "clips_per_s", "wall_s")
+
+
+class MetricsLog:
+    """Rows to ``<work_dir>/metrics.csv`` and scalars to ``<work_dir>/tb`` (rank 0 only)."""
+
+    def __init__(self, work_dir: str | os.PathLike, enabled: bool = True,
+                 tensorboard: bool = True, resume_step: Optional[int] = None) -> None:
+        self.path = Path(work_dir) / "metrics.csv"
+        self.enabled = enabled
+        self.rows: list = []
+        self.writer = None
+        if not enabled:
+            return
+        if resume_step is not None and self.path.is_file():
+            with open(self.path, newline="") as f:
+                self.rows = [r for r in csv.DictReader(f) if int(r["step"]) <= resume_step]
+        if tensorboard:
+            self.writer = _summary_writer(Path(work_dir) / "tb", resume_step)
+
+    def write(self, **row: object) -> None:
+        """One row; unknown keys raise ``KeyError``, missing ones are left blank."""
+        if not self.enabled:
+            return
+        unknown = set(row) - set(COLUMNS)
+        if unknown:
+            raise KeyError(f"unknown metrics columns {sorted(unknown)}; expected {COLUMNS}")
+        self.rows.append({k: _fmt(row.get(k)) for k in COLUMNS})
+        self._flush()
+        if self.writer is not None:
+            for k in ("loss", "top1", "top5", "lr", "clips_per_s"):
+                if row.get(k) is not None:
+                    self.writer.add_scalar(f"{row['split']}/{k}", float(row[k]), int(row["step"]))
+            self.writer.flush()
+
+    def _flush(self) -> None:
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(self.rows)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(buf.getvalue())
+        os.replace(tmp, self.path)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+def _fmt(v: object) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def _summary_writer(log_dir: Path, resume_step: Optional[int]):
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        warnings.warn("tensorboard is not installed: no TensorBoard events (metrics.csv only)")
+        return None
+    return SummaryWriter(str(log_dir), purge_step=resume_step)
+
+
+
+
+class Progress:
+    """A tqdm bar (when enabled and installed) with ``loss``, ``lr`` and ``clips/s``; a context."""
+
+    def __init__(self, total: int, enabled: bool, desc: str) -> None:
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm import tqdm
+                self.bar = tqdm(total=total, desc=desc, leave=False, dynamic_ncols=True,
+                                file=sys.stderr)
+            except ImportError:
+                pass
+
+    def update(self, loss: float, lr: float, clips_per_s: float) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.3g}", clips_s=f"{clips_per_s:.1f}",
+                                 refresh=False)
+            self.bar.update(1)
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc: Iterable) -> None:
+        if self.bar is not None:
+            self.bar.close()

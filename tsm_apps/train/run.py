@@ -1,0 +1,62 @@
+"""``train(cfg)``: the Python entry point behind ``tsm train`` (single process or under torchrun)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from torch.utils.data import Dataset
+
+from .clips import ClipSet, read_list
+from .config import TrainConfig
+from .distributed import env_from, pick_device, process_group
+from .trainer import Trainer
+
+
+def read_classes(list_file: Path) -> list:
+    """Class names from ``classes.txt`` beside the list (one per line; ``index name`` allowed)."""
+    path = list_file.parent / "classes.txt"
+    if not path.is_file():
+        return []
+    names = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+    return [n.split(maxsplit=1)[1] if n.split(maxsplit=1)[0].isdigit() and " " in n else n
+            for n in names]
+
+
+def clip_sets(cfg: TrainConfig, progress: bool = False) -> tuple:
+    """``(train ClipSet, val ClipSet, num_classes, class names)`` from ``cfg.data``."""
+    train_list, val_list = cfg.lists()
+    train_rec, val_rec = read_list(train_list), read_list(val_list)
+    classes = read_classes(train_list)
+    labels = [r.label for r in train_rec + val_rec]
+    num_classes = cfg.num_classes or max(len(classes), max(labels) + 1)
+    if max(labels) >= num_classes:
+        raise ValueError(f"label {max(labels)} found in {train_list}/{val_list} but "
+                         f"num_classes is {num_classes}")
+    common = dict(num_segments=cfg.segments, size=cfg.size, min_area=cfg.min_area,
+                  flip=cfg.flip, seed=cfg.seed, cache=cfg.cache, progress=progress)
+    return (ClipSet(train_rec, True, **common), ClipSet(val_rec, False, **common),
+            num_classes, classes)
+
+
+def train(cfg: TrainConfig, train_set: Optional[Dataset] = None,
+          val_set: Optional[Dataset] = None, num_classes: Optional[int] = None) -> dict:
+    """Train per ``cfg`` in this process (rank/world from torchrun or SLURM variables).
+
+    Datasets may be injected (they must yield ``((T, 3, S, S), label)`` for an index or an
+    ``(index, T, S)`` request and have ``set_epoch``); by default they come from ``cfg.data``.
+    Returns the summary: ``val_top1``, ``best_top1``, ``wall_s``, all-reduce counts, ...
+    """
+    env = env_from()
+    device = pick_device(cfg.device, env)
+    meta = {}
+    if train_set is None or val_set is None:
+        train_set, val_set, n, classes = clip_sets(cfg, cfg.progress and env.is_main)
+        num_classes = num_classes or n
+        meta["classes"] = classes
+    if not num_classes:
+        raise ValueError("num_classes must be given with injected datasets")
+    with process_group(env, device):
+        trainer = Trainer(cfg, env, device, train_set, val_set, num_classes, meta)
+        summary = trainer.fit()
+    summary.update(rank=env.rank, world_size=env.world_size, device=str(device))
+    return summary
