@@ -1,0 +1,193 @@
+"""The ILSVRC2015 VID layout: the 30 classes, snippet names, per-frame XML and ImageSets lists.
+
+Layout under a data root (ILSVRC2015 devkit, readme section 4.2; ``train.txt`` as in the 2017
+release)::
+
+    Data/VID/{train,val}/<snippet>/%06d.JPEG        frames, index from 0
+    Annotations/VID/{train,val}/<snippet>/%06d.xml  one XML per frame
+    ImageSets/VID/train_<k>.txt   "<snippet> 1": train snippets holding class k (k = 1..30)
+    ImageSets/VID/train.txt       "<snippet>/%06d <index>": every train frame, index from 1
+    ImageSets/VID/val.txt         "<snippet>/%06d <index>": every val frame, index from 1
+
+Train snippets are ``ILSVRC2015_VID_train_%04d/ILSVRC2015_train_%05d%03d`` (batch of 1000,
+video id, snippet id); val snippets ``ILSVRC2015_val_%05d%03d``. Boxes are integer pixel
+coordinates with inclusive ends (``0 <= xmin <= xmax <= width - 1``), the devkit's convention.
+This module never imports mmdet; ``detection`` parses the same files for training.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# (WordNet id, name) in ILSVRC2015_VID_ID order 1..30 (devkit data/meta_vid.mat).
+VID_CLASSES: tuple[tuple[str, str], ...] = (
+    ("n02691156", "airplane"), ("n02419796", "antelope"), ("n02131653", "bear"),
+    ("n02834778", "bicycle"), ("n01503061", "bird"), ("n02924116", "bus"),
+    ("n02958343", "car"), ("n02402425", "cattle"), ("n02084071", "dog"),
+    ("n02121808", "domestic_cat"), ("n02503517", "elephant"), ("n02118333", "fox"),
+    ("n02510455", "giant_panda"), ("n02342885", "hamster"), ("n02374451", "horse"),
+    ("n02129165", "lion"), ("n01674464", "lizard"), ("n02484322", "monkey"),
+    ("n03790512", "motorcycle"), ("n02324045", "rabbit"), ("n02509815", "red_panda"),
+    ("n02411705", "sheep"), ("n01726692", "snake"), ("n02355227", "squirrel"),
+    ("n02129604", "tiger"), ("n04468005", "train"), ("n01662784", "turtle"),
+    ("n04530566", "watercraft"), ("n02062744", "whale"), ("n02391049", "zebra"),
+)
+WNID_TO_NAME = dict(VID_CLASSES)
+NAME_TO_WNID = {name: wnid for wnid, name in VID_CLASSES}
+DATABASE = "ILSVRC_2015"
+
+
+@dataclass
+class VIDObject:
+    """One annotated object of a frame; ``box`` = (xmin, ymin, xmax, ymax), inclusive pixels."""
+    trackid: int
+    name: str                      # WordNet id, e.g. "n02958343"
+    box: tuple[int, int, int, int]
+    occluded: int = 0
+    generated: int = 0
+
+
+@dataclass
+class VIDFrame:
+    """One frame's annotation: ``folder`` = snippet path under the split, ``filename`` = %06d."""
+    folder: str
+    filename: str
+    width: int
+    height: int
+    objects: list[VIDObject] = field(default_factory=list)
+
+
+def train_snippet(index: int) -> str:
+    """Name of train snippet ``index`` (one snippet per video): batch folder / snippet."""
+    return f"ILSVRC2015_VID_train_{index // 1000:04d}/ILSVRC2015_train_{index:05d}000"
+
+
+def val_snippet(index: int) -> str:
+    return f"ILSVRC2015_val_{index:05d}000"
+
+
+def _sub(parent: ET.Element, tag: str, text: object) -> ET.Element:
+    el = ET.SubElement(parent, tag)
+    el.text = str(text)
+    return el
+
+
+def frame_to_xml(frame: VIDFrame) -> bytes:
+    """The frame's annotation XML, element order as in the released files."""
+    root = ET.Element("annotation")
+    _sub(root, "folder", frame.folder)
+    _sub(root, "filename", frame.filename)
+    _sub(ET.SubElement(root, "source"), "database", DATABASE)
+    size = ET.SubElement(root, "size")
+    _sub(size, "width", frame.width)
+    _sub(size, "height", frame.height)
+    for obj in frame.objects:
+        el = ET.SubElement(root, "object")
+        _sub(el, "trackid", obj.trackid)
+        _sub(el, "name", obj.name)
+        bb = ET.SubElement(el, "bndbox")
+        xmin, ymin, xmax, ymax = obj.box
+        for tag, v in (("xmax", xmax), ("xmin", xmin), ("ymax", ymax), ("ymin", ymin)):
+            _sub(bb, tag, int(v))
+        _sub(el, "occluded", obj.occluded)
+        _sub(el, "generated", obj.generated)
+    ET.indent(root, space="\t")
+    return ET.tostring(root, encoding="utf-8") + b"\n"
+
+
+def _int(el: ET.Element, tag: str, path: Path) -> int:
+    child = el.find(tag)
+    if child is None or child.text is None:
+        raise ValueError(f"{path}: <{el.tag}> has no <{tag}>")
+    try:
+        return int(child.text.strip())
+    except ValueError:
+        raise ValueError(f"{path}: <{tag}> is {child.text.strip()!r}, not an integer") from None
+
+
+def _text(el: ET.Element, tag: str, path: Path) -> str:
+    child = el.find(tag)
+    if child is None or not (child.text or "").strip():
+        raise ValueError(f"{path}: <{el.tag}> has no <{tag}>")
+    return child.text.strip()
+
+
+def read_frame_xml(path: str | Path) -> VIDFrame:
+    """Parse one frame's XML; a missing field, a non-integer, an unknown WordNet id or a box
+    outside the image raises ``ValueError`` naming the file."""
+    path = Path(path)
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as e:
+        raise ValueError(f"{path}: not well-formed XML ({e})") from None
+    size = root.find("size")
+    if size is None:
+        raise ValueError(f"{path}: <annotation> has no <size>")
+    frame = VIDFrame(_text(root, "folder", path), _text(root, "filename", path),
+                     _int(size, "width", path), _int(size, "height", path))
+    for i, el in enumerate(root.findall("object")):
+        name = _text(el, "name", path)
+        if name not in WNID_TO_NAME:
+            raise ValueError(f"{path}: object {i} has unknown WordNet id {name!r}")
+        bb = el.find("bndbox")
+        if bb is None:
+            raise ValueError(f"{path}: object {i} has no <bndbox>")
+        box = tuple(_int(bb, t, path) for t in ("xmin", "ymin", "xmax", "ymax"))
+        if not (0 <= box[0] <= box[2] < frame.width and 0 <= box[1] <= box[3] < frame.height):
+            raise ValueError(f"{path}: object {i} box {box} is inverted or outside the "
+                             f"{frame.width}x{frame.height} image")
+        frame.objects.append(VIDObject(_int(el, "trackid", path), name, box,
+                                       _int(el, "occluded", path), _int(el, "generated", path)))
+    return frame
+
+
+def frame_lines(snippets: dict[str, int]) -> list[str]:
+    """``train.txt``/``val.txt`` lines: ``<snippet>/%06d <index>``, index from 1, for
+    ``snippets`` = {snippet: number of frames} in order."""
+    lines, index = [], 1
+    for snippet, n in snippets.items():
+        for f in range(n):
+            lines.append(f"{snippet}/{f:06d} {index}")
+            index += 1
+    return lines
+
+
+def class_snippet_lines(snippet_classes: dict[str, set[str]]) -> dict[int, list[str]]:
+    """``train_<k>.txt`` lines for k = 1..30: ``<snippet> 1`` for each snippet holding class k."""
+    out = {k: [] for k in range(1, len(VID_CLASSES) + 1)}
+    for k, (wnid, _) in enumerate(VID_CLASSES, start=1):
+        out[k] = [f"{s} 1" for s, wnids in snippet_classes.items() if wnid in wnids]
+    return out
+
+
+def write_image_sets(root: str | Path, train: dict[str, tuple[int, set[str]]],
+                     val: dict[str, int]) -> None:
+    """Write ``ImageSets/VID``: ``train`` = {snippet: (frames, WordNet ids)}, ``val`` =
+    {snippet: frames}. All 30 ``train_<k>.txt`` are written (empty for absent classes)."""
+    d = Path(root) / "ImageSets" / "VID"
+    d.mkdir(parents=True, exist_ok=True)
+    files = {"train.txt": frame_lines({s: n for s, (n, _) in train.items()}),
+             "val.txt": frame_lines(val)}
+    for k, lines in class_snippet_lines({s: c for s, (_, c) in train.items()}).items():
+        files[f"train_{k}.txt"] = lines
+    for name, lines in files.items():
+        (d / name).write_text("".join(line + "\n" for line in lines))
+
+
+def read_image_set(path: str | Path) -> list[tuple[str, int]]:
+    """Parse an ImageSets/VID list: ``[(entry, number)]``; a malformed line raises
+    ``ValueError`` naming the file and line number."""
+    path = Path(path)
+    out = []
+    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise ValueError(f"{path}:{lineno}: expected '<entry> <number>', got {line!r}")
+        try:
+            out.append((parts[0], int(parts[1])))
+        except ValueError:
+            raise ValueError(f"{path}:{lineno}: {parts[1]!r} is not an integer") from None
+    return out
