@@ -1,0 +1,211 @@
+"""HTML reports of dissection runs with Plotly charts (plotly.js inlined once: no CDN, works
+offline): one run (``report.html`` in the run folder) and TSM vs TSN side by side (``compare``).
+"""
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from .layout import Run, load_run
+from .storage import atomic_write_bytes, write_json
+
+ROWS = (("pointing", "pointing game (all frames with a box)"),
+        ("pointing_active", "pointing game (frames where the action happens)"),
+        ("iou_dataset", "IoU, dataset threshold (20% of pixels kept)"),
+        ("iou_max20", "IoU, 20%-of-max threshold"),
+        ("temporal_auc", "temporal AUC of per-frame mass (active vs not)"),
+        ("mass_ratio", "mass ratio active / inactive frames"))
+KIND_NAMES = {"method": "maps", "centre": "centre prior", "random": "random map",
+              "sanity": "randomised weights"}
+MAX_CLIPS_SHOWN = 16
+MASS_CLIPS = 6
+
+
+class _Page:
+    """Accumulates HTML; the first chart carries plotly.js inline."""
+
+    def __init__(self, title: str) -> None:
+        self.parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>"
+                      f"{html.escape(title)}</title><style>body{{font-family:sans-serif;"
+                      f"margin:2em}} table{{border-collapse:collapse}} td,th{{border:1px solid "
+                      f"#ccc;padding:4px 8px;text-align:right}} img{{max-width:100%}}</style>"
+                      f"</head><body><h1>{html.escape(title)}</h1>"]
+        self.js_done = False
+
+    def add(self, fragment: str) -> None:
+        self.parts.append(fragment)
+
+    def chart(self, fig) -> None:
+        from plotly.offline import plot
+
+        self.parts.append(plot(fig, output_type="div", include_plotlyjs=not self.js_done,
+                               auto_open=False))
+        self.js_done = True
+
+    def write(self, path: Path) -> Path:
+        return atomic_write_bytes(path, ("\n".join(self.parts) + "</body></html>").encode())
+
+
+def _fmt(v) -> str:
+    return "–" if v is None else (f"{v:.3f}" if isinstance(v, float) else html.escape(str(v)))
+
+
+def _table(header: Sequence[str], rows: List[Sequence]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_fmt(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def run_name(run: Run) -> str:
+    """A short name: the checkpoint's folder (e.g. ``tsm``) and the method."""
+    s = run.settings.get("settings", {})
+    ckpt = Path(s.get("checkpoint", "?"))
+    return f"{ckpt.parent.name or ckpt.stem} {s.get('method', '')}".strip()
+
+
+def _columns(runs: Sequence[Run], names: Sequence[str]) -> tuple:
+    """Table columns: each run's maps and sanity check, then the first run's baselines."""
+    cols, header = [], []
+    for run, name in zip(runs, names):
+        agg = run.metrics.get("aggregate", {})
+        cols.append(agg.get("method", {}))
+        header.append(name)
+        if "sanity" in agg:
+            cols.append(agg["sanity"])
+            header.append(f"{name}: randomised weights")
+    base = runs[0].metrics.get("aggregate", {})
+    for kind in ("centre", "random"):
+        cols.append(base.get(kind, {}))
+        header.append(KIND_NAMES[kind])
+    return header, cols
+
+
+def _summary_table(runs: Sequence[Run], names: Sequence[str]) -> str:
+    header, cols = _columns(runs, names)
+    rows = [[label] + [c.get(key) for c in cols] for key, label in ROWS]
+    rows.append(["top-1 accuracy"] + [r.metrics.get("accuracy") for r in runs]
+                + [None] * (len(cols) - len(runs)))
+    return _table(["metric"] + header, rows)
+
+
+def _bars(runs: Sequence[Run], names: Sequence[str]):
+    import plotly.graph_objects as go
+
+    header, cols = _columns(runs, names)
+    keys = ("pointing", "pointing_active", "iou_dataset", "temporal_auc")
+    fig = go.Figure([go.Bar(name=h, x=list(keys), y=[c.get(k) for k in keys])
+                     for h, c in zip(header, cols)])
+    fig.update_layout(barmode="group", title="Where the maps look (higher is better)",
+                      yaxis_range=[0, 1], height=420)
+    return fig
+
+
+def _units_chart(runs: Sequence[Run], names: Sequence[str]):
+    import plotly.graph_objects as go
+
+    traces = []
+    for run, name in zip(runs, names):
+        layers = run.units.get("layers", {})
+        traces.append(go.Bar(name=name, x=list(layers),
+                             y=[v["detectors"] for v in layers.values()]))
+    fig = go.Figure(traces)
+    q = next((r.units.get("quantile") for r in runs if r.units), None)
+    fig.update_layout(barmode="group", height=380, yaxis_title="detector units",
+                      title=f"Actor-detector units per layer (top {q} quantile, IoU > "
+                            f"{next((r.units.get('min_iou') for r in runs if r.units), None)})")
+    return fig
+
+
+def _mass_chart(runs: Sequence[Run], names: Sequence[str], cid: str):
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    rec = runs[0].clips[cid].record
+    active = rec["scores"]["method"].get("active")
+    if active:
+        fig.add_trace(go.Bar(name="action happens", x=list(range(len(active))),
+                             y=[1.0 if a else 0.0 for a in active], opacity=0.2))
+    for run, name in zip(runs, names):
+        mass = run.clips[cid].record["scores"]["method"]["mass"]
+        peak = max(mass) or 1.0
+        fig.add_trace(go.Scatter(name=name, y=[m / peak for m in mass], mode="lines+markers"))
+    fig.update_layout(title=f"per-frame map mass (scaled to max 1): {cid}", height=300,
+                      xaxis_title="frame", yaxis_range=[0, 1.05])
+    return fig
+
+
+def _overlays(runs: Sequence[Run], names: Sequence[str], ids: List[str], out_dir: Path) -> str:
+    parts = ["<h2>Overlays (per-clip colour scale; green: actor box)</h2>"]
+    for cid in ids[:MAX_CLIPS_SHOWN]:
+        rec = runs[0].clips[cid].record
+        parts.append(f"<h3>{html.escape(cid)} (label {rec['label']})</h3>")
+        for run, name in zip(runs, names):
+            files = run.clips[cid]
+            r = files.record
+            if files.png is not None:
+                src = html.escape(os.path.relpath(files.png, out_dir))
+                parts.append(f"<p>{html.escape(name)}: predicted {r['pred']}, map of class "
+                             f"{r['class']}<br><img src='{src}'></p>")
+    return "\n".join(parts)
+
+
+def _common_ids(runs: Sequence[Run]) -> List[str]:
+    ids = set(runs[0].clips)
+    for r in runs[1:]:
+        ids &= set(r.clips)
+    return sorted(ids)
+
+
+def _counts(runs: Sequence[Run], names: Sequence[str]) -> str:
+    rows = [[n, r.metrics.get("counts", {}).get("done"), r.metrics.get("counts", {}).get("failed"),
+             html.escape(str(r.metrics.get("threshold", {}).get("dataset_values", {})))]
+            for r, n in zip(runs, names)]
+    return _table(["run", "clips done", "clips skipped (failed)", "dataset thresholds"], rows)
+
+
+def write_report(runs: Sequence[Run], names: Sequence[str], path: Path, title: str) -> Path:
+    """One report over ``runs`` (one run, or TSM vs TSN): table, charts, overlays."""
+    page = _Page(title)
+    page.add(_counts(runs, names))
+    page.add("<h2>Summary</h2>" + _summary_table(runs, names))
+    page.chart(_bars(runs, names))
+    if any(r.units for r in runs):
+        page.chart(_units_chart(runs, names))
+    ids = _common_ids(runs)
+    for cid in ids[:MASS_CLIPS]:
+        page.chart(_mass_chart(runs, names, cid))
+    page.add(_overlays(runs, names, ids, path.parent))
+    return page.write(path)
+
+
+def write_run_report(root) -> Path:
+    run = load_run(root)
+    return write_report([run], [run_name(run)], Path(root) / "report.html",
+                        f"Dissection: {run_name(run)}")
+
+
+def write_compare_report(run_a, run_b, out, names: Optional[Sequence[str]] = None) -> Path:
+    """Side-by-side report of two runs (e.g. TSM vs TSN) in ``out/compare.html``."""
+    runs = [load_run(run_a), load_run(run_b)]
+    names = list(names) if names else [run_name(r) for r in runs]
+    if names[0] == names[1]:
+        names = [f"A: {names[0]}", f"B: {names[1]}"]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "compare.json", compare_table(runs, names))
+    return write_report(runs, names, out / "compare.html", f"{names[0]} vs {names[1]}")
+
+
+def compare_table(runs: Sequence[Run], names: Sequence[str]) -> dict:
+    """Aggregates of each run, its sanity check and detector-unit counts, plus the baselines."""
+    out = {"runs": {}, "baselines": runs[0].metrics.get("aggregate", {})}
+    out["baselines"] = {k: v for k, v in out["baselines"].items() if k in ("centre", "random")}
+    for run, name in zip(runs, names):
+        agg = run.metrics.get("aggregate", {})
+        layers = run.units.get("layers", {})
+        out["runs"][name] = {"root": str(run.root), "maps": agg.get("method"),
+                             "sanity": agg.get("sanity"), "accuracy": run.metrics.get("accuracy"),
+                             "detector_units": {k: v["detectors"] for k, v in layers.items()}}
+    return out
