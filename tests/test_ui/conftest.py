@@ -1,0 +1,32 @@
+"""Fixtures of the UI tests: runs folders built in tmp_path and an AppTest factory."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ui
+from ui.settings import ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS
+
+APP = Path(ui.__file__).with_name("app.py")
+TIMEOUT = 120
+
+
+@pytest.fixture
+def app_for(monkeypatch):
+    """``app_for(runs_dir, view=None, **env)``: an AppTest of ``ui/app.py`` (not yet run)."""
+    from streamlit.testing.v1 import AppTest
+
+    def make(runs: Path, max_upload_mb: float = 50, max_frames: int = 48) -> AppTest:
+        monkeypatch.setenv(ENV_RUNS, str(runs))
+        monkeypatch.setenv(ENV_MAX_UPLOAD_MB, str(max_upload_mb))
+        monkeypatch.setenv(ENV_MAX_FRAMES, str(max_frames))
+        return AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    return make
+
+
+@pytest.fixture
+def empty_runs(tmp_path) -> Path:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    return runs

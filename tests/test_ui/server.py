@@ -1,0 +1,62 @@
+"""Start ``tsm ui`` headless on a free loopback port for browser tests; always stopped."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+HOST = "127.0.0.1"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"tsm ui exited with code {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise TimeoutError(f"tsm ui did not answer at {url} within {timeout:.0f} s")
+
+
+@contextmanager
+def running_app(runs: Path, log: Path, timeout: float = 90.0, **env: str) -> Iterator[str]:
+    """``tsm ui --runs RUNS`` on a free port; yields its URL. Output goes to ``log``."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "tsm_apps.cli", "ui", "--runs", str(runs), "--port", str(port),
+           "--host", HOST]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, **env}, start_new_session=True)
+        try:
+            url = f"http://{HOST}:{port}"
+            _wait_healthy(url, proc, timeout)
+            yield url
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)  # the group of the process started here
+                try:
+                    proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()

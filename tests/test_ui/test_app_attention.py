@@ -1,0 +1,77 @@
+"""Attention view on real dissection runs of tiny random-weight TSN and TSM models (AppTest)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ui_fixtures import write_dissection_runs, write_temporal_data
+
+
+@pytest.fixture(scope="module")
+def dissect_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("attention")
+    data = write_temporal_data(root / "data")
+    write_dissection_runs(root / "runs", data)
+    return root / "runs"
+
+
+def _image_urls(at) -> list:
+    return [img.url for el in at.get("imgs") for img in el.proto.imgs]
+
+
+def _captions(at) -> list:
+    return [c.value for c in at.caption]
+
+
+def test_attention_view_panels_slider_and_curves(app_for, dissect_runs):
+    from dissect.layout import load_run
+
+    at = app_for(dissect_runs).run()
+    at.sidebar.radio(key="view").set_value("Attention").run()
+    assert not at.exception and not at.error
+    clip_box = at.selectbox(key="att_clip")
+    runs = {m: load_run(dissect_runs / "dissect" / m.lower()) for m in ("TSN", "TSM")}
+    assert list(clip_box.options) == sorted(runs["TSM"].clips)
+    caps = _captions(at)
+    assert any(c.startswith("TSN frame 0/3") for c in caps)
+    assert any(c.startswith("TSM frame 0/3") for c in caps)
+    urls0 = _image_urls(at)
+    assert len(urls0) == 2 and urls0[0] != urls0[1]
+
+    # the mass curves are the per-frame masses the dissection stored for this clip
+    cid = clip_box.value
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    curves = {t["name"]: t["y"] for t in spec["data"]}
+    for m in ("TSN", "TSM"):
+        assert curves[m] == pytest.approx(runs[m].clips[cid].record["scores"]["method"]["mass"])
+    table = at.dataframe[0].value
+    assert list(table.index) == ["TSN", "TSM"]
+    assert "pointing" in table.columns
+
+    at.slider(key="att").set_value(2).run()
+    assert not at.exception
+    assert any(c.startswith("TSM frame 2/3") for c in _captions(at))
+    urls2 = _image_urls(at)
+    assert len(urls2) == 2 and set(urls2).isdisjoint(urls0)
+
+
+def test_attention_view_other_clip_and_scale(app_for, dissect_runs):
+    at = app_for(dissect_runs).run()
+    at.sidebar.radio(key="view").set_value("Attention").run()
+    before = _image_urls(at)
+    box = at.selectbox(key="att_clip")
+    box.set_value(box.options[1]).run()
+    assert not at.exception and _image_urls(at) != before
+    at.radio(key="att_per").set_value("frame").run()
+    assert not at.exception and not at.error
+
+
+def test_runs_view_shows_dissection_comparison(app_for, dissect_runs):
+    at = app_for(dissect_runs).run()
+    at.sidebar.radio(key="view").set_value("Runs").run()
+    assert not at.exception and not at.error
+    table = at.dataframe[-1].value
+    assert list(table.index)[:2] == ["TSN", "TSM"]
+    spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    assert [t["name"] for t in spec["data"]][:2] == ["TSN", "TSM"]
