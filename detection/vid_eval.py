@@ -1,0 +1,255 @@
+"""ImageNet-VID detection mAP in pure numpy: the devkit's relaxed IoU threshold, VOC all-point
+AP, FGFA's slow/medium/fast motion split and the synthetic set's corrupted-frame split.
+
+Boxes are ``(N, 4)`` float ``[x1, y1, x2, y2]`` in original-image pixel *edge* coordinates, so a
+box's width is ``x2 - x1`` (no ``+ 1``). The devkit (``eval_vid_detection.m``, and FGFA's
+``imagenet_vid_eval_motion.py``) works on inclusive integer boxes and adds 1 to every width and
+height; :class:`detection.vid_dataset.ImageNetVIDDataset` stores an XML box ``xmin..xmax`` as
+``[xmin, xmax + 1]``, so the widths, IoUs and thresholds computed here equal the devkit's.
+
+Rules (as the devkit / FGFA code):
+
+* a ground-truth box of width ``w`` and height ``h`` is matched by a detection of its class
+  with IoU >= ``min(0.5, w*h / ((w+10)*(h+10)))``;
+* detections of a frame are taken by descending score; each takes the still-unmatched GT of its
+  class with the largest IoU above that GT's threshold (greedy); ties in score keep input order;
+* per class, detections of all frames are ranked by score; AP is the area under the monotone
+  precision envelope (VOC all-point); classes without positives are left out of the mean;
+* splits (motion ranges, ``ignore`` flags): GT outside the split is *ignored*: it is not a
+  positive, and a detection matched to it is neither TP nor FP. A detection matched to nothing is
+  a FP of weight 1 when the GT it overlaps most is in the split, 0 when that GT is ignored, and on
+  a tie (typically no overlap at all) the fraction of the frame's GT that is ignored, or, in a
+  frame without GT, the fraction of all GT that is in the split (FGFA's code, kept as is so that
+  numbers compare with published ones).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+PIXEL_TOLERANCE = 10.0
+DEFAULT_IOU = 0.5
+SPLIT_KEYS = ("mAP", "mAP_slow", "mAP_medium", "mAP_fast", "mAP_corrupted")
+
+
+def _as_boxes(a: object, what: str) -> np.ndarray:
+    arr = np.asarray(a, dtype=np.float64)
+    if arr.size == 0:
+        return np.zeros((0, 4))
+    if arr.ndim != 2 or arr.shape[1] != 4:
+        raise ValueError(f"{what}: expected boxes of shape (N, 4), got {arr.shape}")
+    return arr
+
+
+def _as_vector(a: object, n: int, what: str, dtype: type) -> np.ndarray:
+    arr = np.asarray(a, dtype=dtype).reshape(-1)
+    if arr.shape[0] != n:
+        raise ValueError(f"{what}: expected {n} values (one per box), got shape {arr.shape}")
+    return arr
+
+
+@dataclass
+class FrameDetections:
+    """Detections of one frame: ``bboxes (K, 4)``, ``scores (K,)``, class indices ``labels (K,)``
+    (0-based, into the evaluation's class list)."""
+    bboxes: np.ndarray
+    scores: np.ndarray
+    labels: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.bboxes = _as_boxes(self.bboxes, "detections")
+        n = len(self.bboxes)
+        self.scores = _as_vector(self.scores, n, "detection scores", np.float64)
+        self.labels = _as_vector(self.labels, n, "detection labels", np.int64)
+
+
+@dataclass
+class FrameTruth:
+    """Ground truth of one frame: ``bboxes (G, 4)``, ``labels (G,)``; ``motion_iou (G,)`` (FGFA
+    motion IoU of each box, ``None`` when unknown: no motion split), ``ignore (G,)`` bool
+    (ignored in every split, like VOC's difficult), ``corruption``: the synthetic corruption
+    applied to the frame or ``None`` for a clean frame."""
+    bboxes: np.ndarray
+    labels: np.ndarray
+    motion_iou: Optional[np.ndarray] = None
+    ignore: Optional[np.ndarray] = None
+    corruption: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        self.bboxes = _as_boxes(self.bboxes, "ground truth")
+        n = len(self.bboxes)
+        self.labels = _as_vector(self.labels, n, "ground-truth labels", np.int64)
+        if self.motion_iou is not None:
+            self.motion_iou = _as_vector(self.motion_iou, n, "motion IoU", np.float64)
+        self.ignore = (np.zeros(n, bool) if self.ignore is None
+                       else _as_vector(self.ignore, n, "ignore flags", bool))
+
+
+def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """IoU matrix ``(len(a), len(b))`` of edge-coordinate boxes ``(N, 4)``, ``(M, 4)``."""
+    a, b = _as_boxes(a, "box_iou a"), _as_boxes(b, "box_iou b")
+    iw = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
+    ih = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
+    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
+    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    union = area_a[:, None] + area_b[None, :] - inter
+    return np.where(union > 0, inter / np.maximum(union, np.finfo(np.float64).tiny), 0.0)
+
+
+def vid_iou_threshold(gt_boxes: np.ndarray, default: float = DEFAULT_IOU,
+                      tolerance: float = PIXEL_TOLERANCE) -> np.ndarray:
+    """Per-GT IoU threshold ``min(default, w*h / ((w+tol)*(h+tol)))``, shape ``(G,)``."""
+    g = _as_boxes(gt_boxes, "vid_iou_threshold")
+    w, h = g[:, 2] - g[:, 0], g[:, 3] - g[:, 1]
+    return np.minimum(default, (w * h) / ((w + tolerance) * (h + tolerance)))
+
+
+def voc_ap(recall: np.ndarray, precision: np.ndarray) -> float:
+    """VOC all-point AP: area under the monotone (right-to-left max) precision envelope."""
+    mrec = np.concatenate(([0.0], np.asarray(recall, np.float64), [1.0]))
+    mpre = np.concatenate(([0.0], np.asarray(precision, np.float64), [0.0]))
+    mpre = np.maximum.accumulate(mpre[::-1])[::-1]
+    step = np.flatnonzero(mrec[1:] != mrec[:-1])
+    return float(np.sum((mrec[step + 1] - mrec[step]) * mpre[step + 1]))
+
+
+def match_frame(det: FrameDetections, truth: FrameTruth, counted: np.ndarray,
+                empty_weight: float = 1.0, iou: Optional[np.ndarray] = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """TP and FP weights ``(K,)`` of one frame's detections, in the order of ``det``.
+
+    ``counted (G,)`` bool: GT boxes inside the split (the others are ignored, see the module
+    docstring); ``empty_weight``: FP weight of an unmatched detection in a frame without GT.
+    """
+    k, g = len(det.scores), len(truth.labels)
+    ov = box_iou(det.bboxes, truth.bboxes) if iou is None else iou
+    tp, fp = np.zeros(k), np.zeros(k)
+    if k == 0:
+        return tp, fp
+    thr = vid_iou_threshold(truth.bboxes)
+    eligible = (ov >= thr[None, :]) & (det.labels[:, None] == truth.labels[None, :])
+    ignored = ~counted
+    ov_ig = np.where(ignored[None, :], ov, -1.0).max(axis=1, initial=-1.0)
+    ov_in = np.where(counted[None, :], ov, -1.0).max(axis=1, initial=-1.0)
+    tie = empty_weight if g == 0 else float(ignored.mean())
+    unmatched_fp = np.where(ov_in > ov_ig, 1.0, np.where(ov_ig > ov_in, 0.0, tie))
+    taken = np.zeros(g, bool)
+    for j in np.argsort(-det.scores, kind="stable"):
+        cand = eligible[j] & ~taken
+        if cand.any():
+            best = int(np.argmax(np.where(cand, ov[j], -1.0)))
+            taken[best] = True
+            tp[j] = 1.0 if counted[best] else 0.0
+        else:
+            fp[j] = unmatched_fp[j]
+    return tp, fp
+
+
+def class_aps(scores: np.ndarray, labels: np.ndarray, tp: np.ndarray, fp: np.ndarray,
+              npos: np.ndarray) -> np.ndarray:
+    """Per-class AP ``(C,)`` (fraction, NaN for a class without positives) from the pooled
+    detections' ``scores``, ``labels``, TP/FP weights ``(D,)`` and positives per class ``(C,)``."""
+    order = np.argsort(-scores, kind="stable")
+    labels, tp, fp = labels[order], tp[order], fp[order]
+    out = np.full(len(npos), np.nan)
+    for c in np.flatnonzero(npos > 0):
+        sel = labels == c
+        ctp, cfp = np.cumsum(tp[sel]), np.cumsum(fp[sel])
+        prec = ctp / np.maximum(ctp + cfp, np.finfo(np.float64).eps)
+        out[c] = voc_ap(ctp / npos[c], prec)
+    return out
+
+
+def _check_labels(labels: np.ndarray, num_classes: int, what: str) -> None:
+    if labels.size and (labels.min() < 0 or labels.max() >= num_classes):
+        raise ValueError(f"{what}: labels must be in [0, {num_classes}), got "
+                         f"[{labels.min()}, {labels.max()}]")
+
+
+def split_aps(detections: Mapping[str, FrameDetections], ground_truth: Mapping[str, FrameTruth],
+              num_classes: int, frames: Sequence[str], counted: Mapping[str, np.ndarray],
+              ) -> tuple[np.ndarray, int]:
+    """Per-class AP ``(C,)`` over ``frames`` with ``counted[frame] (G,)`` marking the GT in the
+    split; also the number of positives."""
+    npos = np.zeros(num_classes)
+    total = sum(len(ground_truth[f].labels) for f in frames)
+    in_split = sum(int(counted[f].sum()) for f in frames)
+    empty_weight = in_split / total if total else 1.0
+    parts = []
+    for f in frames:
+        truth, keep = ground_truth[f], counted[f]
+        np.add.at(npos, truth.labels[keep], 1)
+        det = detections.get(f)
+        if det is not None and len(det.scores):
+            tp, fp = match_frame(det, truth, keep, empty_weight)
+            parts.append((det.scores, det.labels, tp, fp))
+    if not parts:
+        parts = [(np.zeros(0), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))]
+    cat = [np.concatenate(p) for p in zip(*parts)]
+    return class_aps(*cat, npos), int(npos.sum())
+
+
+def _mean_percent(aps: np.ndarray) -> Optional[float]:
+    valid = aps[~np.isnan(aps)]
+    return float(100.0 * valid.mean()) if valid.size else None
+
+
+def _motion_classes(motion_iou: np.ndarray) -> np.ndarray:
+    """``"slow"``/``"medium"``/``"fast"`` per box, from :mod:`tsm_apps.data.motion`."""
+    from tsm_apps.data.motion import motion_class
+    return np.array([motion_class(float(m)) for m in motion_iou], dtype=object)
+
+
+def _validate(detections: Mapping[str, FrameDetections], ground_truth: Mapping[str, FrameTruth],
+              num_classes: int) -> None:
+    unknown = [f for f in detections if f not in ground_truth]
+    if unknown:
+        raise ValueError(f"detections for {len(unknown)} frame(s) without ground truth, e.g. "
+                         f"{unknown[0]!r}; evaluate only annotated frames")
+    for f, d in detections.items():
+        _check_labels(d.labels, num_classes, f"detections of {f!r}")
+    for f, t in ground_truth.items():
+        _check_labels(t.labels, num_classes, f"ground truth of {f!r}")
+
+
+def evaluate_vid(detections: Mapping[str, FrameDetections], ground_truth: Mapping[str, FrameTruth],
+                 class_names: Sequence[str]) -> dict:
+    """ImageNet-VID mAP of ``detections`` (frame key -> :class:`FrameDetections`) against
+    ``ground_truth`` (frame key -> :class:`FrameTruth`; every evaluated frame, also those without
+    objects or detections). Values are percent (0..100), ``None`` where not applicable.
+
+    Keys: ``mAP``; ``mAP_slow``/``mAP_medium``/``mAP_fast`` (motion split, ``None`` unless every
+    frame has ``motion_iou``); ``mAP_corrupted`` over the corrupted frames, ``mAP_clean`` over the
+    others and ``mAP_corrupted_<kind>`` per corruption kind (``None`` / absent when no frame is
+    corrupted); ``AP_<class>`` per class (``None`` for a class without GT, left out of the
+    mean); ``n_frames``, ``n_gt`` and ``n_gt_<speed>`` (positives of each split).
+    """
+    c = len(class_names)
+    _validate(detections, ground_truth, c)
+    frames = list(ground_truth)
+    base = {f: ~ground_truth[f].ignore for f in frames}
+    aps, npos = split_aps(detections, ground_truth, c, frames, base)
+    out: dict = {"mAP": _mean_percent(aps), "n_frames": len(frames), "n_gt": npos}
+    out.update({k: None for k in SPLIT_KEYS[1:]})
+    out.update({f"AP_{n}": (None if np.isnan(a) else float(100.0 * a))
+                for n, a in zip(class_names, aps)})
+    if frames and all(ground_truth[f].motion_iou is not None for f in frames):
+        speed = {f: _motion_classes(ground_truth[f].motion_iou) for f in frames}
+        for name in ("slow", "medium", "fast"):
+            counted = {f: base[f] & (speed[f] == name) for f in frames}
+            aps_m, out[f"n_gt_{name}"] = split_aps(detections, ground_truth, c, frames, counted)
+            out[f"mAP_{name}"] = _mean_percent(aps_m)
+    kinds = {f: ground_truth[f].corruption for f in frames}
+    corrupted = [f for f in frames if kinds[f] is not None]
+    if corrupted:
+        def sub_map(sel: list) -> Optional[float]:
+            return _mean_percent(split_aps(detections, ground_truth, c, sel, base)[0]) \
+                if sel else None
+        out["mAP_corrupted"] = sub_map(corrupted)
+        out["mAP_clean"] = sub_map([f for f in frames if kinds[f] is None])
+        for kind in sorted(set(kinds[f] for f in corrupted)):
+            out[f"mAP_corrupted_{kind}"] = sub_map([f for f in corrupted if kinds[f] == kind])
+    return out

@@ -1,0 +1,68 @@
+"""metrics.json writing, the Markdown table and the app's lookup of the latest VID results."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from detection.results import (VIDResultsNotFound, format_table, latest_vid_results,
+                               write_metrics)
+
+METRICS = {"vid/mAP": np.float64(60.0), "vid/mAP_slow": 70.25, "vid/mAP_medium": float("nan"),
+           "vid/mAP_fast": 40.0, "vid/mAP_corrupted": None, "vid/n_gt": np.int64(12),
+           "vid/n_gt_fast": 3, "vid/AP_car": 55.5, "vid/AP_dog": None}
+
+
+def test_write_metrics_is_plain_json(tmp_path):
+    path = write_metrics(tmp_path / "a" / "test" / "metrics.json", METRICS)
+    data = json.loads(path.read_text())
+    assert data == {"mAP": 60.0, "mAP_slow": 70.25, "mAP_medium": None, "mAP_fast": 40.0,
+                    "mAP_corrupted": None, "n_gt": 12, "n_gt_fast": 3, "AP_car": 55.5,
+                    "AP_dog": None}
+    assert [p.name for p in path.parent.iterdir()] == ["metrics.json"]   # no temp file left
+    with pytest.raises(TypeError, match=r"\['mAP'\] is list"):
+        write_metrics(tmp_path / "b.json", {"mAP": [1]})
+
+
+def test_format_table():
+    table = format_table(METRICS)
+    lines = table.splitlines()
+    assert lines[0] == "| split | mAP (%) | GT boxes |"
+    assert "| overall | 60.0 | 12 |" in lines and "| slow | 70.2 | - |" in lines
+    assert "| medium | - | - |" in lines and "| fast | 40.0 | 3 |" in lines
+    assert "| corrupted | - | - |" in lines
+    assert "| car | 55.5 |" in lines and "| dog | - |" in lines
+    assert "| car" not in format_table(METRICS, per_class=False)
+
+
+def _write(runs, sub, model, value, mtime):
+    path = write_metrics(runs / sub / model / "test" / "metrics.json",
+                         {"mAP": value, "mAP_fast": value / 2, "mAP_corrupted": None})
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_latest_vid_results_picks_newest_folder(tmp_path):
+    with pytest.raises(VIDResultsNotFound, match="make demo"):
+        latest_vid_results(tmp_path)
+    assert issubclass(VIDResultsNotFound, FileNotFoundError)
+    _write(tmp_path, "detection", "tsn", 50.0, 1000)
+    _write(tmp_path, "detection", "tsm", 60.0, 1000)
+    table, path = latest_vid_results(tmp_path)
+    assert path == tmp_path / "detection"
+    assert table == {"TSN": {"overall": 50.0, "slow": None, "medium": None, "fast": 25.0,
+                             "corrupted": None},
+                     "TSM": {"overall": 60.0, "slow": None, "medium": None, "fast": 30.0,
+                             "corrupted": None}}
+    _write(tmp_path, "demo/detection", "tsm", 70.0, 2000)     # newer: the demo's results
+    table, path = latest_vid_results(tmp_path)
+    assert path == tmp_path / "demo" / "detection" and list(table) == ["TSM"]
+    assert table["TSM"]["overall"] == 70.0
+
+
+def test_latest_vid_results_bad_file(tmp_path):
+    p = tmp_path / "detection" / "tsn" / "test" / "metrics.json"
+    p.parent.mkdir(parents=True)
+    p.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="metrics.json: expected a JSON object"):
+        latest_vid_results(tmp_path)
