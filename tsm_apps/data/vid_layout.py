@@ -113,9 +113,11 @@ def _text(el: ET.Element, tag: str, path: Path) -> str:
     return child.text.strip()
 
 
-def read_frame_xml(path: str | Path) -> VIDFrame:
+def read_frame_xml(path: str | Path, det: bool = False) -> VIDFrame:
     """Parse one frame's XML; a missing field, a non-integer, an unknown WordNet id or a box
-    outside the image raises ``ValueError`` naming the file."""
+    outside the image raises ``ValueError`` naming the file. ``det=True`` reads an ImageNet DET
+    image's XML: objects without ``trackid``/``occluded``/``generated`` get their index, 0, 0,
+    and objects of the DET classes that are not VID classes are dropped."""
     path = Path(path)
     try:
         root = ET.parse(path).getroot()
@@ -129,6 +131,8 @@ def read_frame_xml(path: str | Path) -> VIDFrame:
     for i, el in enumerate(root.findall("object")):
         name = _text(el, "name", path)
         if name not in WNID_TO_NAME:
+            if det:
+                continue
             raise ValueError(f"{path}: object {i} has unknown WordNet id {name!r}")
         bb = el.find("bndbox")
         if bb is None:
@@ -137,8 +141,11 @@ def read_frame_xml(path: str | Path) -> VIDFrame:
         if not (0 <= box[0] <= box[2] < frame.width and 0 <= box[1] <= box[3] < frame.height):
             raise ValueError(f"{path}: object {i} box {box} is inverted or outside the "
                              f"{frame.width}x{frame.height} image")
-        frame.objects.append(VIDObject(_int(el, "trackid", path), name, box,
-                                       _int(el, "occluded", path), _int(el, "generated", path)))
+        opt = {t: d for t, d in (("trackid", i), ("occluded", 0), ("generated", 0))
+               if det and el.find(t) is None}
+        tid, occ, gen = (opt[t] if t in opt else _int(el, t, path)
+                         for t in ("trackid", "occluded", "generated"))
+        frame.objects.append(VIDObject(tid, name, box, occ, gen))
     return frame
 
 
