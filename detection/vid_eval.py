@@ -29,6 +29,8 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from tsm_apps.data.motion import box_iou, motion_class
+
 PIXEL_TOLERANCE = 10.0
 DEFAULT_IOU = 0.5
 SPLIT_KEYS = ("mAP", "mAP_slow", "mAP_medium", "mAP_fast", "mAP_corrupted")
@@ -85,18 +87,6 @@ class FrameTruth:
             self.motion_iou = _as_vector(self.motion_iou, n, "motion IoU", np.float64)
         self.ignore = (np.zeros(n, bool) if self.ignore is None
                        else _as_vector(self.ignore, n, "ignore flags", bool))
-
-
-def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """IoU matrix ``(len(a), len(b))`` of edge-coordinate boxes ``(N, 4)``, ``(M, 4)``."""
-    a, b = _as_boxes(a, "box_iou a"), _as_boxes(b, "box_iou b")
-    iw = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
-    ih = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
-    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
-    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
-    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    union = area_a[:, None] + area_b[None, :] - inter
-    return np.where(union > 0, inter / np.maximum(union, np.finfo(np.float64).tiny), 0.0)
 
 
 def vid_iou_threshold(gt_boxes: np.ndarray, default: float = DEFAULT_IOU,
@@ -198,8 +188,7 @@ def _mean_percent(aps: np.ndarray) -> Optional[float]:
 
 
 def _motion_classes(motion_iou: np.ndarray) -> np.ndarray:
-    """``"slow"``/``"medium"``/``"fast"`` per box, from :mod:`tsm_apps.data.motion`."""
-    from tsm_apps.data.motion import motion_class
+    """``"slow"``/``"medium"``/``"fast"`` per box (:func:`tsm_apps.data.motion.motion_class`)."""
     return np.array([motion_class(float(m)) for m in motion_iou], dtype=object)
 
 

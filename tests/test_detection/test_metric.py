@@ -2,8 +2,9 @@
 import numpy as np
 import pytest
 
-from detection.vid_eval import (FrameDetections, FrameTruth, box_iou, evaluate_vid, match_frame,
+from detection.vid_eval import (FrameDetections, FrameTruth, evaluate_vid, match_frame,
                                 vid_iou_threshold, voc_ap)
+from tsm_apps.data.motion import box_iou
 
 CLASSES = ("car", "dog", "cat")
 
