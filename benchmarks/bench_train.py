@@ -1,0 +1,145 @@
+"""The training issue's acceptance runs on the synthetic temporal set, side by side in one table.
+
+Runs (each a ``tsm train`` process, or two under ``torchrun``, with the ``synthetic`` preset):
+
+- ``tsn``      the 2D baseline (shift none), 1 process
+- ``tsm``      offline TSM, 1 process
+- ``tsm_mg``   offline TSM with the multigrid long + short cycles, 1 process
+- ``ddp``      offline TSM, 2 gloo processes, synchronous DDP (same global batch)
+- ``kavg``     offline TSM, 2 gloo processes, K-step model averaging (``--k``)
+
+and prints val top-1 (best epoch and last), wall time, and the derived ratios: multigrid
+speed-up (wall of ``tsm`` / wall of ``tsm_mg``), K-step averaging's accuracy gap to DDP and its
+all-reduce reduction (sync all-reduce calls of ``ddp`` / those of ``kavg``).
+
+    .venv/bin/python benchmarks/bench_train.py --data runs/demo/data/temporal --out runs/bench_train
+
+``--cores 0,1`` pins every run to those CPU cores (``taskset``), so that runs started side by
+side on a bigger machine each see the 2 cores this project's machines have. Finished runs
+(``summary.json`` present) are reused; ``--fresh`` re-runs them. Results: ``<out>/table.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from queue import Queue
+
+RUNS = {
+    "tsn": (1, ["--shift", "none"]),
+    "tsm": (1, ["--shift", "offline"]),
+    "tsm_mg": (1, ["--shift", "offline", "--multigrid"]),
+    "ddp": (2, ["--shift", "offline"]),
+    "kavg": (2, ["--shift", "offline", "--averaging", "kavg"]),
+}
+
+
+def command(name: str, data: Path, out: Path, seed: int, k: int, cores: str | None) -> list:
+    procs, extra = RUNS[name]
+    if name == "kavg":
+        extra = extra + ["--k", str(k)]
+    train = ["tsm_apps.cli", "train", "--data", str(data), "--preset", "synthetic", "--seed",
+             str(seed), "--out", str(out / name), "--no-progress", "--json", *extra]
+    if procs == 1:
+        cmd = [sys.executable, "-m", *train]
+    else:
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               "--nproc-per-node", str(procs), "-m", *train]
+    return (["taskset", "-c", cores] if cores else []) + cmd
+
+
+def run_one(name: str, data: Path, out: Path, seed: int, k: int, cores: str | None) -> dict:
+    done = out / name / "summary.json"
+    if done.is_file():
+        return json.loads(done.read_text())
+    (out / name).mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, OMP_NUM_THREADS="1" if RUNS[name][0] > 1 else
+               os.environ.get("OMP_NUM_THREADS", "2"))
+    log = out / name / "stdout.log"
+    with open(log, "w") as f:
+        r = subprocess.run(command(name, data, out, seed, k, cores), stdout=f,
+                           stderr=subprocess.STDOUT, env=env)
+    lines = [ln for ln in log.read_text().splitlines() if ln.startswith("{")]
+    if r.returncode != 0 or not lines:
+        raise RuntimeError(f"run {name} failed (exit {r.returncode}); see {log}")
+    summary = json.loads(lines[-1])
+    tmp = done.with_suffix(".tmp")
+    tmp.write_text(json.dumps(summary, indent=1))
+    os.replace(tmp, done)
+    return summary
+
+
+def table(res: dict) -> tuple[list, dict]:
+    rows = ["| run | processes | val top-1 best (%) | val top-1 last (%) | wall (s) | sync all-reduces |",
+            "|---|---|---|---|---|---|"]
+    for name, s in res.items():
+        rows.append(f"| {name} | {RUNS[name][0]} | {s['best_top1']:.1f} | {s['val_top1']:.1f} | "
+                    f"{s['wall_s']:.0f} | {s['sync_allreduce_calls']} |")
+    ratios = {}
+    if "tsm" in res and "tsm_mg" in res:
+        ratios["multigrid speed-up (wall tsm / wall tsm_mg)"] = res["tsm"]["wall_s"] / res["tsm_mg"]["wall_s"]
+        ratios["multigrid top-1 gap (tsm_mg - tsm, best)"] = res["tsm_mg"]["best_top1"] - res["tsm"]["best_top1"]
+    if "tsm" in res and "tsn" in res:
+        ratios["TSM - TSN top-1 (best)"] = res["tsm"]["best_top1"] - res["tsn"]["best_top1"]
+    if "ddp" in res and "kavg" in res:
+        ratios["kavg top-1 gap (kavg - ddp, best)"] = res["kavg"]["best_top1"] - res["ddp"]["best_top1"]
+        calls = max(res["kavg"]["sync_allreduce_calls"], 1)
+        ratios["all-reduce reduction (ddp / kavg calls)"] = res["ddp"]["sync_allreduce_calls"] / calls
+    return rows, ratios
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", required=True, type=Path, help="synthetic temporal set folder")
+    p.add_argument("--out", default=Path("runs/bench_train"), type=Path)
+    p.add_argument("--runs", default=",".join(RUNS), help=f"subset of {','.join(RUNS)}")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--k", type=int, default=8, help="kavg: local steps between averaging rounds")
+    p.add_argument("--cores", default=None,
+                   help="';'-separated taskset core lists, one per parallel slot, e.g. '0,1;2,3'")
+    p.add_argument("--fresh", action="store_true", help="ignore finished runs")
+    a = p.parse_args(argv)
+    names = [n for n in a.runs.split(",") if n]
+    unknown = [n for n in names if n not in RUNS]
+    if unknown:
+        print(f"bench_train: error: unknown run(s) {unknown}; choose from {list(RUNS)}",
+              file=sys.stderr)
+        return 2
+    if not (a.data / "train.txt").is_file():
+        print(f"bench_train: error: {a.data}/train.txt not found (tsm synth temporal --out DIR)",
+              file=sys.stderr)
+        return 2
+    if a.fresh:
+        for n in names:
+            shutil.rmtree(a.out / n, ignore_errors=True)
+    free: Queue = Queue()
+    for cores in (a.cores.split(";") if a.cores else [None]):
+        free.put(cores)
+
+    def on_free_slot(name: str) -> dict:
+        cores = free.get()  # a slot runs one run at a time
+        try:
+            return run_one(name, a.data, a.out, a.seed, a.k, cores)
+        finally:
+            free.put(cores)
+
+    with ThreadPoolExecutor(free.qsize()) as pool:
+        futures = {n: pool.submit(on_free_slot, n) for n in names}
+        res = {n: f.result() for n, f in futures.items()}
+    rows, ratios = table(res)
+    print("\n".join(rows))
+    for k_, v in ratios.items():
+        print(f"{k_}: {v:.2f}")
+    out = a.out / "table.json"
+    out.write_text(json.dumps({"runs": res, "ratios": ratios}, indent=1))
+    print(f"-> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
