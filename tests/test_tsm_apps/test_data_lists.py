@@ -20,7 +20,7 @@ def test_tsm_list_parses_paths_comments_and_roots(tmp_path):
 
 
 @pytest.mark.parametrize("line, why", [
-    ("a.mp4 12", "expected 'path num_frames label', got"),
+    ("a.mp4 12", "label', got 'a.mp4 12'"),
     ("a.mp4 twelve 3", "integer num_frames and label"),
     ("a.mp4 12 x", "integer num_frames and label"),
     ("a.mp4 0 3", "num_frames >= 1 and label >= 0"),
