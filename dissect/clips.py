@@ -20,6 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from tsm_apps.data.lists import read_tsm_list
+from tsm_apps.data.sampling import sample_test
+
 from .storage import clip_id, read_json
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -65,20 +68,10 @@ def resolve_data(data: str) -> Tuple[Path, Optional[Path]]:
 
 
 def read_list(list_file: Path) -> List[Tuple[str, int, int]]:
-    """Parse ``path num_frames label`` lines; a bad line raises ValueError naming file:line."""
-    rows = []
-    for i, line in enumerate(Path(list_file).read_text().splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        parts = line.split()
-        try:
-            rows.append((" ".join(parts[:-2]), int(parts[-2]), int(parts[-1])))
-            if len(parts) < 3 or rows[-1][1] < 1:
-                raise ValueError
-        except ValueError:
-            raise ValueError(f"{list_file}:{i}: expected 'path num_frames label' with "
-                             f"num_frames >= 1, got {line!r}") from None
-    return rows
+    """Parse ``path num_frames label`` lines (paths as written, relative to the list's folder);
+    a bad line raises ValueError naming file:line (:func:`tsm_apps.data.lists.read_tsm_list`)."""
+    return [(str(r.path), r.num_frames, r.label)
+            for r in read_tsm_list(list_file, root=".", allow_empty=True)]
 
 
 def _ground_truth(ann: dict, path: str) -> tuple:
@@ -103,8 +96,7 @@ def load_entries(data: str, limit: Optional[int] = None) -> List[ClipEntry]:
 
 def centre_indices(num_frames: int, num_segments: int) -> np.ndarray:
     """TSN test sampling: the centre frame of each of ``num_segments`` equal segments."""
-    tick = num_frames / num_segments
-    return np.array([int(tick / 2 + tick * i) for i in range(num_segments)], np.int64)
+    return sample_test(num_frames, num_segments)
 
 
 def _resize_crop(frames: np.ndarray, size: Optional[int]) -> Tuple[Tensor, float, Tuple[int, int]]:

@@ -14,8 +14,6 @@ frame for evaluation.
 from __future__ import annotations
 
 import math
-import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
@@ -24,52 +22,28 @@ from torch import Tensor
 from torch.nn import functional as F
 from torch.utils.data import Dataset
 
+from ..data.lists import VideoRecord as ClipRecord  # one line of a TSM list file
+from ..data.lists import read_tsm_list as read_list  # (list_file, root=None): file:line errors
+from ..data.sampling import sample_test
+
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 Key = Union[int, Sequence[int]]
 
 
-@dataclass(frozen=True)
-class ClipRecord:
-    """One line of a TSM list file: ``path num_frames label``."""
-    path: Path
-    num_frames: int
-    label: int
-
-
-def read_list(list_file: str | os.PathLike, root: Optional[str | os.PathLike] = None) -> list:
-    """Parse a TSM list file (``path num_frames label``; paths relative to ``root`` or the list)."""
-    list_file = Path(list_file)
-    root = Path(root) if root is not None else list_file.parent
-    records = []
-    for n, line in enumerate(list_file.read_text().splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        parts = line.split()
-        if len(parts) < 3:
-            raise ValueError(f"{list_file}:{n}: expected 'path num_frames label', got {line!r}")
-        try:
-            frames, label = int(parts[-2]), int(parts[-1])
-        except ValueError as e:
-            raise ValueError(f"{list_file}:{n}: num_frames and label must be integers: {line!r}") from e
-        if frames < 1 or label < 0:
-            raise ValueError(f"{list_file}:{n}: num_frames must be >= 1 and label >= 0: {line!r}")
-        path = Path(" ".join(parts[:-2]))
-        records.append(ClipRecord(path if path.is_absolute() else root / path, frames, label))
-    if not records:
-        raise ValueError(f"{list_file}: no clips listed")
-    return records
-
-
 def segment_indices(num_frames: int, t: int, train: bool, g: torch.Generator) -> list:
-    """TSN sampling: one frame per equal segment (random in training, the middle otherwise)."""
+    """TSN sampling: one frame per equal segment (random in training, the middle otherwise).
+
+    Evaluation is :func:`tsm_apps.data.sampling.sample_test`. Training draws a continuous
+    offset per segment from ``g`` (the clip set's per-clip torch seeding), which also covers
+    videos shorter than ``t`` (the official sampler returns all zeros for those)."""
     if num_frames < 1 or t < 1:
         raise ValueError(f"need num_frames >= 1 and t >= 1, got {num_frames}, {t}")
     seg = num_frames / t
     if train:
         off = torch.rand(t, generator=g).tolist()
         return [min(int(seg * i + off[i] * seg), num_frames - 1) for i in range(t)]
-    return [min(int(seg * i + seg / 2), num_frames - 1) for i in range(t)]
+    return sample_test(num_frames, t).tolist()
 
 
 def crop_box(h: int, w: int, min_area: float, g: torch.Generator) -> tuple:
