@@ -195,3 +195,19 @@ def test_write_video_checks_and_atomic(tmp_path):
     assert count_frames(path, exact=True) == 2
     assert sorted(p.name for p in path.parent.iterdir()) == ["ok.mp4"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sub"]
+
+
+def test_webm_vp9_like_something_something(tmp_path):
+    frames = smooth_clip(t=20, h=32, w=48)
+    path = tmp_path / "78687.webm"
+    with av.open(str(path), "w") as c:
+        s = c.add_stream("libvpx-vp9", rate=12)
+        s.width, s.height, s.pix_fmt = 48, 32, "yuv420p"
+        s.codec_context.gop_size = 6
+        for f in frames:
+            c.mux(s.encode(av.VideoFrame.from_ndarray(f, format="rgb24")))
+        c.mux(s.encode(None))
+    assert count_frames(path) == 20 and count_frames(path, exact=True) == 20
+    full = read_video_frames(path, range(20))
+    assert np.abs(full.astype(int) - frames).mean() < 3.0
+    np.testing.assert_array_equal(read_video_frames(path, [19, 4, 13]), full[[19, 4, 13]])
