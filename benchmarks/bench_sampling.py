@@ -60,8 +60,10 @@ def decode_all(path: Path, idx: np.ndarray, lazy: bool) -> np.ndarray:
     import av
     wanted = set(idx.tolist())
     with av.open(str(path)) as c:
+        stream = c.streams.video[0]
+        stream.thread_type = "AUTO"  # the same decoder threading as read_video_frames
         frames = [f.to_ndarray(format="rgb24") if (not lazy or i in wanted) else None
-                  for i, f in enumerate(c.decode(c.streams.video[0]))]
+                  for i, f in enumerate(c.decode(stream))]
     return np.stack([frames[i] for i in idx.tolist()])
 
 

