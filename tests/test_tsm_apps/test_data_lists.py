@@ -43,12 +43,16 @@ def test_tsm_list_empty_and_missing(tmp_path):
         read_tsm_list(tmp_path / "missing.txt")
 
 
-def test_write_tsm_list_round_trip(tmp_path):
+def test_write_tsm_list_round_trip(tmp_path, monkeypatch):
     recs = [VideoRecord(tmp_path / "v" / "a.mp4", 16, 0), VideoRecord(Path("/x/b.mp4"), 8, 5)]
     out = write_tsm_list(tmp_path / "lists" / "train.txt", recs, root=tmp_path)
     assert out.read_text() == "v/a.mp4 16 0\n/x/b.mp4 8 5\n"
     assert read_tsm_list(out, root=tmp_path) == recs
     assert [p.name for p in out.parent.iterdir()] == ["train.txt"]
+    (tmp_path / "rel").mkdir()
+    monkeypatch.chdir(tmp_path)  # a relative list folder still gets paths relative to it
+    write_tsm_list("rel/val.txt", [VideoRecord(tmp_path / "rel" / "v.mp4", 3, 1)])
+    assert (tmp_path / "rel" / "val.txt").read_text() == "v.mp4 3 1\n"
 
 
 def write_json(path, obj):

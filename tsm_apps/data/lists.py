@@ -90,7 +90,7 @@ def write_tsm_list(list_file: PathLike, records: Iterable[VideoRecord],
     for r in records:
         p = Path(r.path)
         try:
-            p = p.relative_to(base)
+            p = p.relative_to(base.resolve() if p.is_absolute() else base)
         except ValueError:
             pass
         lines.append(f"{p.as_posix()} {int(r.num_frames)} {int(r.label)}\n")
