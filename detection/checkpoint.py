@@ -1,0 +1,115 @@
+"""Detector checkpoints at the ``weights_only=True`` boundary.
+
+Torch >= 2.6 loads with ``weights_only=True`` by default, and mmengine 0.10.7's loader then fails
+on its own training checkpoints (``iter_N.pth``): their ``message_hub`` holds mmengine
+``HistoryBuffer`` objects of numpy arrays, and the meta can hold numpy scalars. We never turn
+``weights_only`` off; instead :func:`mm_safe_globals` lists exactly the plain-data types those
+checkpoints need (numpy arrays/scalars/dtypes and ``HistoryBuffer``) and :func:`safe_loading`
+allows them while a ``Runner`` resumes. The file the CLI writes at the end of training,
+``final.pth``, is plain (tensors and Python scalars/containers only)::
+
+    {"format": "detection.rfcn/1", "state_dict": {...}, "meta": {"dataset_meta": {"classes":
+     [...]}, "iter": int, "config": "<the resolved mmengine config as text>"}}
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Optional
+
+import numpy as np
+import torch
+from torch import nn
+
+from tsm_apps.checkpoint import _numpy_safe_globals, atomic_save
+
+FORMAT = "detection.rfcn/1"
+
+
+def mm_safe_globals() -> list:
+    """numpy data types + mmengine's ``HistoryBuffer``: what mmengine training checkpoints
+    pickle besides tensors and Python containers (all plain data, no code)."""
+    from mmengine.logging.history_buffer import HistoryBuffer
+
+    return _numpy_safe_globals() + [HistoryBuffer]
+
+
+@contextlib.contextmanager
+def safe_loading() -> Iterator[None]:
+    """Within the block, ``torch.load(weights_only=True)`` (mmengine's resume and
+    ``load_checkpoint``) also accepts :func:`mm_safe_globals`."""
+    with torch.serialization.safe_globals(mm_safe_globals()):
+        yield
+
+
+def plain(obj: Any) -> Any:
+    """``obj`` with numpy scalars/arrays turned into Python numbers/lists and tuples into lists
+    (recursively through dicts/lists), so ``weights_only`` loads it without extra globals."""
+    if isinstance(obj, torch.Tensor) or obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Mapping):
+        return {str(k) if not isinstance(k, (int, str)) else k: plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    return str(obj)
+
+
+def read_detector_checkpoint(path: str | os.PathLike) -> dict:
+    """A detector checkpoint (``final.pth`` or mmengine's ``iter_N.pth``) loaded with
+    ``weights_only=True`` on CPU; ``FileNotFoundError`` / ``ValueError`` naming the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {path}")
+    try:
+        with safe_loading():
+            obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # truncated zip, pickle of arbitrary objects, not a checkpoint
+        raise ValueError(f"cannot read checkpoint {path}: {type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else ''}") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"checkpoint {path} holds a {type(obj).__name__}, expected a dict")
+    return obj
+
+
+def state_dict_of(ckpt: dict, path: str | os.PathLike = "") -> dict:
+    """The model weights of a checkpoint dict (``state_dict`` key, or the dict itself)."""
+    sd = ckpt.get("state_dict", ckpt)
+    if not isinstance(sd, dict) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
+        raise ValueError(f"checkpoint {path} has no state_dict of tensors (keys "
+                         f"{sorted(ckpt)[:8]})")
+    return sd
+
+
+def load_detector_weights(model: nn.Module, path: str | os.PathLike) -> dict:
+    """Load ``path`` into ``model`` (strict); ValueError listing missing/unexpected keys and
+    shape conflicts when it does not fit. Returns the checkpoint's ``meta`` (may be empty)."""
+    ckpt = read_detector_checkpoint(path)
+    sd = state_dict_of(ckpt, path)
+    own = model.state_dict()
+    missing = sorted(set(own) - set(sd))
+    unexpected = sorted(set(sd) - set(own))
+    conflicts = [f"{k}: {tuple(sd[k].shape)} vs model {tuple(own[k].shape)}"
+                 for k in sorted(set(sd) & set(own)) if sd[k].shape != own[k].shape]
+    if missing or unexpected or conflicts:
+        raise ValueError(f"checkpoint {path} does not fit the config's model: "
+                         f"{len(missing)} missing {missing[:6]}, {len(unexpected)} unexpected "
+                         f"{unexpected[:6]}, {len(conflicts)} shape conflicts {conflicts[:6]}")
+    model.load_state_dict(sd, strict=True)
+    meta = ckpt.get("meta") or {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def save_final(path: str | os.PathLike, model: nn.Module, classes: Optional[list] = None,
+               iteration: Optional[int] = None, config_text: str = "") -> Path:
+    """Write the plain ``final.pth`` of the module docstring atomically (tmp + rename)."""
+    model = getattr(model, "module", model)  # DDP
+    obj = {"format": FORMAT,
+           "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+           "meta": plain({"dataset_meta": {"classes": list(classes or [])},
+                          "iter": iteration, "config": config_text})}
+    return atomic_save(obj, path)

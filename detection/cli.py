@@ -1,0 +1,291 @@
+"""``tsm detect``: train, test and run the R-FCN video detectors (mmengine ``Runner``).
+
+    tsm detect train CONFIG [--work-dir DIR] [--cfg-options k=v ...] [--resume [CKPT]]
+    tsm detect test CONFIG CHECKPOINT [--out results.json] [--cfg-options k=v ...]
+    tsm detect video CONFIG CHECKPOINT VIDEO --out dets.json [--render out.mp4]
+
+``train`` writes mmengine's log and ``iter_N.pth`` checkpoints into the work folder and, at the
+end, ``final.pth`` (plain weights, see :mod:`detection.checkpoint`) and the resolved
+``config.py``. Several GPUs or nodes: ``torchrun --nproc-per-node G [--nnodes ...] -m
+tsm_apps.cli detect train CONFIG`` (WORLD_SIZE set -> mmengine's ``pytorch`` launcher; NCCL on
+CUDA, gloo on CPU). ``--cfg-options data_root=DIR/`` re-points every dataset of the config.
+``test`` prints the mAP table and writes ``results.json`` (per-frame detections) and
+``metrics.json`` beside it. ``video`` streams a video file or frame folder through the online
+detector. Bad input raises ``UserError``/``ValueError``: ``tsm`` prints it and exits 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+from tsm_apps.errors import UserError
+
+DATASET_LOADERS = ("train_dataloader", "val_dataloader", "test_dataloader")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from mmengine.config import DictAction
+
+    p = argparse.ArgumentParser(prog="tsm detect", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("train", help="train a detector config with mmengine's Runner")
+    t.add_argument("config")
+    t.add_argument("--work-dir", help="output folder (default runs/detection/<config name>)")
+    t.add_argument("--resume", nargs="?", const="auto", default=None, metavar="CKPT",
+                   help="resume from CKPT, or from the latest checkpoint of the work folder")
+    e = sub.add_parser("test", help="evaluate a checkpoint: mAP overall/slow/medium/fast/corrupted")
+    e.add_argument("config")
+    e.add_argument("checkpoint")
+    e.add_argument("--out", help="per-frame detections JSON (default <ckpt dir>/test/results.json); "
+                                 "metrics.json is written beside it")
+    v = sub.add_parser("video", help="online detection on a video file or frame folder")
+    v.add_argument("config")
+    v.add_argument("checkpoint")
+    v.add_argument("video")
+    v.add_argument("--out", required=True, help="detections JSON")
+    v.add_argument("--render", help="also write the video with boxes drawn (.mp4)")
+    v.add_argument("--score-thr", type=float, default=0.3)
+    v.add_argument("--fps", type=float, help="frame rate of --render (default: the input's, else 25)")
+    v.add_argument("--device", help="cpu / cuda (default cuda when present)")
+    for q in (t, e, v):
+        q.add_argument("--cfg-options", nargs="+", action=DictAction, default={},
+                       help="override config keys, e.g. data_root=/data/vid/ "
+                            "train_cfg.max_iters=100")
+    return p
+
+
+def apply_data_root(cfg, options: dict) -> None:
+    """Propagate ``data_root`` given in ``--cfg-options`` to every dataset of ``cfg`` (also
+    wrapped ones: ``dataset.dataset``, ``datasets[i]``) unless the option set theirs too."""
+    if "data_root" not in options:
+        return
+    root = options["data_root"]
+
+    def visit(ds, key):
+        if not isinstance(ds, dict):
+            return
+        if f"{key}.data_root" not in options and "type" in ds and "dataset" not in ds \
+                and "datasets" not in ds:
+            ds["data_root"] = root
+        if "dataset" in ds:
+            visit(ds["dataset"], f"{key}.dataset")
+        for i, d in enumerate(ds.get("datasets") or []):
+            visit(d, f"{key}.datasets.{i}")
+
+    for loader in DATASET_LOADERS:
+        if cfg.get(loader):
+            visit(cfg[loader].get("dataset"), f"{loader}.dataset")
+
+
+def _config(path: str, options: dict):
+    from .inference import load_config
+
+    cfg = load_config(path, options)
+    apply_data_root(cfg, options)
+    distributed = "WORLD_SIZE" in os.environ
+    cfg.launcher = "pytorch" if distributed else "none"
+    if distributed:
+        import torch
+        cfg.setdefault("env_cfg", {}).setdefault("dist_cfg", {})["backend"] = \
+            "nccl" if torch.cuda.is_available() else "gloo"
+    return cfg
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def train(a: argparse.Namespace) -> int:
+    from mmengine.dist import is_main_process
+    from mmengine.runner import Runner
+
+    from .checkpoint import safe_loading, save_final
+
+    cfg = _config(a.config, a.cfg_options)
+    work = Path(a.work_dir or cfg.get("work_dir") or Path("runs/detection") / Path(a.config).stem)
+    cfg.work_dir = str(work)
+    if a.resume:
+        if a.resume != "auto":
+            if not Path(a.resume).is_file():
+                raise UserError(f"--resume: checkpoint not found: {a.resume}")
+            cfg.load_from = a.resume
+        elif not (work / "last_checkpoint").is_file():
+            print(f"tsm detect train: nothing to resume in {work} (no last_checkpoint); "
+                  "starting from scratch", file=sys.stderr)
+        cfg.resume = True
+    runner = Runner.from_cfg(cfg)
+    with safe_loading():
+        runner.train()
+    if is_main_process():
+        classes = (runner.train_dataloader.dataset.metainfo or {}).get("classes")
+        save_final(work / "final.pth", runner.model, list(classes or []), runner.iter,
+                   cfg.pretty_text)
+        _write_text(work / "config.py", cfg.pretty_text)
+        print(f"tsm detect train: wrote {work / 'final.pth'} and {work / 'config.py'}")
+    return 0
+
+
+def test(a: argparse.Namespace) -> int:
+    from mmengine.dist import is_main_process
+    from mmengine.runner import Runner
+
+    from .checkpoint import load_detector_weights, read_detector_checkpoint, safe_loading
+    from .results import format_table, write_metrics
+
+    out = Path(a.out) if a.out else Path(a.checkpoint).parent / "test" / "results.json"
+    if out.suffix != ".json":
+        raise UserError(f"--out must be a .json file, got {out}")
+    read_detector_checkpoint(a.checkpoint)  # fail fast, naming the file
+    cfg = _config(a.config, a.cfg_options)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cfg.work_dir = str(out.parent)
+    cfg.load_from, cfg.resume = None, False
+    evaluators = cfg.test_evaluator if isinstance(cfg.test_evaluator, list) else [cfg.test_evaluator]
+    _register_dump()
+    cfg.test_evaluator = list(evaluators) + [dict(type="DetectionsDump", out_file=str(out))]
+    runner = Runner.from_cfg(cfg)
+    load_detector_weights(getattr(runner.model, "module", runner.model), a.checkpoint)
+    with safe_loading():
+        metrics = runner.test()
+    if is_main_process():
+        path = write_metrics(out.parent / "metrics.json", metrics)
+        print(format_table(metrics, per_class=False))
+        print(f"tsm detect test: wrote {out} and {path}")
+    return 0
+
+
+def _register_dump() -> None:
+    """Register ``DetectionsDump``: an mmengine metric that writes the per-frame detections of
+    a test run as JSON (``{"classes", "frames": [{"img_path", "boxes", "scores", "labels"}]}``,
+    boxes in original-image pixels) and reports no numbers."""
+    from mmdet.registry import METRICS
+    from mmengine.evaluator import BaseMetric
+
+    if "DetectionsDump" in METRICS.module_dict:
+        return
+
+    @METRICS.register_module()
+    class DetectionsDump(BaseMetric):
+        default_prefix = None
+
+        def __init__(self, out_file: str, collect_device: str = "cpu") -> None:
+            super().__init__(collect_device=collect_device)
+            self.out_file = Path(out_file)
+
+        def process(self, data_batch, data_samples) -> None:
+            for s in data_samples:
+                p = s["pred_instances"] if isinstance(s, dict) else s.pred_instances
+                meta = s if isinstance(s, dict) else s.metainfo
+                self.results.append({
+                    "img_path": str(meta.get("img_path", "")),
+                    "boxes": [[round(v, 1) for v in b] for b in p["bboxes"].cpu().tolist()],
+                    "scores": [round(v, 4) for v in p["scores"].cpu().tolist()],
+                    "labels": p["labels"].cpu().tolist()})
+
+        def compute_metrics(self, results: list) -> dict:
+            classes = list((self.dataset_meta or {}).get("classes") or [])
+            self.out_file.parent.mkdir(parents=True, exist_ok=True)
+            _write_text(self.out_file, json.dumps({"classes": classes, "frames": results}) + "\n")
+            return {}
+
+
+def _video_fps(path: Path) -> Optional[float]:
+    if path.is_dir():
+        return None
+    try:
+        import av
+        with av.open(str(path)) as c:
+            rate = c.streams.video[0].average_rate
+            return float(rate) if rate else None
+    except Exception:  # the decoder reports unreadable files with its own message
+        return None
+
+
+def video(a: argparse.Namespace) -> int:
+    import numpy as np
+
+    from tsm_apps.data.video import VideoDecodeError, count_frames, read_video_frames, write_video
+
+    from .inference import draw_detections, load_detector
+
+    path = Path(a.video)
+    if not path.exists():
+        raise UserError(f"video not found: {path}")
+    try:
+        n = count_frames(path, exact=True)
+    except VideoDecodeError as e:
+        raise UserError(str(e)) from None
+    if n == 0:
+        raise UserError(f"{path}: no frames")
+    det = load_detector(a.config, a.checkpoint, a.device, a.cfg_options)
+    chunk = 32
+
+    def frames():
+        for s in range(0, n, chunk):
+            try:
+                batch = read_video_frames(path, range(s, min(n, s + chunk)))
+            except VideoDecodeError as e:
+                raise UserError(str(e)) from None
+            yield from batch
+
+    results, drawn = [], []
+    from tqdm import tqdm
+    for frame, r in tqdm(zip_frames(frames(), det, a.score_thr), total=n, desc="detect",
+                         unit="frame"):
+        results.append(r.to_dict())
+        if a.render:
+            drawn.append(draw_detections(frame, r))
+    doc = {"video": str(path), "config": str(a.config), "checkpoint": str(a.checkpoint),
+           "classes": list(det.classes), "score_thr": a.score_thr, "frames": results}
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _write_text(out, json.dumps(doc) + "\n")
+    print(f"tsm detect video: {n} frames, {sum(len(r['scores']) for r in results)} boxes -> {out}")
+    if a.render:
+        clip = np.stack(drawn)
+        clip = clip[:, : clip.shape[1] // 2 * 2, : clip.shape[2] // 2 * 2]  # H.264 needs even sizes
+        write_video(a.render, clip, a.fps or _video_fps(path) or 25.0)
+        print(f"tsm detect video: rendered {a.render}")
+    return 0
+
+
+def zip_frames(frames, detector, score_thr):
+    """``(frame, FrameResult)`` pairs of one online stream over the ``frames`` iterator."""
+    from .inference import stream_frames
+
+    kept = []
+
+    def tee():
+        for f in frames:
+            kept.append(f)
+            yield f
+
+    for r in stream_frames(detector, tee(), score_thr):
+        yield kept.pop(0), r
+
+
+COMMANDS = {"train": train, "test": test, "video": video}
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of ``tsm detect`` (see the module docstring)."""
+    try:
+        import mmdet  # noqa: F401
+    except ImportError as e:
+        raise UserError(f"tsm detect needs mmdet/mmengine/mmcv ({e}); run `make setup`") from None
+    a = _parser().parse_args(argv)
+    return COMMANDS[a.cmd](a)
+
+
+if __name__ == "__main__":
+    from tsm_apps.cli import main as tsm_main
+    sys.exit(tsm_main(["detect"] + sys.argv[1:]))

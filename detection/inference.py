@@ -1,0 +1,237 @@
+"""Online video detection with a trained ``ClipRFCN``: load it, stream frames through it.
+
+:func:`load_detector` builds the model of a config (a training work folder holds the resolved
+``config.py`` and ``final.pth``) on CPU or CUDA. :func:`detect_video` runs uint8 RGB frames
+``(T, H, W, 3)`` through it one at a time in order: the online-TSM backbone keeps its shift
+buffers from frame to frame (reset at the start of each call), exactly as ``tsm detect test``
+streams a video. Frames go through the config's test pipeline (resize, normalise, pad); boxes
+come back in the frame's own pixels.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Optional, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from .checkpoint import load_detector_weights
+
+CONFIG_NAMES = ("config.py",)
+CHECKPOINT_NAMES = ("final.pth", "latest.pth")
+DEFAULT_SCORE_THR = 0.3
+_video_ids = itertools.count()
+
+
+@dataclass(frozen=True)
+class FrameResult:
+    """Detections of one frame: ``boxes (K, 4)`` float32 pixel ``x1, y1, x2, y2``,
+    ``scores (K,)`` float32 (descending), ``labels`` class names, ``label_ids (K,)`` int64."""
+    frame: int
+    boxes: np.ndarray
+    scores: np.ndarray
+    labels: tuple
+    label_ids: np.ndarray
+
+    def to_dict(self) -> dict:
+        """JSON-ready: boxes rounded to 0.1 px, scores to 1e-4."""
+        return {"frame": self.frame, "boxes": np.round(self.boxes, 1).tolist(),
+                "scores": np.round(self.scores, 4).tolist(), "labels": list(self.labels),
+                "label_ids": self.label_ids.tolist()}
+
+
+@dataclass
+class Detector:
+    """A loaded detector: the mmdet model (eval mode), its test pipeline and class names."""
+    model: nn.Module
+    pipeline: Callable[[dict], dict]
+    classes: tuple
+    device: torch.device
+    config_path: Optional[Path] = None
+    checkpoint_path: Optional[Path] = None
+
+
+def _iter_number(p: Path) -> int:
+    digits = "".join(c for c in p.stem if c.isdigit())
+    return int(digits) if digits else -1
+
+
+def find_run_files(folder: str | os.PathLike) -> tuple[Path, Path]:
+    """``(config, checkpoint)`` of a training work folder: ``config.py`` (else the only
+    ``*.py``) and ``final.pth`` (else the ``iter_N.pth`` with the largest ``N``)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"detector folder not found: {folder}")
+    configs = [folder / n for n in CONFIG_NAMES if (folder / n).is_file()] or \
+        sorted(folder.glob("*.py"))
+    if len(configs) != 1 and not (folder / CONFIG_NAMES[0]).is_file():
+        raise ValueError(f"{folder}: expected a config.py (written by `tsm detect train`), "
+                         f"found {[c.name for c in configs] or 'no .py file'}")
+    ckpts = [folder / n for n in CHECKPOINT_NAMES if (folder / n).is_file()] or \
+        sorted(folder.glob("*.pth"), key=lambda p: (_iter_number(p), p.stat().st_mtime))[::-1]
+    if not ckpts:
+        raise FileNotFoundError(f"{folder}: no checkpoint (final.pth or iter_N.pth)")
+    return configs[0], ckpts[0]
+
+
+def load_config(path: str | os.PathLike, options: Optional[dict] = None):
+    """mmengine ``Config`` of ``path`` (``options``: ``--cfg-options`` style overrides)."""
+    from mmengine.config import Config
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"config not found: {path}")
+    try:
+        cfg = Config.fromfile(str(path))
+    except Exception as e:  # syntax errors, missing _base_ files, bad imports
+        raise ValueError(f"cannot read config {path}: {type(e).__name__}: {e}") from None
+    if options:
+        cfg.merge_from_dict(options)
+    return cfg
+
+
+def _test_pipeline(cfg) -> Callable[[dict], dict]:
+    """The config's test pipeline with the file loader replaced by an in-memory one."""
+    from mmcv.transforms import Compose
+
+    loader = cfg.get("test_dataloader") or cfg.get("val_dataloader")
+    steps = [dict(t) for t in (loader or {}).get("dataset", {}).get("pipeline", [])]
+    if not steps or "LoadImage" not in steps[0].get("type", ""):
+        raise ValueError("the config's test_dataloader.dataset.pipeline must start with "
+                         f"LoadImageFromFile; got {[s.get('type') for s in steps]}")
+    steps[0] = dict(type="mmdet.LoadImageFromNDArray")
+    steps = [s for s in steps if "LoadAnnotations" not in s.get("type", "")]
+    pack = steps[-1]
+    keys = tuple(pack.get("meta_keys", ()))
+    pack["meta_keys"] = keys + tuple(k for k in ("img_id", "ori_shape", "img_shape",
+                                                 "scale_factor", "video", "frame_id")
+                                     if k not in keys)
+    return Compose(steps)
+
+
+def _classes(cfg, meta: dict) -> tuple:
+    names = (meta.get("dataset_meta") or {}).get("classes")
+    if names:
+        return tuple(str(c) for c in names)
+    loader = cfg.get("test_dataloader") or {}
+    names = ((loader.get("dataset") or {}).get("metainfo") or {}).get("classes")
+    if names:
+        return tuple(names)
+    from .vid_dataset import ImageNetVIDDataset
+    return tuple(ImageNetVIDDataset.METAINFO["classes"])
+
+
+def load_detector(folder_or_config: str | os.PathLike,
+                  checkpoint: Optional[str | os.PathLike] = None,
+                  device: Optional[str | torch.device] = None,
+                  cfg_options: Optional[dict] = None) -> Detector:
+    """A :class:`Detector` in eval mode from a work folder (``config.py`` + ``final.pth``, see
+    :func:`find_run_files`) or from a config file and ``checkpoint``. ``device``: default CUDA
+    when present, else CPU. Weights are loaded with ``weights_only=True`` and must fit the
+    config's model exactly (ValueError naming the differing keys otherwise)."""
+    from mmengine.registry import init_default_scope
+    from mmdet.registry import MODELS
+
+    import detection  # noqa: F401  (registers our classes)
+
+    path = Path(folder_or_config)
+    if not path.exists():
+        raise FileNotFoundError(f"detector folder or config not found: {path}")
+    if path.is_dir():
+        config_path, found = find_run_files(path)
+        checkpoint = checkpoint or found
+    else:
+        config_path = path
+        if checkpoint is None:
+            raise ValueError(f"{path} is a config file: give the checkpoint too")
+    cfg = load_config(config_path, cfg_options)
+    init_default_scope(cfg.get("default_scope", "mmdet"))
+    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    model = MODELS.build(cfg.model)
+    meta = load_detector_weights(model, checkpoint)
+    classes = _classes(cfg, meta)
+    n = getattr(getattr(getattr(model, "roi_head", None), "bbox_head", None), "num_classes", None)
+    if n is not None and n != len(classes):
+        raise ValueError(f"{checkpoint}: {len(classes)} class names for a model of {n} classes "
+                         f"({config_path}); the checkpoint's dataset_meta or the config's "
+                         "test_dataloader.dataset.metainfo must list them")
+    model.to(device).eval()
+    return Detector(model, _test_pipeline(cfg), classes, device, config_path, Path(checkpoint))
+
+
+def _check_frames(frames: np.ndarray) -> np.ndarray:
+    frames = np.asarray(frames)
+    if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[-1] != 3:
+        raise ValueError(f"frames must be uint8 (T, H, W, 3) RGB, got {frames.dtype} "
+                         f"{frames.shape}")
+    return frames
+
+
+def _result(i: int, sample, classes: Sequence[str], score_thr: float) -> FrameResult:
+    pred = sample.pred_instances
+    scores = pred.scores.detach().cpu().float().numpy()
+    keep = np.flatnonzero(scores >= score_thr)
+    keep = keep[np.argsort(-scores[keep], kind="stable")]
+    ids = pred.labels.detach().cpu().numpy().astype(np.int64)[keep]
+    boxes = pred.bboxes.detach().cpu().float().numpy().reshape(-1, 4)[keep]
+    names = tuple(classes[j] if 0 <= j < len(classes) else str(j) for j in ids.tolist())
+    return FrameResult(i, boxes.astype(np.float32), scores[keep].astype(np.float32), names, ids)
+
+
+@torch.no_grad()
+def stream_frames(detector: Detector, frames: Iterable[np.ndarray],
+                  score_thr: float = DEFAULT_SCORE_THR) -> Iterator[FrameResult]:
+    """Detections of each uint8 ``(H, W, 3)`` RGB frame of ``frames`` (any iterable: a decoder
+    can feed it chunk by chunk), one stream: shift buffers carried from frame to frame,
+    starting from zeros."""
+    from mmengine.dataset import pseudo_collate
+
+    model = detector.model
+    if hasattr(model, "reset_stream"):
+        model.reset_stream()
+    video = f"stream-{os.getpid()}-{next(_video_ids)}"
+    for i, frame in enumerate(frames):
+        frame = np.asarray(frame)
+        if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[-1] != 3:
+            raise ValueError(f"frame {i}: expected uint8 (H, W, 3) RGB, got {frame.dtype} "
+                             f"{frame.shape}")
+        bgr = np.ascontiguousarray(frame[..., ::-1])  # mmdet configs expect BGR (bgr_to_rgb)
+        data = detector.pipeline(dict(img=bgr, img_id=i, video=video, frame_id=i))
+        sample = model.test_step(pseudo_collate([data]))[0]
+        yield _result(i, sample, detector.classes, score_thr)
+    if hasattr(model, "reset_stream"):
+        model.reset_stream()
+
+
+def detect_video(detector: Detector, frames: np.ndarray,
+                 progress: Optional[Callable[[float], object]] = None,
+                 score_thr: float = DEFAULT_SCORE_THR) -> list[FrameResult]:
+    """Online detection over uint8 RGB ``frames (T, H, W, 3)`` in order: one
+    :class:`FrameResult` per frame (boxes in the frames' pixels, scores >= ``score_thr``).
+    ``progress(fraction)`` is called after each frame."""
+    frames = _check_frames(frames)
+    out = []
+    for r in stream_frames(detector, frames, score_thr):
+        out.append(r)
+        if progress is not None:
+            progress((r.frame + 1) / len(frames))
+    return out
+
+
+def draw_detections(frame: np.ndarray, result: FrameResult, color=(255, 64, 64)) -> np.ndarray:
+    """A copy of uint8 RGB ``frame (H, W, 3)`` with ``result``'s boxes outlined and captioned
+    ``"<label> <score>"``."""
+    from PIL import Image, ImageDraw
+
+    img = Image.fromarray(np.ascontiguousarray(frame))
+    draw = ImageDraw.Draw(img)
+    width = max(1, round(min(img.size) / 160))
+    for (x1, y1, x2, y2), name, score in zip(result.boxes.tolist(), result.labels,
+                                             result.scores.tolist()):
+        draw.rectangle([x1, y1, x2, y2], outline=color, width=width)
+        draw.text((x1 + 2, max(0.0, y1 - 11)), f"{name} {score:.2f}", fill=color)
+    return np.asarray(img)

@@ -1,0 +1,50 @@
+"""``tsm detect``: bad input ends with exit code 2 and a one-line message naming the problem."""
+from pathlib import Path
+
+import pytest
+
+from tsm_apps.cli import main as tsm
+
+import detection
+
+SYNTH = str(Path(detection.__file__).parent / "configs" / "rfcn_synth_tsm.py")
+
+
+def run(capsys, *argv):
+    code = tsm(["detect", *map(str, argv)])
+    err = capsys.readouterr().err
+    return code, err
+
+
+def test_missing_config(capsys, tmp_path):
+    code, err = run(capsys, "train", tmp_path / "nope.py", "--work-dir", tmp_path / "w")
+    assert code == 2
+    assert "config not found" in err and "nope.py" in err and "Traceback" not in err
+
+
+def test_missing_and_bad_checkpoint(capsys, tmp_path):
+    code, err = run(capsys, "test", SYNTH, tmp_path / "none.pth")
+    assert code == 2 and "checkpoint not found" in err and "none.pth" in err
+    bad = tmp_path / "bad.pth"
+    bad.write_bytes(b"not a checkpoint")
+    code, err = run(capsys, "test", SYNTH, bad)
+    assert code == 2 and "cannot read checkpoint" in err and "bad.pth" in err
+    assert "Traceback" not in err
+
+
+def test_unreadable_video(capsys, tmp_path):
+    video = tmp_path / "broken.mp4"
+    video.write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"garbage" * 20)
+    code, err = run(capsys, "video", SYNTH, tmp_path / "x.pth", video, "--out", tmp_path / "d.json")
+    assert code == 2 and "broken.mp4" in err and "Traceback" not in err
+    code, err = run(capsys, "video", SYNTH, tmp_path / "x.pth", tmp_path / "missing.mp4",
+                    "--out", tmp_path / "d.json")
+    assert code == 2 and "video not found" in err
+
+
+def test_bad_cfg_option_and_usage(capsys, tmp_path):
+    with pytest.raises(SystemExit) as e:
+        tsm(["detect", "train"])
+    assert e.value.code == 2
+    code, err = run(capsys, "test", SYNTH, tmp_path / "none.pth", "--out", tmp_path / "r.txt")
+    assert code == 2 and "--out must be a .json file" in err
