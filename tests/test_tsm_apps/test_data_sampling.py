@@ -70,6 +70,8 @@ def test_twice_is_centres_then_starts():
 def test_multi_clip_spreads_offsets_inside_segments():
     eq(sample_multi_clip(10, 4, 2), [0, 3, 5, 8, 1, 4, 6, 9])  # offsets tick/4, 3 tick/4
     eq(sample_multi_clip(10, 4, 1), sample_test(10, 4))
+    # floor((6 i + 2 k + 1) / 7) exactly: clip 1, i = 3 is 21 / 7 = 3 (float arithmetic gives 2)
+    eq(sample_multi_clip(6, 7, 3), [0, 1, 1, 2, 3, 4, 5, 0, 1, 2, 3, 3, 4, 5, 0, 1, 2, 3, 4, 5, 5])
     with pytest.raises(ValueError, match="num_clips"):
         sample_multi_clip(10, 4, 0)
 

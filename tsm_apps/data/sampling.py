@@ -74,12 +74,18 @@ def sample_twice(num_frames: int, num_segments: int) -> np.ndarray:
 
 def sample_multi_clip(num_frames: int, num_segments: int, num_clips: int) -> np.ndarray:
     """``K = num_clips`` test clips ``(K*T,)`` spread evenly inside the segments: clip ``k``
-    takes ``int(tick * i + tick * (k + 0.5) / K)``. ``K = 1`` is :func:`sample_test`."""
+    takes ``floor(num_frames * (i + (k + 0.5) / K) / T)``, computed in exact integer arithmetic
+    (no float off-by-one at segment boundaries). ``K = 1`` is :func:`sample_test` (the official
+    float formula)."""
     _check(num_frames, num_segments)
     if num_clips < 1:
         raise ValueError(f"num_clips must be >= 1, got {num_clips}")
-    return np.concatenate([_ticks(num_frames, num_segments, (k + 0.5) / num_clips)
-                           for k in range(num_clips)])
+    if num_clips == 1:
+        return sample_test(num_frames, num_segments)
+    i = np.arange(num_segments, dtype=np.int64)
+    k = np.arange(num_clips, dtype=np.int64)[:, None]
+    num = num_frames * (2 * num_clips * i + 2 * k + 1)
+    return (num // (2 * num_clips * num_segments)).reshape(-1)
 
 
 def _dense_positions(num_frames: int, num_segments: int, window: int) -> tuple:
