@@ -56,6 +56,15 @@ def test_train_is_deterministic_by_seed_and_epoch(records):
     assert len(seen) > 1
 
 
+def test_dataset_pickles_for_spawned_workers(records):
+    import pickle
+    for kw in (dict(mode="train"), dict(mode="test", dense=True, dense_window=8),
+               dict(mode="test", num_clips=2), dict(mode="val")):
+        ds = VideoDataset(records, 4, frame_template="img_{:05d}.png", seed=1, **kw)
+        again = pickle.loads(pickle.dumps(ds))
+        assert torch.equal(again[2][0], ds[2][0])
+
+
 def test_test_mode_multi_clip_shapes(records):
     kw = dict(frame_template="img_{:05d}.png")
     clip, _ = VideoDataset(records, 4, mode="test", twice=True, **kw)[0]

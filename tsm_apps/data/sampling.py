@@ -18,7 +18,7 @@ DENSE_TEST_CLIPS = 10
 Sampler = Callable[[int, Optional[np.random.Generator]], np.ndarray]
 
 __all__ = ["sample_train", "sample_val", "sample_test", "sample_twice", "sample_multi_clip",
-           "dense_sample", "dense_sample_test", "make_sampler", "DENSE_WINDOW",
+           "dense_sample", "dense_sample_test", "make_sampler", "SegmentSampler", "DENSE_WINDOW",
            "DENSE_TEST_CLIPS"]
 
 
@@ -121,6 +121,25 @@ def dense_sample_test(num_frames: int, num_segments: int, num_clips: int = DENSE
     return np.concatenate([(steps + s) % num_frames for s in starts.tolist()]).astype(np.int64)
 
 
+class SegmentSampler:
+    """A picklable ``(num_frames, rng) -> indices``: ``fn(num_frames, *args, [rng,] **kwargs)``
+    (``rng`` passed only when ``random``), so data sets work with spawned DataLoader workers."""
+
+    def __init__(self, fn: Callable, args: tuple = (), kwargs: Optional[dict] = None,
+                 random: bool = False) -> None:
+        self.fn, self.args, self.kwargs, self.random = fn, tuple(args), dict(kwargs or {}), random
+
+    def __call__(self, num_frames: int, rng: Optional[np.random.Generator] = None) -> np.ndarray:
+        if self.random:
+            if rng is None:
+                raise ValueError(f"{self.fn.__name__} needs a numpy Generator, got None")
+            return self.fn(num_frames, *self.args, rng, **self.kwargs)
+        return self.fn(num_frames, *self.args, **self.kwargs)
+
+    def __repr__(self) -> str:
+        return f"SegmentSampler({self.fn.__name__}, {self.args}, {self.kwargs})"
+
+
 def make_sampler(mode: str, num_segments: int, dense: bool = False, twice: bool = False,
                  num_clips: int = 1, window: int = DENSE_WINDOW) -> Sampler:
     """A function ``(num_frames, rng) -> indices`` for a data set ``mode``.
@@ -137,17 +156,16 @@ def make_sampler(mode: str, num_segments: int, dense: bool = False, twice: bool 
     if mode != "test" and (twice or num_clips > 1):
         raise ValueError(f"twice / num_clips apply to mode='test' only, got mode={mode!r}")
     t = num_segments
-    if mode == "train":
-        return (lambda n, rng: dense_sample(n, t, rng, window)) if dense else \
-            (lambda n, rng: sample_train(n, t, rng))
-    if mode == "val":
-        return (lambda n, rng: dense_sample(n, t, rng, window)) if dense else \
-            (lambda n, rng: sample_val(n, t))
+    if mode != "test":
+        if dense:
+            return SegmentSampler(dense_sample, (t,), {"window": window}, True)
+        return SegmentSampler(sample_train, (t,), {}, True) if mode == "train" else \
+            SegmentSampler(sample_val, (t,))
     if dense:
         k = num_clips if num_clips > 1 else DENSE_TEST_CLIPS
-        return lambda n, rng: dense_sample_test(n, t, k, window)
+        return SegmentSampler(dense_sample_test, (t, k, window))
     if twice:
-        return lambda n, rng: sample_twice(n, t)
+        return SegmentSampler(sample_twice, (t,))
     if num_clips > 1:
-        return lambda n, rng: sample_multi_clip(n, t, num_clips)
-    return lambda n, rng: sample_test(n, t)
+        return SegmentSampler(sample_multi_clip, (t, num_clips))
+    return SegmentSampler(sample_test, (t,))
