@@ -1,1 +1,18 @@
-"""detection"""
+"""Video object detection on mmdet: online-TSM R-FCN for ImageNet-VID.
+
+The only package of the project that imports mmdet/mmengine/mmcv. Importing it registers the
+classes below in mmdet's registries (configs use
+``custom_imports=dict(imports=['detection'], allow_failed_imports=False)``).
+"""
+# model (registered in mmdet MODELS / TASK_UTILS / DATA_SAMPLERS)
+from .backbone import TSMResNet
+from .clips import ClipBatchSampler
+from .detector import ClipRFCN
+from .ohem import HardestRoISampler
+from .ps_roi import PSRoIVote, ps_roi_vote
+from .rfcn_head import RFCNBBoxHead, RFCNRoIHead
+
+__all__ = [
+    "TSMResNet", "ClipBatchSampler", "ClipRFCN", "HardestRoISampler", "PSRoIVote",
+    "ps_roi_vote", "RFCNBBoxHead", "RFCNRoIHead",
+]

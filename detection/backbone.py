@@ -1,0 +1,177 @@
+"""``TSMResNet``: the ``tsm_apps`` ResNet (TSM online/offline or TSN) as an mmdet backbone.
+
+Clip mode (training, offline TSM): input ``(N*T, 3, H, W)`` with the ``T = num_segments`` frames
+of each clip contiguous; output a tuple of stage maps ``(N*T, C_i, h_i, w_i)`` for
+``out_indices``. Streaming mode (online TSM at test time, :meth:`TSMResNet.start_stream`): each
+call takes one frame per stream ``(S, 3, H, W)`` and the shift modules keep the previous
+frame's shifted channels (one buffer per shifted block), so frame-by-frame outputs equal the
+whole-clip outputs of the causal (online) shift.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import torch
+from mmdet.registry import MODELS
+from mmengine.model import BaseModule
+from torch import Tensor, nn
+
+from tsm_apps.backbone import BackboneConfig, build_trunk, set_num_segments
+from tsm_apps.checkpoint import checkpoint_config, read_checkpoint, state_dict_mismatch
+from tsm_apps.online import shift_modules
+from tsm_apps.shift import DEFAULT_FOLD_DIV
+
+
+@MODELS.register_module()
+class TSMResNet(BaseModule):
+    """ResNet trunk of ``tsm_apps`` with temporal shift, for mmdet detectors.
+
+    Args:
+        arch: ``'resnet18' | 'resnet34' | 'resnet50' | 'resnet101' | 'resnet152'``.
+        width: channel multiplier of every stage (``0.125`` turns resnet18 into an 8-16-32-64
+            net for tests/CPU configs; never fewer than 8 channels).
+        num_segments: ``T``, frames per training clip (the batch must be ``N*T`` frames).
+        shift: ``'online'`` (causal, streamable), ``'offline'`` (bi-directional) or ``None``
+            (TSN: the same 2D network, no shift).
+        fold_div: ``1/fold_div`` of a block's input channels is shifted per direction.
+        place: ``'blockres'`` (shift inside the residual branch) or ``'block'``.
+        strides / dilations: per stage (res2..res5). The VID R-FCN recipe is
+            ``strides=(1, 2, 2, 1)``, ``dilations=(1, 1, 1, 2)`` (res5 at stride 16, dilated).
+        out_indices: stages returned (0..3 = res2..res5).
+        frozen_stages: mmdet semantics: ``-1`` nothing frozen, ``0`` the stem (conv1/bn1),
+            ``i >= 1`` the stem and res2..res(i+1); frozen parts have no grad and stay in eval.
+        norm_eval: keep every BatchNorm in eval mode (frozen statistics) while training.
+        checkpoint: optional path of a ``tsm_apps`` recognizer checkpoint (or an official TSM /
+            mmaction2 TSM one) whose backbone weights :meth:`init_weights` loads; classifier
+            keys are ignored. Nothing is ever downloaded.
+        init_cfg: mmengine init config (default ``None``: the trunk's own Kaiming init).
+    """
+
+    def __init__(self, arch: str = "resnet50", width: float = 1.0, num_segments: int = 8,
+                 shift: Optional[str] = "online", fold_div: int = DEFAULT_FOLD_DIV,
+                 place: str = "blockres", strides: Sequence[int] = (1, 2, 2, 1),
+                 dilations: Sequence[int] = (1, 1, 1, 2), out_indices: Sequence[int] = (3,),
+                 frozen_stages: int = -1, norm_eval: bool = True,
+                 checkpoint: Optional[str] = None, init_cfg: Optional[dict] = None) -> None:
+        super().__init__(init_cfg)
+        if arch == "mobilenetv2":
+            raise ValueError("TSMResNet wraps ResNets only; got arch='mobilenetv2'")
+        if not all(0 <= i <= 3 for i in out_indices) or not out_indices:
+            raise ValueError(f"out_indices must be stage numbers in 0..3, got {out_indices}")
+        if not -1 <= frozen_stages <= 4:
+            raise ValueError(f"frozen_stages must be in -1..4, got {frozen_stages}")
+        self.cfg = BackboneConfig(arch=arch, num_segments=num_segments, shift=shift,
+                                  fold_div=fold_div, place=place, width=width,
+                                  strides=tuple(strides), dilations=tuple(dilations))
+        self.trunk = build_trunk(self.cfg)
+        self.out_indices = tuple(out_indices)
+        self.out_channels = tuple(self.trunk.stage_channels[i] for i in self.out_indices)
+        self.frozen_stages, self.norm_eval = frozen_stages, norm_eval
+        self.checkpoint = checkpoint
+        self._streaming = False
+        self._freeze()
+
+    # -- clip mode -------------------------------------------------------------------------
+    @property
+    def num_segments(self) -> int:
+        return self.cfg.num_segments
+
+    def set_num_segments(self, num_segments: int) -> None:
+        """Change ``T`` of every shift module (e.g. a different clip length at test time)."""
+        if num_segments < 1:
+            raise ValueError(f"num_segments must be >= 1, got {num_segments}")
+        set_num_segments(self.trunk, num_segments)
+        self.cfg.num_segments = num_segments
+
+    def forward(self, x: Tensor) -> tuple:
+        """``(N*T, 3, H, W)`` (clip mode) or ``(S, 3, H, W)`` (streaming) -> tuple of maps."""
+        if not isinstance(x, Tensor):
+            raise TypeError(f"TSMResNet expects a Tensor, got {type(x).__name__}")
+        if x.dim() != 4 or x.shape[1] != 3:
+            raise ValueError(f"TSMResNet expects (N*T, 3, H, W), got {tuple(x.shape)}")
+        if not self._streaming and x.shape[0] % self.num_segments:
+            raise ValueError(f"TSMResNet: batch of {x.shape[0]} frames (shape {tuple(x.shape)}) "
+                             f"is not a whole number of clips of num_segments={self.num_segments}")
+        outs = self.trunk.forward_stages(x)
+        return tuple(outs[i] for i in self.out_indices)
+
+    # -- streaming mode (online shift) -----------------------------------------------------
+    @property
+    def streaming(self) -> bool:
+        return self._streaming
+
+    def start_stream(self) -> None:
+        """Enter streaming mode with empty buffers (``shift='offline'`` is refused)."""
+        if self.cfg.shift == "offline":
+            raise ValueError("streaming needs shift='online' (causal) or None; this backbone "
+                             "was built with shift='offline'")
+        for m in shift_modules(self.trunk):
+            m.streaming, m.buffer = True, None
+        self._streaming = True
+
+    def stop_stream(self) -> None:
+        """Back to clip mode; buffers are dropped."""
+        for m in shift_modules(self.trunk):
+            m.streaming, m.buffer = False, None
+        self._streaming = False
+
+    def reset(self) -> None:
+        """Forget the past (a new video starts): every shift buffer back to zeros."""
+        for m in shift_modules(self.trunk):
+            m.buffer = None
+
+    def get_buffers(self) -> List[Optional[Tensor]]:
+        """The shift buffers ``[(S, C_i // fold_div, h_i, w_i) | None]`` in module order."""
+        return [m.buffer for m in shift_modules(self.trunk)]
+
+    def set_buffers(self, buffers: Sequence[Optional[Tensor]]) -> None:
+        mods = shift_modules(self.trunk)
+        if len(buffers) != len(mods):
+            raise ValueError(f"expected {len(mods)} shift buffers, got {len(buffers)}")
+        for m, b in zip(mods, buffers):
+            m.buffer = b
+
+    @property
+    def cache_bytes(self) -> int:
+        """Bytes held by the shift buffers now."""
+        return sum(b.numel() * b.element_size() for b in self.get_buffers() if b is not None)
+
+    # -- training behaviour ----------------------------------------------------------------
+    def _frozen_modules(self) -> list:
+        if self.frozen_stages < 0:
+            return []
+        t = self.trunk
+        return [t.conv1, t.bn1] + t.stages[:self.frozen_stages]
+
+    def _freeze(self) -> None:
+        for m in self._frozen_modules():
+            m.eval()
+            for p in m.parameters():
+                p.requires_grad = False
+
+    def train(self, mode: bool = True) -> "TSMResNet":
+        super().train(mode)
+        self._freeze()
+        if mode and self.norm_eval:
+            for m in self.modules():
+                if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                    m.eval()
+        return self
+
+    def init_weights(self) -> None:
+        super().init_weights()
+        if self.checkpoint:
+            self.load_tsm_checkpoint(self.checkpoint)
+
+    def load_tsm_checkpoint(self, path: str) -> None:
+        """Load the ``backbone.*`` weights of a recognizer checkpoint (any layout ``tsm_apps``
+        reads) into the trunk; ValueError listing missing keys / shape conflicts."""
+        _, sd, _ = checkpoint_config(read_checkpoint(path), str(path).split("/")[-1])
+        trunk_sd = {k[len("backbone."):]: v for k, v in sd.items() if k.startswith("backbone.")}
+        missing, _, conflicts = state_dict_mismatch(self.trunk, trunk_sd)
+        if missing or conflicts or not trunk_sd:
+            raise ValueError(f"checkpoint {path} does not fit TSMResNet(arch={self.cfg.arch}, "
+                             f"width={self.cfg.width}): {len(missing)} missing keys "
+                             f"{missing[:8]}, shape conflicts {conflicts[:8]}")
+        with torch.no_grad():
+            self.trunk.load_state_dict(trunk_sd, strict=False)

@@ -1,0 +1,122 @@
+"""Training clips: a batch sampler that turns sampled key frames into clips of ``T`` frames.
+
+mmengine config::
+
+    train_dataloader = dict(
+        batch_size=2,                       # clips per batch (per GPU)
+        sampler=dict(type='DefaultSampler', shuffle=True),
+        batch_sampler=dict(type='ClipBatchSampler', clip_len=4),
+        ...)
+
+The inner sampler draws key frames (dataset indices; it handles shuffling, epochs and
+distributed ranks); for each key frame the clip is ``T`` consecutive frames of its video that
+contain it, starting at a uniformly random position (MSRA/FGFA-style frame sampling). A video
+shorter than ``T`` (a DET image is a one-frame video) repeats its last frame. A batch is the
+``batch_size * T`` indices, clip by clip, so the model sees ``(N*T, 3, H, W)`` with the frames
+of a clip contiguous. Frames of one video share a size, so mmdet's default collate and
+``DetDataPreprocessor`` (padding per batch) need nothing else.
+
+The per-video frame order comes from ``dataset.video_index`` when the dataset has one (a
+mapping ``video -> dataset indices in frame order``, or a method returning it), else from one
+pass over ``dataset.get_data_info(i)['video' / 'frame_id']``.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Dict, Iterator, List, Mapping, Sequence
+
+import numpy as np
+from mmdet.registry import DATA_SAMPLERS
+from torch.utils.data import Sampler
+
+
+def build_video_index(dataset) -> Dict[object, List[int]]:
+    """``video -> dataset indices sorted by frame_id`` for frame-level entries."""
+    given = getattr(dataset, "video_index", None)
+    if callable(given):
+        given = given()
+    if isinstance(given, Mapping):
+        return {v: [int(i) for i in idx] for v, idx in given.items()}
+    frames = defaultdict(list)
+    for i in range(len(dataset)):
+        info = dataset.get_data_info(i)
+        if "video" not in info or "frame_id" not in info:
+            raise ValueError(f"dataset entry {i} has no 'video'/'frame_id' (keys {sorted(info)}); "
+                             "ClipBatchSampler needs frame-level video entries")
+        frames[info["video"]].append((int(info["frame_id"]), i))
+    return {v: [i for _, i in sorted(fr)] for v, fr in frames.items()}
+
+
+def clip_around(frames: Sequence[int], pos: int, clip_len: int, rng: np.random.Generator) -> list:
+    """``clip_len`` consecutive entries of ``frames`` containing ``frames[pos]``, random start.
+
+    Shorter videos: all frames, then the last one repeated.
+    """
+    n = len(frames)
+    if not 0 <= pos < n:
+        raise ValueError(f"position {pos} outside a video of {n} frames")
+    if n <= clip_len:
+        return list(frames) + [frames[-1]] * (clip_len - n)
+    lo, hi = max(0, pos - clip_len + 1), min(pos, n - clip_len)
+    start = int(rng.integers(lo, hi + 1))
+    return list(frames[start:start + clip_len])
+
+
+@DATA_SAMPLERS.register_module()
+class ClipBatchSampler(Sampler):
+    """Batches of ``batch_size`` clips of ``clip_len`` consecutive frames (indices flattened).
+
+    Args:
+        sampler: the key-frame sampler (mmengine ``DefaultSampler`` / ``InfiniteSampler``),
+            whose ``dataset`` holds frame-level entries with ``video`` and ``frame_id``.
+        batch_size: clips per batch.
+        clip_len: ``T``, equal to the backbone's ``num_segments``.
+        drop_last: drop a last incomplete batch.
+        seed: seed of the clip start positions (default: the inner sampler's ``seed``, else 0);
+            starts also depend on the epoch, so they differ between epochs but not between runs.
+    """
+
+    def __init__(self, sampler: Sampler, batch_size: int, clip_len: int = 2,
+                 drop_last: bool = False, seed: int | None = None) -> None:
+        if batch_size < 1 or clip_len < 1:
+            raise ValueError(f"batch_size and clip_len must be >= 1, got {batch_size}, {clip_len}")
+        dataset = getattr(sampler, "dataset", None)
+        if dataset is None:
+            raise TypeError(f"ClipBatchSampler needs a sampler with a .dataset, got "
+                            f"{type(sampler).__name__}")
+        self.sampler, self.batch_size, self.clip_len = sampler, batch_size, clip_len
+        self.drop_last = drop_last
+        self.seed = int(seed if seed is not None else (getattr(sampler, "seed", None) or 0))
+        self.videos = build_video_index(dataset)
+        self.where = {i: (v, p) for v, idx in self.videos.items() for p, i in enumerate(idx)}
+        self._epoch, self._passes = 0, 0
+
+    def clip_of(self, index: int, rng: np.random.Generator) -> list:
+        """The clip (dataset indices) drawn for key frame ``index``."""
+        if index not in self.where:
+            raise ValueError(f"dataset index {index} belongs to no video of the index")
+        video, pos = self.where[index]
+        return clip_around(self.videos[video], pos, self.clip_len, rng)
+
+    def __iter__(self) -> Iterator[list]:
+        epoch = int(getattr(self.sampler, "epoch", 0))
+        if epoch != self._epoch:
+            self._epoch, self._passes = epoch, 0
+        rng = np.random.default_rng([self.seed, epoch, self._passes])
+        self._passes += 1  # an iter-based loop restarting the same epoch gets new starts
+        batch = []
+        for index in self.sampler:
+            batch.extend(self.clip_of(int(index), rng))
+            if len(batch) == self.batch_size * self.clip_len:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def __len__(self) -> int:
+        n = len(self.sampler)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def set_epoch(self, epoch: int) -> None:
+        if hasattr(self.sampler, "set_epoch"):
+            self.sampler.set_epoch(epoch)

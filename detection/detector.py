@@ -1,0 +1,226 @@
+"""``ClipRFCN``: an mmdet two-stage detector (R-FCN) that trains on clips and tests online.
+
+Config kwargs (``model=dict(type='ClipRFCN', ...)``; see ``configs/_base_/rfcn_r101.py``):
+
+* ``backbone``: a :class:`~detection.backbone.TSMResNet` (``shift='online'`` for online TSM,
+  ``None`` for the TSN baseline; ``num_segments`` = the training clip length ``T``).
+* ``rpn_head``: mmdet ``RPNHead`` on one backbone map, ``rpn_feat_index`` (R-FCN: res4,
+  1024 channels at full width, with the backbone's ``out_indices=(2, 3)``); anchor generator
+  ``strides=[16]``, scales ``[8, 16, 32]`` x ratios ``[0.5, 1, 2]`` (128..512-pixel anchors).
+* ``rpn_feat_index``: index into the backbone's output tuple of the map the RPN reads
+  (default 0); the R-FCN head reads its own ``feat_index`` (default -1, res5).
+* ``roi_head``: :class:`~detection.rfcn_head.RFCNRoIHead` with an
+  :class:`~detection.rfcn_head.RFCNBBoxHead` (``num_classes``, ``in_channels``,
+  ``mid_channels``, ``k``, ``pool_mode``).
+* ``train_cfg`` / ``test_cfg``: mmdet's ``rpn``, ``rpn_proposal``, ``rcnn`` dicts; R-FCN OHEM is
+  ``rcnn.sampler=dict(type='HardestRoISampler', num=128)``.
+* ``data_preprocessor``: mmdet ``DetDataPreprocessor`` (``pad_size_divisor`` 16 or 32).
+* ``test_mode``: ``'stream'`` (default) runs the backbone one frame at a time in video order,
+  keeping the online shift buffers between frames and batches, reset at a new video;
+  ``'clip'`` runs each test batch as one clip (the only option for ``shift='offline'``).
+
+Training batches are ``N`` clips of ``T`` consecutive frames of one video, contiguous:
+``(N*T, 3, H, W)`` (build them with :class:`~detection.clips.ClipBatchSampler`). The losses
+cover every frame whose metainfo ``annotated`` is not ``False``.
+
+Test batches: frames in video order; each data sample's metainfo must hold ``video`` (any
+hashable id) and ``frame_id`` (int) — add them to ``PackDetInputs(meta_keys=...)``. The
+stream resets when ``video`` changes or ``frame_id`` does not increase.
+"""
+from __future__ import annotations
+
+import copy
+from typing import List, Optional, Sequence
+
+import torch
+from mmdet.models.detectors import TwoStageDetector
+from mmdet.registry import MODELS
+from mmdet.structures import SampleList
+from mmengine.config import ConfigDict
+from torch import Tensor
+
+TEST_MODES = ("stream", "clip")
+STREAM_META_KEYS = ("video", "frame_id")
+
+
+@MODELS.register_module()
+class ClipRFCN(TwoStageDetector):
+    """R-FCN on a TSM/TSN backbone, trained on clips, tested online frame by frame.
+
+    Args: ``backbone``, ``rpn_head``, ``roi_head``, ``train_cfg``, ``test_cfg``, ``neck``,
+    ``data_preprocessor``, ``init_cfg`` as mmdet ``TwoStageDetector``; ``test_mode`` and
+    ``rpn_feat_index`` as the module docstring.
+    """
+
+    def __init__(self, backbone: dict, rpn_head: dict, roi_head: dict,
+                 train_cfg: Optional[dict] = None, test_cfg: Optional[dict] = None,
+                 neck: Optional[dict] = None, data_preprocessor: Optional[dict] = None,
+                 init_cfg: Optional[dict] = None, test_mode: str = "stream",
+                 rpn_feat_index: int = 0) -> None:
+        if test_mode not in TEST_MODES:
+            raise ValueError(f"test_mode must be one of {TEST_MODES}, got {test_mode!r}")
+        # plain dicts (built in Python, not from a config file) work too
+        train_cfg = ConfigDict(train_cfg) if isinstance(train_cfg, dict) else train_cfg
+        test_cfg = ConfigDict(test_cfg) if isinstance(test_cfg, dict) else test_cfg
+        super().__init__(backbone=backbone, neck=neck, rpn_head=rpn_head, roi_head=roi_head,
+                         train_cfg=train_cfg, test_cfg=test_cfg,
+                         data_preprocessor=data_preprocessor, init_cfg=init_cfg)
+        shift = getattr(getattr(self.backbone, "cfg", None), "shift", None)
+        if test_mode == "stream" and shift == "offline":
+            raise ValueError("test_mode='stream' needs a causal backbone (shift='online' or "
+                             "None); shift='offline' needs test_mode='clip'")
+        self.test_mode = test_mode
+        self.rpn_feat_index = rpn_feat_index
+        self._stream: Optional[dict] = None  # {'video', 'frame_id', 'buffers'}
+
+    # -- training ----------------------------------------------------------------------------
+    @property
+    def clip_len(self) -> int:
+        return int(getattr(self.backbone, "num_segments", 1))
+
+    def check_clips(self, batch_inputs: Tensor, batch_data_samples: SampleList) -> None:
+        """Training batch = whole clips of ``clip_len`` frames, each clip from one video."""
+        n, t = batch_inputs.shape[0], self.clip_len
+        if n != len(batch_data_samples) or n % t:
+            raise ValueError(f"ClipRFCN: a training batch must be N clips of T={t} frames; got "
+                             f"inputs {tuple(batch_inputs.shape)} and {len(batch_data_samples)} "
+                             "data samples (use ClipBatchSampler with clip_len=T)")
+        for c in range(n // t):
+            videos = {s.metainfo.get("video") for s in batch_data_samples[c * t:(c + 1) * t]}
+            if len(videos) > 1:
+                raise ValueError(f"ClipRFCN: clip {c} of the batch mixes videos {sorted(map(str, videos))}")
+
+    def loss(self, batch_inputs: Tensor, batch_data_samples: SampleList) -> dict:
+        """Losses over every annotated frame of ``N`` clips ``(N*T, 3, H, W)``."""
+        self.check_clips(batch_inputs, batch_data_samples)
+        x = self.extract_feat(batch_inputs)
+        keep = [i for i, s in enumerate(batch_data_samples) if s.metainfo.get("annotated", True)]
+        if not keep:
+            # no labelled frame: zero loss that still touches every parameter
+            return dict(loss_zero=sum(p.sum() * 0.0 for p in self.parameters() if p.requires_grad))
+        if len(keep) < len(batch_data_samples):
+            idx = torch.tensor(keep, device=batch_inputs.device)
+            x = tuple(f.index_select(0, idx) for f in x)
+            batch_data_samples = [batch_data_samples[i] for i in keep]
+        return self.head_losses(x, batch_data_samples)
+
+    def rpn_inputs(self, x: tuple) -> tuple:
+        """The one-level tuple the RPN reads: ``(x[rpn_feat_index],)``."""
+        if not -len(x) <= self.rpn_feat_index < len(x):
+            raise ValueError(f"rpn_feat_index={self.rpn_feat_index} but the backbone returns "
+                             f"{len(x)} maps")
+        return (x[self.rpn_feat_index],)
+
+    def head_losses(self, x: tuple, batch_data_samples: SampleList) -> dict:
+        """RPN + R-FCN losses on backbone maps ``x`` (one map per data sample)."""
+        losses = dict()
+        proposal_cfg = self.train_cfg.get("rpn_proposal", self.test_cfg.rpn)
+        rpn_samples = copy.deepcopy(batch_data_samples)
+        for s in rpn_samples:
+            s.gt_instances.labels = torch.zeros_like(s.gt_instances.labels)
+        rpn_losses, proposals = self.rpn_head.loss_and_predict(self.rpn_inputs(x), rpn_samples,
+                                                               proposal_cfg=proposal_cfg)
+        for key in list(rpn_losses):
+            if "loss" in key and "rpn" not in key:
+                rpn_losses[f"rpn_{key}"] = rpn_losses.pop(key)
+        losses.update(rpn_losses)
+        losses.update(self.roi_head.loss(x, proposals, batch_data_samples))
+        return losses
+
+    def _forward(self, batch_inputs: Tensor, batch_data_samples: SampleList) -> tuple:
+        """Tensor mode (no post-processing): ``((cls_score, bbox_pred),)`` of all RoIs."""
+        x = self.extract_feat(batch_inputs)
+        proposals = self.rpn_head.predict(self.rpn_inputs(x), batch_data_samples, rescale=False)
+        return (self.roi_head.forward(x, proposals, batch_data_samples),)
+
+    # -- testing -----------------------------------------------------------------------------
+    def train(self, mode: bool = True) -> "ClipRFCN":
+        self.reset_stream()  # weights may change: never carry buffers across train/eval
+        return super().train(mode)
+
+    def reset_stream(self) -> None:
+        """Forget the stream state (the next test frame starts a new video)."""
+        self._stream = None
+
+    def predict(self, batch_inputs: Tensor, batch_data_samples: SampleList,
+                rescale: bool = True) -> SampleList:
+        """Detections for frames ``(B, 3, H, W)`` given in video order."""
+        if self.test_mode == "clip":
+            return self.predict_clip(batch_inputs, batch_data_samples, rescale)
+        return self.predict_stream(batch_inputs, batch_data_samples, rescale)
+
+    def heads_predict(self, x: tuple, batch_data_samples: SampleList,
+                      rescale: bool = True) -> SampleList:
+        """RPN proposals + R-FCN detections on backbone maps ``x`` (one per sample)."""
+        proposals = self.rpn_head.predict(self.rpn_inputs(x), batch_data_samples, rescale=False)
+        results = self.roi_head.predict(x, proposals, batch_data_samples, rescale=rescale)
+        return self.add_pred_to_datasample(batch_data_samples, results)
+
+    def predict_clip(self, batch_inputs: Tensor, batch_data_samples: SampleList,
+                     rescale: bool = True) -> SampleList:
+        """The batch is one clip: the backbone sees all frames at once (``T`` = batch size)."""
+        t = self.clip_len
+        self.backbone.set_num_segments(batch_inputs.shape[0])
+        try:
+            x = self.extract_feat(batch_inputs)
+        finally:
+            self.backbone.set_num_segments(t)
+        return self.heads_predict(x, batch_data_samples, rescale)
+
+    def predict_stream(self, batch_inputs: Tensor, batch_data_samples: SampleList,
+                       rescale: bool = True) -> SampleList:
+        """Frame by frame through the online backbone, shift buffers kept across calls."""
+        out = []
+        self.backbone.start_stream()
+        try:
+            for i, sample in enumerate(batch_data_samples):
+                frame = self._own_extent(batch_inputs[i:i + 1], sample)
+                self._advance_stream(sample)
+                x = self.extract_feat(frame)
+                self._stream["buffers"] = self.backbone.get_buffers()
+                out.extend(self.heads_predict(x, [sample], rescale))
+        except BaseException:
+            self._stream = None
+            raise
+        finally:
+            self.backbone.stop_stream()
+        return out
+
+    def _advance_stream(self, sample) -> None:
+        """Load this frame's stream buffers into the backbone (zeros at a new video)."""
+        meta = sample.metainfo
+        missing = [k for k in STREAM_META_KEYS if k not in meta]
+        if missing:
+            raise ValueError(f"ClipRFCN stream test needs metainfo {missing} on every frame "
+                             "(add them to PackDetInputs meta_keys); got keys "
+                             f"{sorted(meta)}")
+        video, frame_id = meta["video"], int(meta["frame_id"])
+        st = self._stream
+        if st is None or st["video"] != video or frame_id <= st["frame_id"]:
+            self.backbone.reset()
+        else:
+            self.backbone.set_buffers(st["buffers"])
+        self._stream = dict(video=video, frame_id=frame_id, buffers=None)
+
+    def _own_extent(self, frame: Tensor, sample) -> Tensor:
+        """Crop batch padding to this frame's own padded extent so its shape (and the shift
+        buffers') does not depend on which other frames shared its batch."""
+        h, w = sample.metainfo.get("img_shape", frame.shape[-2:])[:2]
+        d = int(getattr(self.data_preprocessor, "pad_size_divisor", 1) or 1)
+        ph, pw = min(-(-h // d) * d, frame.shape[-2]), min(-(-w // d) * d, frame.shape[-1])
+        if (ph, pw) != tuple(frame.shape[-2:]):
+            frame = frame[..., :ph, :pw]
+            sample.set_metainfo(dict(batch_input_shape=(ph, pw), pad_shape=(ph, pw)))
+        return frame
+
+    def stream_features(self, frames: Sequence[Tensor]) -> List[tuple]:
+        """Backbone maps of ``frames`` (each ``(1, 3, H, W)``), one stream from empty buffers;
+        the streaming path of :meth:`predict_stream` without the heads."""
+        feats = []
+        self.backbone.start_stream()
+        try:
+            for f in frames:
+                feats.append(self.extract_feat(f))
+        finally:
+            self.backbone.stop_stream()
+        return feats

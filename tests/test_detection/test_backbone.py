@@ -1,0 +1,113 @@
+"""TSMResNet adapter: shapes, online streaming == clip, causality, freezing, checkpoint init."""
+import pytest
+import torch
+from mmdet.registry import MODELS
+
+import detection  # noqa: F401
+from detection.backbone import TSMResNet
+from tsm_apps.checkpoint import save_checkpoint
+from tsm_apps.recognizer import build_recognizer
+
+
+def tiny(shift="online", t=4, **kw) -> TSMResNet:
+    torch.manual_seed(0)
+    cfg = dict(type="TSMResNet", arch="resnet18", width=0.125, num_segments=t, shift=shift,
+               out_indices=(2, 3))
+    cfg.update(kw)
+    return MODELS.build(cfg).eval()
+
+
+def clip(t=4, seed=1) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(t, 3, 48, 64, generator=g)
+
+
+def test_shapes_res5_stride16_dilated():
+    net = tiny()
+    with torch.no_grad():
+        res4, res5 = net(clip())
+    assert res4.shape == (4, 32, 3, 4) and res5.shape == (4, 64, 3, 4)
+    assert net.out_channels == (32, 64)
+    assert net.trunk.layer4[0].conv1.net.dilation == (2, 2)
+
+
+def test_stream_frame_by_frame_equals_whole_clip_online():
+    net, x = tiny(), clip()
+    with torch.no_grad():
+        whole = net(x)
+        net.start_stream()
+        steps = [net(x[i:i + 1]) for i in range(4)]
+        net.stop_stream()
+    for lvl in range(2):
+        diff = (torch.cat([s[lvl] for s in steps]) - whole[lvl]).abs().max().item()
+        assert diff <= 1e-5
+
+
+def test_online_is_causal_offline_is_not():
+    x = clip()
+    y = x.clone()
+    y[2] += 1.0
+    for shift, changed_frame1 in (("online", False), ("offline", True), (None, False)):
+        net = tiny(shift)
+        with torch.no_grad():
+            a, b = net(x)[-1], net(y)[-1]
+        assert torch.equal(a[:2], b[:2]) != changed_frame1, shift
+        assert not torch.equal(a[2], b[2])
+
+
+def test_reset_starts_a_new_video_with_zero_buffers():
+    net, x = tiny(), clip()
+    with torch.no_grad():
+        net.start_stream()
+        first = net(x[:1])[-1]
+        net(x[1:2])
+        assert net.cache_bytes > 0
+        net.reset()
+        again = net(x[:1])[-1]
+        net.stop_stream()
+    assert torch.equal(first, again)
+
+
+def test_clips_do_not_leak_into_each_other():
+    net = tiny(t=2)
+    x = clip(4)
+    with torch.no_grad():
+        both = net(x)[-1]
+        second = net(x[2:])[-1]
+    assert (both[2:] - second).abs().max() <= 1e-5
+
+
+def test_bad_input_and_mode_errors():
+    net = tiny(t=4)
+    with pytest.raises(ValueError, match=r"batch of 3 frames .*num_segments=4"):
+        net(clip(3))
+    with pytest.raises(ValueError, match=r"\(N\*T, 3, H, W\)"):
+        net(torch.zeros(4, 1, 8, 8))
+    with pytest.raises(ValueError, match="shift='offline'"):
+        tiny("offline").start_stream()
+    with pytest.raises(ValueError, match="out_indices"):
+        tiny(out_indices=(4,))
+
+
+def test_frozen_stages_and_norm_eval():
+    net = tiny(frozen_stages=1, norm_eval=True).train()
+    assert not any(p.requires_grad for p in net.trunk.conv1.parameters())
+    assert not any(p.requires_grad for p in net.trunk.layer1.parameters())
+    assert all(p.requires_grad for p in net.trunk.layer2.parameters())
+    assert all(not m.training for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d))
+    assert net.trunk.layer2[0].conv1.training  # convs of trainable stages stay in train mode
+    free = tiny(frozen_stages=-1, norm_eval=False).train()
+    assert all(m.training for m in free.modules() if isinstance(m, torch.nn.BatchNorm2d))
+
+
+def test_init_from_a_tsm_apps_recognizer_checkpoint(tmp_path):
+    torch.manual_seed(3)
+    rec = build_recognizer("resnet18", num_classes=5, num_segments=4, shift="online", width=0.125)
+    path = save_checkpoint(tmp_path / "rec.pth", rec)
+    net = tiny(checkpoint=str(path))
+    net.init_weights()
+    w = rec.backbone.layer3[1].conv1.net.weight
+    assert torch.equal(net.trunk.layer3[1].conv1.net.weight, w)
+    wrong = tiny(width=0.25, checkpoint=str(path))
+    with pytest.raises(ValueError, match="does not fit"):
+        wrong.init_weights()

@@ -1,0 +1,133 @@
+"""Clip batch sampler, and a tiny ClipRFCN trained and tested end to end by mmengine's Runner."""
+import numpy as np
+import pytest
+import torch
+from mmdet.datasets.transforms import PackDetInputs
+from mmengine.evaluator import BaseMetric
+from mmengine.runner import Runner
+
+import detection  # noqa: F401
+from detection.clips import ClipBatchSampler, build_video_index, clip_around
+from model_fixtures import tiny_cfg
+
+# (video, number of frames): frame entries are listed in a shuffled order on purpose
+VIDEOS = {"a": 5, "b": 3, "det": 1}
+
+
+class FakeVID(torch.utils.data.Dataset):
+    """Frame-level entries ``video``/``frame_id``; items packed as mmdet's pipeline packs them."""
+
+    def __init__(self, size=64, with_index=False):
+        entries = [(v, f) for v, n in VIDEOS.items() for f in range(n)]
+        order = np.random.default_rng(0).permutation(len(entries))
+        self.entries = [entries[i] for i in order]
+        self.size = size
+        if with_index:
+            self.video_index = {v: [self.entries.index((v, f)) for f in range(n)]
+                                for v, n in VIDEOS.items()}
+        self.pack = PackDetInputs(meta_keys=("img_id", "img_shape", "ori_shape", "scale_factor",
+                                             "video", "frame_id"))
+
+    def __len__(self):
+        return len(self.entries)
+
+    def get_data_info(self, i):
+        v, f = self.entries[i]
+        return dict(video=v, frame_id=f)
+
+    def __getitem__(self, i):
+        v, f = self.entries[i]
+        s = self.size
+        img = np.random.default_rng(i).integers(0, 255, (s, s, 3)).astype(np.uint8)
+        x = 4 + 2 * f
+        img[x:x + 24, x:x + 24] = 255
+        return self.pack(dict(
+            img=img, img_shape=(s, s), ori_shape=(s, s), scale_factor=(1.0, 1.0),
+            img_id=f"{v}/{f}", video=v, frame_id=f,
+            gt_bboxes=np.array([[x, x, x + 24, x + 24]], np.float32),
+            gt_bboxes_labels=np.array([1]), gt_ignore_flags=np.array([False])))
+
+
+def test_clip_around_contains_the_key_frame_with_a_random_start():
+    frames = list(range(100, 110))
+    rng = np.random.default_rng(0)
+    starts = set()
+    for _ in range(200):
+        c = clip_around(frames, 5, 4, rng)
+        assert 105 in c and c == list(range(c[0], c[0] + 4))
+        starts.add(c[0])
+    assert starts == {102, 103, 104, 105}
+    assert clip_around(frames, 0, 4, rng) == [100, 101, 102, 103]
+    assert clip_around(frames, 9, 4, rng) == [106, 107, 108, 109]
+    assert clip_around([7, 8], 1, 4, rng) == [7, 8, 8, 8]
+    with pytest.raises(ValueError, match="outside a video"):
+        clip_around(frames, 10, 4, rng)
+
+
+@pytest.mark.parametrize("with_index", [False, True])
+def test_batches_are_clips_of_consecutive_frames_of_one_video(with_index):
+    ds = FakeVID(with_index=with_index)
+    assert build_video_index(ds)["a"] == [ds.entries.index(("a", f)) for f in range(5)]
+    inner = torch.utils.data.SequentialSampler(ds)
+    inner.dataset = ds
+    bs = ClipBatchSampler(inner, batch_size=2, clip_len=3, seed=1)
+    batches = list(bs)
+    assert len(batches) == len(bs) == 5  # 9 key frames, 2 clips per batch, last one partial
+    keys = [k for b in batches for k in b[::3]]
+    for b in batches:
+        for c in range(len(b) // 3):
+            clip = [ds.entries[i] for i in b[3 * c:3 * c + 3]]
+            assert len({v for v, _ in clip}) == 1
+            ids = [f for _, f in clip]
+            assert ids == list(range(ids[0], ids[0] + 3)) or clip[0][0] == "det"
+    assert len(keys) == 9
+    det = ds.entries.index(("det", 0))
+    assert [det] * 3 in [b[i:i + 3] for b in batches for i in range(0, len(b), 3)]
+
+
+def test_epochs_change_the_clip_starts_deterministically():
+    ds = FakeVID()
+    from mmengine.dataset import DefaultSampler
+    a = ClipBatchSampler(DefaultSampler(ds, shuffle=False, seed=3), batch_size=9, clip_len=2)
+    b = ClipBatchSampler(DefaultSampler(ds, shuffle=False, seed=3), batch_size=9, clip_len=2)
+    assert list(a) == list(b)
+    epochs = []
+    for e in range(4):
+        a.set_epoch(e)
+        epochs.append(list(a))
+    assert len({tuple(x[0]) for x in epochs}) > 1
+
+
+class CountMetric(BaseMetric):
+    """Counts predictions (stands in for VIDMetric)."""
+
+    def process(self, data_batch, data_samples):
+        for s in data_samples:
+            self.results.append((s["video"], s["frame_id"], len(s["pred_instances"]["scores"])))
+
+    def compute_metrics(self, results):
+        return dict(frames=len(results), boxes=sum(r[2] for r in results))
+
+
+def test_runner_trains_and_tests_a_tiny_clip_rfcn(tmp_path):
+    model = tiny_cfg(t=2)
+    model["data_preprocessor"] = dict(type="DetDataPreprocessor", mean=[128.0] * 3,
+                                      std=[64.0] * 3, bgr_to_rgb=True, pad_size_divisor=16)
+    loader = dict(num_workers=0, collate_fn=dict(type="pseudo_collate"))
+    runner = Runner(
+        model=model, work_dir=str(tmp_path), default_scope="mmdet",
+        train_dataloader=dict(dataset=FakeVID(), batch_size=2,
+                              sampler=dict(type="DefaultSampler", shuffle=True),
+                              batch_sampler=dict(type="ClipBatchSampler", clip_len=2), **loader),
+        train_cfg=dict(type="IterBasedTrainLoop", max_iters=3, val_interval=100),
+        optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.01, momentum=0.9)),
+        test_dataloader=dict(dataset=FakeVID(), batch_size=2,
+                             sampler=dict(type="DefaultSampler", shuffle=False), **loader),
+        test_evaluator=[CountMetric()], test_cfg=dict(type="TestLoop"),
+        default_hooks=dict(checkpoint=dict(type="CheckpointHook", interval=3, by_epoch=False),
+                           logger=dict(type="LoggerHook", interval=1)),
+        randomness=dict(seed=0))
+    runner.train()
+    assert (tmp_path / "iter_3.pth").exists()
+    metrics = runner.test()
+    assert metrics["frames"] == sum(VIDEOS.values())
