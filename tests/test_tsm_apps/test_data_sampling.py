@@ -118,3 +118,8 @@ def test_make_sampler_dispatch():
         make_sampler("train", 8, twice=True)
     with pytest.raises(ValueError, match="one of"):
         make_sampler("test", 8, twice=True, num_clips=3)
+
+
+def test_random_samplers_refuse_a_missing_generator():
+    with pytest.raises(ValueError, match="sample_train needs a numpy Generator"):
+        make_sampler("train", 8)(250, None)
