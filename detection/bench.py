@@ -19,7 +19,7 @@ import torch
 from tsm_apps.timing import time_pair
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
-QUICK = ("rfcn_synth_tsm.py", (96, 128), 5, 1)        # config, (H, W), repeats, warm-up
+QUICK = ("rfcn_synth_tsm.py", (96, 128), 20, 3)       # config, (H, W), repeats, warm-up
 FULL = ("rfcn_r101_vid_tsm_online.py", (600, 1000), 10, 2)
 
 

@@ -1,12 +1,16 @@
 """Detector checkpoints at the ``weights_only=True`` boundary.
 
 Torch >= 2.6 loads with ``weights_only=True`` by default, and mmengine 0.10.7's loader then fails
-on its own training checkpoints (``iter_N.pth``): their ``message_hub`` holds mmengine
-``HistoryBuffer`` objects of numpy arrays, and the meta can hold numpy scalars. We never turn
-``weights_only`` off; instead :func:`mm_safe_globals` lists exactly the plain-data types those
-checkpoints need (numpy arrays/scalars/dtypes and ``HistoryBuffer``) and :func:`safe_loading`
-allows them while a ``Runner`` resumes. The file the CLI writes at the end of training,
-``final.pth``, is plain (tensors and Python scalars/containers only)::
+on its own training checkpoints (``iter_N.pth``): their ``message_hub`` pickles mmengine
+``HistoryBuffer`` objects (numpy arrays plus ``getattr`` references to its statistics methods,
+which no safe allow-list should admit) and the meta can hold numpy scalars. We never turn
+``weights_only`` off; instead :class:`PlainCheckpointHook` (added by ``tsm detect train``) makes
+every checkpoint it saves plain data — history buffers as ``{"__history_buffer__": ...}``
+dicts of lists, numpy values as Python numbers/lists — and turns the buffers back into
+``HistoryBuffer`` objects when a run resumes, so mmengine's ``resume`` works with the default
+``torch.load``. :func:`safe_loading` additionally admits numpy arrays/scalars/dtypes (plain
+data) for checkpoints written elsewhere. The file written at the end of training,
+``final.pth``, is plain as well::
 
     {"format": "detection.rfcn/1", "state_dict": {...}, "meta": {"dataset_meta": {"classes":
      [...]}, "iter": int, "config": "<the resolved mmengine config as text>"}}
@@ -28,11 +32,8 @@ FORMAT = "detection.rfcn/1"
 
 
 def mm_safe_globals() -> list:
-    """numpy data types + mmengine's ``HistoryBuffer``: what mmengine training checkpoints
-    pickle besides tensors and Python containers (all plain data, no code)."""
-    from mmengine.logging.history_buffer import HistoryBuffer
-
-    return _numpy_safe_globals() + [HistoryBuffer]
+    """numpy arrays, scalars and dtypes: plain data that checkpoints of other tools may hold."""
+    return _numpy_safe_globals()
 
 
 @contextlib.contextmanager
@@ -44,19 +45,73 @@ def safe_loading() -> Iterator[None]:
 
 
 def plain(obj: Any) -> Any:
-    """``obj`` with numpy scalars/arrays turned into Python numbers/lists and tuples into lists
-    (recursively through dicts/lists), so ``weights_only`` loads it without extra globals."""
-    if isinstance(obj, torch.Tensor) or obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
+    """``obj`` with numpy scalars/arrays turned into Python numbers/lists (recursively through
+    dicts, lists and tuples); other objects are returned unchanged."""
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, np.ndarray):
         return obj.tolist()
-    if isinstance(obj, Mapping):
-        return {str(k) if not isinstance(k, (int, str)) else k: plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [plain(v) for v in obj]
-    return str(obj)
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items()}
+    if type(obj) in (list, tuple):
+        return type(obj)(plain(v) for v in obj)
+    return obj
+
+
+HISTORY_KEY = "__history_buffer__"
+
+
+def buffers_to_plain(log_scalars: dict) -> dict:
+    """mmengine ``HistoryBuffer`` values -> ``{HISTORY_KEY: 1, "max_length", "log", "count"}``."""
+    from mmengine.logging import HistoryBuffer
+
+    out = {}
+    for key, buf in log_scalars.items():
+        if isinstance(buf, HistoryBuffer):
+            log, count = buf.data
+            buf = {HISTORY_KEY: 1, "max_length": int(buf.max_length),
+                   "log": np.asarray(log).tolist(), "count": np.asarray(count).tolist()}
+        out[key] = buf
+    return out
+
+
+def buffers_from_plain(log_scalars: dict) -> dict:
+    """Inverse of :func:`buffers_to_plain` (other values unchanged)."""
+    from mmengine.logging import HistoryBuffer
+
+    return {key: HistoryBuffer(buf["log"], buf["count"], buf["max_length"])
+            if isinstance(buf, dict) and buf.get(HISTORY_KEY) else buf
+            for key, buf in log_scalars.items()}
+
+
+def _register_hook():
+    from mmdet.registry import HOOKS
+    from mmengine.hooks import Hook
+
+    @HOOKS.register_module(force=True)
+    class PlainCheckpointHook(Hook):
+        """Save mmengine checkpoints as plain data (loadable with ``weights_only=True``) and
+        restore their message-hub history buffers on resume; see the module docstring."""
+
+        priority = "VERY_LOW"
+
+        def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
+            hub = checkpoint.get("message_hub")
+            if isinstance(hub, dict):
+                hub["log_scalars"] = buffers_to_plain(hub.get("log_scalars", {}))
+                hub["runtime_info"] = plain(hub.get("runtime_info", {}))
+            if isinstance(checkpoint.get("meta"), dict):
+                checkpoint["meta"] = plain(checkpoint["meta"])
+
+        def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
+            hub = checkpoint.get("message_hub")
+            if isinstance(hub, dict) and isinstance(hub.get("log_scalars"), dict):
+                hub["log_scalars"] = buffers_from_plain(hub["log_scalars"])
+
+    return PlainCheckpointHook
+
+
+PlainCheckpointHook = _register_hook()
 
 
 def read_detector_checkpoint(path: str | os.PathLike) -> dict:
@@ -110,6 +165,7 @@ def save_final(path: str | os.PathLike, model: nn.Module, classes: Optional[list
     model = getattr(model, "module", model)  # DDP
     obj = {"format": FORMAT,
            "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-           "meta": plain({"dataset_meta": {"classes": list(classes or [])},
-                          "iter": iteration, "config": config_text})}
+           "meta": plain({"dataset_meta": {"classes": [str(c) for c in classes or []]},
+                          "iter": None if iteration is None else int(iteration),
+                          "config": str(config_text)})}
     return atomic_save(obj, path)

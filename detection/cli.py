@@ -108,7 +108,7 @@ def train(a: argparse.Namespace) -> int:
     from mmengine.dist import is_main_process
     from mmengine.runner import Runner
 
-    from .checkpoint import safe_loading, save_final
+    from .checkpoint import PlainCheckpointHook, safe_loading, save_final
 
     cfg = _config(a.config, a.cfg_options)
     work = Path(a.work_dir or cfg.get("work_dir") or Path("runs/detection") / Path(a.config).stem)
@@ -123,6 +123,7 @@ def train(a: argparse.Namespace) -> int:
                   "starting from scratch", file=sys.stderr)
         cfg.resume = True
     runner = Runner.from_cfg(cfg)
+    runner.register_hook(PlainCheckpointHook())  # checkpoints loadable with weights_only=True
     with safe_loading():
         runner.train()
     if is_main_process():
