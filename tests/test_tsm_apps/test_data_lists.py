@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from tsm_apps.data.lists import (SSv2Record, VideoRecord, read_ssv2, read_ssv2_labels,
-                                 read_tsm_list, ssv2_class_name, write_tsm_list)
+                                 read_tsm_list, ssv2_class_name, ssv2_video_records,
+                                 write_tsm_list)
 
 
 def test_tsm_list_parses_paths_comments_and_roots(tmp_path):
@@ -79,6 +80,11 @@ def test_ssv2_labels_and_split(tmp_path):
     test = write_json(tmp_path / "test.json", [{"id": "7"}])
     assert read_ssv2(test, read_ssv2_labels(labels), video_template="{}/")[0] == \
         SSv2Record("7", tmp_path / "7", None, None, ())
+    assert ssv2_video_records(recs, frame_counter=lambda p: len(p.name)) == [
+        VideoRecord(tmp_path / "videos/78687.webm", 10, 0),
+        VideoRecord(tmp_path / "videos/42.webm", 7, 1)]
+    with pytest.raises(ValueError, match="SSv2 video 7 .* has no label"):
+        ssv2_video_records(read_ssv2(test, labels), frame_counter=len)
     assert ssv2_class_name("Pushing [something] so that it falls") == \
         "Pushing something so that it falls"
 

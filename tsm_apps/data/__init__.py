@@ -2,7 +2,7 @@
 # Real video loading (PyAV is imported only when a video file is opened).
 from .dataset import VideoDataset, collate_skip_none
 from .lists import (SSv2Record, VideoRecord, read_ssv2, read_ssv2_labels, read_tsm_list,
-                    ssv2_class_name, write_tsm_list)
+                    ssv2_class_name, ssv2_video_records, write_tsm_list)
 from .sampling import (dense_sample, dense_sample_test, make_sampler, sample_multi_clip,
                        sample_test, sample_train, sample_twice, sample_val)
 from .transforms import (Compose, GroupCenterCrop, GroupMultiScaleCrop, GroupRandomCrop,

@@ -17,12 +17,12 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import Callable, Iterable, Optional, Union
 
 PathLike = Union[str, os.PathLike]
 
 __all__ = ["VideoRecord", "SSv2Record", "read_tsm_list", "write_tsm_list",
-           "read_ssv2_labels", "read_ssv2", "ssv2_class_name"]
+           "read_ssv2_labels", "read_ssv2", "ssv2_class_name", "ssv2_video_records"]
 
 
 @dataclass(frozen=True)
@@ -160,4 +160,18 @@ def read_ssv2(split_json: PathLike, labels: Union[PathLike, dict], root: Optiona
             label = classes[name]
         out.append(SSv2Record(str(e["id"]), base / video_template.format(e["id"]), label,
                               template, tuple(e.get("placeholders", ()))))
+    return out
+
+
+def ssv2_video_records(entries: Iterable[SSv2Record],
+                       frame_counter: Optional[Callable[[Path], int]] = None) -> list:
+    """:class:`VideoRecord` s for labelled SSv2 entries, counting each video's frames with
+    ``frame_counter`` (default :func:`tsm_apps.data.video.count_frames`: container metadata)."""
+    if frame_counter is None:
+        from .video import count_frames as frame_counter
+    out = []
+    for e in entries:
+        if e.label is None:
+            raise ValueError(f"SSv2 video {e.id} ({e.path}) has no label (test split?)")
+        out.append(VideoRecord(e.path, int(frame_counter(e.path)), e.label))
     return out
