@@ -140,7 +140,8 @@ def test_truncated_file_with_index_up_front(tmp_path):
     cut.write_bytes(data[: int(len(data) * 0.6)])
     assert count_frames(cut) == 30             # the header still says 30
     assert count_frames(cut, exact=True) < 30  # the packets say otherwise
-    with pytest.raises(VideoDecodeError, match="fast_cut.mp4: frame 29 .*truncated"):
+    with pytest.raises(VideoDecodeError,
+                       match=r"fast_cut.mp4: frame 29 .*container lists 30 \(truncated"):
         read_video_frames(cut, [0, 29])
 
 
@@ -211,3 +212,23 @@ def test_webm_vp9_like_something_something(tmp_path):
     full = read_video_frames(path, range(20))
     assert np.abs(full.astype(int) - frames).mean() < 3.0
     np.testing.assert_array_equal(read_video_frames(path, [19, 4, 13]), full[[19, 4, 13]])
+
+
+def test_edit_list_discarded_frames_are_not_counted(tmp_path):
+    """Packets before an mp4 edit list's start are never output: frame 0 is the first shown."""
+    frames = np.stack([np.full((32, 32, 3), 8 * i, np.uint8) for i in range(30)])
+    src = write_video(tmp_path / "src.mp4", frames, fps=10, keyframe_interval=30)
+    dst = tmp_path / "trimmed.mp4"
+    with av.open(str(src)) as ic, av.open(str(dst), "w") as oc:
+        ist = ic.streams.video[0]
+        ost = oc.add_stream_from_template(ist)
+        step = int(1 / (ist.time_base * ist.average_rate))
+        for p in ic.demux(ist):
+            if p.size:
+                p.pts, p.dts, p.stream = p.pts - 3 * step, p.dts - 3 * step, ost
+                oc.mux(p)
+    assert count_frames(dst, exact=True) == 27
+    got = read_video_frames(dst, [0, 26])
+    assert np.allclose([g.mean() for g in got], [8 * 3, 8 * 29], atol=2)  # shown frames 3 and 29
+    with pytest.raises(VideoDecodeError, match="frame 27 requested but the video has 27 frames"):
+        read_video_frames(dst, [27])

@@ -127,8 +127,8 @@ def _build_index(path: Path) -> _Index:
         declared = int(stream.frames or 0)
         rows = []
         for packet in container.demux(stream):
-            if packet.size == 0:  # flush packet at the end
-                continue
+            if packet.size == 0 or getattr(packet, "is_discard", False):
+                continue  # the end-of-stream flush; frames an edit list drops (never output)
             ts = packet.pts if packet.pts is not None else packet.dts
             rows.append((ts, bool(packet.is_keyframe)))
     except av.FFmpegError as e:
@@ -228,7 +228,7 @@ def read_video_frames(path: PathLike, indices: Iterable[int],
         if len(index) == 0:
             raise VideoDecodeError(path, "video has zero frames")
         if wanted[-1] >= len(index):
-            note = (f"; the container lists {index.declared}: the file looks truncated"
+            note = (f"; the container lists {index.declared} (truncated file or edit list?)"
                     if index.declared > len(index) else "")
             raise VideoDecodeError(path, f"frame {int(wanted[-1])} requested but the video has "
                                          f"{len(index)} frames (0..{len(index) - 1}){note}")
