@@ -32,6 +32,8 @@ from torch.utils.data import Sampler
 
 def build_video_index(dataset) -> Dict[object, List[int]]:
     """``video -> dataset indices sorted by frame_id`` for frame-level entries."""
+    if callable(getattr(dataset, "full_init", None)):
+        dataset.full_init()  # lazily initialised mmengine datasets fill their index here
     given = getattr(dataset, "video_index", None)
     if callable(given):
         given = given()

@@ -24,6 +24,7 @@ from typing import Optional, Sequence, Tuple, Union
 from mmdet.models.roi_heads import StandardRoIHead
 from mmdet.models.roi_heads.bbox_heads import BBoxHead
 from mmdet.registry import MODELS
+from mmengine.config import ConfigDict
 from torch import Tensor, nn
 
 from .ps_roi import PSRoIVote
@@ -115,6 +116,8 @@ class RFCNRoIHead(StandardRoIHead):
         for key in ("mask_head", "mask_roi_extractor", "shared_head"):
             if kwargs.get(key) is not None:
                 raise ValueError(f"RFCNRoIHead does not support {key}")
+        train_cfg = ConfigDict(train_cfg) if isinstance(train_cfg, dict) else train_cfg
+        test_cfg = ConfigDict(test_cfg) if isinstance(test_cfg, dict) else test_cfg
         super().__init__(bbox_head=bbox_head, train_cfg=train_cfg, test_cfg=test_cfg,
                          init_cfg=init_cfg)
 

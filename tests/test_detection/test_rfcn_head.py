@@ -108,46 +108,69 @@ def test_rank_hardest_returns_largest_losses_first():
 
 
 class FixedLossContext:
-    """A stand-in RoI head whose class score makes the per-RoI loss equal a chosen value."""
+    """A stand-in RoI head: RoI ``i`` (its x1 is ``i``) gets background logit ``bg[i]``, all
+    other logits 0, so its cross-entropy is a known function of ``bg[i]`` and its label."""
 
-    def __init__(self, head, losses):
-        self.bbox_head, self.losses = head, losses
+    def __init__(self, head, bg):
+        self.bbox_head, self.bg = head, bg
 
     def _bbox_forward(self, feats, rois):
-        # score: logit 0 for every class except the RoI's "x1" column trick: we encode the
-        # wanted cross-entropy via a single large background logit
-        n = rois.shape[0]
-        wanted = self.losses[rois[:, 1].long()]
-        cls = torch.zeros(n, self.bbox_head.num_classes + 1)
-        cls[:, -1] = wanted  # CE of a non-bg label grows with the bg logit
-        return dict(cls_score=cls, bbox_pred=torch.zeros(n, 4))
+        cls = torch.zeros(rois.shape[0], self.bbox_head.num_classes + 1)
+        cls[:, -1] = self.bg[rois[:, 1].long()]
+        return dict(cls_score=cls, bbox_pred=torch.zeros(rois.shape[0], 4))
 
 
 def test_hardest_roi_sampler_keeps_the_n_highest_loss_rois_whatever_their_label():
     head = tiny_head()
     n = 10
-    losses = torch.tensor([0.0, 9, 1, 8, 2, 7, 3, 6, 4, 5])
+    bg = torch.tensor([-8.0, 9, 1, 8, 2, 7, 3, 6, 4, 5])
     sampler = TASK_UTILS.build(dict(type="HardestRoISampler", num=4, add_gt_as_proposals=False,
                                     with_box_loss=False),
-                               default_args=dict(context=FixedLossContext(head, losses)))
-    # RoI i sits at x1 = i so the context can look its loss up; all RoIs positive of class 0
+                               default_args=dict(context=FixedLossContext(head, bg)))
     priors = torch.stack([torch.arange(n, dtype=torch.float), torch.zeros(n),
                           torch.arange(n) + 20.0, torch.full((n,), 20.0)], 1)
     gt_inds = torch.ones(n, dtype=torch.long)
-    gt_inds[[1, 5]] = 0  # two negatives among the hardest
-    gt_inds[3] = -1      # ignored: never kept although its loss is 8
+    gt_inds[[0, 5, 6]] = 0  # negatives; 0 is a hard one (low bg logit)
+    gt_inds[3] = -1         # ignored: never kept
     labels = torch.where(gt_inds > 0, 0, -1)
-    assign = AssignResult(1, gt_inds, torch.ones(n), labels=labels)
-    res = sampler.sample(assign, InstanceData(priors=priors),
+    res = sampler.sample(AssignResult(1, gt_inds, torch.ones(n), labels=labels),
+                         InstanceData(priors=priors),
                          InstanceData(bboxes=torch.tensor([[0, 0, 30, 20.0]]),
                                       labels=torch.tensor([0])), feats=None)
-    kept = sorted(res.pos_inds.tolist() + res.neg_inds.tolist())
-    # CE grows with the bg logit for positives; for negatives (label = bg) it shrinks, so the
-    # ranking is by the loss the head actually reports: compute it the same way
-    cls = torch.zeros(n, 4)
-    cls[:, -1] = losses
-    lab = torch.where(gt_inds > 0, 0, 3)
-    ce = torch.nn.functional.cross_entropy(cls, lab, reduction="none")
-    ce[3] = -1
-    assert kept == sorted(ce.topk(4).indices.tolist())
-    assert set(res.neg_inds.tolist()) == {i for i in kept if gt_inds[i] == 0}
+    # CE = log(3 + e^bg) - 0 for positives (label 0), log(3 + e^bg) - bg for negatives
+    ce = torch.log(3 + bg.exp()) - torch.where(gt_inds == 0, bg, torch.zeros(n))
+    ce[3] = -1.0
+    want = ce.topk(4).indices
+    assert sorted(res.pos_inds.tolist() + res.neg_inds.tolist()) == sorted(want.tolist())
+    assert set(res.neg_inds.tolist()) == {int(i) for i in want if gt_inds[i] == 0}
+    assert len(res.neg_inds) >= 1  # negatives compete with positives, no fixed fraction
+
+
+def test_hardest_roi_sampler_with_the_real_head_keeps_the_highest_cls_plus_box_losses():
+    from mmdet.models.task_modules.assigners import MaxIoUAssigner
+    torch.manual_seed(0)
+    roi_head = MODELS.build(dict(
+        type="RFCNRoIHead",
+        bbox_head=dict(type="RFCNBBoxHead", num_classes=3, in_channels=16, mid_channels=8, k=3),
+        train_cfg=dict(assigner=dict(type="MaxIoUAssigner", pos_iou_thr=0.5, neg_iou_thr=0.5,
+                                     min_pos_iou=0.5, match_low_quality=False),
+                       sampler=dict(type="HardestRoISampler", num=12), pos_weight=-1)))
+    sampler = roi_head.bbox_sampler
+    feats = (torch.randn(1, 16, 8, 8),)
+    xy = torch.rand(40, 2) * 90
+    priors = torch.cat([xy, xy + 10 + torch.rand(40, 2) * 40], 1)
+    gt = InstanceData(bboxes=torch.tensor([[10, 10, 50, 60.0], [60, 40, 120, 100]]),
+                      labels=torch.tensor([1, 2]))
+    assign = MaxIoUAssigner(0.5, 0.5, 0.5, match_low_quality=False).assign(
+        InstanceData(priors=priors), gt)
+    res = sampler.sample(assign, InstanceData(priors=priors), gt, feats=feats)
+    assert len(res.pos_inds) + len(res.neg_inds) == 12 and len(res.pos_inds) > 0
+    cand = torch.cat([gt.bboxes, priors])  # what the sampler ranked: gt first (no ignore)
+    labels = assign.labels.clone()
+    labels[assign.gt_inds == 0] = 3
+    sampler._gt_bboxes = gt.bboxes
+    loss = sampler.roi_losses(cand, assign.gt_inds, labels, feats)
+    kept = torch.cat([res.pos_inds, res.neg_inds])
+    rest = torch.ones(len(cand), dtype=torch.bool)
+    rest[kept] = False
+    assert loss[kept].min() >= loss[rest].max()
