@@ -16,3 +16,12 @@ __all__ = [
     "TSMResNet", "ClipBatchSampler", "ClipRFCN", "HardestRoISampler", "PSRoIVote",
     "ps_roi_vote", "RFCNBBoxHead", "RFCNRoIHead",
 ]
+
+# ImageNet-VID data, metric and results (registered in mmdet DATASETS / METRICS)
+from .metric import VIDMetric  # noqa: E402
+from .results import format_table, latest_vid_results, write_metrics  # noqa: E402
+from .vid_dataset import ImageNetVIDDataset  # noqa: E402
+from .vid_eval import evaluate_vid  # noqa: E402
+
+__all__ += ["VIDMetric", "format_table", "latest_vid_results", "write_metrics",
+            "ImageNetVIDDataset", "evaluate_vid"]

@@ -1,0 +1,160 @@
+"""``VIDMetric``: the ImageNet-VID mAP (overall, FGFA slow/medium/fast, corrupted frames) as an
+mmengine metric; the maths is :func:`detection.vid_eval.evaluate_vid` (pure numpy).
+
+Config::
+
+    val_evaluator = dict(type='VIDMetric')          # test_evaluator alike
+
+``process`` takes mmdet 3 data samples: ``pred_instances.bboxes (K, 4)`` (original-image pixels,
+i.e. the model tested with ``rescale=True``), ``scores (K,)``, ``labels (K,)`` and the metainfo
+``img_path``. Ground truth is *not* taken from the samples' ``gt_instances`` (resized by the test
+pipeline, and without the neighbouring frames that motion IoU needs): it is read from the
+annotation XML next to each image (``<root>/Data/<VID|DET>/<split>/<entry>.JPEG`` ->
+``<root>/Annotations/<VID|DET>/<split>/<entry>.xml``), with the dataset's class list
+(``dataset_meta['classes']``; objects of other classes dropped) and the dataset's boxes
+(``[xmin, ymin, xmax + 1, ymax + 1]``). Motion IoU (:func:`tsm_apps.data.motion.snippet_motion_iou`)
+uses every annotated frame of the snippet, evaluated or not. The corrupted split uses
+``<root>/corruptions.json`` when it exists.
+
+Keys (percent): ``mAP``, ``mAP_slow``, ``mAP_medium``, ``mAP_fast``, ``mAP_corrupted`` (``None``
+when not applicable), ``mAP_clean``, ``mAP_corrupted_<kind>``, ``AP_<class>`` (``None`` for
+classes without GT, left out of the mean), ``n_frames``, ``n_gt``, ``n_gt_<speed>``. No prefix
+(``default_prefix = None``): ``save_best='mAP'`` works as is.
+"""
+from __future__ import annotations
+
+import os
+import os.path as osp
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+from mmdet.registry import METRICS
+from mmengine.evaluator import BaseMetric
+from mmengine.logging import MMLogger
+
+from tsm_apps.data.motion import WINDOW, snippet_motion_iou
+from tsm_apps.data.vid_layout import NAME_TO_WNID, WNID_TO_NAME, read_frame_xml
+
+from .corruptions import frame_corruption, load_corruptions
+from .results import format_table
+from .vid_eval import FrameDetections, FrameTruth, evaluate_vid
+
+SOURCES = ("VID", "DET")
+
+
+def _numpy(x: object) -> np.ndarray:
+    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
+
+
+def split_image_path(img_path: str) -> tuple[str, str, str, str]:
+    """``(root, source, split, entry)`` of ``<root>/Data/<source>/<split>/<entry>.<ext>``;
+    ``ValueError`` for a path outside that layout."""
+    p = Path(img_path)
+    parts = p.with_suffix("").parts
+    for i in range(len(parts) - 4, -1, -1):
+        if parts[i] == "Data" and parts[i + 1] in SOURCES:
+            root = str(Path(*parts[:i])) if i else "."
+            return root, parts[i + 1], parts[i + 2], "/".join(parts[i + 3:])
+    raise ValueError(f"{img_path}: not under <root>/Data/VID|DET/<split>/ (ImageNet-VID layout); "
+                     "VIDMetric reads the annotation XML next to each image")
+
+
+class AnnotationCache:
+    """Ground truth of evaluated frames read from their XML, with motion IoU per snippet."""
+
+    def __init__(self, classes: Sequence[str], window: int = WINDOW) -> None:
+        self.window = window
+        self.labels = {}
+        for i, c in enumerate(classes):
+            wnid = c if c in WNID_TO_NAME else NAME_TO_WNID.get(c)
+            if wnid is None:
+                raise ValueError(f"dataset class {c!r} is not a VID class name or WordNet id")
+            self.labels[wnid] = i
+        self._corruptions: dict[str, Optional[dict]] = {}
+
+    def _snippet(self, root: str, source: str, split: str, snippet: str, frame: str) -> tuple:
+        """``(frames, motion)`` of the frames of a snippet (a DET image: itself only)."""
+        folder = osp.join(root, "Annotations", source, split, snippet)
+        if source == "DET":
+            names = [frame]
+        else:
+            try:
+                names = sorted(f[:-4] for f in os.listdir(folder) if f.endswith(".xml"))
+            except OSError as e:
+                raise ValueError(f"{folder}: cannot list annotations ({e.strerror})") from None
+        frames = [read_frame_xml(osp.join(folder, n + ".xml"), det=source == "DET")
+                  for n in names]
+        return dict(zip(names, range(len(names)))), frames, snippet_motion_iou(frames, self.window)
+
+    def truths(self, img_paths: Sequence[str]) -> dict[str, FrameTruth]:
+        """``{img_path: FrameTruth}`` (boxes as the dataset: inclusive XML box + 1)."""
+        by_snippet: dict[tuple, list[tuple[str, str]]] = {}
+        for path in img_paths:
+            root, source, split, entry = split_image_path(path)
+            snippet, _, frame = entry.rpartition("/") if source == "VID" else (entry, "", entry)
+            by_snippet.setdefault((root, source, split, snippet), []).append((path, frame))
+        out = {}
+        for (root, source, split, snippet), items in by_snippet.items():
+            pos, frames, motion = self._snippet(root, source, split, snippet, items[0][1])
+            if root not in self._corruptions:
+                self._corruptions[root] = load_corruptions(root)
+            for path, frame in items:
+                if frame not in pos:
+                    raise ValueError(f"{path}: no annotation {frame}.xml in "
+                                     f"{osp.join(root, 'Annotations', source, split, snippet)}")
+                t = pos[frame]
+                keep = [j for j, o in enumerate(frames[t].objects) if o.name in self.labels]
+                objs = [frames[t].objects[j] for j in keep]
+                img_id = f"{split}/{snippet}/{frame}" if source == "VID" else f"DET/{split}/{frame}"
+                out[path] = FrameTruth(
+                    np.array([[o.box[0], o.box[1], o.box[2] + 1, o.box[3] + 1] for o in objs],
+                             np.float64).reshape(-1, 4),
+                    np.array([self.labels[o.name] for o in objs], np.int64),
+                    motion_iou=np.array([motion[t][j] for j in keep], np.float64),
+                    corruption=frame_corruption(self._corruptions[root], img_id))
+        return out
+
+
+@METRICS.register_module()
+class VIDMetric(BaseMetric):
+    """ImageNet-VID mAP with the motion and corruption splits (see the module docstring).
+
+    Args:
+        motion_window: frames on each side of ``t`` for motion IoU (FGFA: 10).
+        collect_device, prefix: as mmengine ``BaseMetric``.
+    """
+
+    default_prefix: Optional[str] = None
+
+    def __init__(self, motion_window: int = WINDOW, collect_device: str = "cpu",
+                 prefix: Optional[str] = None) -> None:
+        super().__init__(collect_device=collect_device, prefix=prefix)
+        self.motion_window = int(motion_window)
+
+    def process(self, data_batch: object, data_samples: Sequence[dict]) -> None:
+        """Keep each sample's ``img_path`` and predicted boxes, scores, labels (numpy)."""
+        for s in data_samples:
+            s = s.to_dict() if hasattr(s, "to_dict") else s
+            if "img_path" not in s or "pred_instances" not in s:
+                raise ValueError(f"VIDMetric needs data samples with 'img_path' metainfo and "
+                                 f"'pred_instances'; got keys {sorted(s)}")
+            pred = s["pred_instances"]
+            self.results.append({"img_path": str(s["img_path"]),
+                                 "bboxes": _numpy(pred["bboxes"]).reshape(-1, 4),
+                                 "scores": _numpy(pred["scores"]).reshape(-1),
+                                 "labels": _numpy(pred["labels"]).reshape(-1)})
+
+    def compute_metrics(self, results: list) -> dict:
+        """:func:`evaluate_vid` over the processed frames; logs the Markdown table."""
+        classes = tuple((self.dataset_meta or {}).get("classes") or ())
+        if not classes:
+            raise ValueError("VIDMetric needs dataset_meta['classes'] (set by the Runner from "
+                             "the dataset's metainfo)")
+        truths = AnnotationCache(classes, self.motion_window).truths(
+            [r["img_path"] for r in results])
+        dets = {r["img_path"]: FrameDetections(r["bboxes"], r["scores"], r["labels"])
+                for r in results}
+        metrics = evaluate_vid(dets, truths, classes)
+        MMLogger.get_current_instance().info("ImageNet-VID evaluation:\n" + format_table(metrics))
+        return metrics

@@ -1,0 +1,233 @@
+"""``ImageNetVIDDataset``: the ILSVRC2015 VID layout (and DET images as one-frame videos) as
+frame-level mmdet data, with the MSRA/FGFA key-frame sampling for training.
+
+Config (paths relative to ``data_root``)::
+
+    dict(type='ImageNetVIDDataset', data_root='data/ILSVRC2015/',
+         ann_file='ImageSets/VID/val.txt',         # or train.txt / train_<k>.txt
+         det_ann_file=None,                        # e.g. 'ImageSets/DET/train_30classes.txt'
+         frames_per_video=None,                    # 15 for the FGFA training recipe
+         metainfo=dict(classes=('car', 'dog')),    # default: the 30 VID classes
+         on_bad_frame='raise', pipeline=[...])
+
+``ann_file`` is a VID ImageSets list: frame lines ``<snippet>/%06d <n>`` (``val.txt``,
+``train.txt``) take the listed frames, snippet lines ``<snippet> 1`` (``train_<k>.txt``) take every
+frame of the snippet. Images are ``Data/VID/<split>/<snippet>/%06d.JPEG``, annotations
+``Annotations/VID/<split>/<snippet>/%06d.xml`` (read with :mod:`tsm_apps.data.vid_layout`);
+``split`` defaults to ``'val'`` when the list's name starts with ``val``, else ``'train'``.
+``det_ann_file`` adds ImageNet DET images (lines ``<image> <n>``, those with ``n < 0``, DET's
+negatives, are skipped) from ``Data/DET/train`` / ``Annotations/DET/train`` as one-frame videos.
+Objects of classes outside ``metainfo['classes']`` (names or WordNet ids) are dropped.
+
+Each entry: ``img_path``, ``img_id`` (``"<split>/<snippet>/%06d"``; ``"DET/train/<image>"``),
+``height``, ``width``, ``instances`` (``bbox`` float ``[xmin, ymin, xmax + 1, ymax + 1]``: pixel
+edges, the devkit's ``+ 1`` widths; ``bbox_label``; ``ignore_flag`` 0; ``instance_id`` = trackid),
+``video`` (snippet, or ``"DET/<image>"``), ``frame_id`` (0-based), ``video_length`` (frames of the
+snippet on disk), ``key_frame`` and ``corruption`` (the synthetic corruption of the frame from
+``<data_root>/corruptions.json``, else ``None``).
+
+Key frames and clips: with ``frames_per_video=k`` each video contributes ``k`` evenly spaced key
+frames (the centres of ``k`` equal segments; all frames when shorter); DET images are key frames;
+``filter_cfg=dict(filter_empty_gt=True)`` (training) takes frames without objects out of the key
+frames. ``len(dataset)`` is the number of key frames and indices ``[0, len)`` are the key frames,
+so any mmengine sampler draws key frames only; the other frames of the listed videos follow at
+indices ``>= len`` and are loaded like any other (``dataset[i]``). ``video_index`` maps each
+video to the indices of all its frames in frame order (what
+:class:`detection.clips.ClipBatchSampler` turns into clips of consecutive frames).
+``indices=`` (mmengine subsets) is not supported: it would break that order.
+
+Bad frames (unreadable or malformed XML, a box outside the image, a missing image):
+``on_bad_frame='raise'`` raises ``ValueError`` naming the file; ``'skip'`` drops the frame and
+logs how many were skipped (``skipped_frames`` lists them).
+"""
+from __future__ import annotations
+
+import colorsys
+import os
+import os.path as osp
+from typing import Optional, Sequence
+
+from mmdet.datasets import BaseDetDataset
+from mmdet.registry import DATASETS
+from mmengine.dataset.base_dataset import force_full_init
+from mmengine.logging import print_log
+from tqdm import tqdm
+
+from tsm_apps.data.vid_layout import NAME_TO_WNID, VID_CLASSES, WNID_TO_NAME, \
+    read_frame_xml, read_image_set
+
+from .corruptions import frame_corruption, load_corruptions
+
+BAD_FRAME_MODES = ("raise", "skip")
+
+
+def key_positions(n: int, k: Optional[int]) -> list[int]:
+    """Positions of ``k`` evenly spaced key frames among ``n`` (segment centres); all if
+    ``k`` is None or ``n <= k``."""
+    if k is None or n <= k:
+        return list(range(n))
+    return sorted({int((i + 0.5) * n / k) for i in range(k)})
+
+
+def _palette(n: int) -> list[tuple[int, int, int]]:
+    return [tuple(int(255 * c) for c in colorsys.hsv_to_rgb(i / n, 0.75, 0.95)) for i in range(n)]
+
+
+@DATASETS.register_module()
+class ImageNetVIDDataset(BaseDetDataset):
+    """ImageNet VID (+ DET) frames for mmdet; see the module docstring for the config."""
+
+    METAINFO = {"classes": tuple(name for _, name in VID_CLASSES), "palette": _palette(30)}
+
+    def __init__(self, *args, split: Optional[str] = None, det_ann_file: Optional[str] = None,
+                 frames_per_video: Optional[int] = None, on_bad_frame: str = "raise",
+                 **kwargs) -> None:
+        if on_bad_frame not in BAD_FRAME_MODES:
+            raise ValueError(f"on_bad_frame must be one of {BAD_FRAME_MODES}, got {on_bad_frame!r}")
+        if frames_per_video is not None and int(frames_per_video) < 1:
+            raise ValueError(f"frames_per_video must be >= 1 or None, got {frames_per_video}")
+        if kwargs.get("indices") is not None:
+            raise ValueError("ImageNetVIDDataset does not support indices= (key frames come "
+                             "first, see detection/vid_dataset.py)")
+        self.split, self.det_ann_file = split, det_ann_file
+        self.frames_per_video = None if frames_per_video is None else int(frames_per_video)
+        self.on_bad_frame = on_bad_frame
+        self.skipped_frames: list[str] = []
+        self.video_index: dict[str, list[int]] = {}
+        self._num_keys = 0
+        super().__init__(*args, **kwargs)
+
+    # ------------------------------------------------------------------ classes and paths
+    def _label_of(self) -> dict[str, int]:
+        """WordNet id -> label index of ``metainfo['classes']`` (names or WordNet ids)."""
+        out = {}
+        for i, c in enumerate(self.metainfo["classes"]):
+            wnid = c if c in WNID_TO_NAME else NAME_TO_WNID.get(c)
+            if wnid is None:
+                raise ValueError(f"metainfo class {c!r} is neither a VID class name nor a VID "
+                                 f"WordNet id (e.g. 'car' / 'n02958343')")
+            out[wnid] = i
+        return out
+
+    def _path(self, *parts: str) -> str:
+        return osp.join(self.data_root or "", *parts)
+
+    def _bad(self, msg: str) -> None:
+        if self.on_bad_frame == "raise":
+            raise ValueError(msg)
+        self.skipped_frames.append(msg)
+
+    # ------------------------------------------------------------------ parsing
+    def _frame_info(self, source: str, split: str, entry: str, video: str, frame_id: int,
+                    video_length: int, labels: dict[str, int]) -> Optional[dict]:
+        """The data-info dict of one image, ``None`` (after :meth:`_bad`) when it is bad."""
+        xml = self._path("Annotations", source, split, entry + ".xml")
+        img = self._path("Data", source, split, entry + ".JPEG")
+        try:
+            frame = read_frame_xml(xml, det=source == "DET")
+        except (OSError, ValueError) as e:
+            return self._bad(str(e) if isinstance(e, ValueError) else f"{xml}: unreadable ({e})")
+        if not osp.isfile(img):
+            return self._bad(f"{img}: image missing (annotation {xml})")
+        instances = [{"bbox": [float(o.box[0]), float(o.box[1]), float(o.box[2] + 1),
+                               float(o.box[3] + 1)],
+                      "bbox_label": labels[o.name], "ignore_flag": 0, "instance_id": o.trackid}
+                     for o in frame.objects if o.name in labels]
+        img_id = f"{split}/{entry}" if source == "VID" else f"DET/{split}/{entry}"
+        return {"img_path": img, "img_id": img_id, "height": frame.height,
+                "width": frame.width, "instances": instances, "video": video,
+                "frame_id": frame_id, "video_length": video_length,
+                "corruption": frame_corruption(self._corruptions, img_id)}
+
+    def _vid_snippets(self, split: str) -> dict[str, Optional[list[int]]]:
+        """``{snippet: listed frame ids, or None for all frames}`` from ``ann_file``."""
+        snippets: dict[str, Optional[list[int]]] = {}
+        for entry, _ in read_image_set(self.ann_file):
+            head, _, tail = entry.rpartition("/")
+            if head and tail.isdigit():
+                frames = snippets.setdefault(head, [])
+                if frames is not None:
+                    frames.append(int(tail))
+            else:
+                snippets[entry] = None
+        return snippets
+
+    def _snippet_length(self, split: str, snippet: str) -> int:
+        folder = self._path("Annotations", "VID", split, snippet)
+        try:
+            return sum(1 for f in os.listdir(folder) if f.endswith(".xml"))
+        except OSError as e:
+            raise ValueError(f"{self.ann_file}: snippet {snippet!r} has no annotation folder "
+                             f"{folder} ({e.strerror})") from None
+
+    def _load_videos(self, labels: dict[str, int]) -> list[list[dict]]:
+        """One list of frame infos (frame order) per video: VID snippets, then DET images."""
+        split = self.split or ("val" if osp.basename(self.ann_file).startswith("val")
+                               else "train")
+        videos = []
+        snippets = self._vid_snippets(split)
+        for snippet, listed in tqdm(snippets.items(), desc="VID snippets", unit="video",
+                                    disable=len(snippets) < 50):
+            n = self._snippet_length(split, snippet)
+            ids = sorted(set(listed)) if listed is not None else list(range(n))
+            infos = [self._frame_info("VID", split, f"{snippet}/{f:06d}", snippet, f, n, labels)
+                     for f in ids]
+            videos.append([i for i in infos if i is not None])
+        if self.det_ann_file:
+            det_file = self.det_ann_file if osp.isabs(self.det_ann_file) \
+                else self._path(self.det_ann_file)
+            entries = [e for e, n in read_image_set(det_file) if n >= 0]
+            for entry in tqdm(entries, desc="DET images", unit="img", disable=len(entries) < 500):
+                info = self._frame_info("DET", "train", entry, f"DET/{entry}", 0, 1, labels)
+                videos.append([info] if info is not None else [])
+        return [v for v in videos if v]
+
+    def load_data_list(self) -> list[dict]:
+        """Frame infos, key frames first (see the module docstring); fills ``video_index``."""
+        self._corruptions = load_corruptions(self.data_root)
+        labels = self._label_of()
+        self.skipped_frames = []
+        videos = self._load_videos(labels)
+        if self.skipped_frames:
+            print_log(f"ImageNetVIDDataset: skipped {len(self.skipped_frames)} bad frame(s), "
+                      f"first: {self.skipped_frames[0]}", logger="current", level=30)
+        filter_empty = (not self.test_mode and bool((self.filter_cfg or {})
+                                                    .get("filter_empty_gt", False)))
+        keys, rest = [], []
+        for frames in videos:
+            pos = set(key_positions(len(frames), self.frames_per_video))
+            for p, info in enumerate(frames):
+                info["key_frame"] = p in pos and not (filter_empty and not info["instances"])
+                (keys if info["key_frame"] else rest).append(info)
+        data_list = keys + rest
+        index: dict[str, list[tuple[int, int]]] = {}
+        for i, info in enumerate(data_list):
+            index.setdefault(info["video"], []).append((info["frame_id"], i))
+        self.video_index = {v: [i for _, i in sorted(fr)] for v, fr in index.items()}
+        self._num_keys = len(keys)
+        return data_list
+
+    def filter_data(self) -> list[dict]:
+        """Filtering is done in :meth:`load_data_list` (it only changes key frames)."""
+        return self.data_list
+
+    @force_full_init
+    def __len__(self) -> int:
+        """Number of key frames (the indices a sampler may draw)."""
+        return self._num_keys
+
+    @force_full_init
+    def num_frames(self) -> int:
+        """All frames, key frames and the other frames of their videos."""
+        return len(self.data_address) if self.serialize_data else len(self.data_list)
+
+    def clip_indices(self, idx: int, clip_len: int) -> list[int]:
+        """Indices of the ``clip_len`` consecutive frames of ``idx``'s video that end at
+        ``idx`` (start of a video: the first ``clip_len``; shorter videos repeat the last)."""
+        info = self.get_data_info(idx)
+        frames = self.video_index[info["video"]]
+        pos = frames.index(idx)
+        if len(frames) <= clip_len:
+            return frames + [frames[-1]] * (clip_len - len(frames))
+        start = min(max(0, pos - clip_len + 1), len(frames) - clip_len)
+        return frames[start:start + clip_len]

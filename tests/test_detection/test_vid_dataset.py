@@ -1,0 +1,118 @@
+"""ImageNetVIDDataset on a tiny generated ILSVRC2015 layout (VID val/train, DET)."""
+import shutil
+
+import pytest
+import torch
+from mmengine.registry import init_default_scope
+
+from detection.vid_dataset import ImageNetVIDDataset, key_positions
+from mmdet.registry import DATASETS
+from vid_fixtures import TRAIN_A, TRAIN_B, VAL, make_vid
+
+CAR, DOG = 6, 8       # indices of car and dog among the 30 VID classes
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    return make_vid(tmp_path_factory.mktemp("vid"))
+
+
+def build(root, **kw):
+    init_default_scope("mmdet")
+    kw.setdefault("ann_file", "ImageSets/VID/val.txt")
+    return DATASETS.build(dict(type="ImageNetVIDDataset", data_root=str(root), **kw))
+
+
+def test_key_positions():
+    assert key_positions(20, 4) == [2, 7, 12, 17]
+    assert key_positions(5, 4) == [0, 1, 3, 4]
+    assert key_positions(3, 15) == [0, 1, 2] and key_positions(4, None) == [0, 1, 2, 3]
+
+
+def test_val_entries(root):
+    ds = build(root, test_mode=True)
+    assert isinstance(ds, ImageNetVIDDataset) and len(ds) == 3 and ds.num_frames() == 3
+    info = ds.get_data_info(1)
+    assert info["img_id"] == f"val/{VAL}/000001"
+    assert info["img_path"] == str(root / "Data" / "VID" / "val" / VAL / "000001.JPEG")
+    assert (info["height"], info["width"]) == (32, 48)
+    assert info["instances"] == [
+        {"bbox": [2.0, 3.0, 12.0, 13.0], "bbox_label": CAR, "ignore_flag": 0, "instance_id": 0},
+        {"bbox": [20.0, 4.0, 30.0, 14.0], "bbox_label": DOG, "ignore_flag": 0, "instance_id": 1}]
+    assert (info["video"], info["frame_id"], info["video_length"]) == (VAL, 1, 3)
+    assert info["key_frame"] is True and info["corruption"] is None
+    assert ds.video_index == {VAL: [0, 1, 2]}
+    assert len(ds.metainfo["classes"]) == 30 and ds.metainfo["classes"][CAR] == "car"
+
+
+def test_class_subset_drops_other_objects(root):
+    ds = build(root, test_mode=True, metainfo=dict(classes=("dog", "n02121808")))
+    assert [(i["bbox_label"], i["instance_id"]) for i in ds.get_data_info(2)["instances"]] == \
+        [(0, 1), (1, 2)]
+    assert ds.get_data_info(0)["instances"] == []
+    with pytest.raises(ValueError, match="'unicorn' is neither"):
+        build(root, metainfo=dict(classes=("unicorn",)))
+
+
+def test_train_key_frames_and_clips(root):
+    ds = build(root, ann_file="ImageSets/VID/train.txt", frames_per_video=4,
+               filter_cfg=dict(filter_empty_gt=True))
+    # A: 20 frames -> keys 2, 7, 12, 17; B: 5 frames -> 0, 1, 3, 4 minus the empty frame 0
+    assert len(ds) == 7 and ds.num_frames() == 25
+    keys = [(ds.get_data_info(i)["video"], ds.get_data_info(i)["frame_id"]) for i in range(7)]
+    assert keys == [(TRAIN_A, 2), (TRAIN_A, 7), (TRAIN_A, 12), (TRAIN_A, 17),
+                    (TRAIN_B, 1), (TRAIN_B, 3), (TRAIN_B, 4)]
+    assert not any(ds.get_data_info(i)["key_frame"] for i in range(7, 25))
+    frame_ids = {v: [ds.get_data_info(i)["frame_id"] for i in idx]
+                 for v, idx in ds.video_index.items()}
+    assert frame_ids == {TRAIN_A: list(range(20)), TRAIN_B: list(range(5))}
+    ids = lambda idx: [ds.get_data_info(i)["frame_id"] for i in idx]  # noqa: E731
+    assert ids(ds.clip_indices(0, 4)) == [0, 1, 2, 3]          # key frame 2, start of video
+    assert ids(ds.clip_indices(2, 4)) == [9, 10, 11, 12]
+    assert ids(ds.clip_indices(4, 8)) == [0, 1, 2, 3, 4, 4, 4, 4]   # B is shorter: repeat
+    assert ds[20] is not None                                      # a non-key frame loads
+
+
+def test_snippet_list_and_det_images(root):
+    ds = build(root, ann_file="ImageSets/VID/train_9.txt", split="train",
+               det_ann_file="ImageSets/DET/train_7.txt")
+    assert len(ds) == 5 + 2                                        # dog snippet + 2 DET images
+    det = ds.get_data_info(5)
+    entry = "ILSVRC2013_train/n02958343/n02958343_1"
+    assert det["img_id"] == f"DET/train/{entry}" and det["video"] == f"DET/{entry}"
+    assert (det["frame_id"], det["video_length"]) == (0, 1)
+    assert det["instances"] == [{"bbox": [1.0, 2.0, 31.0, 21.0], "bbox_label": CAR,
+                                 "ignore_flag": 0, "instance_id": 0}]
+    assert ds.get_data_info(6)["instances"] == []
+
+
+def test_bad_frames(root, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(root, bad)
+    xml = bad / "Annotations" / "VID" / "val" / VAL / "000001.xml"
+    xml.write_text("<annotation><folder>x</folder>")
+    with pytest.raises(ValueError, match="000001.xml: not well-formed"):
+        build(bad)
+    ds = build(bad, on_bad_frame="skip", test_mode=True)
+    assert len(ds) == 2 and len(ds.skipped_frames) == 1
+    (bad / "Data" / "VID" / "val" / VAL / "000002.JPEG").unlink()
+    ds = build(bad, on_bad_frame="skip", test_mode=True)
+    assert len(ds) == 1 and "000002.JPEG: image missing" in ds.skipped_frames[1]
+    shutil.copy(root / "Annotations" / "VID" / "val" / VAL / "000001.xml", xml)
+    with pytest.raises(ValueError, match="000002.JPEG: image missing"):
+        build(bad)
+    with pytest.raises(ValueError, match="on_bad_frame"):
+        build(root, on_bad_frame="ignore")
+
+
+def test_pipeline_packs_boxes_in_pixels(root):
+    pipeline = [dict(type="LoadImageFromFile"), dict(type="LoadAnnotations", with_bbox=True),
+                dict(type="PackDetInputs", meta_keys=("img_id", "img_path", "ori_shape",
+                                                      "img_shape", "video", "frame_id"))]
+    item = build(root, test_mode=True, pipeline=pipeline)[1]
+    sample = item["data_samples"]
+    assert item["inputs"].shape == (3, 32, 48)
+    assert torch.equal(sample.gt_instances.bboxes.tensor,
+                       torch.tensor([[2.0, 3.0, 12.0, 13.0], [20.0, 4.0, 30.0, 14.0]]))
+    assert sample.gt_instances.labels.tolist() == [CAR, DOG]
+    assert (sample.video, sample.frame_id) == (VAL, 1)

@@ -1,0 +1,83 @@
+"""VIDMetric (mmengine) on mmdet-style data samples over a tiny generated VID layout: ground
+truth and motion IoU read from the XML next to each image, the corrupted split from the sidecar."""
+import json
+import shutil
+
+import pytest
+import torch
+
+from detection.metric import VIDMetric, split_image_path
+from detection.vid_dataset import ImageNetVIDDataset
+from vid_fixtures import VAL, make_vid
+
+CLASSES = ImageNetVIDDataset.METAINFO["classes"]
+CAR, DOG, CAT = 6, 8, 9
+GT = {0: [([2, 3, 12, 13], CAR)],
+      1: [([2, 3, 12, 13], CAR), ([20, 4, 30, 14], DOG)],
+      2: [([2, 3, 12, 13], CAR), ([25, 4, 35, 14], DOG), ([0, 20, 10, 30], CAT)]}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    return make_vid(tmp_path_factory.mktemp("vidm"))
+
+
+def sample(root, t, boxes):
+    """An mmdet data sample as the test loop hands it to the metric (``to_dict()`` form)."""
+    b = torch.tensor([x for x, _ in boxes], dtype=torch.float32).reshape(-1, 4)
+    return {"img_path": str(root / "Data" / "VID" / "val" / VAL / f"{t:06d}.JPEG"),
+            "img_id": f"val/{VAL}/{t:06d}",
+            "pred_instances": {"bboxes": b, "scores": torch.linspace(0.9, 0.5, len(boxes)),
+                               "labels": torch.tensor([c for _, c in boxes], dtype=torch.long)}}
+
+
+def evaluate(root, keep=lambda box, c: True):
+    m = VIDMetric()
+    m.dataset_meta = {"classes": CLASSES}
+    m.process({}, [sample(root, t, [(x, c) for x, c in GT[t] if keep(x, c)]) for t in GT])
+    return m.evaluate(3)
+
+
+def test_split_image_path():
+    assert split_image_path("/d/vid/Data/VID/val/S/000003.JPEG") == ("/d/vid", "VID", "val",
+                                                                     "S/000003")
+    assert split_image_path("Data/DET/train/a/b/c.JPEG") == (".", "DET", "train", "a/b/c")
+    with pytest.raises(ValueError, match="not under <root>/Data"):
+        split_image_path("/tmp/frame.jpg")
+
+
+def test_perfect_detections(root):
+    m = evaluate(root)
+    assert m["mAP"] == pytest.approx(100.0) and m["mAP_corrupted"] is None
+    # car static and cat seen once: motion IoU 1 (slow); dog moves 5 px: IoU 1/3 (fast)
+    assert (m["n_gt_slow"], m["n_gt_medium"], m["n_gt_fast"]) == (4, 0, 2)
+    assert m["mAP_slow"] == pytest.approx(100.0) and m["mAP_fast"] == pytest.approx(100.0)
+    assert m["mAP_medium"] is None and m["AP_bear"] is None
+
+
+def test_missing_the_fast_object(root):
+    m = evaluate(root, keep=lambda box, c: c != DOG)
+    assert m["mAP"] == pytest.approx(200 / 3)           # car 100, dog 0, cat 100
+    assert m["mAP_slow"] == pytest.approx(100.0) and m["mAP_fast"] == 0.0
+
+
+def test_corrupted_split_from_sidecar(root, tmp_path):
+    data = tmp_path / "c"
+    shutil.copytree(root, data)
+    (data / "corruptions.json").write_text(json.dumps({f"val/{VAL}/000002": "blur"}))
+    m = evaluate(data, keep=lambda box, c: box != [25, 4, 35, 14])   # miss the dog at t=2
+    assert m["mAP_corrupted"] == pytest.approx(200 / 3)  # frame 2: car 100, dog 0, cat 100
+    assert m["mAP_corrupted_blur"] == pytest.approx(200 / 3)
+    assert m["mAP_clean"] == pytest.approx(100.0)
+    ds = ImageNetVIDDataset(data_root=str(data), ann_file="ImageSets/VID/val.txt",
+                            test_mode=True)
+    assert [ds.get_data_info(i)["corruption"] for i in range(3)] == [None, None, "blur"]
+
+
+def test_metric_needs_classes_and_img_path(root):
+    m = VIDMetric()
+    with pytest.raises(ValueError, match="img_path"):
+        m.process({}, [{"pred_instances": {}}])
+    m.process({}, [sample(root, 0, GT[0])])
+    with pytest.raises(ValueError, match="dataset_meta"):
+        m.compute_metrics(m.results)

@@ -1,0 +1,70 @@
+"""A tiny ImageNet-VID (+ DET) layout on disk, written with tsm_apps.data.vid_layout."""
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from tsm_apps.data.vid_layout import VIDFrame, VIDObject, frame_to_xml, write_image_sets
+
+CAR, DOG, CAT = "n02958343", "n02084071", "n02121808"
+W, H = 48, 32
+VAL = "ILSVRC2015_val_00000000"
+TRAIN_A = "ILSVRC2015_VID_train_0000/ILSVRC2015_train_00000000"
+TRAIN_B = "ILSVRC2015_VID_train_0000/ILSVRC2015_train_00001000"
+
+
+def write_image(path: Path, value: int = 128) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.full((H, W, 3), value, np.uint8)).save(path, format="JPEG")
+
+
+def write_snippet(root: Path, source: str, split: str, snippet: str,
+                  frames: list) -> None:
+    """``frames``: per frame a list of ``VIDObject``; images and XML named %06d."""
+    for t, objects in enumerate(frames):
+        name = f"{t:06d}"
+        xml = root / "Annotations" / source / split / snippet / f"{name}.xml"
+        xml.parent.mkdir(parents=True, exist_ok=True)
+        xml.write_bytes(frame_to_xml(VIDFrame(snippet, name, W, H, list(objects))))
+        write_image(root / "Data" / source / split / snippet / f"{name}.JPEG", 10 * t)
+
+
+def val_frames() -> list:
+    """3 frames: car (track 0) static at (2,3)-(11,12) incl.; dog (track 1) moves 5 px/frame
+    from frame 1; frame 2 also holds a cat (track 2)."""
+    car = VIDObject(0, CAR, (2, 3, 11, 12))
+    return [[car],
+            [car, VIDObject(1, DOG, (20, 4, 29, 13))],
+            [car, VIDObject(1, DOG, (25, 4, 34, 13)), VIDObject(2, CAT, (0, 20, 9, 29))]]
+
+
+def make_vid(root: Path) -> Path:
+    """val: one 3-frame snippet; train: a 20-frame (car) and a 5-frame (dog, empty frame 0)
+    snippet; DET: two images (one with a car and a non-VID object), plus a negative line."""
+    write_snippet(root, "VID", "val", VAL, val_frames())
+    write_snippet(root, "VID", "train", TRAIN_A,
+                  [[VIDObject(3, CAR, (t, 0, t + 9, 9))] for t in range(20)])
+    write_snippet(root, "VID", "train", TRAIN_B,
+                  [[]] + [[VIDObject(0, DOG, (1, 1, 10, 10))] for _ in range(4)])
+    write_image_sets(root, {TRAIN_A: (20, {CAR}), TRAIN_B: (5, {DOG})}, {VAL: 3})
+    det = root / "Annotations" / "DET" / "train" / "ILSVRC2013_train" / "n02958343"
+    det.mkdir(parents=True)
+    (det / "n02958343_1.xml").write_text(
+        "<annotation><folder>n02958343</folder><filename>n02958343_1</filename>"
+        f"<size><width>{W}</width><height>{H}</height></size>"
+        "<object><name>n02958343</name><bndbox><xmin>1</xmin><ymin>2</ymin><xmax>30</xmax>"
+        "<ymax>20</ymax></bndbox></object>"
+        "<object><name>n01440764</name><bndbox><xmin>0</xmin><ymin>0</ymin><xmax>5</xmax>"
+        "<ymax>5</ymax></bndbox></object></annotation>")
+    (det / "n02958343_2.xml").write_text(
+        "<annotation><folder>n02958343</folder><filename>n02958343_2</filename>"
+        f"<size><width>{W}</width><height>{H}</height></size></annotation>")
+    for i in (1, 2):
+        write_image(root / "Data" / "DET" / "train" / "ILSVRC2013_train" / "n02958343" /
+                    f"n02958343_{i}.JPEG")
+    sets = root / "ImageSets" / "DET"
+    sets.mkdir(parents=True)
+    (sets / "train_7.txt").write_text("ILSVRC2013_train/n02958343/n02958343_1 1\n"
+                                      "ILSVRC2013_train/n02958343/n02958343_2 1\n"
+                                      "ILSVRC2013_train/n02958343/n02958343_9 -1\n")
+    return root
