@@ -2,7 +2,7 @@
 
     tsm detect train CONFIG [--work-dir DIR] [--cfg-options k=v ...] [--resume [CKPT]]
     tsm detect test CONFIG CHECKPOINT [--out results.json] [--cfg-options k=v ...]
-    tsm detect video CONFIG CHECKPOINT VIDEO --out dets.json [--render out.mp4]
+    tsm detect video CONFIG CHECKPOINT VIDEO --out dets.json [--render out.mp4] [--score-thr 0.3]
 
 ``train`` writes mmengine's log and ``iter_N.pth`` checkpoints into the work folder and, at the
 end, ``final.pth`` (plain weights, see :mod:`detection.checkpoint`) and the resolved
@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--score-thr", type=float, default=0.3)
     v.add_argument("--fps", type=float, help="frame rate of --render (default: the input's, else 25)")
     v.add_argument("--device", help="cpu / cuda (default cuda when present)")
+    v.add_argument("--frame-template", help="frame folder file names, e.g. '{:06d}.JPEG' "
+                                            "(ImageNet-VID); default 'img_{:05d}.jpg'")
+    v.add_argument("--start-index", type=int, help="number of a folder's first frame (default 1)")
     for q in (t, e, v):
         q.add_argument("--cfg-options", nargs="+", action=DictAction, default={},
                        help="override config keys, e.g. data_root=/data/vid/ "
@@ -221,19 +224,22 @@ def video(a: argparse.Namespace) -> int:
     path = Path(a.video)
     if not path.exists():
         raise UserError(f"video not found: {path}")
+    folder = {k: v for k, v in (("frame_template", a.frame_template),
+                                ("start_index", a.start_index)) if v is not None}
     try:
-        n = count_frames(path, exact=True)
+        n = count_frames(path, exact=True, **folder)
     except VideoDecodeError as e:
         raise UserError(str(e)) from None
     if n == 0:
-        raise UserError(f"{path}: no frames")
+        raise UserError(f"{path}: no frames" + (" (frame folder: set --frame-template / "
+                                                "--start-index)" if path.is_dir() else ""))
     det = load_detector(a.config, a.checkpoint, a.device, a.cfg_options)
     chunk = 32
 
     def frames():
         for s in range(0, n, chunk):
             try:
-                batch = read_video_frames(path, range(s, min(n, s + chunk)))
+                batch = read_video_frames(path, range(s, min(n, s + chunk)), **folder)
             except VideoDecodeError as e:
                 raise UserError(str(e)) from None
             yield from batch
