@@ -25,3 +25,9 @@ from .vid_eval import evaluate_vid  # noqa: E402
 
 __all__ += ["VIDMetric", "format_table", "latest_vid_results", "write_metrics",
             "ImageNetVIDDataset", "evaluate_vid"]
+
+# running a trained detector (inference) and weights_only-safe checkpoints (HOOKS)
+from .checkpoint import PlainCheckpointHook  # noqa: E402
+from .inference import FrameResult, detect_video, load_detector  # noqa: E402
+
+__all__ += ["PlainCheckpointHook", "FrameResult", "detect_video", "load_detector"]
