@@ -111,3 +111,19 @@ def test_init_from_a_tsm_apps_recognizer_checkpoint(tmp_path):
     wrong = tiny(width=0.25, checkpoint=str(path))
     with pytest.raises(ValueError, match="does not fit"):
         wrong.init_weights()
+
+
+def test_paper_backbone_r101_streams_like_the_clip():
+    torch.manual_seed(0)
+    net = TSMResNet(arch="resnet101", num_segments=3, shift="online", out_indices=(2, 3)).eval()
+    assert len(net.get_buffers()) == 18  # every other block of ResNet-101 is shifted
+    x = torch.randn(3, 3, 64, 64)
+    with torch.no_grad():
+        whole = net(x)
+        net.start_stream()
+        steps = [net(x[i:i + 1]) for i in range(3)]
+        net.stop_stream()
+    for lvl in range(2):
+        got = torch.cat([s[lvl] for s in steps])
+        rel = ((got - whole[lvl]).abs().max() / whole[lvl].abs().max()).item()
+        assert rel <= 1e-5
