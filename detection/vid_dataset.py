@@ -34,7 +34,8 @@ so any mmengine sampler draws key frames only; the other frames of the listed vi
 indices ``>= len`` and are loaded like any other (``dataset[i]``). ``video_index`` maps each
 video to the indices of all its frames in frame order (what
 :class:`detection.clips.ClipBatchSampler` turns into clips of consecutive frames).
-``indices=`` (mmengine subsets) is not supported: it would break that order.
+``indices=`` (mmengine subsets) is not supported: it would break that order, and an mmengine
+``ConcatDataset`` only reaches the key frames: add DET images with ``det_ann_file`` instead.
 
 Bad frames (unreadable or malformed XML, a box outside the image, a missing image):
 ``on_bad_frame='raise'`` raises ``ValueError`` naming the file; ``'skip'`` drops the frame and

@@ -126,15 +126,15 @@ def match_frame(det: FrameDetections, truth: FrameTruth, counted: np.ndarray,
     ov_in = np.where(counted[None, :], ov, -1.0).max(axis=1, initial=-1.0)
     tie = empty_weight if g == 0 else float(ignored.mean())
     unmatched_fp = np.where(ov_in > ov_ig, 1.0, np.where(ov_ig > ov_in, 0.0, tie))
+    fp[:] = unmatched_fp
     taken = np.zeros(g, bool)
-    for j in np.argsort(-det.scores, kind="stable"):
+    order = np.argsort(-det.scores, kind="stable")
+    for j in order[eligible[order].any(axis=1)]:      # only detections that can match
         cand = eligible[j] & ~taken
         if cand.any():
             best = int(np.argmax(np.where(cand, ov[j], -1.0)))
             taken[best] = True
-            tp[j] = 1.0 if counted[best] else 0.0
-        else:
-            fp[j] = unmatched_fp[j]
+            tp[j], fp[j] = (1.0 if counted[best] else 0.0), 0.0
     return tp, fp
 
 
@@ -161,9 +161,9 @@ def _check_labels(labels: np.ndarray, num_classes: int, what: str) -> None:
 
 def split_aps(detections: Mapping[str, FrameDetections], ground_truth: Mapping[str, FrameTruth],
               num_classes: int, frames: Sequence[str], counted: Mapping[str, np.ndarray],
-              ) -> tuple[np.ndarray, int]:
+              ious: Optional[Mapping[str, np.ndarray]] = None) -> tuple[np.ndarray, int]:
     """Per-class AP ``(C,)`` over ``frames`` with ``counted[frame] (G,)`` marking the GT in the
-    split; also the number of positives."""
+    split; also the number of positives. ``ious``: optional precomputed ``(K, G)`` per frame."""
     npos = np.zeros(num_classes)
     total = sum(len(ground_truth[f].labels) for f in frames)
     in_split = sum(int(counted[f].sum()) for f in frames)
@@ -174,7 +174,7 @@ def split_aps(detections: Mapping[str, FrameDetections], ground_truth: Mapping[s
         np.add.at(npos, truth.labels[keep], 1)
         det = detections.get(f)
         if det is not None and len(det.scores):
-            tp, fp = match_frame(det, truth, keep, empty_weight)
+            tp, fp = match_frame(det, truth, keep, empty_weight, (ious or {}).get(f))
             parts.append((det.scores, det.labels, tp, fp))
     if not parts:
         parts = [(np.zeros(0), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))]
@@ -220,7 +220,8 @@ def evaluate_vid(detections: Mapping[str, FrameDetections], ground_truth: Mappin
     _validate(detections, ground_truth, c)
     frames = list(ground_truth)
     base = {f: ~ground_truth[f].ignore for f in frames}
-    aps, npos = split_aps(detections, ground_truth, c, frames, base)
+    ious = {f: box_iou(d.bboxes, ground_truth[f].bboxes) for f, d in detections.items()}
+    aps, npos = split_aps(detections, ground_truth, c, frames, base, ious)
     out: dict = {"mAP": _mean_percent(aps), "n_frames": len(frames), "n_gt": npos}
     out.update({k: None for k in SPLIT_KEYS[1:]})
     out.update({f"AP_{n}": (None if np.isnan(a) else float(100.0 * a))
@@ -229,13 +230,14 @@ def evaluate_vid(detections: Mapping[str, FrameDetections], ground_truth: Mappin
         speed = {f: _motion_classes(ground_truth[f].motion_iou) for f in frames}
         for name in ("slow", "medium", "fast"):
             counted = {f: base[f] & (speed[f] == name) for f in frames}
-            aps_m, out[f"n_gt_{name}"] = split_aps(detections, ground_truth, c, frames, counted)
+            aps_m, out[f"n_gt_{name}"] = split_aps(detections, ground_truth, c, frames, counted,
+                                                   ious)
             out[f"mAP_{name}"] = _mean_percent(aps_m)
     kinds = {f: ground_truth[f].corruption for f in frames}
     corrupted = [f for f in frames if kinds[f] is not None]
     if corrupted:
         def sub_map(sel: list) -> Optional[float]:
-            return _mean_percent(split_aps(detections, ground_truth, c, sel, base)[0]) \
+            return _mean_percent(split_aps(detections, ground_truth, c, sel, base, ious)[0]) \
                 if sel else None
         out["mAP_corrupted"] = sub_map(corrupted)
         out["mAP_clean"] = sub_map([f for f in frames if kinds[f] is None])
