@@ -34,7 +34,7 @@ from mmengine.evaluator import BaseMetric
 from mmengine.logging import MMLogger
 
 from tsm_apps.data.motion import WINDOW, snippet_motion_iou
-from tsm_apps.data.vid_layout import NAME_TO_WNID, WNID_TO_NAME, read_frame_xml
+from tsm_apps.data.vid_layout import NAME_TO_WNID, WNID_TO_NAME, VIDFrame, read_frame_xml
 
 from .corruptions import frame_corruption, load_corruptions
 from .results import format_table
@@ -73,30 +73,46 @@ class AnnotationCache:
             self.labels[wnid] = i
         self._corruptions: dict[str, Optional[dict]] = {}
 
-    def _snippet(self, root: str, source: str, split: str, snippet: str, frame: str) -> tuple:
-        """``(frames, motion)`` of the frames of a snippet (a DET image: itself only)."""
-        folder = osp.join(root, "Annotations", source, split, snippet)
+    def _snippet(self, root: str, source: str, split: str, snippet: str,
+                 evaluated: set) -> tuple:
+        """``(position by frame name, frames, motion IoU)`` of every annotated frame of a snippet
+        (a DET image: itself). A bad XML of a frame that is not evaluated counts as a frame
+        without objects (logged); one of an evaluated frame raises ``ValueError``."""
         if source == "DET":
-            names = [frame]
+            folder, names = osp.dirname(osp.join(root, "Annotations", source, split, snippet)), \
+                [osp.basename(snippet)]
         else:
+            folder = osp.join(root, "Annotations", source, split, snippet)
             try:
                 names = sorted(f[:-4] for f in os.listdir(folder) if f.endswith(".xml"))
             except OSError as e:
                 raise ValueError(f"{folder}: cannot list annotations ({e.strerror})") from None
-        frames = [read_frame_xml(osp.join(folder, n + ".xml"), det=source == "DET")
-                  for n in names]
-        return dict(zip(names, range(len(names)))), frames, snippet_motion_iou(frames, self.window)
+        frames = []
+        for n in names:
+            path = osp.join(folder, n + ".xml")
+            try:
+                frames.append(read_frame_xml(path, det=source == "DET"))
+            except (OSError, ValueError) as e:
+                msg = str(e) if isinstance(e, ValueError) else f"{path}: unreadable ({e})"
+                if n in evaluated:
+                    raise ValueError(msg) from None
+                MMLogger.get_current_instance().warning(f"VIDMetric: motion IoU ignores {msg}")
+                frames.append(VIDFrame(snippet, n, 1, 1))
+        return {n: i for i, n in enumerate(names)}, frames, \
+            snippet_motion_iou(frames, self.window)
 
     def truths(self, img_paths: Sequence[str]) -> dict[str, FrameTruth]:
         """``{img_path: FrameTruth}`` (boxes as the dataset: inclusive XML box + 1)."""
         by_snippet: dict[tuple, list[tuple[str, str]]] = {}
         for path in img_paths:
             root, source, split, entry = split_image_path(path)
-            snippet, _, frame = entry.rpartition("/") if source == "VID" else (entry, "", entry)
+            snippet, _, frame = entry.rpartition("/") if source == "VID" \
+                else (entry, "", osp.basename(entry))
             by_snippet.setdefault((root, source, split, snippet), []).append((path, frame))
         out = {}
         for (root, source, split, snippet), items in by_snippet.items():
-            pos, frames, motion = self._snippet(root, source, split, snippet, items[0][1])
+            pos, frames, motion = self._snippet(root, source, split, snippet,
+                                                {f for _, f in items})
             if root not in self._corruptions:
                 self._corruptions[root] = load_corruptions(root)
             for path, frame in items:
@@ -106,7 +122,8 @@ class AnnotationCache:
                 t = pos[frame]
                 keep = [j for j, o in enumerate(frames[t].objects) if o.name in self.labels]
                 objs = [frames[t].objects[j] for j in keep]
-                img_id = f"{split}/{snippet}/{frame}" if source == "VID" else f"DET/{split}/{frame}"
+                img_id = f"{split}/{snippet}/{frame}" if source == "VID" \
+                    else f"DET/{split}/{snippet}"
                 out[path] = FrameTruth(
                     np.array([[o.box[0], o.box[1], o.box[2] + 1, o.box[3] + 1] for o in objs],
                              np.float64).reshape(-1, 4),

@@ -81,3 +81,25 @@ def test_metric_needs_classes_and_img_path(root):
     m.process({}, [sample(root, 0, GT[0])])
     with pytest.raises(ValueError, match="dataset_meta"):
         m.compute_metrics(m.results)
+
+
+def test_det_images_and_bad_neighbour_xml(root, tmp_path):
+    m = VIDMetric()
+    m.dataset_meta = {"classes": CLASSES}
+    img = root / "Data" / "DET" / "train" / "ILSVRC2013_train" / "n02958343" / "n02958343_1.JPEG"
+    m.process({}, [{"img_path": str(img), "pred_instances": {
+        "bboxes": torch.tensor([[1.0, 2.0, 31.0, 21.0]]), "scores": torch.tensor([0.8]),
+        "labels": torch.tensor([CAR])}}])
+    res = m.evaluate(1)
+    assert res["mAP"] == pytest.approx(100.0) and res["n_gt_slow"] == 1   # one frame: no motion
+
+    data = tmp_path / "b"
+    shutil.copytree(root, data)
+    (data / "Annotations" / "VID" / "val" / VAL / "000000.xml").write_text("<annotation>")
+    m = VIDMetric()
+    m.dataset_meta = {"classes": CLASSES}
+    m.process({}, [sample(data, 2, GT[2])])              # frame 0 is only a neighbour: ignored
+    assert m.evaluate(1)["mAP"] == pytest.approx(100.0)
+    m.process({}, [sample(data, 0, GT[0])])
+    with pytest.raises(ValueError, match="000000.xml: not well-formed"):
+        m.evaluate(1)
