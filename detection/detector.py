@@ -88,7 +88,8 @@ class ClipRFCN(TwoStageDetector):
         for c in range(n // t):
             videos = {s.metainfo.get("video") for s in batch_data_samples[c * t:(c + 1) * t]}
             if len(videos) > 1:
-                raise ValueError(f"ClipRFCN: clip {c} of the batch mixes videos {sorted(map(str, videos))}")
+                raise ValueError(f"ClipRFCN: clip {c} of the batch mixes videos "
+                                 f"{sorted(map(str, videos))}")
 
     def loss(self, batch_inputs: Tensor, batch_data_samples: SampleList) -> dict:
         """Losses over every annotated frame of ``N`` clips ``(N*T, 3, H, W)``."""

@@ -129,6 +129,6 @@ class RFCNRoIHead(StandardRoIHead):
                             f"{type(self.bbox_head).__name__}")
 
     def _bbox_forward(self, x: Tuple[Tensor], rois: Tensor) -> dict:
-        """Backbone maps ``x`` and rois ``(R, 5)`` -> dict(cls_score, bbox_pred, bbox_feats=None)."""
+        """Maps ``x``, rois ``(R, 5)`` -> ``dict(cls_score, bbox_pred, bbox_feats=None)``."""
         cls_score, bbox_pred = self.bbox_head(x, rois)
         return dict(cls_score=cls_score, bbox_pred=bbox_pred, bbox_feats=None)

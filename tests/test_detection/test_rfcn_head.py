@@ -19,7 +19,8 @@ def quadrant_maps() -> torch.Tensor:
     for i in range(2):
         for j in range(2):
             maps[0, (0 * 2 + i) * 2 + j, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = 1.0
-            maps[0, (1 * 2 + i) * 2 + j, 2 * (1 - i):2 * (1 - i) + 2, 2 * (1 - j):2 * (1 - j) + 2] = 1.0
+            oi, oj = 2 * (1 - i), 2 * (1 - j)
+            maps[0, (1 * 2 + i) * 2 + j, oi:oi + 2, oj:oj + 2] = 1.0
     return maps
 
 
