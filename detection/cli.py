@@ -145,6 +145,10 @@ def test(a: argparse.Namespace) -> int:
     from .checkpoint import load_detector_weights, read_detector_checkpoint, safe_loading
     from .results import format_table, write_metrics
 
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise UserError("tsm detect test runs in one process: the online stream needs every "
+                        "frame of a video in order on one device (mmengine's DefaultSampler "
+                        "would deal frames round-robin across ranks)")
     out = Path(a.out) if a.out else Path(a.checkpoint).parent / "test" / "results.json"
     if out.suffix != ".json":
         raise UserError(f"--out must be a .json file, got {out}")

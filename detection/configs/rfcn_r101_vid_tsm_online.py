@@ -56,7 +56,7 @@ train_dataloader = dict(
         filter_cfg=dict(filter_empty_gt=True),
         on_bad_frame='skip',
         pipeline=train_pipeline))
-val_dataloader = dict(
+test_dataloader = dict(
     batch_size=1,  # frames in video order: the online stream keeps its buffers across them
     num_workers=2,
     persistent_workers=True,
@@ -68,12 +68,14 @@ val_dataloader = dict(
         ann_file='ImageSets/VID/val.txt',
         test_mode=True,
         pipeline=test_pipeline))
-test_dataloader = val_dataloader
-val_evaluator = dict(type='VIDMetric')
-test_evaluator = val_evaluator
+test_evaluator = dict(type='VIDMetric')
+# No validation during training: the online stream needs each video's frames in order on one
+# process (mmengine's samplers deal them round-robin across GPUs); evaluate with tsm detect test.
+val_dataloader = None
+val_evaluator = None
+val_cfg = None
 
-train_cfg = dict(type='IterBasedTrainLoop', max_iters=120000, val_interval=120000)
-val_cfg = dict(type='ValLoop')
+train_cfg = dict(type='IterBasedTrainLoop', max_iters=120000)
 test_cfg = dict(type='TestLoop')
 
 optim_wrapper = dict(

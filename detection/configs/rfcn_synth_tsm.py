@@ -63,7 +63,7 @@ train_dataloader = dict(
         frames_per_video=15,
         filter_cfg=dict(filter_empty_gt=True),
         pipeline=train_pipeline))
-val_dataloader = dict(
+test_dataloader = dict(
     batch_size=1,  # frames in video order (the online stream)
     num_workers=0,
     drop_last=False,
@@ -74,12 +74,14 @@ val_dataloader = dict(
         ann_file='ImageSets/VID/val.txt',
         test_mode=True,
         pipeline=test_pipeline))
-test_dataloader = val_dataloader
-val_evaluator = dict(type='VIDMetric')
-test_evaluator = val_evaluator
+test_evaluator = dict(type='VIDMetric')
+# No validation during training: the online stream needs each video's frames in order on one
+# process (mmengine's samplers deal them round-robin across GPUs); evaluate with tsm detect test.
+val_dataloader = None
+val_evaluator = None
+val_cfg = None
 
-train_cfg = dict(type='IterBasedTrainLoop', max_iters=max_iters, val_interval=10 ** 9)
-val_cfg = dict(type='ValLoop')
+train_cfg = dict(type='IterBasedTrainLoop', max_iters=max_iters)
 test_cfg = dict(type='TestLoop')
 
 optim_wrapper = dict(

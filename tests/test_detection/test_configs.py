@@ -65,8 +65,9 @@ def test_data_root_follows_cfg_options():
     options = {"data_root": "/data/vid/"}
     cfg.merge_from_dict(options)
     apply_data_root(cfg, options)
-    for loader in ("train_dataloader", "val_dataloader", "test_dataloader"):
+    for loader in ("train_dataloader", "test_dataloader"):
         assert cfg[loader].dataset.data_root == "/data/vid/"
+    assert cfg.val_dataloader is None  # no in-training validation (see the config)
     # an explicit per-dataset root wins
     cfg = load(SYNTH[0])
     options = {"data_root": "/a/", "test_dataloader.dataset.data_root": "/b/"}
