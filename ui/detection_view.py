@@ -54,12 +54,17 @@ def _timeline(results: dict, min_score: float, frame: int):
     return charts.detection_timeline(best, kept, frame=frame, threshold=min_score)
 
 
-def _map_table(settings: UISettings) -> None:
+def _map_table(settings: UISettings, hinted: bool = False) -> None:
+    """The latest mAP table; when it is missing, say so (``hinted``: the page already shows
+    how to make results, so only a short caption)."""
     st.subheader("ImageNet-VID mAP (latest evaluation)")
     try:
         table, path = sources.vid_results(settings.runs_dir)
     except (sources.Unavailable, FileNotFoundError, ValueError) as e:
-        st.info(f"No VID evaluation results to show: {e}")
+        if hinted:
+            st.caption("No VID evaluation results yet.")
+        else:
+            st.info(f"No VID evaluation results to show: {e}")
         return
     df = pd.DataFrame({m: {s: row.get(s) for s in SPLITS} for m, row in table.items()}).T
     st.dataframe(df.style.format("{:.1f}", na_rep="-"), width="stretch")
@@ -74,7 +79,7 @@ def render(settings: UISettings) -> None:
         missing = ", ".join(m for m in sources.MODELS if m not in specs)
         st.warning(f"Trained detector(s) missing: {missing}.")
         st.info(DEMO_HINT.format(runs=settings.runs_dir))
-        _map_table(settings)
+        _map_table(settings, hinted=True)
         return
     video = choose_video(settings, KEY)
     if video is None:

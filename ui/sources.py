@@ -168,7 +168,7 @@ def find_dissection(runs: Path) -> Optional[dict[str, Path]]:
         model = _model_of_run(settings.parent)
         if model and model not in found:
             found[model] = settings.parent
-    return found or None
+    return {m: found[m] for m in MODELS if m in found} or None  # always TSN, TSM order
 
 
 def dissection_stamp(folders: dict[str, Path]) -> float:

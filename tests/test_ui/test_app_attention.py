@@ -17,7 +17,7 @@ def dissect_runs(tmp_path_factory):
 
 
 def _image_urls(at) -> list:
-    return [img.url for el in at.get("imgs") for img in el.proto.imgs]
+    return [img.url for el in at.get("image") for img in el.proto.imgs]
 
 
 def _captions(at) -> list:
