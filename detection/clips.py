@@ -16,6 +16,12 @@ shorter than ``T`` (a DET image is a one-frame video) repeats its last frame. A 
 of a clip contiguous. Frames of one video share a size, so mmdet's default collate and
 ``DetDataPreprocessor`` (padding per batch) need nothing else.
 
+For testing the online detector on several processes, :class:`VideoShardSampler` gives each
+rank whole videos with their frames in order (mmengine's ``DefaultSampler`` would deal the
+frames out round-robin, so no rank would see consecutive frames)::
+
+    test_dataloader = dict(batch_size=1, sampler=dict(type='VideoShardSampler'), ...)
+
 The per-video frame order comes from ``dataset.video_index`` when the dataset has one (a
 mapping ``video -> dataset indices in frame order``, or a method returning it), else from one
 pass over ``dataset.get_data_info(i)['video' / 'frame_id']``.
@@ -27,6 +33,7 @@ from typing import Dict, Iterator, List, Mapping, Sequence
 
 import numpy as np
 from mmdet.registry import DATA_SAMPLERS
+from mmengine.dist import get_dist_info
 from torch.utils.data import Sampler
 
 
@@ -122,3 +129,43 @@ class ClipBatchSampler(Sampler):
     def set_epoch(self, epoch: int) -> None:
         if hasattr(self.sampler, "set_epoch"):
             self.sampler.set_epoch(epoch)
+
+
+@DATA_SAMPLERS.register_module()
+class VideoShardSampler(Sampler):
+    """Test sampler: whole videos per rank, frames in order, every index once (no padding).
+
+    Videos go to ranks greedily by frame count (largest first, to the least loaded rank) and
+    keep their dataset order within a rank. Only indices ``< len(dataset)`` are yielded (the
+    ones ``DefaultSampler`` would yield). mmengine's result collection accepts the unequal
+    parts, and the metrics key results by frame, so their order does not matter.
+
+    Args:
+        dataset: frame-level dataset (see :func:`build_video_index`).
+        seed: unused (mmengine passes it to every sampler).
+        rank / world_size: default: from ``mmengine.dist.get_dist_info()``.
+    """
+
+    def __init__(self, dataset, seed: int | None = None, rank: int | None = None,
+                 world_size: int | None = None) -> None:
+        dist_rank, dist_world = get_dist_info()
+        self.rank = dist_rank if rank is None else rank
+        self.world_size = dist_world if world_size is None else world_size
+        if not 0 <= self.rank < self.world_size:
+            raise ValueError(f"rank {self.rank} outside world_size {self.world_size}")
+        self.dataset = dataset
+        n = len(dataset)
+        videos = [[i for i in idx if i < n] for idx in build_video_index(dataset).values()]
+        videos = [v for v in videos if v]
+        load = [0] * self.world_size
+        owner = {}
+        for k in sorted(range(len(videos)), key=lambda k: (-len(videos[k]), k)):
+            r = min(range(self.world_size), key=lambda r: (load[r], r))
+            owner[k], load[r] = r, load[r] + len(videos[k])
+        self.indices = [i for k, v in enumerate(videos) if owner[k] == self.rank for i in v]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.indices)
+
+    def __len__(self) -> int:
+        return len(self.indices)

@@ -7,7 +7,8 @@ from mmengine.evaluator import BaseMetric
 from mmengine.runner import Runner
 
 import detection  # noqa: F401
-from detection.clips import ClipBatchSampler, build_video_index, clip_around
+from detection.clips import ClipBatchSampler, VideoShardSampler, build_video_index, \
+    clip_around
 from model_fixtures import tiny_cfg
 
 # (video, number of frames): frame entries are listed in a shuffled order on purpose
@@ -96,6 +97,23 @@ def test_epochs_change_the_clip_starts_deterministically():
         a.set_epoch(e)
         epochs.append(list(a))
     assert len({tuple(x[0]) for x in epochs}) > 1
+
+
+def test_video_shards_cover_every_frame_once_with_whole_videos_in_order():
+    ds = FakeVID()
+    shards = [list(VideoShardSampler(ds, rank=r, world_size=2)) for r in range(2)]
+    assert sorted(shards[0] + shards[1]) == list(range(len(ds)))
+    owned = []
+    for shard in shards:
+        frames = [ds.entries[i] for i in shard]
+        owned.append({v for v, _ in frames})
+        for v in owned[-1]:  # whole videos, frames in order
+            assert [f for w, f in frames if w == v] == list(range(VIDEOS[v]))
+    assert not owned[0] & owned[1]
+    assert sorted(len(s) for s in shards) == [4, 5]  # a (5) | b (3) + det (1)
+    assert list(VideoShardSampler(ds)) == [i for i in VideoShardSampler(ds, rank=0, world_size=1)]
+    with pytest.raises(ValueError, match="outside world_size"):
+        VideoShardSampler(ds, rank=2, world_size=2)
 
 
 class CountMetric(BaseMetric):
