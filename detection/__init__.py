@@ -6,14 +6,14 @@ classes below in mmdet's registries (configs use
 """
 # model (registered in mmdet MODELS / TASK_UTILS / DATA_SAMPLERS)
 from .backbone import TSMResNet
-from .clips import ClipBatchSampler
+from .clips import ClipBatchSampler, VideoShardSampler
 from .detector import ClipRFCN
 from .ohem import HardestRoISampler
 from .ps_roi import PSRoIVote, ps_roi_vote
 from .rfcn_head import RFCNBBoxHead, RFCNRoIHead
 
 __all__ = [
-    "TSMResNet", "ClipBatchSampler", "ClipRFCN", "HardestRoISampler", "PSRoIVote",
+    "TSMResNet", "ClipBatchSampler", "VideoShardSampler", "ClipRFCN", "HardestRoISampler", "PSRoIVote",
     "ps_roi_vote", "RFCNBBoxHead", "RFCNRoIHead",
 ]
 
