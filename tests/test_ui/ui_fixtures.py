@@ -49,3 +49,46 @@ def write_dissection_runs(runs: Path, data: Path) -> dict:
                           sanity=False, units=False, overlays=False, device="cpu"),
                 progress=False)
     return out
+
+
+def write_detectors(runs: Path) -> dict:
+    """Random-weight TSN and online-TSM detectors of the small synthetic config under
+    ``runs/detection/{tsn,tsm}`` (``config.py`` + ``final.pth``, as ``tsm detect train`` leaves)."""
+    from mmdet.registry import MODELS
+    from mmengine.registry import init_default_scope
+
+    import detection
+    from detection.checkpoint import save_final
+    from detection.inference import load_config
+    from tsm_apps.data.vid_layout import VID_CLASSES
+
+    config = Path(detection.__file__).parent / "configs" / "rfcn_synth_tsm.py"
+    init_default_scope("mmdet")
+    out = {}
+    for seed, (name, shift) in enumerate((("tsn", None), ("tsm", "online"))):
+        cfg = load_config(config)
+        cfg.model.backbone.shift = shift
+        torch.manual_seed(seed)
+        folder = runs / "detection" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        save_final(folder / "final.pth", MODELS.build(cfg.model),
+                   [n for _, n in VID_CLASSES], 1, cfg.pretty_text)
+        (folder / "config.py").write_text(cfg.pretty_text)
+        out[name] = folder
+    return out
+
+
+def write_vid_snippet(root: Path, frames: int = 6, h: int = 64, w: int = 96) -> Path:
+    """One ImageNet-VID val snippet folder (``Data/VID/val/<snippet>/%06d.JPEG``) of noise
+    with a bright square moving right."""
+    import numpy as np
+    from PIL import Image
+
+    snippet = root / "Data" / "VID" / "val" / "ILSVRC2015_val_00000000"
+    snippet.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for t in range(frames):
+        img = rng.integers(0, 80, (h, w, 3), dtype=np.uint8)
+        img[20:40, 8 + 10 * t:28 + 10 * t] = 255
+        Image.fromarray(img).save(snippet / f"{t:06d}.JPEG", quality=95)
+    return snippet
