@@ -1,0 +1,128 @@
+"""FGFA's motion IoU: how fast a ground-truth object moves, and the slow/medium/fast split.
+
+A box's *motion IoU* is the mean IoU between the box and the boxes of the same track (same
+``trackid``) in the nearby frames ``t-10 .. t+10`` (FGFA, Zhu et al. 2017, section 5). Frames in
+which the track has no box are left out of the mean (so the mean is over fewer frames at the
+ends of a snippet or of a track), and so is frame ``t`` itself (its IoU is always 1). A box
+without any neighbour (a track seen in one frame only) gets motion IoU 1.0: it shows no motion.
+
+Classes (FGFA, DESIGN.md): ``slow`` if motion IoU > 0.9, ``medium`` if 0.7 <= IoU <= 0.9,
+``fast`` if IoU < 0.7. Both boundaries belong to ``medium``: FGFA's evaluation code keeps a GT
+box in a motion range when ``lo <= iou <= hi`` with ranges [0, 0.7], [0.7, 0.9], [0.9, 1]; we
+give the shared boundary values to the middle class so that each box has exactly one class.
+
+Boxes are float ``[x1, y1, x2, y2]`` in pixel *edge* coordinates (width ``x2 - x1``). The XML
+boxes of ImageNet-VID are inclusive integers; :func:`snippet_motion_iou` converts them to
+``[xmin, ymin, xmax + 1, ymax + 1]``, which gives the devkit's ``+ 1`` widths. Pure numpy.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+WINDOW = 10          # frames on each side of t
+SLOW_ABOVE = 0.9     # motion IoU > 0.9: slow
+FAST_BELOW = 0.7     # motion IoU < 0.7: fast; in between (both ends included): medium
+MOTION_CLASSES = ("slow", "medium", "fast")
+
+
+def box_iou(a: object, b: object) -> np.ndarray:
+    """IoU matrix ``(N, M)`` of edge-coordinate boxes ``a (N, 4)`` and ``b (M, 4)``.
+
+    Empty boxes (zero area) have IoU 0 with everything, themselves included."""
+    a = _boxes(a, "box_iou: a")
+    b = _boxes(b, "box_iou: b")
+    iw = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
+    ih = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
+    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
+    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    union = area_a[:, None] + area_b[None, :] - inter
+    return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+
+
+def motion_iou(track_boxes: Sequence[Optional[Sequence[float]]], window: int = WINDOW) -> np.ndarray:
+    """Motion IoU per frame of one track.
+
+    ``track_boxes``: one entry per frame of the snippet, an edge-coordinate box
+    ``[x1, y1, x2, y2]`` or ``None`` where the track is absent. Returns float ``(F,)``: the
+    mean IoU with the track's boxes in frames ``t-window..t+window`` except ``t`` (1.0 without
+    neighbours), NaN where the track is absent."""
+    if window < 1:
+        raise ValueError(f"window must be >= 1 frame, got {window}")
+    present = np.array([b is not None for b in track_boxes], bool)
+    boxes = np.zeros((len(track_boxes), 4))
+    for t, b in enumerate(track_boxes):
+        if b is not None:
+            row = np.asarray(b, np.float64).reshape(-1)
+            if row.shape != (4,):
+                raise ValueError(f"motion_iou: frame {t} box must have 4 values, got {row.shape}")
+            boxes[t] = row
+    iou = box_iou(boxes, boxes)
+    out = np.full(len(track_boxes), np.nan)
+    for t in np.flatnonzero(present):
+        lo, hi = max(0, t - window), min(len(track_boxes), t + window + 1)
+        near = [s for s in range(lo, hi) if s != t and present[s]]
+        out[t] = float(np.mean(iou[t, near])) if near else 1.0
+    return out
+
+
+def motion_class(iou: float) -> str:
+    """``'slow'`` (> 0.9), ``'medium'`` (0.7 <= iou <= 0.9) or ``'fast'`` (< 0.7)."""
+    iou = float(iou)
+    if not np.isfinite(iou):
+        raise ValueError(f"motion_class: motion IoU must be a finite number, got {iou}")
+    if iou > SLOW_ABOVE:
+        return "slow"
+    if iou < FAST_BELOW:
+        return "fast"
+    return "medium"
+
+
+def snippet_motion_iou(frames: Sequence, window: int = WINDOW) -> list:
+    """Motion IoU of every object of a snippet, from its frames in order.
+
+    ``frames``: :class:`tsm_apps.data.vid_layout.VIDFrame` objects (or anything with an
+    ``objects`` list of items with ``trackid`` and inclusive ``box``). Returns one list per frame
+    holding one float per object, in the frame's object order."""
+    tracks: dict = {}
+    for t, frame in enumerate(frames):
+        for obj in frame.objects:
+            boxes = tracks.setdefault(obj.trackid, [None] * len(frames))
+            if boxes[t] is not None:
+                raise ValueError(f"frame {t} ({getattr(frame, 'filename', '?')}): track "
+                                 f"{obj.trackid} appears twice")
+            x1, y1, x2, y2 = obj.box
+            boxes[t] = (x1, y1, x2 + 1, y2 + 1)
+    per_track = {tid: motion_iou(boxes, window) for tid, boxes in tracks.items()}
+    return [[float(per_track[o.trackid][t]) for o in frame.objects]
+            for t, frame in enumerate(frames)]
+
+
+def count_motion_classes(values: object) -> Mapping[str, int]:
+    """``{'slow': n, 'medium': n, 'fast': n}`` over motion IoU values (any nesting of lists)."""
+    flat = np.asarray([v for v in _flatten(values)], np.float64)
+    counts = {c: 0 for c in MOTION_CLASSES}
+    for v in flat:
+        counts[motion_class(v)] += 1
+    return counts
+
+
+def _flatten(values: object):
+    if isinstance(values, (list, tuple, np.ndarray)):
+        for v in values:
+            yield from _flatten(v)
+    else:
+        yield values
+
+
+def _boxes(a: object, what: str) -> np.ndarray:
+    arr = np.asarray(a, np.float64)
+    if arr.size == 0:
+        return np.zeros((0, 4))
+    if arr.ndim == 1 and arr.shape[0] == 4:
+        arr = arr[None]
+    if arr.ndim != 2 or arr.shape[1] != 4:
+        raise ValueError(f"{what}: expected boxes of shape (N, 4), got {arr.shape}")
+    return arr

@@ -1,0 +1,112 @@
+"""Drawing helpers shared by the synthetic data generators: cluttered backgrounds, polygons
+placed by centre/size/angle, their boxes, atomic text files and an mp4 writer fallback.
+
+Coordinates are pixel *edges* (``x`` right, ``y`` down, the frame spans ``[0, W] x [0, H]``).
+A positive angle turns a shape clockwise on screen (``y`` points down).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+# Unit "L" (side 1, centred): no rotational symmetry, so the turning direction is visible.
+L_SHAPE = np.array([(-0.5, -0.5), (-0.1, -0.5), (-0.1, 0.15), (0.5, 0.15), (0.5, 0.5),
+                    (-0.5, 0.5)], np.float64)
+# Radius of the smallest circle about the centre that holds the L at any angle.
+L_RADIUS = float(np.hypot(0.5, 0.5))
+
+
+def place(shape: np.ndarray, cx: float, cy: float, side: float, angle_deg: float = 0.0
+          ) -> np.ndarray:
+    """Vertices ``(K, 2)`` of a unit ``shape`` scaled to ``side`` pixels, turned clockwise by
+    ``angle_deg`` and centred on ``(cx, cy)``."""
+    a = np.deg2rad(angle_deg)
+    rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    return shape @ rot.T * side + np.array([cx, cy])
+
+
+def bbox(points: np.ndarray, width: int, height: int) -> list:
+    """Integer edge box ``[x1, y1, x2, y2]`` enclosing ``points (K, 2)``, clipped to the frame."""
+    x1, y1 = np.floor(points.min(0))
+    x2, y2 = np.ceil(points.max(0))
+    return [int(np.clip(x1, 0, width)), int(np.clip(y1, 0, height)),
+            int(np.clip(x2, 0, width)), int(np.clip(y2, 0, height))]
+
+
+def overlaps(a: Sequence[float], b: Sequence[float], gap: float = 0.0) -> bool:
+    """Whether edge boxes ``a`` and ``b`` (``[x1, y1, x2, y2]``) come closer than ``gap``."""
+    return not (a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1]
+                or b[3] + gap <= a[1])
+
+
+def clutter(rng: np.random.Generator, width: int, height: int, items: int = 24,
+            contrast: float = 1.0):
+    """A cluttered, muted random texture as a PIL RGB image of ``width x height``: smooth
+    colour noise, random thin bars, rings and blobs, then fine pixel noise."""
+    from PIL import Image, ImageDraw
+
+    grid = rng.uniform(70, 150, (rng.integers(4, 9), rng.integers(4, 9), 3))
+    img = Image.fromarray(grid.astype(np.uint8)).resize((width, height), Image.BILINEAR)
+    draw = ImageDraw.Draw(img)
+    lw = max(1, round(min(width, height) / 56))
+    for _ in range(items):
+        col = tuple(int(v) for v in rng.uniform(60, 170, 3) * contrast + 110 * (1 - contrast))
+        x, y = rng.uniform(0, width), rng.uniform(0, height)
+        r = rng.uniform(0.03, 0.12) * min(width, height)
+        kind = rng.integers(3)
+        if kind == 0:
+            x2, y2 = x + rng.uniform(-3, 3) * r, y + rng.uniform(-3, 3) * r
+            draw.line([(x, y), (x2, y2)], fill=col, width=lw)
+        elif kind == 1:
+            draw.ellipse([x - r, y - r, x + r, y + r], outline=col, width=lw)
+        else:
+            draw.rectangle([x - r, y - r * 0.5, x + r, y + r * 0.5], fill=col)
+    arr = np.asarray(img, np.float64) + rng.normal(0, 6, (height, width, 3))
+    return Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8))
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path
+
+
+def write_mp4(path: Path, frames: np.ndarray, fps: int) -> Path:
+    """Encode uint8 ``(T, H, W, 3)`` RGB frames as H.264 mp4, atomically.
+
+    Uses :func:`tsm_apps.data.video.write_video` when that module is available (it is the
+    project's writer); otherwise a minimal PyAV writer with the same settings."""
+    try:
+        from .video import write_video
+    except ImportError:
+        write_video = None
+    path = Path(path)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    if write_video is not None:
+        write_video(tmp, frames, fps)
+    else:
+        _pyav_write(tmp, frames, fps)
+    os.replace(tmp, path)
+    return path
+
+
+def _pyav_write(path: Path, frames: np.ndarray, fps: int) -> None:
+    import av
+
+    with av.open(str(path), mode="w") as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width, stream.height = frames.shape[2], frames.shape[1]
+        stream.pix_fmt = "yuv420p"
+        stream.options = {"crf": "18", "preset": "veryfast"}
+        for arr in frames:
+            for packet in stream.encode(av.VideoFrame.from_ndarray(arr, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
