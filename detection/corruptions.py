@@ -1,8 +1,11 @@
 """The synthetic VID set's ``corruptions.json`` sidecar: which frames are corrupted and how.
 
-Pure Python (no mmdet); read by the dataset (``corruption`` of each entry) and the metric
-(the corrupted-frame split). Frames are keyed as the dataset's ``img_id``:
-``"<split>/<snippet>/%06d"``.
+Format (written by :mod:`tsm_apps.data.synth_vid`)::
+
+    {"train": {"<snippet>": {"<frame index from 0>": "<kind>", ...}, ...}, "val": {...}}
+
+Pure Python (no mmdet); read by the dataset (``corruption`` of each entry) and the metric (the
+corrupted-frame split). Frames are keyed as the dataset's ``img_id``: ``"<split>/<snippet>/%06d"``.
 """
 from __future__ import annotations
 
@@ -14,30 +17,26 @@ SIDECAR = "corruptions.json"
 
 
 def load_corruptions(root: Optional[str]) -> Optional[dict[str, str]]:
-    """``{img_id: kind}`` from ``<root>/corruptions.json``, ``None`` when there is no sidecar.
-    A frame with several corruptions gets them joined by ``+`` in sorted order."""
+    """``{img_id: kind}`` from ``<root>/corruptions.json``; ``None`` when there is no sidecar.
+    A malformed file raises ``ValueError`` naming it."""
     path = osp.join(root or "", SIDECAR)
     if not osp.isfile(path):
         return None
     try:
-        data = json.loads(open(path, encoding="utf-8").read())
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: unreadable corruption sidecar ({e})") from None
-    frames = data.get("frames", data) if isinstance(data, dict) else data
     out: dict[str, str] = {}
-    items = frames.items() if isinstance(frames, dict) else \
-        ((_record_key(r, path), r.get("kind", r.get("kinds"))) for r in frames)
-    for key, kind in items:
-        kinds = [kind] if isinstance(kind, str) else list(kind or [])
-        if kinds:
-            out[str(key)] = "+".join(sorted(str(k) for k in kinds))
+    try:
+        for split, snippets in data.items():
+            for snippet, frames in snippets.items():
+                for frame, kind in frames.items():
+                    out[f"{split}/{snippet}/{int(frame):06d}"] = str(kind)
+    except (AttributeError, TypeError, ValueError):
+        raise ValueError(f"{path}: expected {{split: {{snippet: {{frame index: kind}}}}}}") \
+            from None
     return out
-
-
-def _record_key(rec: object, path: str) -> str:
-    if not isinstance(rec, dict) or not {"split", "snippet", "frame"} <= set(rec):
-        raise ValueError(f"{path}: expected records with split, snippet, frame, kind; got {rec!r}")
-    return f"{rec['split']}/{rec['snippet']}/{int(rec['frame']):06d}"
 
 
 def frame_corruption(table: Optional[dict[str, str]], img_id: str) -> Optional[str]:

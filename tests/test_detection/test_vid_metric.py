@@ -64,7 +64,8 @@ def test_missing_the_fast_object(root):
 def test_corrupted_split_from_sidecar(root, tmp_path):
     data = tmp_path / "c"
     shutil.copytree(root, data)
-    (data / "corruptions.json").write_text(json.dumps({f"val/{VAL}/000002": "blur"}))
+    (data / "corruptions.json").write_text(json.dumps({"val": {VAL: {"2": "blur"}},
+                                                       "train": {}}))
     m = evaluate(data, keep=lambda box, c: box != [25, 4, 35, 14])   # miss the dog at t=2
     assert m["mAP_corrupted"] == pytest.approx(200 / 3)  # frame 2: car 100, dog 0, cat 100
     assert m["mAP_corrupted_blur"] == pytest.approx(200 / 3)
@@ -72,6 +73,9 @@ def test_corrupted_split_from_sidecar(root, tmp_path):
     ds = ImageNetVIDDataset(data_root=str(data), ann_file="ImageSets/VID/val.txt",
                             test_mode=True)
     assert [ds.get_data_info(i)["corruption"] for i in range(3)] == [None, None, "blur"]
+    (data / "corruptions.json").write_text(json.dumps({"val": ["blur"]}))
+    with pytest.raises(ValueError, match="corruptions.json: expected"):
+        evaluate(data)
 
 
 def test_metric_needs_classes_and_img_path(root):
