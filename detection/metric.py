@@ -19,7 +19,7 @@ uses every annotated frame of the snippet, evaluated or not. The corrupted split
 Keys (percent): ``mAP``, ``mAP_slow``, ``mAP_medium``, ``mAP_fast``, ``mAP_corrupted`` (``None``
 when not applicable), ``mAP_clean``, ``mAP_corrupted_<kind>``, ``AP_<class>`` (``None`` for
 classes without GT, left out of the mean), ``n_frames``, ``n_gt``, ``n_gt_<speed>``. No prefix
-(``default_prefix = None``): ``save_best='mAP'`` works as is.
+(``default_prefix = ""``): ``save_best='mAP'`` works as is.
 """
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ class VIDMetric(BaseMetric):
         collect_device, prefix: as mmengine ``BaseMetric``.
     """
 
-    default_prefix: Optional[str] = None
+    default_prefix: Optional[str] = ""  # no prefix, and no mmengine warning about it
 
     def __init__(self, motion_window: int = WINDOW, collect_device: str = "cpu",
                  prefix: Optional[str] = None) -> None:
