@@ -10,7 +10,8 @@ end, ``final.pth`` (plain weights, see :mod:`detection.checkpoint`) and the reso
 tsm_apps.cli detect train CONFIG`` (WORLD_SIZE set -> mmengine's ``pytorch`` launcher; NCCL on
 CUDA, gloo on CPU). ``--cfg-options data_root=DIR/`` re-points every dataset of the config.
 ``test`` prints the mAP table and writes ``results.json`` (per-frame detections) and
-``metrics.json`` beside it. ``video`` streams a video file or frame folder through the online
+``metrics.json`` beside it (under torchrun too: the configs' ``VideoShardSampler`` gives each
+rank whole videos in frame order, as the online stream needs). ``video`` streams a video file or frame folder through the online
 detector. Bad input raises ``UserError``/``ValueError``: ``tsm`` prints it and exits 2.
 """
 from __future__ import annotations
@@ -92,10 +93,26 @@ def _config(path: str, options: dict):
     distributed = "WORLD_SIZE" in os.environ
     cfg.launcher = "pytorch" if distributed else "none"
     if distributed:
-        import torch
-        cfg.setdefault("env_cfg", {}).setdefault("dist_cfg", {})["backend"] = \
-            "nccl" if torch.cuda.is_available() else "gloo"
+        _cpu_distributed(cfg)
     return cfg
+
+
+def _cpu_distributed(cfg) -> None:
+    """Under torchrun without CUDA: mmengine's ``pytorch`` launcher calls
+    ``torch.cuda.set_device``, so join the gloo process group here (the Runner then skips its own
+    init) and wrap the model in a device-less DDP."""
+    import torch
+    import torch.distributed as dist
+
+    if torch.cuda.is_available():
+        cfg.setdefault("env_cfg", {}).setdefault("dist_cfg", {})["backend"] = "nccl"
+        return
+    cfg.setdefault("env_cfg", {}).setdefault("dist_cfg", {})["backend"] = "gloo"
+    if not dist.is_initialized():
+        dist.init_process_group(backend="gloo")
+    cfg.model_wrapper_cfg = dict(type="MMDistributedDataParallel", device_ids=None,
+                                 broadcast_buffers=False,
+                                 find_unused_parameters=cfg.get("find_unused_parameters", False))
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -145,10 +162,6 @@ def test(a: argparse.Namespace) -> int:
     from .checkpoint import load_detector_weights, read_detector_checkpoint, safe_loading
     from .results import format_table, write_metrics
 
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        raise UserError("tsm detect test runs in one process: the online stream needs every "
-                        "frame of a video in order on one device (mmengine's DefaultSampler "
-                        "would deal frames round-robin across ranks)")
     out = Path(a.out) if a.out else Path(a.checkpoint).parent / "test" / "results.json"
     if out.suffix != ".json":
         raise UserError(f"--out must be a .json file, got {out}")

@@ -61,7 +61,7 @@ test_dataloader = dict(
     num_workers=2,
     persistent_workers=True,
     drop_last=False,
-    sampler=dict(type='DefaultSampler', shuffle=False),
+    sampler=dict(type='VideoShardSampler'),  # whole videos per GPU, frames in order
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
@@ -69,8 +69,8 @@ test_dataloader = dict(
         test_mode=True,
         pipeline=test_pipeline))
 test_evaluator = dict(type='VIDMetric')
-# No validation during training: the online stream needs each video's frames in order on one
-# process (mmengine's samplers deal them round-robin across GPUs); evaluate with tsm detect test.
+# No validation during training (it would cost the small runs a full test pass); evaluate the
+# final checkpoint with `tsm detect test` (several GPUs: torchrun, VideoShardSampler).
 val_dataloader = None
 val_evaluator = None
 val_cfg = None
