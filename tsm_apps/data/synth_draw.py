@@ -1,5 +1,5 @@
 """Drawing helpers shared by the synthetic data generators: cluttered backgrounds, polygons
-placed by centre/size/angle, their boxes, atomic text files and an mp4 writer fallback.
+placed by centre/size/angle, their boxes, atomic text files and mp4 writing.
 
 Coordinates are pixel *edges* (``x`` right, ``y`` down, the frame spans ``[0, W] x [0, H]``).
 A positive angle turns a shape clockwise on screen (``y`` points down).
@@ -79,34 +79,8 @@ def atomic_write_text(path: Path, text: str) -> Path:
 
 
 def write_mp4(path: Path, frames: np.ndarray, fps: int) -> Path:
-    """Encode uint8 ``(T, H, W, 3)`` RGB frames as H.264 mp4, atomically.
+    """Encode uint8 ``(T, H, W, 3)`` RGB frames as H.264 mp4, atomically (the project's
+    writer, :func:`tsm_apps.data.video.write_video`)."""
+    from .video import write_video
 
-    Uses :func:`tsm_apps.data.video.write_video` when that module is available (it is the
-    project's writer); otherwise a minimal PyAV writer with the same settings."""
-    try:
-        from .video import write_video
-    except ImportError:
-        write_video = None
-    path = Path(path)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
-    if write_video is not None:
-        write_video(tmp, frames, fps)
-    else:
-        _pyav_write(tmp, frames, fps)
-    os.replace(tmp, path)
-    return path
-
-
-def _pyav_write(path: Path, frames: np.ndarray, fps: int) -> None:
-    import av
-
-    with av.open(str(path), mode="w") as container:
-        stream = container.add_stream("libx264", rate=fps)
-        stream.width, stream.height = frames.shape[2], frames.shape[1]
-        stream.pix_fmt = "yuv420p"
-        stream.options = {"crf": "18", "preset": "veryfast"}
-        for arr in frames:
-            for packet in stream.encode(av.VideoFrame.from_ndarray(arr, format="rgb24")):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
+    return write_video(path, frames, fps)
