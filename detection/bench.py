@@ -4,9 +4,10 @@ Both models come from the same config and seed (the shift adds no parameters, so
 identical); each timed call is one frame through the whole detector (backbone, RPN, R-FCN head,
 NMS) in streaming mode, the TSM one carrying its shift buffers from the previous frame. The two
 are timed alternately in one process (:func:`tsm_apps.timing.time_pair`, median after warm-up).
-Quick mode: the small synthetic config on 128x96 frames; full mode: the paper's R-101 on
-1000x600 frames (the test scale: shorter side 600). Weights are random: the timing of the
-heads depends on the number of proposals, which the configs cap (``max_per_img``).
+Quick mode: the small synthetic config on 160x128 frames (``tsm synth vid``'s size); full
+mode: the paper's R-101 on 1000x600 frames (the test scale: shorter side 600). Weights are
+random: the heads' time depends on the number of proposals, which the configs cap
+(``max_per_img``).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import torch
 from tsm_apps.timing import time_pair
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
-QUICK = ("rfcn_synth_tsm.py", (96, 128), 20, 3)       # config, (H, W), repeats, warm-up
+QUICK = ("rfcn_synth_tsm.py", (128, 160), 20, 3)      # config, (H, W), repeats, warm-up
 FULL = ("rfcn_r101_vid_tsm_online.py", (600, 1000), 10, 2)
 
 

@@ -1,7 +1,7 @@
 # Online-TSM R-FCN on the synthetic ImageNet-VID set of `tsm synth vid` (small, CPU-sized):
 # the R-FCN of _base_/rfcn_r101.py (same structure: TSMResNet -> RPN on res4, 3x3
 # position-sensitive R-FCN head on dilated res5, OHEM) narrowed to a ResNet-18 of width 1/4
-# (16-32-64-128 channels) trained from scratch. rfcn_synth_tsn.py is this file with
+# (16-32-64-128 channels) at stride 8, trained from scratch. rfcn_synth_tsn.py is this file with
 # model.backbone.shift=None and nothing else changed.
 #
 #   tsm synth vid --out /tmp/vid
@@ -19,18 +19,23 @@ data_root = 'data/synth_vid/'
 dataset_type = 'ImageNetVIDDataset'
 clip_len = 4
 max_iters = 600
-img_scale = (160, 120)  # (max long side, max short side), aspect kept
+img_scale = (160, 128)  # (max long side, max short side), aspect kept: tsm synth vid's size
+# the four VID classes that `tsm synth vid` draws (tsm_apps/data/synth_vid.py CLASSES)
+classes = ('airplane', 'car', 'zebra', 'watercraft')
 stream_meta = ('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'video',
                'frame_id')
 
+# Small frames, small objects: res4 and res5 both dilated (stride 8 instead of the paper's 16),
+# anchors 16-64 px, 3x3 position-sensitive maps.
 model = dict(
     backbone=dict(arch='resnet18', width=0.25, num_segments=clip_len, frozen_stages=-1,
-                  norm_eval=False),
+                  norm_eval=False, strides=(1, 2, 1, 1), dilations=(1, 1, 2, 4)),
     rpn_head=dict(
         in_channels=64,
         feat_channels=64,
-        anchor_generator=dict(scales=[1, 2, 4], ratios=[0.5, 1.0, 2.0], strides=[16])),
-    roi_head=dict(bbox_head=dict(in_channels=128, mid_channels=64, k=3)),
+        anchor_generator=dict(scales=[2, 4, 8], ratios=[0.5, 1.0, 2.0], strides=[8])),
+    roi_head=dict(bbox_head=dict(num_classes=len(classes), in_channels=128, mid_channels=64, k=3,
+                                 spatial_scale=1 / 8)),
     train_cfg=dict(
         rpn=dict(allowed_border=-1, sampler=dict(num=64)),
         rpn_proposal=dict(nms_pre=600, max_per_img=64),
@@ -60,6 +65,7 @@ train_dataloader = dict(
         type=dataset_type,
         data_root=data_root,
         ann_file='ImageSets/VID/train.txt',
+        metainfo=dict(classes=classes),
         frames_per_video=15,
         filter_cfg=dict(filter_empty_gt=True),
         pipeline=train_pipeline))
@@ -72,6 +78,7 @@ test_dataloader = dict(
         type=dataset_type,
         data_root=data_root,
         ann_file='ImageSets/VID/val.txt',
+        metainfo=dict(classes=classes),
         test_mode=True,
         pipeline=test_pipeline))
 test_evaluator = dict(type='VIDMetric')
