@@ -9,3 +9,5 @@ from .transforms import (Compose, GroupCenterCrop, GroupMultiScaleCrop, GroupRan
                          GroupRandomHorizontalFlip, GroupScale, GroupTenCrop, GroupThreeCrop,
                          Normalize, ToTensor, eval_transform, train_transform)
 from .video import VideoDecodeError, count_frames, read_video_frames, write_video
+# Synthetic data sets and the FGFA motion split (numpy only at import).
+from . import motion, synth_temporal, synth_vid

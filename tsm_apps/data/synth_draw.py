@@ -79,8 +79,30 @@ def atomic_write_text(path: Path, text: str) -> Path:
 
 
 def write_mp4(path: Path, frames: np.ndarray, fps: int) -> Path:
-    """Encode uint8 ``(T, H, W, 3)`` RGB frames as H.264 mp4, atomically (the project's
-    writer, :func:`tsm_apps.data.video.write_video`)."""
-    from .video import write_video
+    """Encode uint8 ``(T, H, W, 3)`` RGB frames as H.264 mp4 (yuv420p, crf 18, one keyframe a
+    second: the settings of :func:`tsm_apps.data.video.write_video`), atomically.
 
-    return write_video(path, frames, fps)
+    Unlike ``write_video`` the encoder runs on one thread: x264's automatic threading gives
+    different bytes in a process forked after another encode, and the synthetic sets must be
+    the same whatever the worker count."""
+    import av
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    try:
+        with av.open(str(tmp), mode="w", format="mp4") as container:
+            stream = container.add_stream("libx264", rate=fps,
+                                          options={"crf": "18", "preset": "veryfast"})
+            stream.width, stream.height = frames.shape[2], frames.shape[1]
+            stream.pix_fmt = "yuv420p"
+            stream.codec_context.thread_count = 1
+            stream.codec_context.gop_size = max(1, int(fps))
+            for arr in frames:
+                frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(arr), format="rgb24")
+                container.mux(stream.encode(frame.reformat(format="yuv420p")))
+            container.mux(stream.encode(None))
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path

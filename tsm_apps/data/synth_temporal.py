@@ -137,12 +137,16 @@ def _distractors(rng: np.random.Generator, want: int, actor_boxes: list, size: i
     return np.array(placed, np.float64).reshape(-1, 4)
 
 
-def plan_clip(seed: int, index: int, frames: int, size: int) -> ClipPlan:
-    """The plan of video ``index``: label ``index % 10``; odd labels are the even label's
-    forward plan played backwards. The actor is redrawn until the drawn number of distractors
-    fits beside it, so every class has the same distractor count distribution."""
+def plan_clip(seed: int, index: int, frames: int, size: int,
+              label: Optional[int] = None) -> ClipPlan:
+    """The plan of video ``index`` (label ``index % 10`` unless given). The random stream
+    depends on ``(seed, index)`` only, and an odd label's plan is the even label's plan played
+    backwards. The actor is redrawn until the drawn number of distractors fits beside it, so
+    every class has the same distractor count distribution."""
     rng = np.random.default_rng([seed, index])
-    label = index % len(CLASSES)
+    label = index % len(CLASSES) if label is None else int(label)
+    if not 0 <= label < len(CLASSES):
+        raise ValueError(f"label must be in 0..{len(CLASSES) - 1}, got {label}")
     want = int(rng.integers(DISTRACTORS[0], DISTRACTORS[1] + 1))
     for _ in range(100):
         states, active = _actor(rng, FAMILIES[label // 2], frames, size)

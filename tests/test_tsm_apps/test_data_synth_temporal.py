@@ -1,0 +1,135 @@
+"""The synthetic temporal set: files and schema, ground truth on the actor, time reversal
+between paired classes, determinism, resume, CLI exit codes. Tiny sizes."""
+import json
+
+import numpy as np
+import pytest
+
+from tsm_apps.data import synth_temporal
+from tsm_apps.data.cli import main as synth_main
+from tsm_apps.data.video import read_video_frames
+
+FRAMES, SIZE = 8, 32
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("temporal")
+    return synth_temporal.generate(root, videos=10, frames=FRAMES, size=SIZE, seed=3, workers=1)
+
+
+def _lines(path):
+    return [line.split() for line in path.read_text().splitlines()]
+
+
+def test_lists_classes_and_annotations(tiny):
+    train, val = _lines(tiny / "train.txt"), _lines(tiny / "val.txt")
+    assert len(train) == 8 and len(val) == 2  # the last 20% are val
+    ann = json.loads((tiny / "annotations.json").read_text())
+    assert ann["classes"] == list(synth_temporal.CLASSES) == \
+        (tiny / "classes.txt").read_text().splitlines()
+    assert len(ann["classes"]) == 10
+    assert sorted(int(lab) for _, _, lab in train + val) == list(range(10))  # every class
+    for rel, n, lab in train + val:
+        assert (tiny / rel).is_file() and int(n) == FRAMES
+        v = ann["videos"][rel]
+        assert v["label"] == int(lab) and v["class"] == ann["classes"][v["label"]]
+        assert len(v["boxes"]) == len(v["active"]) == FRAMES
+        assert any(v["active"])
+        for box in v["boxes"]:
+            if box is not None:
+                x1, y1, x2, y2 = box
+                assert 0 <= x1 < x2 <= SIZE and 0 <= y1 < y2 <= SIZE
+    # appearing: no box before the actor shows up, a box from then on
+    appear = next(v for v in ann["videos"].values() if v["label"] == 8)
+    assert appear["boxes"][0] is None and appear["boxes"][-1] is not None
+
+
+def test_decoded_frames_match_rendering(tiny):
+    frames = read_video_frames(tiny / "videos" / "00004.mp4", list(range(FRAMES)))
+    assert frames.shape == (FRAMES, SIZE, SIZE, 3) and frames.dtype == np.uint8
+    plan = synth_temporal.plan_clip(3, 4, FRAMES, SIZE)
+    rendered = synth_temporal.render_clip(plan, SIZE)
+    assert np.abs(frames.astype(int) - rendered).mean() < 8  # H.264 at crf 18
+
+
+@pytest.mark.parametrize("label", range(10))
+def test_change_between_frames_is_on_the_actor(label):
+    size, frames = 64, 8
+    plan = synth_temporal.plan_clip(1, 7, frames, size, label=label)
+    video = synth_temporal.render_clip(plan, size).astype(int)
+    boxes = plan.boxes(size)
+    assert len(plan.distractors) >= 1
+    inside = total = 0
+    for t in range(frames - 1):
+        changed = np.abs(video[t + 1] - video[t]).sum(-1) > 0
+        mask = np.zeros_like(changed)
+        for b in (boxes[t], boxes[t + 1]):
+            if b is not None:
+                mask[b[1]:b[3], b[0]:b[2]] = True
+        inside += (changed & mask).sum()
+        total += changed.sum()
+    assert total > 0 and inside == total  # the background and distractors never change
+
+
+@pytest.mark.parametrize("family", range(5))
+def test_paired_classes_are_time_reversals(family):
+    """Class 2k+1 is class 2k played backwards: same frames, same set of frames."""
+    a = synth_temporal.plan_clip(0, 11, FRAMES, SIZE, label=2 * family)
+    b = synth_temporal.plan_clip(0, 11, FRAMES, SIZE, label=2 * family + 1)
+    va, vb = synth_temporal.render_clip(a, SIZE), synth_temporal.render_clip(b, SIZE)
+    np.testing.assert_array_equal(va[::-1], vb)
+    assert a.boxes(SIZE)[::-1] == b.boxes(SIZE)
+    np.testing.assert_array_equal(a.active[::-1], b.active)
+    assert not np.array_equal(va, vb)  # but the order differs
+
+
+def test_deterministic_by_seed_and_resumes(tiny, tmp_path):
+    again = synth_temporal.generate(tmp_path / "a", videos=10, frames=FRAMES, size=SIZE,
+                                    seed=3, workers=2)
+    for name in ("train.txt", "val.txt", "annotations.json"):
+        assert (again / name).read_bytes() == (tiny / name).read_bytes()
+    idx = list(range(FRAMES))
+    for rel in ("videos/00000.mp4", "videos/00009.mp4"):
+        np.testing.assert_array_equal(read_video_frames(again / rel, idx),
+                                      read_video_frames(tiny / rel, idx))
+    other = synth_temporal.generate(tmp_path / "b", videos=10, frames=FRAMES, size=SIZE,
+                                    seed=4, workers=1)
+    assert (other / "annotations.json").read_bytes() != (tiny / "annotations.json").read_bytes()
+    # resume: a missing video is written again, the finished ones are kept
+    (again / "videos/00002.mp4").unlink()
+    kept = (again / "videos/00003.mp4").stat().st_mtime_ns
+    synth_temporal.generate(again, videos=10, frames=FRAMES, size=SIZE, seed=3, workers=1)
+    assert (again / "videos/00002.mp4").is_file()
+    assert (again / "videos/00003.mp4").stat().st_mtime_ns == kept
+    assert not list(again.glob("videos/.*"))  # no temporary files left
+    with pytest.raises(ValueError, match="other|different|already holds"):
+        synth_temporal.generate(again, videos=12, frames=FRAMES, size=SIZE, seed=3)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="videos"):
+        synth_temporal.generate("/nonexistent/x", videos=1)
+    with pytest.raises(ValueError, match="even"):
+        synth_temporal.generate("/nonexistent/x", size=33)
+    with pytest.raises(ValueError, match="label"):
+        synth_temporal.plan_clip(0, 0, 8, 32, label=10)
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    assert synth_main([]) == 2
+    assert synth_main(["temporal"]) == 2
+    assert "--out" in capsys.readouterr().err
+    assert synth_main(["temporal", "--out", str(tmp_path / "x"), "--videos", "one"]) == 2
+    assert "expected an integer" in capsys.readouterr().err
+    assert synth_main(["temporal", "--out", str(tmp_path / "x"), "--size", "33"]) == 2
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "other.txt").write_text("x")
+    assert synth_main(["temporal", "--out", str(tmp_path / "full"), "--videos", "2",
+                       "--frames", "4", "--size", "32"]) == 2
+    assert "not empty" in capsys.readouterr().err
+    out = tmp_path / "ok"
+    assert synth_main(["temporal", "--out", str(out), "--videos", "2", "--frames", "4",
+                       "--size", "32", "--workers", "1", "--no-progress"]) == 0
+    assert (out / "annotations.json").is_file()
+    assert synth_main(["temporal", "--help"]) == 0

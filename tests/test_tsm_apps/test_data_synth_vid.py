@@ -1,0 +1,127 @@
+"""The synthetic ImageNet-VID: layout and XML read back, motion classes, corruptions sidecar,
+determinism, atomic output, CLI. Small frames, few snippets."""
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from tsm_apps.data import synth_vid
+from tsm_apps.data.cli import main as synth_main
+from tsm_apps.data.motion import count_motion_classes, snippet_motion_iou
+from tsm_apps.data.vid_layout import NAME_TO_WNID, read_frame_xml, read_image_set
+
+ARGS = dict(train_videos=3, val_videos=3, frames=24, width=96, height=80)
+
+
+@pytest.fixture(scope="module")
+def vid(tmp_path_factory):
+    return synth_vid.generate(tmp_path_factory.mktemp("v") / "vid", seed=0, **ARGS)
+
+
+def _snippets(root, split):
+    return sorted({e.rsplit("/", 1)[0] for e, _ in
+                   read_image_set(root / "ImageSets" / "VID" / f"{split}.txt")})
+
+
+def _frames(root, split, snippet):
+    ann = root / "Annotations" / "VID" / split / snippet
+    return [read_frame_xml(ann / f"{t:06d}.xml") for t in range(ARGS["frames"])]
+
+
+def test_layout_and_xml_read_back(vid):
+    sets = vid / "ImageSets" / "VID"
+    assert len(list(sets.glob("train_*.txt"))) == 30
+    assert len(_snippets(vid, "train")) == 3 and len(_snippets(vid, "val")) == 3
+    assert read_image_set(sets / "val.txt")[0] == ("ILSVRC2015_val_00000000/000000", 1)
+    wnids = {NAME_TO_WNID[c] for c in synth_vid.CLASSES}
+    seen = set()
+    for split in ("train", "val"):
+        for snippet in _snippets(vid, split):
+            for t, frame in enumerate(_frames(vid, split, snippet)):
+                assert (frame.folder, frame.filename) == (snippet, f"{t:06d}")
+                assert (frame.width, frame.height) == (96, 80)
+                img = Image.open(vid / "Data" / "VID" / split / snippet / f"{t:06d}.JPEG")
+                assert img.size == (96, 80)
+                assert 1 <= len(frame.objects) <= 3
+                for obj in frame.objects:
+                    assert obj.name in wnids and obj.generated == 0
+                    seen.add(obj.name)
+    assert seen == wnids  # all four classes, with their real WordNet ids
+    train_1 = read_image_set(sets / "train_1.txt")  # airplane
+    assert all(n == 1 for _, n in train_1)
+
+
+def test_all_motion_classes_present(vid):
+    values = []
+    for split in ("train", "val"):
+        for snippet in _snippets(vid, split):
+            values.append(snippet_motion_iou(_frames(vid, split, snippet)))
+    counts = count_motion_classes(values)
+    assert all(counts[c] > 0 for c in ("slow", "medium", "fast")), counts
+    summary = json.loads((vid / "synth.json").read_text())["motion_classes"]
+    assert {c: summary["train"][c] + summary["val"][c] for c in counts} == counts
+
+
+def test_speed_for_hits_the_target_motion_iou():
+    for target in (0.95, 0.8, 0.5):
+        v = synth_vid.speed_for(40, 20, 0.3, target)
+        iou = np.mean([synth_vid._shift_iou(40, 20, v * k * np.cos(0.3), v * k * np.sin(0.3))
+                       for k in range(1, 11)])
+        assert abs(iou - target) < 1e-6
+
+
+def test_corruptions_sidecar_matches_frames(vid):
+    side = json.loads((vid / "corruptions.json").read_text())
+    assert set(side) == {"train", "val"}
+    occluded_frames = 0
+    for split in ("train", "val"):
+        assert sorted(side[split]) == _snippets(vid, split)
+        for i, snippet in enumerate(_snippets(vid, split)):
+            marks = {int(f): k for f, k in side[split][snippet].items()}
+            # two of the three kinds per snippet, rotating with the snippet index
+            assert set(marks.values()) == {synth_vid.KINDS[i % 3], synth_vid.KINDS[(i + 1) % 3]}
+            frames = _frames(vid, split, snippet)
+            for t, frame in enumerate(frames):
+                if any(o.occluded for o in frame.objects):
+                    assert marks.get(t) == "occlusion"
+                    occluded_frames += 1
+            data = vid / "Data" / "VID" / split / snippet
+            mean = [np.asarray(Image.open(data / f"{t:06d}.JPEG"), float).mean()
+                    for t in range(len(frames))]
+            clean = [mean[t] for t in range(len(frames)) if t not in marks]
+            for t, kind in marks.items():
+                if kind == "glare":  # a flash brightens the frame
+                    assert mean[t] > max(clean) + 5
+    assert occluded_frames > 0
+
+
+def test_deterministic_and_atomic(vid, tmp_path):
+    again = synth_vid.generate(tmp_path / "again", seed=0, **ARGS)
+    files = sorted(p.relative_to(vid) for p in vid.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    for rel in files:
+        assert (again / rel).read_bytes() == (vid / rel).read_bytes(), rel
+    assert [p.name for p in tmp_path.iterdir()] == ["again"]  # no partial folder left
+    other = synth_vid.generate(tmp_path / "other", seed=1, **ARGS)
+    assert (other / "corruptions.json").read_bytes() != (vid / "corruptions.json").read_bytes()
+    stamp = (again / "synth.json").stat().st_mtime_ns
+    assert synth_vid.generate(again, seed=0, **ARGS) == again  # same parameters: kept
+    assert (again / "synth.json").stat().st_mtime_ns == stamp
+    with pytest.raises(ValueError, match="other parameters"):
+        synth_vid.generate(again, seed=2, **ARGS)
+
+
+def test_cli(tmp_path, capsys):
+    assert synth_main(["vid"]) == 2
+    assert synth_main(["vid", "--out", str(tmp_path / "x"), "--train-videos", "0"]) == 2
+    assert ">= 1" in capsys.readouterr().err
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "f").write_text("x")
+    assert synth_main(["vid", "--out", str(tmp_path / "busy")]) == 2
+    out = tmp_path / "ok"
+    assert synth_main(["vid", "--out", str(out), "--train-videos", "1", "--val-videos", "1",
+                       "--width", "64", "--height", "64", "--frames", "12",
+                       "--no-progress"]) == 0
+    assert (out / "ImageSets" / "VID" / "val.txt").is_file()
+    assert (out / "corruptions.json").is_file()
