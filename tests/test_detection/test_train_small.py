@@ -1,6 +1,7 @@
-"""``tsm detect train`` / ``test`` end to end on a tiny VID layout: one iteration of the small
-synthetic config, resume from its checkpoint under torch's ``weights_only=True`` default, then
-the VID evaluation with ``metrics.json`` and ``results.json``."""
+"""``tsm detect train`` / ``test`` end to end on a tiny synthetic VID set (``tsm synth vid`` at
+64x64): one iteration of the small synthetic config, resume from its checkpoint under torch's
+``weights_only=True`` default, then the VID evaluation with ``metrics.json`` and
+``results.json``."""
 import json
 from pathlib import Path
 
@@ -10,20 +11,20 @@ import torch
 import detection
 from detection.checkpoint import read_detector_checkpoint
 from tsm_apps.cli import main as tsm
-from vid_fixtures import make_vid
+from tsm_apps.data.synth_vid import generate
 
 SYNTH = str(Path(detection.__file__).parent / "configs" / "rfcn_synth_tsm.py")
 
 
 def options(root, iters):
     return ["--cfg-options", f"data_root={root}/", f"train_cfg.max_iters={iters}",
-            "default_hooks.checkpoint.interval=1", "train_dataloader.batch_size=1",
-            "train_dataloader.dataset.frames_per_video=2"]
+            "default_hooks.checkpoint.interval=1", "train_dataloader.batch_size=1"]
 
 
 @pytest.mark.slow
 def test_train_resume_test(tmp_path):
-    root = make_vid(tmp_path / "vid")
+    root = generate(tmp_path / "vid", train_videos=2, val_videos=1, frames=12, width=64,
+                    height=64)
     work = tmp_path / "work"
     assert tsm(["detect", "train", SYNTH, "--work-dir", str(work), *options(root, 1)]) == 0
     assert (work / "config.py").is_file() and (work / "iter_1.pth").is_file()
@@ -44,7 +45,8 @@ def test_train_resume_test(tmp_path):
                 "--cfg-options", f"data_root={root}/"]) == 0
     metrics = json.loads((out.parent / "metrics.json").read_text())
     assert {"mAP", "mAP_slow", "mAP_medium", "mAP_fast", "mAP_corrupted"} <= set(metrics)
-    assert metrics["n_frames"] == 3
+    assert metrics["n_frames"] == 12 and metrics["n_gt"] > 0
     dets = json.loads(out.read_text())
-    assert len(dets["frames"]) == 3 and dets["classes"][6] == "car"
+    assert len(dets["frames"]) == 12
+    assert dets["classes"] == ["airplane", "car", "zebra", "watercraft"]
     assert all(len(f["boxes"]) == len(f["scores"]) == len(f["labels"]) for f in dets["frames"])
