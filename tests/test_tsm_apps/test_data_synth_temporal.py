@@ -107,11 +107,20 @@ def test_deterministic_by_seed_and_resumes(tiny, tmp_path):
         synth_temporal.generate(again, videos=12, frames=FRAMES, size=SIZE, seed=3)
 
 
+def test_distractor_count_is_the_same_for_every_class():
+    for label in range(10):
+        assert len(synth_temporal.plan_clip(2, label, FRAMES, 64, label=label).distractors) == 1
+        plan = synth_temporal.plan_clip(2, label, FRAMES, 64, label=label, distractors=(2, 2))
+        assert len(plan.distractors) == 2
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="videos"):
         synth_temporal.generate("/nonexistent/x", videos=1)
     with pytest.raises(ValueError, match="even"):
         synth_temporal.generate("/nonexistent/x", size=33)
+    with pytest.raises(ValueError, match="distractors"):
+        synth_temporal.generate("/nonexistent/x", distractors=(2, 1))
     with pytest.raises(ValueError, match="label"):
         synth_temporal.plan_clip(0, 0, 8, 32, label=10)
 

@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--frames", type=_count(4), default=16, help="frames per clip (16)")
     t.add_argument("--size", type=_count(32), default=112, help="frame side in pixels (112)")
     t.add_argument("--seed", type=_count(0), default=0)
+    t.add_argument("--distractors", type=_count(0), nargs=2, default=None,
+                   metavar=("FEWEST", "MOST"), help="static distractors per clip (1 1)")
     t.add_argument("--workers", type=_count(1), default=None,
                    help="processes (default: all CPUs; the output does not depend on it)")
     v = sub.add_parser("vid", help="ImageNet-VID layout with motion classes and corruptions",
@@ -68,8 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _temporal(a: argparse.Namespace) -> str:
     from . import synth_temporal
+    extra = {"distractors": tuple(a.distractors)} if a.distractors else {}
     root = synth_temporal.generate(a.out, videos=a.videos, frames=a.frames, size=a.size,
-                                   seed=a.seed, workers=a.workers, progress=not a.no_progress)
+                                   seed=a.seed, workers=a.workers, progress=not a.no_progress,
+                                   **extra)
     return f"{a.videos} clips of {a.frames} frames at {a.size}x{a.size} in {root}"
 
 

@@ -5,9 +5,9 @@ bottom->top, growing / shrinking, rotating clockwise / counter-clockwise, appear
 disappearing. A clip of the second class of a pair is a clip of the first class played
 backwards (same sampling of every parameter), so both classes have exactly the same
 distribution of single frames, and of unordered sets of frames: an average-consensus TSN cannot
-tell them apart. Each clip shows one acting "L" and 2-3 static distractors of the same colour,
-shape and size range, on a cluttered random texture; a single frame shows the same kind of
-scene for every class, and only the motion tells which object acts and how.
+tell them apart. Each clip shows one acting "L" and static distractors (one by default) of the
+same colour, shape and size range, on a cluttered random texture; a single frame shows the same
+kind of scene for every class, and only the motion tells which object acts and how.
 
 Output under ``root`` (paths in the lists and JSON are relative to ``root``)::
 
@@ -21,8 +21,8 @@ Output under ``root`` (paths in the lists and JSON are relative to ``root``)::
 
 Boxes are integer edge coordinates (``x2 - x1`` = width) of the acting object in the stored
 frames, ``null`` where it is invisible; ``active`` marks the frames in which it moves, turns,
-grows or fades. Video ``i`` has label ``i % 10``; the last ``val_fraction`` of the videos form
-the val split. Everything is a function of ``seed`` (video ``i`` draws from
+grows or fades. Video ``i`` has label ``i % 10``; the last ``val_fraction`` of the videos (at
+least 2, at most all but one) form the val split. Everything is a function of ``seed`` (video ``i`` draws from
 ``np.random.default_rng([seed, i])``), so the files are identical for every worker count.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ PALETTE = ((230, 40, 40), (40, 200, 60), (50, 90, 235), (240, 220, 40), (220, 50
            (40, 220, 230), (250, 140, 30), (245, 245, 245))
 OUTLINE = (25, 25, 25)
 SUPERSAMPLE = 2
-DISTRACTORS = (1, 2)     # fewest and most static distractors per clip
+DISTRACTORS = (1, 1)     # fewest and most static distractors per clip (default)
 CLUTTER_ITEMS = 24       # bars, rings and blobs in the background
 CLUTTER_CONTRAST = 0.5   # 1: full-range background colours; 0: flat grey
 WINDOW_MIN = 0.85        # the actor moves during at least this fraction of the clip
@@ -137,8 +137,8 @@ def _distractors(rng: np.random.Generator, want: int, actor_boxes: list, size: i
     return np.array(placed, np.float64).reshape(-1, 4)
 
 
-def plan_clip(seed: int, index: int, frames: int, size: int,
-              label: Optional[int] = None) -> ClipPlan:
+def plan_clip(seed: int, index: int, frames: int, size: int, label: Optional[int] = None,
+              distractors: tuple = DISTRACTORS) -> ClipPlan:
     """The plan of video ``index`` (label ``index % 10`` unless given). The random stream
     depends on ``(seed, index)`` only, and an odd label's plan is the even label's plan played
     backwards. The actor is redrawn until the drawn number of distractors fits beside it, so
@@ -147,19 +147,19 @@ def plan_clip(seed: int, index: int, frames: int, size: int,
     label = index % len(CLASSES) if label is None else int(label)
     if not 0 <= label < len(CLASSES):
         raise ValueError(f"label must be in 0..{len(CLASSES) - 1}, got {label}")
-    want = int(rng.integers(DISTRACTORS[0], DISTRACTORS[1] + 1))
+    want = int(rng.integers(distractors[0], distractors[1] + 1))
     for _ in range(100):
         states, active = _actor(rng, FAMILIES[label // 2], frames, size)
         boxes = [bbox(place(L_SHAPE, *st[:4]), size, size) for st in states]
-        distractors = _distractors(rng, want, boxes, size)
-        if len(distractors) == want:
+        placed = _distractors(rng, want, boxes, size)
+        if len(placed) == want:
             break
     jitter = rng.integers(-15, 16, 3)
     colour = tuple(int(v) for v in np.clip(np.array(PALETTE[rng.integers(len(PALETTE))])
                                            + jitter, 0, 255))
     if label % 2:
         states, active = states[::-1].copy(), active[::-1].copy()
-    return ClipPlan(label, states, active, distractors, colour, int(rng.integers(2 ** 31)))
+    return ClipPlan(label, states, active, placed, colour, int(rng.integers(2 ** 31)))
 
 
 def render_clip(plan: ClipPlan, size: int) -> np.ndarray:
@@ -191,9 +191,9 @@ def render_clip(plan: ClipPlan, size: int) -> np.ndarray:
 
 
 def _video_job(job: tuple) -> tuple:
-    root, index, frames, size, seed, fps = job
+    root, index, frames, size, seed, fps, distractors = job
     rel = f"videos/{index:05d}.mp4"
-    plan = plan_clip(seed, index, frames, size)
+    plan = plan_clip(seed, index, frames, size, distractors=distractors)
     path = Path(root) / rel
     if not path.is_file():
         write_mp4(path, render_clip(plan, size), fps)
@@ -226,22 +226,30 @@ def _claim(root: Path, params: dict) -> None:
 
 def generate(root: str | os.PathLike, videos: int = 600, frames: int = 16, size: int = 112,
              seed: int = 0, val_fraction: float = 0.2, fps: int = 8,
-             workers: Optional[int] = None, progress: bool = False) -> Path:
+             distractors: tuple = DISTRACTORS, workers: Optional[int] = None,
+             progress: bool = False) -> Path:
     """Write the set under ``root`` (see the module docstring) and return ``root``.
+
+    ``distractors``: ``(fewest, most)`` static distractors per clip; more make the set harder
+    for every model (the default, one, is what the ``synthetic`` training preset is tuned for).
 
     ``workers``: processes rendering and encoding videos (default: the CPU count); the output
     does not depend on it. A re-run with the same parameters skips the videos already written
     (each is written to a temporary name and renamed), so an interrupted run resumes."""
     _check(videos, frames, size, val_fraction, fps)
+    distractors = tuple(int(d) for d in distractors)
+    if len(distractors) != 2 or not 0 <= distractors[0] <= distractors[1] <= 4:
+        raise ValueError(f"distractors must be (fewest, most) with 0 <= fewest <= most <= 4, "
+                         f"got {distractors}")
     root = Path(root)
     params = {"generator": "synth_temporal", "version": VERSION, "videos": videos,
               "frames": frames, "size": size, "seed": seed, "val_fraction": val_fraction,
-              "fps": fps}
+              "fps": fps, "distractors": list(distractors)}
     _claim(root, params)
     (root / "videos").mkdir(parents=True, exist_ok=True)
-    jobs = [(str(root), i, frames, size, seed, fps) for i in range(videos)]
+    jobs = [(str(root), i, frames, size, seed, fps, distractors) for i in range(videos)]
     results = _run(jobs, workers, progress)
-    n_val = max(1, round(videos * val_fraction))
+    n_val = min(videos - 1, max(2, round(videos * val_fraction)))
     lines = {"train": [], "val": []}
     ann = {"classes": list(CLASSES), "videos": {}}
     for i, (rel, label, boxes, active) in enumerate(results):
