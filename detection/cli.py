@@ -93,12 +93,12 @@ def _config(path: str, options: dict):
     distributed = "WORLD_SIZE" in os.environ
     cfg.launcher = "pytorch" if distributed else "none"
     if distributed:
-        _cpu_distributed(cfg)
+        _setup_distributed(cfg)
     return cfg
 
 
-def _cpu_distributed(cfg) -> None:
-    """Under torchrun without CUDA: mmengine's ``pytorch`` launcher calls
+def _setup_distributed(cfg) -> None:
+    """torchrun: NCCL on CUDA. Without CUDA, mmengine's ``pytorch`` launcher would call
     ``torch.cuda.set_device``, so join the gloo process group here (the Runner then skips its own
     init) and wrap the model in a device-less DDP."""
     import torch
