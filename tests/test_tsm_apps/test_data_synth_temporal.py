@@ -56,10 +56,10 @@ def test_decoded_frames_match_rendering(tiny):
 @pytest.mark.parametrize("label", range(10))
 def test_change_between_frames_is_on_the_actor(label):
     size, frames = 64, 8
-    plan = synth_temporal.plan_clip(1, 7, frames, size, label=label)
+    plan = synth_temporal.plan_clip(1, 7, frames, size, label=label, distractors=(2, 2))
     video = synth_temporal.render_clip(plan, size).astype(int)
     boxes = plan.boxes(size)
-    assert len(plan.distractors) >= 1
+    assert len(plan.distractors) == 2
     inside = total = 0
     for t in range(frames - 1):
         changed = np.abs(video[t + 1] - video[t]).sum(-1) > 0
@@ -109,9 +109,13 @@ def test_deterministic_by_seed_and_resumes(tiny, tmp_path):
 
 def test_distractor_count_is_the_same_for_every_class():
     for label in range(10):
-        assert len(synth_temporal.plan_clip(2, label, FRAMES, 64, label=label).distractors) == 1
-        plan = synth_temporal.plan_clip(2, label, FRAMES, 64, label=label, distractors=(2, 2))
-        assert len(plan.distractors) == 2
+        for want in (0, 1, 2):
+            plan = synth_temporal.plan_clip(2, label, FRAMES, 64, label=label,
+                                            distractors=(want, want))
+            assert len(plan.distractors) == want
+    # the default draws 0-2 independently of the class
+    counts = [len(synth_temporal.plan_clip(0, i, FRAMES, 64).distractors) for i in range(30)]
+    assert set(counts) == {0, 1, 2}
 
 
 def test_bad_arguments():

@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--size", type=_count(32), default=112, help="frame side in pixels (112)")
     t.add_argument("--seed", type=_count(0), default=0)
     t.add_argument("--distractors", type=_count(0), nargs=2, default=None,
-                   metavar=("FEWEST", "MOST"), help="static distractors per clip (1 1)")
+                   metavar=("FEWEST", "MOST"), help="static distractors per clip, drawn uniformly (0 2)")
     t.add_argument("--workers", type=_count(1), default=None,
                    help="processes (default: all CPUs; the output does not depend on it)")
     v = sub.add_parser("vid", help="ImageNet-VID layout with motion classes and corruptions",
