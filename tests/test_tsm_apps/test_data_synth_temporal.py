@@ -50,7 +50,7 @@ def test_decoded_frames_match_rendering(tiny):
     assert frames.shape == (FRAMES, SIZE, SIZE, 3) and frames.dtype == np.uint8
     plan = synth_temporal.plan_clip(3, 4, FRAMES, SIZE)
     rendered = synth_temporal.render_clip(plan, SIZE)
-    assert np.abs(frames.astype(int) - rendered).mean() < 8  # H.264 at crf 18
+    assert np.abs(frames.astype(int) - rendered).mean() < 5  # lossless, but 4:2:0 chroma
 
 
 @pytest.mark.parametrize("label", range(10))

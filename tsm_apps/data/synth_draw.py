@@ -7,6 +7,7 @@ A positive angle turns a shape clockwise on screen (``y`` points down).
 from __future__ import annotations
 
 import os
+from fractions import Fraction
 from pathlib import Path
 from typing import Sequence
 
@@ -17,6 +18,7 @@ L_SHAPE = np.array([(-0.5, -0.5), (-0.1, -0.5), (-0.1, 0.15), (0.5, 0.15), (0.5,
                     (-0.5, 0.5)], np.float64)
 # Radius of the smallest circle about the centre that holds the L at any angle.
 L_RADIUS = float(np.hypot(0.5, 0.5))
+CRF = "0"  # lossless: decoded frames equal the rendered ones (after 4:2:0), whatever x264 decides
 
 
 def place(shape: np.ndarray, cx: float, cy: float, side: float, angle_deg: float = 0.0
@@ -79,12 +81,14 @@ def atomic_write_text(path: Path, text: str) -> Path:
 
 
 def write_mp4(path: Path, frames: np.ndarray, fps: int) -> Path:
-    """Encode uint8 ``(T, H, W, 3)`` RGB frames as H.264 mp4 (yuv420p, crf 18, one keyframe a
-    second: the settings of :func:`tsm_apps.data.video.write_video`), atomically.
+    """Encode uint8 ``(T, H, W, 3)`` RGB frames as lossless H.264 mp4 (yuv420p, one keyframe a
+    second), atomically.
 
-    Unlike ``write_video`` the encoder runs on one thread: x264's automatic threading gives
-    different bytes in a process forked after another encode, and the synthetic sets must be
-    the same whatever the worker count."""
+    Lossless because x264 (as built into PyAV here) is not bit-reproducible: the same frames
+    encoded twice at crf 18 sometimes decode to frames a few levels apart. At crf 0 every
+    encoding decodes to the same pixels (the rendered frames after 4:2:0 chroma subsampling),
+    so the set's decoded frames are a function of the seed. Synthetic clips stay small
+    (~33 KB for 16 frames at 112x112)."""
     import av
 
     path = Path(path)
@@ -92,14 +96,16 @@ def write_mp4(path: Path, frames: np.ndarray, fps: int) -> Path:
     try:
         with av.open(str(tmp), mode="w", format="mp4") as container:
             stream = container.add_stream("libx264", rate=fps,
-                                          options={"crf": "18", "preset": "veryfast"})
+                                          options={"crf": CRF, "preset": "veryfast"})
             stream.width, stream.height = frames.shape[2], frames.shape[1]
             stream.pix_fmt = "yuv420p"
             stream.codec_context.thread_count = 1
             stream.codec_context.gop_size = max(1, int(fps))
-            for arr in frames:
+            for t, arr in enumerate(frames):
                 frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(arr), format="rgb24")
-                container.mux(stream.encode(frame.reformat(format="yuv420p")))
+                frame = frame.reformat(format="yuv420p")
+                frame.pts, frame.time_base = t, Fraction(1, int(fps))
+                container.mux(stream.encode(frame))
             container.mux(stream.encode(None))
         os.replace(tmp, path)
     finally:

@@ -13,7 +13,7 @@ narrow TSM trained from scratch under the ``synthetic`` preset often stays at ch
 
 Output under ``root`` (paths in the lists and JSON are relative to ``root``)::
 
-    videos/%05d.mp4     H.264, ``frames`` frames of ``size x size``
+    videos/%05d.mp4     lossless H.264, ``frames`` frames of ``size x size``
     train.txt, val.txt  official TSM list format: ``videos/00012.mp4 16 2``
     classes.txt         class names, one a line, in label order
     annotations.json    {"classes": [...], "videos": {"videos/00012.mp4": {"label": 2,
