@@ -47,7 +47,7 @@ def plan(root: Path, seed: int = 0) -> list:
                                      "--data", data_t, "--method", "cam", "--out", dis / m],
                     [dis / m / "metrics.json"], ONE_THREAD) for m in SHIFT]
     compare = Step("dissect compare", ["dissect", "compare", dis / "tsm", dis / "tsn", "--out",
-                                       dis / "compare"], [dis / "compare" / "report.html"])
+                                       dis / "compare"], [dis / "compare" / "compare.html"])
     return [synth, train, det_train, det_test, dissect, compare]
 
 

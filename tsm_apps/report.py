@@ -131,7 +131,7 @@ def dissection_table(root: Path) -> Table:
     rows = [[k, flat["tsn"][k], flat["tsm"][k]] for k in keys]
     return Table("Dissection (where and when the networks look)", ["metric", "TSN", "TSM"], rows,
                  "from dissect/{tsn,tsm}/metrics.json; side-by-side report: "
-                 "dissect/compare/report.html")
+                 "dissect/compare/compare.html")
 
 
 def bench_table(root: Path) -> Table:
