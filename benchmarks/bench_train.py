@@ -39,10 +39,11 @@ RUNS = {
 }
 
 
-def command(name: str, data: Path, out: Path, seed: int, k: int, cores: str | None) -> list:
+def command(name: str, data: Path, out: Path, seed: int, k: int, cores: str | None,
+            b2: int = 2) -> list:
     procs, extra = RUNS[name]
     if name == "kavg":
-        extra = extra + ["--k", str(k)]
+        extra = extra + ["--k", str(k), "--b2", str(b2)]
     train = ["tsm_apps.cli", "train", "--data", str(data), "--preset", "synthetic", "--seed",
              str(seed), "--out", str(out / name), "--no-progress", "--json", *extra]
     if procs == 1:
@@ -53,7 +54,8 @@ def command(name: str, data: Path, out: Path, seed: int, k: int, cores: str | No
     return (["taskset", "-c", cores] if cores else []) + cmd
 
 
-def run_one(name: str, data: Path, out: Path, seed: int, k: int, cores: str | None) -> dict:
+def run_one(name: str, data: Path, out: Path, seed: int, k: int, cores: str | None,
+            b2: int = 2) -> dict:
     done = out / name / "summary.json"
     if done.is_file():
         return json.loads(done.read_text())
@@ -62,7 +64,7 @@ def run_one(name: str, data: Path, out: Path, seed: int, k: int, cores: str | No
                os.environ.get("OMP_NUM_THREADS", "2"))
     log = out / name / "stdout.log"
     with open(log, "w") as f:
-        r = subprocess.run(command(name, data, out, seed, k, cores), stdout=f,
+        r = subprocess.run(command(name, data, out, seed, k, cores, b2), stdout=f,
                            stderr=subprocess.STDOUT, env=env)
     lines = [ln for ln in log.read_text().splitlines() if ln.startswith("{")]
     if r.returncode != 0 or not lines:
@@ -100,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", default=",".join(RUNS), help=f"subset of {','.join(RUNS)}")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--k", type=int, default=8, help="kavg: local steps between averaging rounds")
+    p.add_argument("--b2", type=int, default=2,
+                   help="kavg: batch growth factor when val top-1 stalls (1: fixed batch)")
     p.add_argument("--cores", default=None,
                    help="';'-separated taskset core lists, one per parallel slot, e.g. '0,1;2,3'")
     p.add_argument("--fresh", action="store_true", help="ignore finished runs")
@@ -124,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     def on_free_slot(name: str) -> dict:
         cores = free.get()  # a slot runs one run at a time
         try:
-            return run_one(name, a.data, a.out, a.seed, a.k, cores)
+            return run_one(name, a.data, a.out, a.seed, a.k, cores, a.b2)
         finally:
             free.put(cores)
 

@@ -32,6 +32,15 @@ def test_short_cycle_batches_and_lr_scale():
     assert _schedule(scale_lr=False).lr_scale(0, 480) == 1.0
 
 
+def test_min_steps_caps_the_batch_and_the_lr_scale():
+    mg = _schedule(min_steps=20)  # 480 clips: at most 24 a batch, LR x 24/4
+    assert mg.batches(0, 480) == ([(24, 2, 22), (24, 2, 32), (24, 2, 45)] * 7)[:20]
+    assert mg.lr_scale(0, 480) == 6.0 and mg.lr_scale(8, 480) == 4.0
+    assert len(mg.batches(15, 480)) == 120
+    with pytest.raises(ValueError, match="min_steps"):
+        MultigridConfig(min_steps=0)
+
+
 def test_multigrid_run_changes_num_segments_without_rebuilding(tmp_path, monkeypatch):
     videos, labels = motion_videos(24, frames=8, size=32)
     tr = ClipSet.from_tensor(videos, labels, True, 4, 32)

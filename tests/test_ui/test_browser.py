@@ -57,12 +57,14 @@ def test_detection_and_attention_views_in_chromium(runs, tmp_path):
             before = _panel_images(page)
             assert len(before) == 2
             page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=WAIT_MS)
-            slider = page.get_by_role("slider", name="Frame")
-            slider.focus()
-            for _ in range(3):
+            # one key press per rerun: a press that lands while the app reruns can be lost
+            for k in (1, 2, 3):
+                slider = page.get_by_role("slider", name="Frame")
+                slider.wait_for(timeout=WAIT_MS)
+                slider.focus()
                 slider.press("ArrowRight")
-            _wait_caption(page, "TSN frame 3/5")
-            _wait_caption(page, "TSM frame 3/5")
+                _wait_caption(page, f"TSN frame {k}/5")
+                _wait_caption(page, f"TSM frame {k}/5")
             after = _panel_images(page)
             assert len(after) == 2 and set(after).isdisjoint(before)
             page.screenshot(path=str(tmp_path / "detection.png"), full_page=True)

@@ -60,7 +60,6 @@ def write_detectors(runs: Path) -> dict:
     import detection
     from detection.checkpoint import save_final
     from detection.inference import load_config
-    from tsm_apps.data.vid_layout import VID_CLASSES
 
     config = Path(detection.__file__).parent / "configs" / "rfcn_synth_tsm.py"
     init_default_scope("mmdet")
@@ -71,8 +70,8 @@ def write_detectors(runs: Path) -> dict:
         torch.manual_seed(seed)
         folder = runs / "detection" / name
         folder.mkdir(parents=True, exist_ok=True)
-        save_final(folder / "final.pth", MODELS.build(cfg.model),
-                   [n for _, n in VID_CLASSES], 1, cfg.pretty_text)
+        save_final(folder / "final.pth", MODELS.build(cfg.model), list(cfg.classes), 1,
+                   cfg.pretty_text)
         (folder / "config.py").write_text(cfg.pretty_text)
         out[name] = folder
     return out

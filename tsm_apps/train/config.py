@@ -35,6 +35,8 @@ class MultigridConfig:
     ``long_factors``: ``(temporal, spatial)`` factors of the long cycle, coarsest first.
     ``short_factors``: spatial factors of the short cycle (the base size completes the cycle).
     ``final_fraction``: share of the epochs trained at the base shape at the end.
+    ``min_steps``: fewest steps an epoch keeps; a batch is capped at ``clips // min_steps`` (a
+    small data set otherwise gets a handful of huge-LR steps per coarse epoch).
     """
     enabled: bool = False
     long_cycle: bool = True
@@ -45,6 +47,11 @@ class MultigridConfig:
     cycles: int = 1
     final_fraction: float = 0.25
     scale_lr: bool = True
+    min_steps: int = 4
+
+    def __post_init__(self) -> None:
+        if self.min_steps < 1:
+            raise ValueError(f"multigrid min_steps must be >= 1, got {self.min_steps}")
 
 
 @dataclass

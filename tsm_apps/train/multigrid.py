@@ -11,8 +11,8 @@ every step costs about the same and coarse shapes see many more clips per second
   ``short_factors`` and then the long-cycle shape itself, with the batch grown by ``(S/s)^2``.
 * The last ``final_fraction`` of the epochs trains at the base shape, matching evaluation.
 
-On small data sets a batch is capped at ``num_clips // MIN_STEPS`` clips so every epoch keeps
-at least ``MIN_STEPS`` steps. The recognizer's ``num_segments`` is set per batch at run time.
+On small data sets a batch is capped at ``num_clips // min_steps`` clips so every epoch keeps
+at least ``min_steps`` steps (``MultigridConfig.min_steps``). The recognizer's ``num_segments`` is set per batch at run time.
 """
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from .config import MultigridConfig
 
-MIN_STEPS = 4
 MIN_SIZE = 16
 
 
@@ -82,7 +81,7 @@ class MultigridSchedule:
         return min(b, self._cap(num_clips)) / self.batch
 
     def _cap(self, num_clips: int) -> int:
-        return max(self.batch, num_clips // MIN_STEPS)
+        return max(self.batch, num_clips // self.cfg.min_steps)
 
     def batches(self, epoch: int, num_clips: int) -> list:
         """Shapes of the epoch's steps, long cycle plus short cycle, within ``num_clips``."""
