@@ -64,3 +64,14 @@ def test_multigrid_run_changes_num_segments_without_rebuilding(tmp_path, monkeyp
     assert {t for _, t, _ in seen} == {1, 2, 4}  # T = 4 x (1/4, 1/2, 1)
     assert all(shape[1] == t for _, t, shape in seen)
     assert {shape[-1] for _, _, shape in seen} >= {16, 23, 32}
+
+
+def test_multigrid_flags_reach_the_config():
+    from tsm_apps.train.cli import build_parser, config_from_args
+
+    args = build_parser().parse_args(["--data", "d", "--multigrid", "--mg-min-steps", "16",
+                                      "--mg-no-scale-lr", "--mg-no-short-cycle"])
+    mg = config_from_args(args).multigrid
+    assert (mg.enabled, mg.min_steps, mg.scale_lr, mg.short_cycle) == (True, 16, False, False)
+    mg = config_from_args(build_parser().parse_args(["--data", "d", "--multigrid"])).multigrid
+    assert (mg.min_steps, mg.scale_lr, mg.short_cycle) == (4, True, True)

@@ -32,6 +32,8 @@ NESTED = {  # flag -> (section, key)
     "mg_cycles": ("multigrid", "cycles"),
     "mg_final_fraction": ("multigrid", "final_fraction"),
     "mg_no_short_cycle": ("multigrid", "short_cycle"),
+    "mg_min_steps": ("multigrid", "min_steps"),
+    "mg_no_scale_lr": ("multigrid", "scale_lr"),
 }
 
 
@@ -61,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mg-cycles", type=int, help="long cycles (default 1)")
     p.add_argument("--mg-final-fraction", type=float, help="epochs at the base shape (0.25)")
     p.add_argument("--mg-no-short-cycle", action="store_false", help="long cycle only")
+    p.add_argument("--mg-min-steps", type=int,
+                   help="fewest steps per epoch: caps the batch at clips // N (default 4)")
+    p.add_argument("--mg-no-scale-lr", action="store_false",
+                   help="keep the base LR instead of scaling it with the long-cycle batch")
     p.add_argument("--averaging", choices=AVERAGING, help="'kavg': K-step model averaging")
     p.add_argument("--k", type=int, help="local steps between averaging rounds (-1: per epoch)")
     p.add_argument("--b1", type=float, help="kavg: val top-1 margin (points) to keep the batch")
