@@ -86,12 +86,12 @@ def recognition_table(root: Path) -> Table:
         if ev is None:
             missing.append(f"recognizers/{m}/eval.json")
             continue
-        rows.append([m.upper(), ev.get("top1"), ev.get("top5"), ev.get("num_classes"),
-                     ev.get("chance")])
+        k = len(ev.get("classes") or []) or None
+        rows.append([m.upper(), ev.get("top1"), ev.get("top5"), k, 100.0 / k if k else None])
     note = f"missing: {', '.join(missing)}" if missing else \
         "val top-1 / top-5 (%) on the synthetic temporal set, 1 clip, centre crop"
     return Table("Recognition (synthetic temporal set)",
-                 ["model", "top-1", "top-5", "classes", "chance"], rows, note, chart=True)
+                 ["model", "top-1", "top-5", "classes", "chance (%)"], rows, note, chart=True)
 
 
 def detection_table(root: Path) -> Table:
@@ -109,29 +109,37 @@ def detection_table(root: Path) -> Table:
                  ["model", "mAP", "slow", "medium", "fast", "corrupted"], rows, note, chart=True)
 
 
-def _scalars(d: Any, prefix: str = "") -> dict:
-    out = {}
-    if isinstance(d, dict):
-        for k, v in d.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                out[prefix + k] = v
-            elif isinstance(v, dict):
-                out.update(_scalars(v, f"{prefix}{k}."))
-    return out
+DISSECT_METRICS = ("pointing", "pointing_active", "temporal_auc", "mass_ratio", "iou_dataset",
+                   "iou_max20")
 
 
 def dissection_table(root: Path) -> Table:
+    """One row per metric: TSN, TSM, and the baselines beside them (the centre prior and the
+    random map are model-free; the randomised-weights sanity check is per model)."""
+    title = "Dissection (where and when the networks look)"
     runs = {m: read_json(root / "dissect" / m / "metrics.json") for m in MODELS}
     missing = [f"dissect/{m}/metrics.json" for m, v in runs.items() if v is None]
     if missing:
-        return Table("Dissection (where and when the networks look)", [], [],
-                     f"missing: {', '.join(missing)}")
-    flat = {m: _scalars(v.get("summary", v)) for m, v in runs.items()}
-    keys = [k for k in flat["tsm"] if k in flat["tsn"]]
-    rows = [[k, flat["tsn"][k], flat["tsm"][k]] for k in keys]
-    return Table("Dissection (where and when the networks look)", ["metric", "TSN", "TSM"], rows,
-                 "from dissect/{tsn,tsm}/metrics.json; side-by-side report: "
-                 "dissect/compare/compare.html")
+        return Table(title, [], [], f"missing: {', '.join(missing)}")
+    agg = {m: v.get("aggregate", {}) for m, v in runs.items()}
+    rows = [[k, agg["tsn"].get("method", {}).get(k), agg["tsm"].get("method", {}).get(k),
+             agg["tsm"].get("centre", {}).get(k), agg["tsm"].get("random", {}).get(k),
+             agg["tsn"].get("sanity", {}).get(k), agg["tsm"].get("sanity", {}).get(k)]
+            for k in DISSECT_METRICS]
+    rows.append(["accuracy", runs["tsn"].get("accuracy"), runs["tsm"].get("accuracy"),
+                 None, None, None, None])
+    units = {m: read_json(root / "dissect" / m / "units.json") or {} for m in MODELS}
+    for layer in (units["tsm"].get("layers") or {}):
+        rows.append([f"detector units {layer}",
+                     units["tsn"].get("layers", {}).get(layer, {}).get("detectors"),
+                     units["tsm"]["layers"][layer].get("detectors"), None, None, None, None])
+    clips = agg["tsm"].get("method", {}).get("clips")
+    return Table(title, ["metric", "TSN", "TSM", "centre prior", "random map",
+                         "TSN randomised", "TSM randomised"], rows,
+                 f"{clips} val clips, CAM of the predicted class; pointing: the map's maximum "
+                 "lies on the actor's box (frames with a box; _active: frames where it acts); "
+                 "temporal_auc / mass_ratio: map mass in acting vs still frames; IoU of the "
+                 "thresholded map with the box. Side-by-side report: dissect/compare/compare.html")
 
 
 def bench_table(root: Path) -> Table:

@@ -41,3 +41,22 @@ def test_report_tables_and_missing_sections(tmp_path):
     assert summary(tmp_path) == ["TSN recognizer: val top-1 20.5%", "TSM recognizer: val top-1 95.2%",
                                  "TSM R-FCN: mAP 61.0, mAP_slow 70.0, mAP_medium 60.0, "
                                  "mAP_fast 50.0, mAP_corrupted 40.0"]
+
+
+def test_report_dissection_rows_with_baselines_and_chance(tmp_path):
+    def agg(p):
+        return {k: {"clips": 2, "pointing": p, "temporal_auc": p / 2} for k in ("method", "sanity")}
+
+    for m, p, det in (("tsn", 0.5, 1), ("tsm", 0.75, 3)):
+        a = agg(p)
+        a["centre"], a["random"] = {"pointing": 0.25}, {"pointing": 0.125}
+        put(tmp_path / "dissect" / m / "metrics.json", {"aggregate": a, "accuracy": p})
+        put(tmp_path / "dissect" / m / "units.json", {"layers": {"layer4": {"detectors": det}}})
+        put(tmp_path / "recognizers" / m / "eval.json",
+            {"top1": 50.0, "top5": 90.0, "classes": ["a", "b", "c", "d"]})
+    md = write_report(tmp_path)[0].read_text()
+    assert "| TSM | 50.000 | 90.000 | 4 | 25.000 |" in md
+    assert "| pointing | 0.500 | 0.750 | 0.250 | 0.125 | 0.500 | 0.750 |" in md
+    assert "| temporal_auc | 0.250 | 0.375 |  |  | 0.250 | 0.375 |" in md
+    assert "| accuracy | 0.500 | 0.750 |" in md and "| detector units layer4 | 1 | 3 |" in md
+    assert "2 val clips" in md
