@@ -30,9 +30,13 @@ def runs(tmp_path_factory) -> Path:
     return runs
 
 
-def _panel_images(page) -> list[str]:
+def _panel_images(page, count: int = 2) -> list[str]:
+    """The image sources once exactly ``count`` are shown: while a rerun is in flight Streamlit
+    keeps the stale images in the page beside the new ones, so wait for the rerun to settle."""
+    from playwright.sync_api import expect
+
     imgs = page.locator('[data-testid="stImage"] img')
-    imgs.first.wait_for(timeout=WAIT_MS)
+    expect(imgs).to_have_count(count, timeout=WAIT_MS)
     return [imgs.nth(i).get_attribute("src") for i in range(imgs.count())]
 
 
@@ -55,7 +59,6 @@ def test_detection_and_attention_views_in_chromium(runs, tmp_path):
             _wait_caption(page, "TSN frame 0/5")
             _wait_caption(page, "TSM frame 0/5")
             before = _panel_images(page)
-            assert len(before) == 2
             page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=WAIT_MS)
             # one key press per rerun: a press that lands while the app reruns can be lost
             for k in (1, 2, 3):
@@ -66,14 +69,14 @@ def test_detection_and_attention_views_in_chromium(runs, tmp_path):
                 _wait_caption(page, f"TSN frame {k}/5")
                 _wait_caption(page, f"TSM frame {k}/5")
             after = _panel_images(page)
-            assert len(after) == 2 and set(after).isdisjoint(before)
+            assert set(after).isdisjoint(before)
             page.screenshot(path=str(tmp_path / "detection.png"), full_page=True)
 
             # Attention view: TSN and TSM maps side by side and the attention-mass chart
             page.get_by_text("Attention", exact=True).click()
             _wait_caption(page, "TSN frame 0/3")
             _wait_caption(page, "TSM frame 0/3")
-            assert len(_panel_images(page)) == 2
+            _panel_images(page)
             page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=WAIT_MS)
             page.screenshot(path=str(tmp_path / "attention.png"), full_page=True)
         finally:
