@@ -5,7 +5,8 @@ Layouts: maps ``(T, H, W)`` float, masks ``(T, H, W)`` bool, boxes ``(T, 4)`` as
 frame), ``active`` ``(T,)`` bool. Pixel ``(i, j)`` covers ``[j, j+1) x [i, i+1)``; it belongs to a
 box when its centre ``(j + 0.5, i + 0.5)`` lies inside the box (edges included).
 
-* pointing game (Zhang et al. 2016): is the map's maximum on the actor? (first maximum on ties)
+* pointing game (Zhang et al. 2016): is the map's maximum on the actor? (first maximum on ties);
+  strict (on the box) and with the game's standard tolerance (15 px at 224 px, scaled)
 * IoU of a thresholded map with the actor box, per frame
 * temporal localisation: per-frame mass (sum of the positive part of the map); its ROC AUC for
   telling active frames from inactive ones (0.5 = no temporal signal) and the ratio of mean mass
@@ -18,6 +19,8 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+POINTING_TOLERANCE_224 = 15.0
+"""The pointing game's tolerance (Zhang et al. 2016): 15 px on a 224-px input."""
 CENTRE_SIGMA = 0.25
 """Standard deviation of the centre prior, as a fraction of the frame's height/width."""
 
@@ -65,6 +68,12 @@ def pointing_hits(maps: np.ndarray, boxes: np.ndarray, tolerance: float = 0.0) -
         dx = np.maximum(np.maximum(boxes[:, 0] - cx, cx - boxes[:, 2]), 0)
         dy = np.maximum(np.maximum(boxes[:, 1] - cy, cy - boxes[:, 3]), 0)
         return (np.hypot(dx, dy) <= tolerance) & has_box(boxes)
+
+
+def standard_tolerance(hw: Sequence[int]) -> float:
+    """The pointing game's tolerance on an ``(H, W)`` map grid: 15 px per 224 px of the shorter
+    side (7.5 px at 112)."""
+    return POINTING_TOLERANCE_224 * min(hw) / 224.0
 
 
 def mask_box_iou(masks: np.ndarray, boxes: np.ndarray) -> np.ndarray:
@@ -155,13 +164,15 @@ def mean_defined(values: Sequence) -> Optional[float]:
 
 def summarise(clips: Sequence[dict]) -> dict:
     """Aggregate :func:`clip_scores` records: frame-pooled pointing and IoU (all frames with a
-    box, and ``pointing_active``: frames where the action happens), clip-mean AUC and ratio."""
+    box, and ``pointing_active``: frames where the action happens; ``pointing_tol``: with the
+    standard tolerance, where the records carry it), clip-mean AUC and ratio."""
     if not clips:
         return {}
     act = [p for c in clips if c.get("active") for p, a in zip(c["pointing"], c["active"]) if a]
     out = {"clips": len(clips),
            "pointing": mean_defined([p for c in clips for p in c["pointing"]]),
            "pointing_active": mean_defined(act),
+           "pointing_tol": mean_defined([p for c in clips for p in c.get("pointing_tol", [])]),
            "pointing_frames": sum(p is not None for c in clips for p in c["pointing"]),
            "temporal_auc": mean_defined([c["temporal_auc"] for c in clips]),
            "mass_ratio": mean_defined([c["mass_ratio"] for c in clips])}

@@ -13,6 +13,7 @@ from .storage import atomic_write_bytes, write_json
 
 ROWS = (("pointing", "pointing game (all frames with a box)"),
         ("pointing_active", "pointing game (frames where the action happens)"),
+        ("pointing_tol", "pointing game, standard tolerance (15 px at 224)"),
         ("iou_dataset", "IoU, dataset threshold (20% of pixels kept)"),
         ("iou_max20", "IoU, 20%-of-max threshold"),
         ("temporal_auc", "temporal AUC of per-frame mass (active vs not)"),

@@ -16,7 +16,8 @@ from tqdm import tqdm
 from .capture import capture
 from .clips import ClipEntry, load_clip
 from .layout import RunLayout
-from .metrics import box_masks, centre_prior, mask_box_iou, mean_defined, random_map, summarise
+from .metrics import (box_masks, centre_prior, has_box, mask_box_iou, mean_defined, pointing_hits,
+                      random_map, standard_tolerance, summarise)
 from .storage import load_npz, read_json, write_json
 from .threshold import DEFAULT_KEEP, DEFAULT_MAX_FRACTION, dataset_keep_fraction_threshold
 from .units import ND_MIN_IOU, UnitCollector, default_unit_layers
@@ -39,8 +40,9 @@ def _kind_maps(arrays: Dict[str, np.ndarray], cid: str, seed: int) -> Dict[str, 
     return out
 
 
-def add_dataset_ious(lay: RunLayout, records: List[dict], seed: int) -> Dict[str, float]:
-    """Compute each kind's dataset threshold (20% of pixels kept) and add ``iou_dataset``."""
+def add_dataset_scores(lay: RunLayout, records: List[dict], seed: int) -> Dict[str, float]:
+    """Compute each kind's dataset threshold (20% of pixels kept) and add ``iou_dataset`` and
+    ``pointing_tol`` (the pointing game with its standard tolerance) to every record."""
     loaded = {r["id"]: load_npz(lay.maps(r["id"])) for r in records}
     maps = {r["id"]: _kind_maps(loaded[r["id"]], r["id"], seed) for r in records}
     thresholds = {}
@@ -53,6 +55,9 @@ def add_dataset_ious(lay: RunLayout, records: List[dict], seed: int) -> Dict[str
         for kind, m in maps[r["id"]].items():
             iou = mask_box_iou(m >= thresholds[kind], boxes)
             r["scores"][kind]["iou_dataset"] = [None if np.isnan(v) else float(v) for v in iou]
+            hits = pointing_hits(m, boxes, standard_tolerance(m.shape[1:]))
+            r["scores"][kind]["pointing_tol"] = [bool(h) if p else None
+                                                 for h, p in zip(hits, has_box(boxes))]
     return thresholds
 
 
@@ -69,7 +74,7 @@ def _counts(lay: RunLayout, records: List[dict], result) -> dict:
 def summarise_run(lay: RunLayout, threshold: str, seed: int, result=None) -> dict:
     """Write ``metrics.json`` from the run folder; returns it."""
     records = [read_json(lay.record(cid)) for cid in lay.done_ids()]
-    thresholds = add_dataset_ious(lay, records, seed) if records else {}
+    thresholds = add_dataset_scores(lay, records, seed) if records else {}
     kinds = [k for k in KINDS if records and all(k in r["scores"] for r in records)]
     metrics = {
         "settings": read_json(lay.settings).get("settings", {}),

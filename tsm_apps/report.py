@@ -109,7 +109,7 @@ def detection_table(root: Path) -> Table:
                  ["model", "mAP", "slow", "medium", "fast", "corrupted"], rows, note, chart=True)
 
 
-DISSECT_METRICS = ("pointing", "pointing_active", "temporal_auc", "mass_ratio", "iou_dataset",
+DISSECT_METRICS = ("pointing", "pointing_active", "pointing_tol", "temporal_auc", "mass_ratio", "iou_dataset",
                    "iou_max20")
 
 
@@ -137,7 +137,8 @@ def dissection_table(root: Path) -> Table:
     return Table(title, ["metric", "TSN", "TSM", "centre prior", "random map",
                          "TSN randomised", "TSM randomised"], rows,
                  f"{clips} val clips, CAM of the predicted class; pointing: the map's maximum "
-                 "lies on the actor's box (frames with a box; _active: frames where it acts); "
+                 "lies on the actor's box (frames with a box; _active: frames where it acts; _tol: "
+                 "within the game's standard tolerance, 15 px at 224 = 7.5 px at 112); "
                  "temporal_auc / mass_ratio: map mass in acting vs still frames; IoU of the "
                  "thresholded map with the box. Side-by-side report: dissect/compare/compare.html")
 

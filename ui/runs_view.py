@@ -12,7 +12,7 @@ from .settings import DEMO_HINT, UISettings
 KEY = "runs"
 X_KEYS = ("step", "epoch", "iter", "iteration")
 DEFAULT_METRICS = ("loss", "top1")
-BAR_METRICS = ("accuracy", "pointing", "pointing_active", "iou_dataset", "iou_max20",
+BAR_METRICS = ("accuracy", "pointing", "pointing_active", "pointing_tol", "iou_dataset", "iou_max20",
                "temporal_auc")  # the dissection's scores in [0, 1]
 
 

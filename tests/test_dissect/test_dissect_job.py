@@ -2,6 +2,7 @@
 import json
 import re
 
+import numpy as np
 import pytest
 
 pytest.importorskip("tqdm")
@@ -10,6 +11,7 @@ pytest.importorskip("plotly")
 from dissect.cli import main  # noqa: E402
 from dissect.job import JobConfig, run_job  # noqa: E402
 from dissect.layout import load_run  # noqa: E402
+from dissect.metrics import has_box, pointing_hits  # noqa: E402
 from dissect_fixtures import tiny_model, write_tiny_set  # noqa: E402
 from tsm_apps.checkpoint import save_checkpoint  # noqa: E402
 from tsm_apps.cli import main as tsm_main  # noqa: E402
@@ -62,6 +64,17 @@ def test_unreadable_clip_is_a_counted_logged_skip(data, tmp_path):
     agg = m["aggregate"]["method"]
     assert agg["pointing_frames"] == 3 * 4 and 0 <= agg["pointing"] <= 1
     assert m["threshold"]["dataset_values"]["method"] is not None
+    # the pointing game with its standard tolerance (15 px at 224 = 4.29 px at 64), recomputed
+    hits = []
+    for cid, clip in sorted(run.clips.items()):
+        arr = clip.load_maps()
+        got = pointing_hits(arr["maps"], arr["boxes"], 15 * 64 / 224)
+        present = has_box(arr["boxes"])
+        assert m["clips"][cid]["scores"]["method"]["pointing_tol"] == \
+            [bool(h) if p else None for h, p in zip(got, present)]
+        hits += got[present].tolist()
+    assert agg["pointing_tol"] == pytest.approx(np.mean(hits)) and \
+        agg["pointing_tol"] >= agg["pointing"]
     maps = run.clips["videos__val_00000"].load_maps()
     assert maps["maps"].shape == (4, 64, 64) and maps["boxes"].shape == (4, 4)
     assert set(run.units["layers"]) == {f"backbone.layer{i}" for i in range(1, 5)}

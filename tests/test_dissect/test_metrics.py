@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from dissect.metrics import (box_masks, centre_prior, clip_scores, frame_mass, mask_box_iou,
-                             mass_ratio, pointing_hits, random_map, scale_boxes, summarise,
-                             temporal_auc)
+                             mass_ratio, pointing_hits, random_map, scale_boxes,
+                             standard_tolerance, summarise, temporal_auc)
 
 NAN = [np.nan] * 4
 
@@ -22,6 +22,8 @@ def test_pointing_game_on_hand_made_maps():
     assert pointing_hits(maps, boxes).tolist() == [True, False, False]
     # tolerance: (3.5, 3.5) is sqrt(1.5^2 + 1.5^2) = 2.12 px from the box corner (2, 2)
     assert pointing_hits(maps, boxes, tolerance=2.2).tolist() == [True, True, False]
+    # the game's standard tolerance: 15 px at 224, scaled by the shorter side
+    assert standard_tolerance((112, 112)) == 7.5 and standard_tolerance((448, 224)) == 15.0
 
 
 def test_iou_of_mask_with_box():
