@@ -14,7 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .pipeline import Step, run_steps
+from .pipeline import Step, merge_timing, run_steps
 from .report import DET_KEYS, read_json, write_report
 
 DETECT_CONFIGS = {"tsn": "detection/configs/rfcn_synth_tsn.py",
@@ -77,6 +77,7 @@ def main(argv: list[str]) -> int:
     root.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     timing = run_steps(plan(root, a.seed), log_dir=root / "logs")
+    timing = merge_timing(read_json(root / "timing.json") or {}, timing)
     tmp = root / ".timing.json.tmp"
     tmp.write_text(json.dumps(timing, indent=1))
     os.replace(tmp, root / "timing.json")

@@ -125,3 +125,19 @@ def run_steps(stages: Sequence[Step | Sequence[Step]], log_dir: Path | None = No
             timing[step.name] = secs
             print(f"[demo] {step.name}: done in {secs:.0f} s", flush=True)
     return timing
+
+
+def merge_timing(previous: dict, current: dict) -> dict:
+    """``{step: {"seconds", "reused"}}`` for ``timing.json``: the seconds of the steps that ran
+    now, and for a reused step the seconds it took when it last ran (from ``previous``, in this
+    format or the older ``{step: seconds or 'reused'}``; None when unknown)."""
+    out = {}
+    for name, value in current.items():
+        if value != "reused":
+            out[name] = {"seconds": float(value), "reused": False}
+            continue
+        old = previous.get(name)
+        secs = old.get("seconds") if isinstance(old, dict) else old
+        out[name] = {"seconds": float(secs) if isinstance(secs, (int, float)) else None,
+                     "reused": True}
+    return out

@@ -157,9 +157,15 @@ def bench_table(root: Path) -> Table:
 
 
 def timing_table(root: Path) -> Table:
+    """``timing.json``: ``{step: {"seconds", "reused"}}`` (or the older ``{step: seconds or
+    'reused'}``)."""
     t = read_json(root / "timing.json") or {}
-    rows = [[k, v if isinstance(v, str) else f"{v:.1f}"] for k, v in t.items()]
-    return Table("Steps of this run", ["step", "seconds"], rows)
+    rows = []
+    for k, v in t.items():
+        secs, reused = (v.get("seconds"), v.get("reused")) if isinstance(v, dict) else \
+            (v if not isinstance(v, str) else None, isinstance(v, str))
+        rows.append([k, "" if secs is None else f"{secs:.1f}", "reused" if reused else "ran"])
+    return Table("Steps", ["step", "seconds (when it ran)", "this run"], rows)
 
 
 def build_tables(root: Path) -> list:

@@ -2,6 +2,7 @@
 import json
 
 from tsm_apps.demo import plan, summary
+from tsm_apps.pipeline import merge_timing
 from tsm_apps.report import write_report
 
 
@@ -35,12 +36,29 @@ def test_report_tables_and_missing_sections(tmp_path):
     assert "| online-TSM R-FCN | 61.000 | 70.000 | 60.000 | 50.000 | 40.000 |" in md
     assert "missing: detection/tsn/test/metrics.json" in md
     assert "missing: dissect/tsn/metrics.json, dissect/tsm/metrics.json" in md
-    assert "| train tsm | 301.2 |" in md and "| synth vid | reused |" in md
+    assert "| train tsm | 301.2 | ran |" in md and "| synth vid |  | reused |" in md
     page = html_path.read_text()
     assert page.count("<table>") == 3 and "Plotly.newPlot" in page
     assert summary(tmp_path) == ["TSN recognizer: val top-1 20.5%", "TSM recognizer: val top-1 95.2%",
                                  "TSM R-FCN: mAP 61.0, mAP_slow 70.0, mAP_medium 60.0, "
                                  "mAP_fast 50.0, mAP_corrupted 40.0"]
+
+
+def test_timing_keeps_the_seconds_of_reused_steps(tmp_path):
+    first = merge_timing({}, {"synth": 12.5, "train": 300.0})
+    assert first == {"synth": {"seconds": 12.5, "reused": False},
+                     "train": {"seconds": 300.0, "reused": False}}
+    again = merge_timing(first, {"synth": "reused", "train": 280.25, "new": "reused"})
+    assert again == {"synth": {"seconds": 12.5, "reused": True},
+                     "train": {"seconds": 280.25, "reused": False},
+                     "new": {"seconds": None, "reused": True}}
+    # the older format, {step: seconds or 'reused'}
+    assert merge_timing({"synth": 7.0, "x": "reused"}, {"synth": "reused", "x": "reused"}) == \
+        {"synth": {"seconds": 7.0, "reused": True}, "x": {"seconds": None, "reused": True}}
+    put(tmp_path / "timing.json", again)
+    md = write_report(tmp_path)[0].read_text()
+    assert "| synth | 12.5 | reused |" in md and "| train | 280.2 | ran |" in md \
+        and "| new |  | reused |" in md
 
 
 def test_report_dissection_rows_with_baselines_and_chance(tmp_path):
