@@ -61,6 +61,20 @@ class BackboneConfig:
         self.strides, self.dilations = tuple(self.strides), tuple(self.dilations)
 
 
+OUTPUT_STRIDES = {32: ((1, 2, 2, 2), (1, 1, 1, 1)), 16: ((1, 2, 2, 1), (1, 1, 1, 2)),
+                  8: ((1, 2, 1, 1), (1, 1, 2, 4))}
+"""ResNet stage strides and dilations for an output stride (16: res5 at stride 1, dilation 2, as
+in the VID detection recipe; finer maps for CAMs at the same receptive field)."""
+
+
+def stage_strides(output_stride: int) -> tuple:
+    """``(strides, dilations)`` of the four ResNet stages for ``output_stride`` 32, 16 or 8."""
+    if output_stride not in OUTPUT_STRIDES:
+        raise ValueError(f"output_stride must be one of {sorted(OUTPUT_STRIDES)}, "
+                         f"got {output_stride}")
+    return OUTPUT_STRIDES[output_stride]
+
+
 def _channels(base: int, width: float) -> int:
     return max(int(round(base * width)), 8)
 

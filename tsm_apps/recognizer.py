@@ -11,7 +11,7 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from .backbone import BackboneConfig, build_trunk, set_num_segments
+from .backbone import BackboneConfig, build_trunk, set_num_segments, stage_strides
 from .shift import DEFAULT_FOLD_DIV
 
 
@@ -92,11 +92,18 @@ def build_recognizer(arch: str = "resnet50", num_classes: int = 400, num_segment
                      shift: Optional[str] = "offline", fold_div: int = DEFAULT_FOLD_DIV,
                      place: str = "blockres", temporal_pool: bool = False,
                      non_local: bool = False, dropout: float = 0.5,
-                     width: float = 1.0) -> Recognizer:
-    """Build a TSM (``shift='offline'|'online'``) or TSN (``shift=None``) recognizer."""
+                     width: float = 1.0, output_stride: int = 32) -> Recognizer:
+    """Build a TSM (``shift='offline'|'online'``) or TSN (``shift=None``) recognizer.
+
+    ``output_stride`` 16 or 8 (ResNets only) keeps the last stages at a finer resolution with
+    dilated 3x3 convolutions (see :func:`tsm_apps.backbone.stage_strides`)."""
+    strides, dilations = stage_strides(output_stride)
+    if output_stride != 32 and arch == "mobilenetv2":
+        raise ValueError("output_stride other than 32 is defined for ResNets only")
     cfg = RecognizerConfig(arch=arch, num_segments=num_segments, shift=shift, fold_div=fold_div,
                            place=place, temporal_pool=temporal_pool, non_local=non_local,
-                           width=width, num_classes=num_classes, dropout=dropout)
+                           width=width, num_classes=num_classes, dropout=dropout,
+                           strides=strides, dilations=dilations)
     return recognizer_from_config(cfg)
 
 

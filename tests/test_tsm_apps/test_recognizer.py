@@ -109,3 +109,36 @@ def test_importing_tsm_apps_never_imports_mm_libraries():
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_output_stride_16_and_8_give_finer_maps_and_survive_a_checkpoint(tmp_path):
+    from tsm_apps.checkpoint import load_checkpoint, save_checkpoint
+
+    x = torch.randn(1, 4, 3, 112, 112, generator=torch.Generator().manual_seed(0))
+    sizes = {}
+    for os_ in (32, 16, 8):
+        m = _tiny("offline", output_stride=os_)
+        with torch.no_grad():
+            sizes[os_] = tuple(m.features(x).shape[-2:])
+            logits = m(x)
+        if os_ == 16:
+            again = load_checkpoint(save_checkpoint(tmp_path / "os16.pth", m)).eval()
+            with torch.no_grad():
+                assert torch.equal(again(x), logits)
+    # 112 px: 4x4 at stride 32, 7x7 at 16, 14x14 at 8; every model has the same parameters
+    assert sizes == {32: (4, 4), 16: (7, 7), 8: (14, 14)}
+    assert _tiny("offline", output_stride=16).state_dict().keys() == _tiny("offline").state_dict().keys()
+    with pytest.raises(ValueError, match="output_stride must be one of"):
+        _tiny("offline", output_stride=4)
+    with pytest.raises(ValueError, match="ResNets only"):
+        _tiny("offline", arch="mobilenetv2", output_stride=16)
+
+
+def test_train_config_output_stride_flag():
+    from tsm_apps.train.cli import build_parser, config_from_args
+    from tsm_apps.train.config import TrainConfig
+
+    cfg = config_from_args(build_parser().parse_args(["--data", "d", "--output-stride", "16"]))
+    assert cfg.output_stride == 16 and TrainConfig().output_stride == 32
+    with pytest.raises(ValueError, match="output_stride must be 32, 16 or 8, got 12"):
+        TrainConfig(output_stride=12)

@@ -86,6 +86,7 @@ class TrainConfig:
     # model
     arch: str = "resnet50"
     width: float = 1.0
+    output_stride: int = 32  # 16 or 8: dilated last stages (ResNets), finer CAMs
     segments: int = 8
     shift: str = "offline"
     fold_div: int = 8
@@ -140,6 +141,8 @@ class TrainConfig:
                   (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
                   (self.accum_steps >= 1, f"accum_steps must be >= 1, got {self.accum_steps}"),
                   (self.segments >= 1, f"segments must be >= 1, got {self.segments}"),
+                  (self.output_stride in (32, 16, 8),
+                   f"output_stride must be 32, 16 or 8, got {self.output_stride}"),
                   (self.size >= 16, f"size must be >= 16 pixels, got {self.size}"),
                   (0 < self.min_area <= 1, f"min_area must be in (0, 1], got {self.min_area}"),
                   (self.lr_per_8 > 0, f"lr_per_8 must be > 0, got {self.lr_per_8}")]

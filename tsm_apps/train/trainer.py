@@ -89,7 +89,8 @@ class Trainer:
         cfg = self.cfg
         torch.manual_seed(cfg.seed)  # identical initial weights on every rank
         model = build_recognizer(cfg.arch, num_classes, cfg.segments, cfg.shift_mode,
-                                 cfg.fold_div, dropout=cfg.dropout, width=cfg.width)
+                                 cfg.fold_div, dropout=cfg.dropout, width=cfg.width,
+                                 output_stride=cfg.output_stride)
         if cfg.pretrained:
             load_pretrained(model, cfg.pretrained)
         freeze_bn_parameters(model, cfg.bn)
