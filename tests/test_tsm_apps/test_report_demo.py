@@ -19,6 +19,7 @@ def test_plan_stages_and_outputs(tmp_path):
                      ["dissect tsn", "dissect tsm"], ["dissect compare"]]
     train_tsm = stages[1][1]
     assert train_tsm.args[train_tsm.args.index("--shift") + 1] == "offline"
+    assert train_tsm.args[train_tsm.args.index("--output-stride") + 1] == 16
     assert train_tsm.outputs[0] == tmp_path / "recognizers" / "tsm" / "best.pth"
     assert train_tsm.env["OMP_NUM_THREADS"] == "1"
     assert not train_tsm.done()
