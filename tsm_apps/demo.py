@@ -23,7 +23,7 @@ SHIFT = {"tsn": "none", "tsm": "offline"}
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 OUTPUT_STRIDE = 16
 """The demo's recognizers keep res5 at stride 16 (dilated): 7x7 CAMs of a 112-px clip instead
-of 4x4, at the same parameters and about the same training time (README, Dissection)."""
+of 4x4, at the same parameters and 3-15% more training time (measured: README, Dissection)."""
 
 
 def plan(root: Path, seed: int = 0) -> list:

@@ -109,8 +109,8 @@ def detection_table(root: Path) -> Table:
                  ["model", "mAP", "slow", "medium", "fast", "corrupted"], rows, note, chart=True)
 
 
-DISSECT_METRICS = ("pointing", "pointing_active", "pointing_tol", "temporal_auc", "mass_ratio", "iou_dataset",
-                   "iou_max20")
+DISSECT_METRICS = ("pointing", "pointing_active", "pointing_tol", "temporal_auc", "mass_ratio",
+                   "iou_dataset", "iou_max20")
 
 
 def dissection_table(root: Path) -> Table:
