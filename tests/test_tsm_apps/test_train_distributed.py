@@ -113,7 +113,11 @@ def _worker(cfg_json: str) -> None:
     videos, labels = motion_videos(32, frames=8, size=32, seed=1)
     tr = ClipSet.from_tensor(videos[:24], labels[:24], True, cfg.segments, cfg.size, seed=cfg.seed)
     va = ClipSet.from_tensor(videos[24:], labels[24:], False, cfg.segments, cfg.size)
-    print(json.dumps(train(cfg, tr, va, 2)), flush=True)
+    # both ranks share the launcher's stdout pipe: one write per summary (under PIPE_BUF, so
+    # atomic); print() writes the text and the newline separately, and two ranks' lines can
+    # then run together
+    sys.stdout.write(json.dumps(train(cfg, tr, va, 2)) + "\n")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
