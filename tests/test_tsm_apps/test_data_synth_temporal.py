@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from tsm_apps.data import synth_temporal
+from tsm_apps.data import synth_draw, synth_temporal
 from tsm_apps.data.cli import main as synth_main
 from tsm_apps.data.video import read_video_frames
 
@@ -53,10 +53,12 @@ def test_decoded_frames_match_rendering(tiny):
     assert np.abs(frames.astype(int) - rendered).mean() < 5  # lossless, but 4:2:0 chroma
 
 
+@pytest.mark.parametrize("layout", synth_temporal.LAYOUTS)
 @pytest.mark.parametrize("label", range(10))
-def test_change_between_frames_is_on_the_actor(label):
+def test_change_between_frames_is_on_the_actor(label, layout):
     size, frames = 64, 8
-    plan = synth_temporal.plan_clip(1, 7, frames, size, label=label, distractors=(2, 2))
+    plan = synth_temporal.plan_clip(1, 7, frames, size, label=label, distractors=(2, 2),
+                                    layout=layout)
     video = synth_temporal.render_clip(plan, size).astype(int)
     boxes = plan.boxes(size)
     assert len(plan.distractors) == 2
@@ -72,11 +74,12 @@ def test_change_between_frames_is_on_the_actor(label):
     assert total > 0 and inside == total  # the background and distractors never change
 
 
+@pytest.mark.parametrize("layout", synth_temporal.LAYOUTS)
 @pytest.mark.parametrize("family", range(5))
-def test_paired_classes_are_time_reversals(family):
+def test_paired_classes_are_time_reversals(family, layout):
     """Class 2k+1 is class 2k played backwards: same frames, same set of frames."""
-    a = synth_temporal.plan_clip(0, 11, FRAMES, SIZE, label=2 * family)
-    b = synth_temporal.plan_clip(0, 11, FRAMES, SIZE, label=2 * family + 1)
+    a = synth_temporal.plan_clip(0, 11, FRAMES, SIZE, label=2 * family, layout=layout)
+    b = synth_temporal.plan_clip(0, 11, FRAMES, SIZE, label=2 * family + 1, layout=layout)
     va, vb = synth_temporal.render_clip(a, SIZE), synth_temporal.render_clip(b, SIZE)
     np.testing.assert_array_equal(va[::-1], vb)
     assert a.boxes(SIZE)[::-1] == b.boxes(SIZE)
@@ -118,7 +121,65 @@ def test_distractor_count_is_the_same_for_every_class():
     assert set(counts) == {0, 1, 2}
 
 
+@pytest.mark.parametrize("family", range(5))
+def test_stage_layout_keeps_the_path_in_a_square_the_distractors_avoid(family):
+    size = 112
+    w = synth_temporal.STAGE * size
+    lo, hi = (f * size for f in synth_temporal.STAGE_SIDES)
+    sides = []
+    for i in range(20):
+        plan = synth_temporal.plan_clip(4, i, 16, size, label=2 * family, distractors=(2, 2),
+                                        layout="stage")
+        boxes = np.array([b for b in plan.boxes(size) if b is not None])
+        path = [*boxes[:, :2].min(0), *boxes[:, 2:].max(0)]  # union of the actor's boxes
+        assert path[2] - path[0] <= w + 1 and path[3] - path[1] <= w + 1
+        assert len(plan.distractors) == 2
+        for cx, cy, side, angle in plan.distractors:
+            d = synth_draw.bbox(synth_draw.place(synth_draw.L_SHAPE, cx, cy, side, angle),
+                                size, size)
+            assert not synth_draw.overlaps(d, path)
+            assert lo <= side <= hi
+        sides += list(plan.states[:, 2])
+        if family in (0, 1):  # a mover crosses the whole stage along its axis
+            travel = np.ptp(plan.states[:, family])
+            assert travel == pytest.approx(w - 2 * (synth_draw.L_RADIUS * plan.states[0, 2] + 1))
+    # one side range for every family: a scaling actor sweeps it, the others draw from it
+    assert lo <= min(sides) and max(sides) <= hi
+    if family == 2:
+        assert min(sides) < lo + 0.1 * (hi - lo) and max(sides) > hi - 0.1 * (hi - lo)
+
+
+def test_stage_layout_hides_the_axis_of_motion_in_the_distractors_placement():
+    """Mean of |dx| - |dy| from the actor (mid-clip) to its one distractor, 200 clips per
+    family: the path layout puts horizontal movers' distractors above or below them and
+    vertical movers' beside them (a single frame tells the axis); the stage layout does not."""
+    def spread(layout, family):
+        v = []
+        for i in range(200):
+            p = synth_temporal.plan_clip(5, i, 16, 112, label=2 * family, distractors=(1, 1),
+                                         layout=layout)
+            (ax, ay), (dx, dy) = p.states[8, :2], p.distractors[0, :2]
+            v.append(abs(dx - ax) - abs(dy - ay))
+        return float(np.mean(v))
+    assert spread("path", 0) == pytest.approx(-30.08, abs=0.01)
+    assert spread("path", 1) == pytest.approx(28.06, abs=0.01)
+    assert spread("stage", 0) == pytest.approx(-5.74, abs=0.01)
+    assert spread("stage", 1) == pytest.approx(-4.61, abs=0.01)
+
+
+def test_layout_is_recorded_only_when_not_the_default(tmp_path):
+    a = synth_temporal.generate(tmp_path / "a", videos=2, frames=4, size=32, workers=1)
+    b = synth_temporal.generate(tmp_path / "b", videos=2, frames=4, size=32, workers=1,
+                                layout="stage")
+    assert "layout" not in json.loads((a / "synth.json").read_text())
+    assert json.loads((b / "synth.json").read_text())["layout"] == "stage"
+    with pytest.raises(ValueError, match="already holds"):
+        synth_temporal.generate(tmp_path / "b", videos=2, frames=4, size=32, workers=1)
+
+
 def test_bad_arguments():
+    with pytest.raises(ValueError, match="layout"):
+        synth_temporal.plan_clip(0, 0, 8, 32, layout="grid")
     with pytest.raises(ValueError, match="videos"):
         synth_temporal.generate("/nonexistent/x", videos=1)
     with pytest.raises(ValueError, match="even"):
@@ -145,4 +206,6 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert synth_main(["temporal", "--out", str(out), "--videos", "2", "--frames", "4",
                        "--size", "32", "--workers", "1", "--no-progress"]) == 0
     assert (out / "annotations.json").is_file()
+    assert synth_main(["temporal", "--out", str(tmp_path / "y"), "--layout", "grid"]) == 2
+    assert "invalid choice: 'grid'" in capsys.readouterr().err
     assert synth_main(["temporal", "--help"]) == 0

@@ -53,6 +53,9 @@ CLUTTER_CONTRAST = 0.5   # 1: full-range background colours; 0: flat grey
 WINDOW_MIN = 0.85        # the actor moves during at least this fraction of the clip
 ROTATION = (180, 240)    # degrees turned by a rotating actor
 SIZE_SCALE = 1.3         # multiplies every object size
+LAYOUTS = ("path", "stage")
+STAGE = 0.62             # layout "stage": side of the actor's square, fraction of the frame
+STAGE_SIDES = (0.15, 0.26)  # layout "stage": side range of every object, fraction of the frame
 VERSION = 1
 
 
@@ -80,8 +83,10 @@ def _window(rng: np.random.Generator, frames: int, lo: float) -> tuple:
     return int(rng.integers(0, frames - length + 1)), length
 
 
-def _actor(rng: np.random.Generator, family: str, frames: int, size: int) -> tuple:
-    """Forward-direction actor states ``(T, 5)`` and the active flags."""
+def _actor(rng: np.random.Generator, family: str, frames: int, size: int,
+           stage: Optional[tuple] = None) -> tuple:
+    """Forward-direction actor states ``(T, 5)`` and the active flags; inside ``stage``
+    (``x, y, side`` of a square) when given, see :func:`_staged`."""
     t = np.arange(frames, dtype=np.float64)
     if family == "fade":
         start, length = int(rng.integers(round(0.25 * frames), round(0.6 * frames) + 1)), \
@@ -93,6 +98,8 @@ def _actor(rng: np.random.Generator, family: str, frames: int, size: int) -> tup
         alpha = np.ones(frames)
     p = np.clip((t - start) / max(length - 1, 1), 0, 1)
     active = (t >= start) & (t < start + length)
+    if stage is not None:
+        return _staged(rng, family, p, alpha, size, stage), active
     side = rng.uniform(0.22, 0.30) * size * np.ones(frames)
     angle = rng.uniform(0, 360) * np.ones(frames)
     if family == "scale":
@@ -116,16 +123,43 @@ def _actor(rng: np.random.Generator, family: str, frames: int, size: int) -> tup
     return np.stack([cx, cy, side, angle, alpha], 1), active
 
 
-def _distractors(rng: np.random.Generator, want: int, actor_boxes: list, size: int
+def _staged(rng: np.random.Generator, family: str, p: np.ndarray, alpha: np.ndarray,
+            size: int, stage: tuple) -> np.ndarray:
+    """States ``(T, 5)`` of an actor whose whole path lies in the square ``stage``, drawn so
+    that one frame looks alike for every family: the side is uniform over ``STAGE_SIDES``
+    (a scaling actor sweeps that range), and the centre is uniform over the stage (a moving
+    actor crosses the whole stage along its axis, at a uniform offset across it)."""
+    frames = len(p)
+    lo, hi = (f * size for f in STAGE_SIDES)
+    side = rng.uniform(lo, hi) * np.ones(frames)
+    angle = rng.uniform(0, 360) * np.ones(frames)
+    if family == "scale":
+        s0, s1 = rng.uniform(lo, lo + 0.1 * (hi - lo)), rng.uniform(hi - 0.1 * (hi - lo), hi)
+        side = s0 + (s1 - s0) * p
+    if family == "rotate":
+        angle = angle + rng.uniform(*ROTATION) * p
+    x0, y0, w = stage
+    r = L_RADIUS * side.max() + 1
+    cx, cy = (rng.uniform(x0 + r, x0 + w - r) * np.ones(frames),
+              rng.uniform(y0 + r, y0 + w - r) * np.ones(frames))
+    if family == "horizontal":
+        cx = x0 + r + (w - 2 * r) * p
+    if family == "vertical":
+        cy = y0 + r + (w - 2 * r) * p
+    return np.stack([cx, cy, side, angle, alpha], 1)
+
+
+def _distractors(rng: np.random.Generator, want: int, taken: list, size: int, sides: tuple
                  ) -> np.ndarray:
-    """Up to ``want`` static objects clear of the actor's box in every frame and of each
-    other (their own boxes at their own angles), ``(K, 4)``: centre x, centre y, side, angle."""
-    placed, taken = [], list(actor_boxes)
+    """Up to ``want`` static objects of side ``sides`` (fractions of ``size``) clear of the
+    edge boxes ``taken`` and of each other (their own boxes at their own angles), ``(K, 4)``:
+    centre x, centre y, side, angle."""
+    placed, taken = [], list(taken)
     gap = max(1.0, size / 56)
     for _ in range(80):
         if len(placed) == want:
             break
-        side = rng.uniform(0.16, 0.34) * size * SIZE_SCALE
+        side = rng.uniform(*sides) * size
         angle = rng.uniform(0, 360)
         half = np.abs(place(L_SHAPE, 0, 0, side, angle)).max(0) + 1
         if np.any(2 * half >= size):
@@ -140,20 +174,35 @@ def _distractors(rng: np.random.Generator, want: int, actor_boxes: list, size: i
 
 
 def plan_clip(seed: int, index: int, frames: int, size: int, label: Optional[int] = None,
-              distractors: tuple = DISTRACTORS) -> ClipPlan:
+              distractors: tuple = DISTRACTORS, layout: str = "path") -> ClipPlan:
     """The plan of video ``index`` (label ``index % 10`` unless given). The random stream
     depends on ``(seed, index)`` only, and an odd label's plan is the even label's plan played
     backwards. The actor is redrawn until the drawn number of distractors fits beside it, so
-    every class has the same distractor count distribution."""
+    every class has the same distractor count distribution.
+
+    ``layout``: ``"path"`` keeps the distractors clear of the actor's boxes in every frame;
+    ``"stage"`` first draws a square of side ``STAGE`` (the same for every family), keeps the
+    actor's whole path inside it and the distractors outside it, so that where the
+    distractors lie tells nothing about the motion's axis."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     rng = np.random.default_rng([seed, index])
     label = index % len(CLASSES) if label is None else int(label)
     if not 0 <= label < len(CLASSES):
         raise ValueError(f"label must be in 0..{len(CLASSES) - 1}, got {label}")
     want = int(rng.integers(distractors[0], distractors[1] + 1))
     for _ in range(100):
-        states, active = _actor(rng, FAMILIES[label // 2], frames, size)
-        boxes = [bbox(place(L_SHAPE, *st[:4]), size, size) for st in states]
-        placed = _distractors(rng, want, boxes, size)
+        if layout == "stage":
+            w = STAGE * size
+            stage = (*rng.uniform(0, size - w, 2), w)
+            states, active = _actor(rng, FAMILIES[label // 2], frames, size, stage)
+            taken = [[stage[0], stage[1], stage[0] + w, stage[1] + w]]
+            sides = STAGE_SIDES
+        else:
+            states, active = _actor(rng, FAMILIES[label // 2], frames, size)
+            taken = [bbox(place(L_SHAPE, *st[:4]), size, size) for st in states]
+            sides = (0.16 * SIZE_SCALE, 0.34 * SIZE_SCALE)
+        placed = _distractors(rng, want, taken, size, sides)
         if len(placed) == want:
             break
     jitter = rng.integers(-15, 16, 3)
@@ -193,9 +242,9 @@ def render_clip(plan: ClipPlan, size: int) -> np.ndarray:
 
 
 def _video_job(job: tuple) -> tuple:
-    root, index, frames, size, seed, fps, distractors = job
+    root, index, frames, size, seed, fps, distractors, layout = job
     rel = f"videos/{index:05d}.mp4"
-    plan = plan_clip(seed, index, frames, size, distractors=distractors)
+    plan = plan_clip(seed, index, frames, size, distractors=distractors, layout=layout)
     path = Path(root) / rel
     if not path.is_file():
         write_mp4(path, render_clip(plan, size), fps)
@@ -228,13 +277,13 @@ def _claim(root: Path, params: dict) -> None:
 
 def generate(root: str | os.PathLike, videos: int = 600, frames: int = 16, size: int = 112,
              seed: int = 0, val_fraction: float = 0.2, fps: int = 8,
-             distractors: tuple = DISTRACTORS, workers: Optional[int] = None,
-             progress: bool = False) -> Path:
+             distractors: tuple = DISTRACTORS, layout: str = "path",
+             workers: Optional[int] = None, progress: bool = False) -> Path:
     """Write the set under ``root`` (see the module docstring) and return ``root``.
 
     ``distractors``: ``(fewest, most)`` static distractors per clip, drawn uniformly; more
     make the set harder for every model (the default is what the ``synthetic`` training preset
-    is tuned for).
+    is tuned for). ``layout``: see :func:`plan_clip`.
 
     ``workers``: processes rendering and encoding videos (default: the CPU count); the output
     does not depend on it. A re-run with the same parameters skips the videos already written
@@ -244,13 +293,17 @@ def generate(root: str | os.PathLike, videos: int = 600, frames: int = 16, size:
     if len(distractors) != 2 or not 0 <= distractors[0] <= distractors[1] <= 4:
         raise ValueError(f"distractors must be (fewest, most) with 0 <= fewest <= most <= 4, "
                          f"got {distractors}")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
     root = Path(root)
     params = {"generator": "synth_temporal", "version": VERSION, "videos": videos,
               "frames": frames, "size": size, "seed": seed, "val_fraction": val_fraction,
               "fps": fps, "distractors": list(distractors)}
+    if layout != "path":  # sets made before layouts existed keep resuming
+        params["layout"] = layout
     _claim(root, params)
     (root / "videos").mkdir(parents=True, exist_ok=True)
-    jobs = [(str(root), i, frames, size, seed, fps, distractors) for i in range(videos)]
+    jobs = [(str(root), i, frames, size, seed, fps, distractors, layout) for i in range(videos)]
     results = _run(jobs, workers, progress)
     n_val = min(videos - 1, max(2, round(videos * val_fraction)))
     lines = {"train": [], "val": []}
