@@ -75,3 +75,17 @@ def test_multigrid_flags_reach_the_config():
     assert (mg.enabled, mg.min_steps, mg.scale_lr, mg.short_cycle) == (True, 16, False, False)
     mg = config_from_args(build_parser().parse_args(["--data", "d", "--multigrid"])).multigrid
     assert (mg.min_steps, mg.scale_lr, mg.short_cycle) == (4, True, True)
+    assert mg.long_factors[0] == [0.25, 0.5 ** 0.5]
+    args = build_parser().parse_args(["--data", "d", "--mg-long-factors", "0.5,0.7071;1,1"])
+    assert config_from_args(args).multigrid.long_factors == [[0.5, 0.7071], [1.0, 1.0]]
+
+
+@pytest.mark.parametrize("bad", ["0.5", "0.5,x;1,1", "0,1", "1,1.5", ""])
+def test_bad_long_factors_exit_2_naming_the_format(bad, capsys):
+    from tsm_apps.cli import main
+
+    with pytest.raises(SystemExit) as e:  # argparse's usage error: exit 2, no traceback
+        main(["train", "--data", "d", "--mg-long-factors", bad])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "expected 'T,S;T,S;...'" in err and "Traceback" not in err

@@ -34,7 +34,20 @@ NESTED = {  # flag -> (section, key)
     "mg_no_short_cycle": ("multigrid", "short_cycle"),
     "mg_min_steps": ("multigrid", "min_steps"),
     "mg_no_scale_lr": ("multigrid", "scale_lr"),
+    "mg_long_factors": ("multigrid", "long_factors"),
 }
+
+
+def factor_pairs(text: str) -> list:
+    """``"0.5,0.7071;1,1"`` -> ``[[0.5, 0.7071], [1.0, 1.0]]`` (``temporal,spatial`` pairs)."""
+    try:
+        pairs = [[float(v) for v in part.split(",")] for part in text.split(";")]
+    except ValueError:
+        pairs = []
+    if not pairs or any(len(pair) != 2 or not all(0 < v <= 1 for v in pair) for pair in pairs):
+        raise argparse.ArgumentTypeError(
+            f"expected 'T,S;T,S;...' with factors in (0, 1], e.g. '0.5,0.7071;1,1', got {text!r}")
+    return pairs
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mg-no-short-cycle", action="store_false", help="long cycle only")
     p.add_argument("--mg-min-steps", type=int,
                    help="fewest steps per epoch: caps the batch at clips // N (default 4)")
+    p.add_argument("--mg-long-factors", type=factor_pairs, metavar="T,S;T,S;...",
+                   help="long-cycle (temporal, spatial) factors, coarsest first (default "
+                        "'0.25,0.7071;0.5,0.7071;0.5,1;1,1')")
     p.add_argument("--mg-no-scale-lr", action="store_false",
                    help="keep the base LR instead of scaling it with the long-cycle batch")
     p.add_argument("--averaging", choices=AVERAGING, help="'kavg': K-step model averaging")
