@@ -149,17 +149,17 @@ def _staged(rng: np.random.Generator, family: str, p: np.ndarray, alpha: np.ndar
     return np.stack([cx, cy, side, angle, alpha], 1)
 
 
-def _distractors(rng: np.random.Generator, want: int, taken: list, size: int, sides: tuple
-                 ) -> np.ndarray:
-    """Up to ``want`` static objects of side ``sides`` (fractions of ``size``) clear of the
-    edge boxes ``taken`` and of each other (their own boxes at their own angles), ``(K, 4)``:
-    centre x, centre y, side, angle."""
+def _distractors(rng: np.random.Generator, want: int, taken: list, size: int, sides: tuple,
+                 scale: float) -> np.ndarray:
+    """Up to ``want`` static objects of side ``sides`` x ``scale`` (fractions of ``size``)
+    clear of the edge boxes ``taken`` and of each other (their own boxes at their own angles),
+    ``(K, 4)``: centre x, centre y, side, angle."""
     placed, taken = [], list(taken)
     gap = max(1.0, size / 56)
     for _ in range(80):
         if len(placed) == want:
             break
-        side = rng.uniform(*sides) * size
+        side = rng.uniform(*sides) * size * scale
         angle = rng.uniform(0, 360)
         half = np.abs(place(L_SHAPE, 0, 0, side, angle)).max(0) + 1
         if np.any(2 * half >= size):
@@ -197,12 +197,12 @@ def plan_clip(seed: int, index: int, frames: int, size: int, label: Optional[int
             stage = (*rng.uniform(0, size - w, 2), w)
             states, active = _actor(rng, FAMILIES[label // 2], frames, size, stage)
             taken = [[stage[0], stage[1], stage[0] + w, stage[1] + w]]
-            sides = STAGE_SIDES
+            sides, scale = STAGE_SIDES, 1.0
         else:
             states, active = _actor(rng, FAMILIES[label // 2], frames, size)
             taken = [bbox(place(L_SHAPE, *st[:4]), size, size) for st in states]
-            sides = (0.16 * SIZE_SCALE, 0.34 * SIZE_SCALE)
-        placed = _distractors(rng, want, taken, size, sides)
+            sides, scale = (0.16, 0.34), SIZE_SCALE
+        placed = _distractors(rng, want, taken, size, sides, scale)
         if len(placed) == want:
             break
     jitter = rng.integers(-15, 16, 3)
