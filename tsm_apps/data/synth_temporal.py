@@ -6,10 +6,13 @@ disappearing. A clip of the second class of a pair is a clip of the first class 
 backwards (same sampling of every parameter), so both classes have exactly the same
 distribution of single frames, and of unordered sets of frames: an average-consensus TSN cannot
 tell them apart. Each clip shows one acting "L" and 0-2 static distractors (drawn uniformly, the
-same for every class) of the same colour, shape and size range, on a cluttered random texture;
-a single frame shows the same kind of scene for every class, and only the motion tells which
-object acts and how. The clips without a distractor give training a foothold: without them a
-narrow TSM trained from scratch under the ``synthetic`` preset often stays at chance.
+same for every class) of the same colour and shape, on a cluttered random texture; only the
+motion tells which object acts and how. Within a pair no single frame helps; across pairs the
+default ``path`` layout still lets a frame hint at the family (distractors lie off the mover's
+axis, a scaling actor leaves their size range), which the ``stage`` layout removes (see
+:func:`plan_clip`) at the cost of smaller objects and shorter moves. The clips without a
+distractor give training a foothold: without them a narrow TSM trained from scratch under the
+``synthetic`` preset often stays at chance.
 
 Output under ``root`` (paths in the lists and JSON are relative to ``root``)::
 
