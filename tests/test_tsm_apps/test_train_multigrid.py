@@ -1,3 +1,5 @@
+import json
+
 import pytest
 import torch
 
@@ -89,3 +91,14 @@ def test_bad_long_factors_exit_2_naming_the_format(bad, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "expected 'T,S;T,S;...'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("bad", [[[0.5]], [[0, 1]], [[1, 1.5]], [], [["x", 1]], 0.5])
+def test_bad_long_factors_in_a_config_name_the_field(bad, tmp_path):
+    from tsm_apps.train.config import load_config
+
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps({"multigrid": {"long_factors": bad}}))
+    with pytest.raises(ValueError, match=r"multigrid long_factors: expected \[temporal, spatial\]"):
+        load_config(str(path))
+

@@ -19,7 +19,8 @@ import sys
 from dataclasses import fields
 from typing import Optional
 
-from .config import AVERAGING, BN_MODES, OPTIMIZERS, PRESETS, SHIFTS, TrainConfig, load_config
+from .config import (AVERAGING, BN_MODES, OPTIMIZERS, PRESETS, SHIFTS, MultigridConfig, TrainConfig,
+                     check_factor_pairs, load_config)
 
 CHOICES = {"shift": SHIFTS, "bn": BN_MODES, "optimizer": OPTIMIZERS}
 NESTED = {  # flag -> (section, key)
@@ -39,15 +40,14 @@ NESTED = {  # flag -> (section, key)
 
 
 def factor_pairs(text: str) -> list:
-    """``"0.5,0.7071;1,1"`` -> ``[[0.5, 0.7071], [1.0, 1.0]]`` (``temporal,spatial`` pairs)."""
+    """``"0.5,0.7071;1,1"`` -> ``[[0.5, 0.7071], [1.0, 1.0]]`` (``temporal,spatial`` pairs),
+    checked by :func:`~tsm_apps.train.config.check_factor_pairs`."""
     try:
-        pairs = [[float(v) for v in part.split(",")] for part in text.split(";")]
+        return check_factor_pairs([part.split(",") for part in text.split(";")])
     except ValueError:
-        pairs = []
-    if not pairs or any(len(pair) != 2 or not all(0 < v <= 1 for v in pair) for pair in pairs):
         raise argparse.ArgumentTypeError(
-            f"expected 'T,S;T,S;...' with factors in (0, 1], e.g. '0.5,0.7071;1,1', got {text!r}")
-    return pairs
+            f"expected 'T,S;T,S;...' with factors in (0, 1], e.g. '0.5,0.7071;1,1', got {text!r}"
+        ) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fewest steps per epoch: caps the batch at clips // N (default 4)")
     p.add_argument("--mg-long-factors", type=factor_pairs, metavar="T,S;T,S;...",
                    help="long-cycle (temporal, spatial) factors, coarsest first (default "
-                        "'0.25,0.7071;0.5,0.7071;0.5,1;1,1')")
+                        + repr(";".join(f"{t:g},{s:.4g}" for t, s in
+                                        MultigridConfig().long_factors)) + ")")
     p.add_argument("--mg-no-scale-lr", action="store_false",
                    help="keep the base LR instead of scaling it with the long-cycle batch")
     p.add_argument("--averaging", choices=AVERAGING, help="'kavg': K-step model averaging")

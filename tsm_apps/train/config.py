@@ -52,6 +52,19 @@ class MultigridConfig:
     def __post_init__(self) -> None:
         if self.min_steps < 1:
             raise ValueError(f"multigrid min_steps must be >= 1, got {self.min_steps}")
+        check_factor_pairs(self.long_factors)
+
+
+def check_factor_pairs(pairs: Any) -> list:
+    """``pairs`` as ``[[temporal, spatial], ...]`` floats, each factor in ``(0, 1]``."""
+    try:
+        out = [[float(v) for v in pair] for pair in pairs]
+    except (TypeError, ValueError):
+        out = []
+    if not out or any(len(pair) != 2 or not all(0 < v <= 1 for v in pair) for pair in out):
+        raise ValueError(f"multigrid long_factors: expected [temporal, spatial] pairs with "
+                         f"factors in (0, 1], e.g. [[0.5, 0.7071], [1, 1]], got {pairs!r}")
+    return out
 
 
 @dataclass
