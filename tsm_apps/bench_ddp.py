@@ -11,7 +11,9 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
@@ -45,15 +47,18 @@ def worker(steps: int, batch: int) -> dict:
 
 
 def _launch(nproc: int, steps: int, batch: int) -> float:
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc-per-node={nproc}", "-m", "tsm_apps.bench_ddp",
-           "--steps", str(steps), "--batch", str(batch)]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-    if r.returncode != 0:
-        raise RuntimeError(f"torchrun failed ({r.returncode}): {r.stderr[-2000:]}")
-    rows = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
-    return next(row["clips_per_s"] for row in rows if row["rank"] == 0)
+    """Run the workers under torchrun; rank 0 writes its figure to a file (the ranks share one
+    stdout pipe, where their lines can interleave)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rank0.json"
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               f"--nproc-per-node={nproc}", "-m", "tsm_apps.bench_ddp",
+               "--steps", str(steps), "--batch", str(batch), "--out", str(out)]
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        if r.returncode != 0 or not out.is_file():
+            raise RuntimeError(f"torchrun failed ({r.returncode}): {r.stderr[-2000:]}")
+        return json.loads(out.read_text())["clips_per_s"]
 
 
 def ddp_scaling(quick: bool) -> list:
@@ -70,5 +75,8 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--out", type=Path, required=True, help="rank 0 writes its figure here (JSON)")
     a = p.parse_args()
-    print(json.dumps(worker(a.steps, a.batch)), flush=True)
+    row = worker(a.steps, a.batch)
+    if row["rank"] == 0:
+        a.out.write_text(json.dumps(row))
