@@ -209,3 +209,12 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert synth_main(["temporal", "--out", str(tmp_path / "y"), "--layout", "grid"]) == 2
     assert "invalid choice: 'grid'" in capsys.readouterr().err
     assert synth_main(["temporal", "--help"]) == 0
+
+
+def test_cli_layout_choices_are_the_generators():
+    """The CLI lists the layouts itself (importing the generator pulls in torch); they agree."""
+    from tsm_apps.data.cli import build_parser
+
+    temporal = build_parser()._subparsers._group_actions[0].choices["temporal"]
+    layout = next(a for a in temporal._actions if a.dest == "layout")
+    assert tuple(layout.choices) == synth_temporal.LAYOUTS and layout.default is None

@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=_count(0), default=0)
     t.add_argument("--distractors", type=_count(0), nargs=2, default=None,
                    metavar=("FEWEST", "MOST"), help="static distractors per clip, drawn uniformly (0 2)")
-    t.add_argument("--layout", choices=("path", "stage"), default="path",
+    t.add_argument("--layout", choices=("path", "stage"), default=None,  # synth_temporal.LAYOUTS
                    help="path: distractors clear of the actor's path (default); stage: the actor "
                         "moves inside a square the distractors stay out of, one object size "
                         "range for all, so a single frame does not tell the motion family")
@@ -75,8 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _temporal(a: argparse.Namespace) -> str:
     from . import synth_temporal
     extra = {"distractors": tuple(a.distractors)} if a.distractors else {}
+    if a.layout:
+        extra["layout"] = a.layout
     root = synth_temporal.generate(a.out, videos=a.videos, frames=a.frames, size=a.size,
-                                   seed=a.seed, layout=a.layout, workers=a.workers,
+                                   seed=a.seed, workers=a.workers,
                                    progress=not a.no_progress, **extra)
     return f"{a.videos} clips of {a.frames} frames at {a.size}x{a.size} in {root}"
 

@@ -176,6 +176,11 @@ def _distractors(rng: np.random.Generator, want: int, taken: list, size: int, si
     return np.array(placed, np.float64).reshape(-1, 4)
 
 
+def _check_layout(layout: str) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+
+
 def plan_clip(seed: int, index: int, frames: int, size: int, label: Optional[int] = None,
               distractors: tuple = DISTRACTORS, layout: str = "path") -> ClipPlan:
     """The plan of video ``index`` (label ``index % 10`` unless given). The random stream
@@ -187,8 +192,7 @@ def plan_clip(seed: int, index: int, frames: int, size: int, label: Optional[int
     ``"stage"`` first draws a square of side ``STAGE`` (the same for every family), keeps the
     actor's whole path inside it and the distractors outside it, so that where the
     distractors lie tells nothing about the motion's axis."""
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    _check_layout(layout)
     rng = np.random.default_rng([seed, index])
     label = index % len(CLASSES) if label is None else int(label)
     if not 0 <= label < len(CLASSES):
@@ -296,8 +300,7 @@ def generate(root: str | os.PathLike, videos: int = 600, frames: int = 16, size:
     if len(distractors) != 2 or not 0 <= distractors[0] <= distractors[1] <= 4:
         raise ValueError(f"distractors must be (fewest, most) with 0 <= fewest <= most <= 4, "
                          f"got {distractors}")
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    _check_layout(layout)
     root = Path(root)
     params = {"generator": "synth_temporal", "version": VERSION, "videos": videos,
               "frames": frames, "size": size, "seed": seed, "val_fraction": val_fraction,
