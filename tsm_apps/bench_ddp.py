@@ -57,7 +57,8 @@ def _launch(nproc: int, steps: int, batch: int) -> float:
         env = dict(os.environ, OMP_NUM_THREADS="1")
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
         if r.returncode != 0 or not out.is_file():
-            raise RuntimeError(f"torchrun failed ({r.returncode}): {r.stderr[-2000:]}")
+            raise RuntimeError(f"torchrun exited {r.returncode} without rank 0's figure: "
+                               f"{r.stderr[-2000:]}")
         return json.loads(out.read_text())["clips_per_s"]
 
 
