@@ -19,7 +19,7 @@ import torch
 from dissect.cam import compute_cam
 from dissect.gradcam import compute_gradcam
 from tsm_apps import build_recognizer
-from tsm_apps.timing import time_pair
+from tsm_apps.bench.timing import time_pair
 
 CAM_GOAL = 1.1
 

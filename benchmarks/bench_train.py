@@ -32,6 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from queue import Queue
 
+from tsm_apps.io import atomic_write_text
+
 RUNS = {
     "tsn": (1, ["--shift", "none"]),
     "tsm": (1, ["--shift", "offline"]),
@@ -75,9 +77,7 @@ def run_one(name: str, data: Path, out: Path, seed: int, k: int, cores: str | No
     if r.returncode != 0 or not lines:
         raise RuntimeError(f"run {name} failed (exit {r.returncode}); see {log}")
     summary = json.loads(lines[-1])
-    tmp = done.with_suffix(".tmp")
-    tmp.write_text(json.dumps(summary, indent=1))
-    os.replace(tmp, done)
+    atomic_write_text(done, json.dumps(summary, indent=1))
     return summary
 
 

@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from dissect.layout import load_run  # noqa: E402
 from dissect.metrics import has_box  # noqa: E402
-from tsm_apps.data.synth_draw import L_SHAPE, bbox, place  # noqa: E402
-from tsm_apps.data.synth_temporal import plan_clip  # noqa: E402
+from tsm_apps.synth.draw import L_SHAPE, bbox, place  # noqa: E402
+from tsm_apps.synth.temporal import plan_clip  # noqa: E402
 
 
 def _inside(x: float, y: float, box) -> bool:

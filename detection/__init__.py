@@ -18,16 +18,16 @@ __all__ = [
 ]
 
 # ImageNet-VID data, metric and results (registered in mmdet DATASETS / METRICS)
-from .metric import VIDMetric  # noqa: E402
+from .metric import DetectionsDump, VIDMetric  # noqa: E402
 from .results import format_table, latest_vid_results, write_metrics  # noqa: E402
 from .vid_dataset import ImageNetVIDDataset  # noqa: E402
 from .vid_eval import evaluate_vid  # noqa: E402
 
-__all__ += ["VIDMetric", "format_table", "latest_vid_results", "write_metrics",
+__all__ += ["DetectionsDump", "VIDMetric", "format_table", "latest_vid_results", "write_metrics",
             "ImageNetVIDDataset", "evaluate_vid"]
 
 # running a trained detector (inference) and weights_only-safe checkpoints (HOOKS)
-from .checkpoint import PlainCheckpointHook  # noqa: E402
+from .hooks import PlainCheckpointHook  # noqa: E402
 from .inference import FrameResult, detect_video, load_detector  # noqa: E402
 
 __all__ += ["PlainCheckpointHook", "FrameResult", "detect_video", "load_detector"]

@@ -16,10 +16,10 @@ from mmdet.registry import MODELS
 from mmengine.model import BaseModule
 from torch import Tensor, nn
 
-from tsm_apps.backbone import BackboneConfig, build_trunk, set_num_segments
-from tsm_apps.checkpoint import checkpoint_config, read_checkpoint, state_dict_mismatch
-from tsm_apps.online import shift_modules
-from tsm_apps.shift import DEFAULT_FOLD_DIV
+from tsm_apps.models.backbone import BackboneConfig, build_trunk, set_num_segments
+from tsm_apps.checkpoint.reading import checkpoint_config, read_checkpoint, state_dict_mismatch
+from tsm_apps.models.online import shift_modules
+from tsm_apps.models.shift import DEFAULT_FOLD_DIV
 
 
 @MODELS.register_module()

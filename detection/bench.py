@@ -3,7 +3,7 @@
 Both models come from the same config and seed (the shift adds no parameters, so the weights are
 identical); each timed call is one frame through the whole detector (backbone, RPN, R-FCN head,
 NMS) in streaming mode, the TSM one carrying its shift buffers from the previous frame. The two
-are timed alternately in one process (:func:`tsm_apps.timing.time_pair`, median after warm-up).
+are timed alternately in one process (:func:`tsm_apps.bench.timing.time_pair`, median after warm-up).
 Quick mode: the small synthetic config on 160x128 frames (``tsm synth vid``'s size); full
 mode: the paper's R-101 on 1000x600 frames (the test scale: shorter side 600). Weights are
 random: the heads' time depends on the number of proposals, which the configs cap
@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tsm_apps.timing import time_pair
+from tsm_apps.bench.timing import time_pair
 
-CONFIGS = Path(__file__).resolve().parent / "configs"
+from .inference import CONFIG_DIR as CONFIGS
+
 QUICK = ("rfcn_synth_tsm.py", (128, 160), 20, 3)      # config, (H, W), repeats, warm-up
 FULL = ("rfcn_r101_vid_tsm_online.py", (600, 1000), 10, 2)
 
@@ -65,7 +66,7 @@ def _frame_step(model, size: tuple, device: str):
 
 def figures(quick: bool, device: str) -> list[dict]:
     """Per-frame latency ratio online-TSM / TSN R-FCN (goal <= 1.05) and each model's frames
-    per second, as :func:`tsm_apps.bench.plugin_figure` dicts."""
+    per second, as :func:`tsm_apps.bench.cli.plugin_figure` dicts."""
     name, size, repeats, warmup = QUICK if quick else FULL
     tsm, tsn = _models(CONFIGS / name, device)
     ta, tb = time_pair(_frame_step(tsm, size, device), _frame_step(tsn, size, device),

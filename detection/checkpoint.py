@@ -4,7 +4,8 @@ Torch >= 2.6 loads with ``weights_only=True`` by default, and mmengine 0.10.7's 
 on its own training checkpoints (``iter_N.pth``): their ``message_hub`` pickles mmengine
 ``HistoryBuffer`` objects (numpy arrays plus ``getattr`` references to its statistics methods,
 which no safe allow-list should admit) and the meta can hold numpy scalars. We never turn
-``weights_only`` off; instead :class:`PlainCheckpointHook` (added by ``tsm detect train``) makes
+``weights_only`` off; instead ``PlainCheckpointHook`` (:mod:`detection.hooks`, added by
+``tsm detect train``) makes
 every checkpoint it saves plain data — history buffers as ``{"__history_buffer__": ...}``
 dicts of lists, numpy values as Python numbers/lists — and turns the buffers back into
 ``HistoryBuffer`` objects when a run resumes, so mmengine's ``resume`` works with the default
@@ -26,14 +27,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from tsm_apps.checkpoint import _numpy_safe_globals, atomic_save
+from tsm_apps.io import atomic_save, numpy_safe_globals, read_checkpoint
 
 FORMAT = "detection.rfcn/1"
 
 
 def mm_safe_globals() -> list:
     """numpy arrays, scalars and dtypes: plain data that checkpoints of other tools may hold."""
-    return _numpy_safe_globals()
+    return numpy_safe_globals()
 
 
 @contextlib.contextmanager
@@ -84,51 +85,12 @@ def buffers_from_plain(log_scalars: dict) -> dict:
             for key, buf in log_scalars.items()}
 
 
-def _register_hook():
-    from mmdet.registry import HOOKS
-    from mmengine.hooks import Hook
-
-    @HOOKS.register_module(force=True)
-    class PlainCheckpointHook(Hook):
-        """Save mmengine checkpoints as plain data (loadable with ``weights_only=True``) and
-        restore their message-hub history buffers on resume; see the module docstring."""
-
-        priority = "VERY_LOW"
-
-        def before_save_checkpoint(self, runner, checkpoint: dict) -> None:
-            hub = checkpoint.get("message_hub")
-            if isinstance(hub, dict):
-                hub["log_scalars"] = buffers_to_plain(hub.get("log_scalars", {}))
-                hub["runtime_info"] = plain(hub.get("runtime_info", {}))
-            if isinstance(checkpoint.get("meta"), dict):
-                checkpoint["meta"] = plain(checkpoint["meta"])
-
-        def after_load_checkpoint(self, runner, checkpoint: dict) -> None:
-            hub = checkpoint.get("message_hub")
-            if isinstance(hub, dict) and isinstance(hub.get("log_scalars"), dict):
-                hub["log_scalars"] = buffers_from_plain(hub["log_scalars"])
-
-    return PlainCheckpointHook
-
-
-PlainCheckpointHook = _register_hook()
 
 
 def read_detector_checkpoint(path: str | os.PathLike) -> dict:
     """A detector checkpoint (``final.pth`` or mmengine's ``iter_N.pth``) loaded with
     ``weights_only=True`` on CPU; ``FileNotFoundError`` / ``ValueError`` naming the file."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    try:
-        with safe_loading():
-            obj = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # truncated zip, pickle of arbitrary objects, not a checkpoint
-        raise ValueError(f"cannot read checkpoint {path}: {type(e).__name__}: "
-                         f"{str(e).splitlines()[0] if str(e) else ''}") from None
-    if not isinstance(obj, dict):
-        raise ValueError(f"checkpoint {path} holds a {type(obj).__name__}, expected a dict")
-    return obj
+    return read_checkpoint(path)
 
 
 def state_dict_of(ckpt: dict, path: str | os.PathLike = "") -> dict:

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Optional
 
 from tsm_apps.errors import UserError
+from tsm_apps.io import atomic_write_text
 
 DATASET_LOADERS = ("train_dataloader", "val_dataloader", "test_dataloader")
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     from mmengine.config import DictAction
 
     p = argparse.ArgumentParser(prog="tsm detect", description=__doc__.splitlines()[0])
@@ -115,20 +116,12 @@ def _setup_distributed(cfg) -> None:
                                  find_unused_parameters=cfg.get("find_unused_parameters", False))
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def train(a: argparse.Namespace) -> int:
     from mmengine.dist import is_main_process
     from mmengine.runner import Runner
 
-    from .checkpoint import PlainCheckpointHook, safe_loading, save_final
+    from .checkpoint import safe_loading, save_final
+    from .hooks import PlainCheckpointHook
 
     cfg = _config(a.config, a.cfg_options)
     work = Path(a.work_dir or cfg.get("work_dir") or Path("runs/detection") / Path(a.config).stem)
@@ -150,7 +143,7 @@ def train(a: argparse.Namespace) -> int:
         classes = (runner.train_dataloader.dataset.metainfo or {}).get("classes")
         save_final(work / "final.pth", runner.model, list(classes or []), runner.iter,
                    cfg.pretty_text)
-        _write_text(work / "config.py", cfg.pretty_text)
+        atomic_write_text(work / "config.py", cfg.pretty_text)
         print(f"tsm detect train: wrote {work / 'final.pth'} and {work / 'config.py'}")
     return 0
 
@@ -171,7 +164,6 @@ def test(a: argparse.Namespace) -> int:
     cfg.work_dir = str(out.parent)
     cfg.load_from, cfg.resume = None, False
     evaluators = cfg.test_evaluator if isinstance(cfg.test_evaluator, list) else [cfg.test_evaluator]
-    _register_dump()
     cfg.test_evaluator = list(evaluators) + [dict(type="DetectionsDump", out_file=str(out))]
     runner = Runner.from_cfg(cfg)
     load_detector_weights(getattr(runner.model, "module", runner.model), a.checkpoint)
@@ -182,41 +174,6 @@ def test(a: argparse.Namespace) -> int:
         print(format_table(metrics, per_class=False))
         print(f"tsm detect test: wrote {out} and {path}")
     return 0
-
-
-def _register_dump() -> None:
-    """Register ``DetectionsDump``: an mmengine metric that writes the per-frame detections of
-    a test run as JSON (``{"classes", "frames": [{"img_path", "boxes", "scores", "labels"}]}``,
-    boxes in original-image pixels) and reports no numbers."""
-    from mmdet.registry import METRICS
-    from mmengine.evaluator import BaseMetric
-
-    if "DetectionsDump" in METRICS.module_dict:
-        return
-
-    @METRICS.register_module()
-    class DetectionsDump(BaseMetric):
-        default_prefix = None
-
-        def __init__(self, out_file: str, collect_device: str = "cpu") -> None:
-            super().__init__(collect_device=collect_device)
-            self.out_file = Path(out_file)
-
-        def process(self, data_batch, data_samples) -> None:
-            for s in data_samples:
-                p = s["pred_instances"] if isinstance(s, dict) else s.pred_instances
-                meta = s if isinstance(s, dict) else s.metainfo
-                self.results.append({
-                    "img_path": str(meta.get("img_path", "")),
-                    "boxes": [[round(v, 1) for v in b] for b in p["bboxes"].cpu().tolist()],
-                    "scores": [round(v, 4) for v in p["scores"].cpu().tolist()],
-                    "labels": p["labels"].cpu().tolist()})
-
-        def compute_metrics(self, results: list) -> dict:
-            classes = list((self.dataset_meta or {}).get("classes") or [])
-            self.out_file.parent.mkdir(parents=True, exist_ok=True)
-            _write_text(self.out_file, json.dumps({"classes": classes, "frames": results}) + "\n")
-            return {}
 
 
 def _video_fps(path: Path) -> Optional[float]:
@@ -272,7 +229,7 @@ def video(a: argparse.Namespace) -> int:
            "classes": list(det.classes), "score_thr": a.score_thr, "frames": results}
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    _write_text(out, json.dumps(doc) + "\n")
+    atomic_write_text(out, json.dumps(doc) + "\n")
     print(f"tsm detect video: {n} frames, {sum(len(r['scores']) for r in results)} boxes -> {out}")
     if a.render:
         clip = np.stack(drawn)
@@ -306,7 +263,7 @@ def main(argv: list[str]) -> int:
         import mmdet  # noqa: F401
     except ImportError as e:
         raise UserError(f"tsm detect needs mmdet/mmengine/mmcv ({e}); run `make setup`") from None
-    a = _parser().parse_args(argv)
+    a = build_parser().parse_args(argv)
     return COMMANDS[a.cmd](a)
 
 

@@ -1,6 +1,6 @@
 """The synthetic VID set's ``corruptions.json`` sidecar: which frames are corrupted and how.
 
-Format (written by :mod:`tsm_apps.data.synth_vid`)::
+Format (written by :mod:`tsm_apps.synth.vid`)::
 
     {"train": {"<snippet>": {"<frame index from 0>": "<kind>", ...}, ...}, "val": {...}}
 

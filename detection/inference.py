@@ -78,13 +78,29 @@ def find_run_files(folder: str | os.PathLike) -> tuple[Path, Path]:
     return configs[0], ckpts[0]
 
 
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+"""The bundled configs: ``tsm detect train rfcn_synth_tsm`` names ``configs/rfcn_synth_tsm.py``."""
+
+
+def resolve_config(path: str | os.PathLike) -> Path:
+    """``path`` when it is a file, else the bundled config of that name (``rfcn_synth_tsm`` or
+    ``rfcn_synth_tsm.py``). Raises FileNotFoundError naming both places."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    bundled = CONFIG_DIR / (path.name if path.suffix == ".py" else f"{path.name}.py")
+    if len(path.parts) == 1 and bundled.is_file():
+        return bundled
+    raise FileNotFoundError(f"config not found: {path} (nor a bundled config of that name in "
+                            f"{CONFIG_DIR})")
+
+
 def load_config(path: str | os.PathLike, options: Optional[dict] = None):
-    """mmengine ``Config`` of ``path`` (``options``: ``--cfg-options`` style overrides)."""
+    """mmengine ``Config`` of ``path`` or of a bundled config's name (:func:`resolve_config`;
+    ``options``: ``--cfg-options`` style overrides)."""
     from mmengine.config import Config
 
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"config not found: {path}")
+    path = resolve_config(path)
     try:
         cfg = Config.fromfile(str(path))
     except Exception as e:  # syntax errors, missing _base_ files, bad imports

@@ -23,6 +23,7 @@ classes without GT, left out of the mean), ``n_frames``, ``n_gt``, ``n_gt_<speed
 """
 from __future__ import annotations
 
+import json
 import os
 import os.path as osp
 from pathlib import Path
@@ -35,6 +36,7 @@ from mmengine.logging import MMLogger
 
 from tsm_apps.data.motion import WINDOW, snippet_motion_iou
 from tsm_apps.data.vid_layout import NAME_TO_WNID, WNID_TO_NAME, VIDFrame, read_frame_xml
+from tsm_apps.io import atomic_write_text
 
 from .corruptions import frame_corruption, load_corruptions
 from .results import format_table
@@ -175,3 +177,32 @@ class VIDMetric(BaseMetric):
         metrics = evaluate_vid(dets, truths, classes)
         MMLogger.get_current_instance().info("ImageNet-VID evaluation:\n" + format_table(metrics))
         return metrics
+
+
+@METRICS.register_module()
+class DetectionsDump(BaseMetric):
+    """Writes the per-frame detections of a test run as JSON (``{"classes", "frames":
+    [{"img_path", "boxes", "scores", "labels"}]}``, boxes in original-image pixels) and reports
+    no numbers; ``tsm detect test`` adds it beside :class:`VIDMetric`."""
+
+    default_prefix = None
+
+    def __init__(self, out_file: str, collect_device: str = "cpu") -> None:
+        super().__init__(collect_device=collect_device)
+        self.out_file = Path(out_file)
+
+    def process(self, data_batch, data_samples) -> None:
+        for s in data_samples:
+            p = s["pred_instances"] if isinstance(s, dict) else s.pred_instances
+            meta = s if isinstance(s, dict) else s.metainfo
+            self.results.append({
+                "img_path": str(meta.get("img_path", "")),
+                "boxes": [[round(v, 1) for v in b] for b in p["bboxes"].cpu().tolist()],
+                "scores": [round(v, 4) for v in p["scores"].cpu().tolist()],
+                "labels": p["labels"].cpu().tolist()})
+
+    def compute_metrics(self, results: list) -> dict:
+        classes = list((self.dataset_meta or {}).get("classes") or [])
+        self.out_file.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.out_file, json.dumps({"classes": classes, "frames": results}) + "\n")
+        return {}

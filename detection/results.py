@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from tsm_apps.io import atomic_write_text
+
 SPLITS = {"overall": "mAP", "slow": "mAP_slow", "medium": "mAP_medium", "fast": "mAP_fast",
           "corrupted": "mAP_corrupted"}
 MODELS = {"TSN": "tsn", "TSM": "tsm"}
@@ -49,15 +51,7 @@ def clean_metrics(metrics: Mapping[str, Any]) -> dict:
 def write_metrics(path: str | os.PathLike, metrics: Mapping[str, Any]) -> Path:
     """Write ``metrics`` (see :func:`clean_metrics`) as JSON to ``path`` atomically (tmp +
     ``os.replace``), creating the folder; returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(clean_metrics(metrics), indent=2) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return atomic_write_text(path, json.dumps(clean_metrics(metrics), indent=2) + "\n")
 
 
 def _fmt(value: Any) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from tsm_apps import build_recognizer
-from tsm_apps.timing import time_pair
+from tsm_apps.bench.timing import time_pair
 
 from .cam import compute_cam
 
@@ -20,7 +20,7 @@ FULL = dict(arch="resnet50", width=1.0, segments=8, size=224, batch=1, repeats=1
 
 
 def figures(quick: bool, device: str) -> list[dict]:
-    """One :func:`tsm_apps.bench.plugin_figure` dict: the CAM / forward latency ratio."""
+    """One :func:`tsm_apps.bench.cli.plugin_figure` dict: the CAM / forward latency ratio."""
     s = QUICK if quick else FULL
     torch.manual_seed(0)
     model = build_recognizer(s["arch"], 174, s["segments"], width=s["width"]).to(device).eval()

@@ -102,7 +102,7 @@ def _eval_model(model: nn.Module) -> None:
 
 def compute_cam(model: nn.Module, clips: Tensor, class_idx: ClassIndex = None,
                 upsample: bool = True) -> ClipMaps:
-    """Exact CAM of ``model`` (a :class:`~tsm_apps.recognizer.Recognizer`) for ``(N, T, 3, H, W)``.
+    """Exact CAM of ``model`` (a :class:`~tsm_apps.models.recognizer.Recognizer`) for ``(N, T, 3, H, W)``.
 
     One forward pass of the trunk; logits come from the same features, so the cost is a plain
     forward pass plus one channel dot product per position. ``class_idx``: ``None`` for the

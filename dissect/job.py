@@ -169,7 +169,7 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
 
 
 def _load_model(cfg: JobConfig, device: torch.device) -> torch.nn.Module:
-    from tsm_apps.checkpoint import load_checkpoint
+    from tsm_apps.checkpoint.reading import load_checkpoint
 
     return load_checkpoint(cfg.checkpoint).to(device).eval()
 
@@ -179,7 +179,7 @@ def input_size(cfg: JobConfig) -> Optional[int]:
     else ``None`` (frames as stored)."""
     if cfg.size is not None:
         return cfg.size
-    from tsm_apps.checkpoint import read_checkpoint
+    from tsm_apps.checkpoint.reading import read_checkpoint
 
     train = read_checkpoint(cfg.checkpoint).get("meta", {}).get("train_config", {})
     return int(train["size"]) if isinstance(train, dict) and train.get("size") else None

@@ -1,54 +1,25 @@
-"""Atomic files for long dissection jobs: every file is written to a temporary name in its
-folder and renamed over the target, so a killed job leaves either the old file or the new one,
-never a partial one.
+"""Files of long dissection jobs, written atomically through :mod:`tsm_apps.io` (a killed job
+leaves either the old file or the new one, never a partial one): JSON, compressed arrays, and
+the clip ids used as file names.
 """
 from __future__ import annotations
 
-import io
-import json
 import os
 import re
-import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict
+from typing import Any, Dict
 
 import numpy as np
 
+from tsm_apps.io import atomic_write_bytes, atomic_write_json, atomic_write_with, read_json
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
-
-
-def atomic_write_with(path: str | os.PathLike, write: Callable[[io.BytesIO], None]) -> Path:
-    """Let ``write`` fill a buffer, then write the buffer atomically to ``path``."""
-    buf = io.BytesIO()
-    write(buf)
-    return atomic_write_bytes(path, buf.getvalue())
+__all__ = ["atomic_write_bytes", "atomic_write_with", "write_json", "read_json", "save_npz",
+           "load_npz", "clip_id"]
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
-    return atomic_write_bytes(path, (json.dumps(obj, indent=1, allow_nan=False) + "\n").encode())
-
-
-def read_json(path: str | os.PathLike) -> Any:
-    path = Path(path)
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not valid JSON ({e})") from e
+    """JSON written atomically (NaN refused: every metric is a number or null)."""
+    return atomic_write_json(path, obj)
 
 
 def save_npz(path: str | os.PathLike, arrays: Dict[str, np.ndarray]) -> Path:

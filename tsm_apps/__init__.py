@@ -2,11 +2,11 @@
 
 Never imports mmdet/mmengine/mmcv (a test checks this in a subprocess).
 """
-from .backbone import ARCHS, Backbone, BackboneConfig, build_backbone, set_num_segments
-from .checkpoint import load_checkpoint, save_checkpoint
-from .online import OnlineRecognizer, OnlineStep, shift_modules, streaming
-from .recognizer import Recognizer, RecognizerConfig, build_recognizer, recognizer_from_config
-from .shift import TemporalPool, TemporalShift, online_shift_step, temporal_shift
+from .models.backbone import ARCHS, Backbone, BackboneConfig, build_backbone, set_num_segments
+from .checkpoint.reading import load_checkpoint, save_checkpoint
+from .models.online import OnlineRecognizer, OnlineStep, shift_modules, streaming
+from .models.recognizer import Recognizer, RecognizerConfig, build_recognizer, recognizer_from_config
+from .models.shift import TemporalPool, TemporalShift, online_shift_step, temporal_shift
 
 __all__ = [
     "ARCHS", "Backbone", "BackboneConfig", "build_backbone", "set_num_segments",

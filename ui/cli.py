@@ -1,4 +1,4 @@
-"""``tsm ui``: start the Streamlit app (``streamlit run ui/app.py``) headless on localhost."""
+"""``tsm ui``: start the Streamlit app (``streamlit run ui/app/main.py``) headless on localhost."""
 from __future__ import annotations
 
 import argparse
@@ -7,13 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .settings import (DEFAULT_HOST, DEFAULT_MAX_FRAMES, DEFAULT_MAX_UPLOAD_MB, DEFAULT_PORT,
+from .app.settings import (DEFAULT_HOST, DEFAULT_MAX_FRAMES, DEFAULT_MAX_UPLOAD_MB, DEFAULT_PORT,
                        ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS, default_runs_dir)
 
-APP = Path(__file__).with_name("app.py")
+APP = Path(__file__).parent / "app" / "main.py"
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tsm ui", description="Compare TSM and TSN in the browser.")
     p.add_argument("--runs", type=Path, default=None,
                    help="runs folder to browse (default: runs/demo if it exists, else runs)")
@@ -24,7 +24,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="largest video upload accepted, in MB (default %(default)s)")
     p.add_argument("--max-frames", type=int, default=DEFAULT_MAX_FRAMES,
                    help="frames of a video the detectors run on (default %(default)s)")
-    args = p.parse_args(argv)
+    return p
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The options, checked (a port in range, positive limits)."""
+    args = build_parser().parse_args(argv)
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be in 1..65535, got {args.port}")
     if args.max_upload_mb <= 0 or args.max_frames <= 0:

@@ -5,8 +5,8 @@ from mmdet.registry import MODELS
 
 import detection  # noqa: F401
 from detection.backbone import TSMResNet
-from tsm_apps.checkpoint import save_checkpoint
-from tsm_apps.recognizer import build_recognizer
+from tsm_apps.checkpoint.reading import save_checkpoint
+from tsm_apps.models.recognizer import build_recognizer
 
 
 def tiny(shift="online", t=4, **kw) -> TSMResNet:

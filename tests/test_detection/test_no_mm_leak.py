@@ -32,7 +32,7 @@ def probe(roots: str) -> dict:
 
 def test_all_tsm_apps_and_dissect_modules_import_no_mm_library():
     res = probe("tsm_apps,dissect")
-    assert "tsm_apps.shift" in res["imported"] and "dissect.cam" in res["imported"]
+    assert "tsm_apps.models.shift" in res["imported"] and "dissect.cam" in res["imported"]
     assert res["mm"] == [], res["mm"][:10]
 
 

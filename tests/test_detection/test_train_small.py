@@ -11,7 +11,7 @@ import torch
 import detection
 from detection.checkpoint import read_detector_checkpoint
 from tsm_apps.cli import main as tsm
-from tsm_apps.data.synth_vid import generate
+from tsm_apps.synth.vid import generate
 
 SYNTH = str(Path(detection.__file__).parent / "configs" / "rfcn_synth_tsm.py")
 

@@ -124,7 +124,7 @@ def test_synthetic_set_round_trip(tmp_path):
     import json
 
     from detection.metric import VIDMetric
-    from tsm_apps.data.synth_vid import generate
+    from tsm_apps.synth.vid import generate
 
     root = generate(tmp_path / "synth", train_videos=2, val_videos=2, frames=12, width=64,
                     height=64, seed=3)

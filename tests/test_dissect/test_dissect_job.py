@@ -13,7 +13,7 @@ from dissect.job import JobConfig, run_job  # noqa: E402
 from dissect.layout import load_run  # noqa: E402
 from dissect.metrics import has_box, pointing_hits  # noqa: E402
 from dissect_fixtures import tiny_model, write_tiny_set  # noqa: E402
-from tsm_apps.checkpoint import save_checkpoint  # noqa: E402
+from tsm_apps.checkpoint.reading import save_checkpoint  # noqa: E402
 from tsm_apps.cli import main as tsm_main  # noqa: E402
 
 
@@ -101,7 +101,7 @@ def test_bad_input_errors(data, tmp_path, capsys):
     (data / "junk.pth").write_bytes(b"junk")
     args[2] = str(data / "junk.pth")
     assert tsm_main(["dissect", *args]) == 2
-    assert "cannot read checkpoint" in capsys.readouterr().err
+    assert "junk.pth: not a PyTorch checkpoint" in capsys.readouterr().err
 
 
 def test_resume_with_other_settings_is_refused(data, tmp_path):

@@ -10,9 +10,9 @@ from dissect.job import JobConfig, run_job
 from dissect.layout import load_run
 from dissect.metrics import has_box
 from tsm_apps import build_recognizer
-from tsm_apps.checkpoint import save_checkpoint
-from tsm_apps.data import synth_temporal
-from tsm_apps.data.synth_draw import L_SHAPE, bbox, place
+from tsm_apps.checkpoint.reading import save_checkpoint
+from tsm_apps.synth import temporal as synth_temporal
+from tsm_apps.synth.draw import L_SHAPE, bbox, place
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "dissect_misses.py"
 SIZE, FRAMES = 64, 8

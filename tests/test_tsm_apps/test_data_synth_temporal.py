@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tsm_apps.data import synth_draw, synth_temporal
-from tsm_apps.data.cli import main as synth_main
+from tsm_apps.synth.cli import main as synth_main
 from tsm_apps.data.video import read_video_frames
 
 FRAMES, SIZE = 8, 32
@@ -213,7 +213,7 @@ def test_cli_exit_codes(tmp_path, capsys):
 
 def test_cli_layout_choices_are_the_generators():
     """The CLI lists the layouts itself (importing the generator pulls in torch); they agree."""
-    from tsm_apps.data.cli import build_parser
+    from tsm_apps.synth.cli import build_parser
 
     temporal = build_parser()._subparsers._group_actions[0].choices["temporal"]
     layout = next(a for a in temporal._actions if a.dest == "layout")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tsm_apps.data import synth_vid
-from tsm_apps.data.cli import main as synth_main
+from tsm_apps.synth import vid as synth_vid
+from tsm_apps.synth.cli import main as synth_main
 from tsm_apps.data.motion import count_motion_classes, snippet_motion_iou
 from tsm_apps.data.vid_layout import NAME_TO_WNID, read_frame_xml, read_image_set
 

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from tsm_apps import OnlineRecognizer, build_recognizer
-from tsm_apps.checkpoint import save_checkpoint
+from tsm_apps.checkpoint.reading import save_checkpoint
 from tsm_apps.cli import main as tsm_main
-from tsm_apps.export import export_onnx, online_buffer_shapes
+from tsm_apps.checkpoint.export import export_onnx, online_buffer_shapes
 
 ort = pytest.importorskip("onnxruntime")
 S = 32

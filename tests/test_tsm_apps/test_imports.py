@@ -4,7 +4,7 @@ import sys
 
 CODE = """
 import sys
-import tsm_apps, tsm_apps.checkpoint, tsm_apps.export, tsm_apps.online, tsm_apps.inflate
+import tsm_apps, tsm_apps.checkpoint.reading, tsm_apps.checkpoint.export, tsm_apps.models.online, tsm_apps.models.inflate
 import tsm_apps.data, tsm_apps.train
 bad = sorted(m for m in sys.modules if m.split('.')[0] in ('mmdet', 'mmengine', 'mmcv'))
 print(','.join(bad))

@@ -2,10 +2,10 @@ import pytest
 import torch
 
 from tsm_apps import build_recognizer
-from tsm_apps.bench import format_table, naive_shift
-from tsm_apps.inflate import TemporalConv, inflate_shifts
-from tsm_apps.shift import temporal_shift
-from tsm_apps.timing import Figure, time_pair
+from tsm_apps.bench.cli import format_table, naive_shift
+from tsm_apps.models.inflate import TemporalConv, inflate_shifts
+from tsm_apps.models.shift import temporal_shift
+from tsm_apps.bench.timing import Figure, time_pair
 
 
 def test_naive_shift_matches_ours_both_ways():

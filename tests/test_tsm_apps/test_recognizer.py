@@ -104,7 +104,7 @@ def test_detection_backbone_dilated_res5():
 
 
 def test_importing_tsm_apps_never_imports_mm_libraries():
-    code = ("import sys, tsm_apps, tsm_apps.online, tsm_apps.recognizer;"
+    code = ("import sys, tsm_apps, tsm_apps.models.online, tsm_apps.models.recognizer;"
             "bad=[m for m in sys.modules if m.split('.')[0] in ('mmdet','mmengine','mmcv')];"
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -112,7 +112,7 @@ def test_importing_tsm_apps_never_imports_mm_libraries():
 
 
 def test_output_stride_16_and_8_give_finer_maps_and_survive_a_checkpoint(tmp_path):
-    from tsm_apps.checkpoint import load_checkpoint, save_checkpoint
+    from tsm_apps.checkpoint.reading import load_checkpoint, save_checkpoint
 
     x = torch.randn(1, 4, 3, 112, 112, generator=torch.Generator().manual_seed(0))
     sizes = {}

@@ -45,7 +45,7 @@ def _step_losses(work_dir: Path) -> list:
 
 
 def _weights(work_dir: Path, name: str = "last.pth") -> dict:
-    from tsm_apps.checkpoint import read_checkpoint
+    from tsm_apps.checkpoint.reading import read_checkpoint
     return read_checkpoint(work_dir / name)["state_dict"]
 
 
@@ -81,7 +81,7 @@ def test_sigkill_mid_epoch_then_resume_ends_with_identical_weights(tmp_path):
     _run(full)
     r = _run(cfg, env=dict(ENV, TSM_TEST_KILL_AT_STEP="4"), check=False)
     assert r.returncode == -signal.SIGKILL, r.stderr[-2000:]
-    from tsm_apps.checkpoint import read_checkpoint
+    from tsm_apps.checkpoint.reading import read_checkpoint
     ck = read_checkpoint(tmp_path / "killed" / "last.pth")
     assert (ck["epoch"], ck["step_in_epoch"], ck["step"]) == (1, 1, 4)  # mid-epoch 2
     s = _summaries(_run(dict(cfg, resume=True)))[0]
@@ -96,7 +96,7 @@ def _worker(cfg_json: str) -> None:
     from tsm_apps.train import TrainConfig, train
     from tsm_apps.train import trainer
     from tsm_apps.train.clips import ClipSet
-    from tsm_apps.train.toy import motion_videos
+    from tests.test_tsm_apps.toy_videos import motion_videos
 
     torch.set_num_threads(1)
     cfg = TrainConfig.from_dict(json.loads(cfg_json))

@@ -6,7 +6,7 @@ import torch
 from tsm_apps.train import MultigridConfig, TrainConfig, train
 from tsm_apps.train.clips import ClipSet
 from tsm_apps.train.multigrid import MultigridSchedule
-from tsm_apps.train.toy import motion_videos
+from tests.test_tsm_apps.toy_videos import motion_videos
 
 
 def _schedule(**kw):

@@ -6,15 +6,15 @@ from pathlib import Path
 import pytest
 
 import ui
-from ui.settings import ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS
+from ui.app.settings import ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS
 
-APP = Path(ui.__file__).with_name("app.py")
+APP = Path(ui.__file__).parent / "app" / "main.py"
 TIMEOUT = 120
 
 
 @pytest.fixture
 def app_for(monkeypatch):
-    """``app_for(runs_dir, view=None, **env)``: an AppTest of ``ui/app.py`` (not yet run)."""
+    """``app_for(runs_dir, view=None, **env)``: an AppTest of ``ui/app/main.py`` (not yet run)."""
     from streamlit.testing.v1 import AppTest
 
     def make(runs: Path, max_upload_mb: float = 50, max_frames: int = 48) -> AppTest:

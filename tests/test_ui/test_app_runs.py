@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from tsm_apps.timing import Figure
+from tsm_apps.bench.timing import Figure
 from tsm_apps.train.log import MetricsLog
 
 

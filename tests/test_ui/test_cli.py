@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from ui import cli
-from ui.settings import ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS, UISettings, default_runs_dir
+from ui.app.main import cli
+from ui.app.settings import ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS, UISettings, default_runs_dir
 
 
 def test_command_is_headless_on_localhost_with_runs_dir(tmp_path):
     cmd, env = cli.streamlit_command(cli.parse_args(["--runs", str(tmp_path), "--port", "8123"]))
     assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
-    assert Path(cmd[4]) == Path(cli.__file__).with_name("app.py")
+    assert Path(cmd[4]) == Path(cli.__file__).parent / "app" / "main.py"
     opts = dict(zip(cmd[5::2], cmd[6::2]))
     assert opts["--server.headless"] == "true"
     assert opts["--server.address"] == "127.0.0.1"

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ui.cache import ResultStore
-from ui.draw import draw_boxes, upscale
+from ui.app.cache import ResultStore
+from ui.app.draw import draw_boxes, upscale
 
 
 def test_draw_boxes_outlines_in_colour():

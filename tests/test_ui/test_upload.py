@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ui import upload
+from ui.app.main import upload
 
 
 @pytest.fixture(autouse=True)

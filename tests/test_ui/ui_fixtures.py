@@ -27,7 +27,7 @@ def tiny_recognizer(shift, num_classes: int, seed: int):
 
 def write_temporal_data(root: Path) -> Path:
     """The synthetic temporal set at tiny size (``val.txt``, ``annotations.json``, videos/)."""
-    from tsm_apps.data import synth_temporal
+    from tsm_apps.synth import temporal as synth_temporal
 
     synth_temporal.generate(root, videos=6, frames=8, size=SIZE, seed=0)
     return root
@@ -37,7 +37,7 @@ def write_dissection_runs(runs: Path, data: Path) -> dict:
     """TSN and TSM checkpoints under ``runs/train/{tsn,tsm}`` and their dissection runs under
     ``runs/dissect/{tsn,tsm}`` (2 clips each, no units/sanity/overlays to stay fast)."""
     from dissect.job import JobConfig, run_job
-    from tsm_apps.checkpoint import save_checkpoint
+    from tsm_apps.checkpoint.reading import save_checkpoint
 
     classes = json.loads((data / "annotations.json").read_text())["classes"]
     out = {}

@@ -1,4 +1,5 @@
-"""tsm_apps.data: video loading, TSN sampling, transforms and the synthetic data sets."""
+"""tsm_apps.data: real video loading, TSN sampling, transforms, the ImageNet-VID layout and the
+FGFA motion split. The synthetic generators live in :mod:`tsm_apps.synth`."""
 # Real video loading (PyAV is imported only when a video file is opened).
 from .dataset import VideoDataset, collate_skip_none
 from .lists import (SSv2Record, VideoRecord, read_ssv2, read_ssv2_labels, read_tsm_list,
@@ -9,5 +10,5 @@ from .transforms import (Compose, GroupCenterCrop, GroupMultiScaleCrop, GroupRan
                          GroupRandomHorizontalFlip, GroupScale, GroupTenCrop, GroupThreeCrop,
                          Normalize, ToTensor, eval_transform, train_transform)
 from .video import VideoDecodeError, count_frames, read_video_frames, write_video
-# Synthetic data sets and the FGFA motion split (numpy only at import).
-from . import motion, synth_temporal, synth_vid
+# The FGFA motion split (numpy only at import).
+from . import motion

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Union
+
+from ..io import atomic_write_text
 
 PathLike = Union[str, os.PathLike]
 
@@ -94,16 +95,7 @@ def write_tsm_list(list_file: PathLike, records: Iterable[VideoRecord],
         except ValueError:
             pass
         lines.append(f"{p.as_posix()} {int(r.num_frames)} {int(r.label)}\n")
-    list_file.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=list_file.parent, prefix=f".{list_file.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.writelines(lines)
-        os.replace(tmp, list_file)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return list_file
+    return atomic_write_text(list_file, "".join(lines))
 
 
 def _load_json(path: Path):

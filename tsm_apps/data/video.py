@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import tempfile
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -24,6 +23,8 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 import numpy as np
+
+from ..io import atomic_path
 
 PathLike = Union[str, os.PathLike]
 DEFAULT_FRAME_TEMPLATE = "img_{:05d}.jpg"
@@ -288,15 +289,8 @@ def write_video(path: PathLike, frames: np.ndarray, fps: float, crf: int = 18,
     if not fps > 0:
         raise ValueError(f"{path}: fps must be > 0, got {fps}")
     fmt, codec = _WRITE_FORMATS[path.suffix.lower()]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        _encode(Path(tmp), frames, fps, fmt, codec, crf, preset, keyframe_interval)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(path) as tmp:
+        _encode(tmp, frames, fps, fmt, codec, crf, preset, keyframe_interval)
     return path
 
 

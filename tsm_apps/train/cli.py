@@ -1,4 +1,4 @@
-"""``tsm train``: flags (or ``--config FILE``) -> :class:`TrainConfig` -> :func:`train`.
+"""``tsm train``: train a TSM/TSN recognizer from flags or ``--config FILE`` (torchrun-aware).
 
 Every top-level ``TrainConfig`` field is a flag (``batch_size`` -> ``--batch-size``; booleans
 also take ``--no-<name>``); flags override the config file, which overrides the defaults.

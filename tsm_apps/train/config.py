@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
 
+from ..io import atomic_write_text
+
 SHIFTS = ("offline", "online", "none")
 BN_MODES = ("train", "partial", "frozen")
 OPTIMIZERS = ("sgd", "adam")
@@ -252,12 +254,7 @@ def load_config(path: str | os.PathLike | None = None, preset: str | None = None
 
 def save_config(cfg: TrainConfig, path: str | os.PathLike) -> Path:
     """Write the resolved config as JSON atomically."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(cfg.to_dict(), indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-    return path
+    return atomic_write_text(path, json.dumps(cfg.to_dict(), indent=2, sort_keys=True) + "\n")
 
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -20,6 +19,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from ..io import atomic_write_text
 from .clips import MEAN, STD, ClipRecord, read_list
 from .metrics import confusion_matrix, per_class_accuracy, topk_correct
 
@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[list] = None) -> int:
     args = build_parser().parse_args(argv)
-    from ..checkpoint import load_checkpoint, read_checkpoint
+    from ..checkpoint.reading import load_checkpoint, read_checkpoint
     from .distributed import env_from, pick_device
     overrides = {"num_segments": args.segments} if args.segments else {}
     model = load_checkpoint(args.checkpoint, **overrides)
@@ -132,9 +132,5 @@ def main(argv: Optional[list] = None) -> int:
         print(f"  class {c:3d}: {'n/a' if acc is None else f'{acc:6.2f}%'}  "
               f"{' '.join(f'{v:4d}' for v in res['confusion'][c])}")
     if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(res, indent=1))
-        os.replace(tmp, out)
+        atomic_write_text(args.out, json.dumps(res, indent=1))
     return 0

@@ -14,6 +14,8 @@ import warnings
 from pathlib import Path
 from typing import Iterable, Optional
 
+from ..io import atomic_write_text
+
 COLUMNS = ("epoch", "step", "split", "loss", "top1", "top5", "lr", "clips_per_s", "wall_s")
 
 
@@ -54,10 +56,7 @@ class MetricsLog:
         w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
         w.writerows(self.rows)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(buf.getvalue())
-        os.replace(tmp, self.path)
+        atomic_write_text(self.path, buf.getvalue())
 
     def close(self) -> None:
         if self.writer is not None:

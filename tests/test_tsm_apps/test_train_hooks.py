@@ -1,0 +1,106 @@
+"""The training loop and its hooks: event order, early stops, checkpoint entries, file sizes."""
+from pathlib import Path
+
+import pytest
+import torch
+
+import tsm_apps.train
+from tsm_apps.checkpoint.reading import read_checkpoint
+from tsm_apps.train import TrainConfig
+from tsm_apps.train.clips import ClipSet
+from tsm_apps.train.distributed import DistEnv
+from tsm_apps.train.hooks import (CheckpointHook, EvaluationHook, HookBase, LogHook,
+                                  MultigridHook)
+from tsm_apps.train.trainer import Trainer
+from tests.test_tsm_apps.toy_videos import motion_videos
+
+# every entry a checkpoint has had; resuming older runs reads exactly these
+CHECKPOINT_KEYS = ["format", "config", "state_dict", "meta", "optimizer", "scaler", "scheduler",
+                   "epoch", "step_in_epoch", "step", "best_top1", "wall_s", "epoch_acc", "rng",
+                   "comm", "adaptive"]
+
+
+class Recorder(HookBase):
+    def __init__(self, stop_at: int = 0) -> None:
+        self.events, self.stop_at = [], stop_at
+
+    def before_train(self):
+        self.events.append("before_train")
+
+    def after_train(self):
+        self.events.append("after_train")
+
+    def before_epoch(self):
+        self.events.append(f"before_epoch {self.trainer.epoch}")
+
+    def after_epoch(self):
+        self.events.append(f"after_epoch {self.trainer.epoch}")
+
+    def before_step(self):
+        self.events.append(f"before_step {self.trainer.step}")
+
+    def after_step(self):
+        self.events.append(f"after_step {self.trainer.step}")
+        if self.trainer.step == self.stop_at:
+            self.trainer.stopped = True
+
+
+def _trainer(tmp_path: Path, hooks=None, **kw) -> Trainer:
+    videos, labels = motion_videos(12, frames=4, size=32)
+    tr = ClipSet.from_tensor(videos[:8], labels[:8], True, 2, 32)
+    va = ClipSet.from_tensor(videos[8:], labels[8:], False, 2, 32)
+    cfg = TrainConfig(**dict(dict(arch="resnet18", width=0.125, segments=2, size=32, epochs=2,
+                                  batch_size=4, dropout=0.0, work_dir=str(tmp_path),
+                                  progress=False, tensorboard=False), **kw))
+    return Trainer(cfg, DistEnv(), torch.device("cpu"), tr, va, 2, hooks=hooks)
+
+
+def test_default_hooks_in_order_and_events_around_each_step(tmp_path):
+    t = _trainer(tmp_path)
+    assert [type(h) for h in t.hooks] == [EvaluationHook, LogHook, CheckpointHook]
+    assert isinstance(_trainer(tmp_path, multigrid={"enabled": True}).hooks[0], MultigridHook)
+    rec = Recorder()
+    t.register_hooks([rec])
+    s = t.fit()
+    assert (s["epochs"], s["steps"], s["stopped"]) == (2, 4, False)
+    assert rec.events == ["before_train",
+                          "before_epoch 0", "before_step 0", "after_step 1", "before_step 1",
+                          "after_step 2", "after_epoch 1",
+                          "before_epoch 1", "before_step 2", "after_step 3", "before_step 3",
+                          "after_step 4", "after_epoch 2", "after_train"]
+    assert (tmp_path / "eval.json").is_file() and (tmp_path / "best.pth").is_file()
+    ck = read_checkpoint(tmp_path / "last.pth")
+    assert list(ck) == CHECKPOINT_KEYS
+    assert (ck["epoch"], ck["step_in_epoch"], ck["step"], ck["adaptive"]) == (2, 0, 4, {})
+    assert set(ck["meta"]) >= {"train_config", "val", "best_val"}
+
+
+def test_a_hook_stops_the_run_after_a_step(tmp_path):
+    rec = Recorder(stop_at=1)
+    t = _trainer(tmp_path, hooks=[rec])  # no checkpoint or evaluation hook
+    s = t.fit()
+    assert (s["epochs"], s["steps"], s["stopped"], s["signal"]) == (0, 1, True, 0)
+    assert rec.events[-2:] == ["after_step 1", "after_train"]
+    assert not (tmp_path / "last.pth").exists() and not (tmp_path / "eval.json").exists()
+
+
+def test_max_steps_saves_last_and_writes_no_eval(tmp_path):
+    s = _trainer(tmp_path, max_steps=3).fit()
+    assert (s["steps"], s["stopped"]) == (3, True)
+    ck = read_checkpoint(tmp_path / "last.pth")
+    assert (ck["epoch"], ck["step_in_epoch"], ck["step"]) == (1, 1, 3)
+    assert not (tmp_path / "eval.json").exists()
+
+
+def test_hooks_are_checked():
+    t = Trainer.__new__(Trainer)
+    t.hooks = []
+    with pytest.raises(TypeError, match="HookBase"):
+        t.register_hooks([object()])
+
+
+def test_the_loop_stays_small():
+    root = Path(tsm_apps.train.__file__).parent
+    assert len((root / "trainer.py").read_text().splitlines()) < 200
+    sizes = {p.name: len(p.read_text().splitlines()) for p in root.rglob("*.py")}
+    assert max(sizes.values()) <= 300, sizes

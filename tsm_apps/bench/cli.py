@@ -1,0 +1,110 @@
+"""``tsm bench``: the suite's performance figures, each measured side by side in one run.
+
+Every figure is a ratio or a count taken in the same process (median of interleaved repeats
+after warm-up), on CPU and also on CUDA when present. The figures come from the functions
+registered in the ``tsm.bench`` entry-point group (``name = package.module:figures``, each
+``figures(quick, device) -> list``), so a package adds figures without ``tsm_apps`` naming it.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import torch
+
+from ..io import atomic_write_json
+from .timing import Figure
+
+GROUP = "tsm.bench"
+FIRST = ("core",)  # shown first; the other groups follow by name
+
+
+def meets(value: float, goal: str | None) -> bool | None:
+    """Whether ``value`` meets a goal written ``'<= 1.05'`` or ``'>= 1.5'`` (None otherwise)."""
+    parts = (goal or "").split()
+    if len(parts) < 2 or parts[0] not in ("<=", ">="):
+        return None
+    try:
+        bound = float(parts[1])
+    except ValueError:
+        return None
+    return value <= bound if parts[0] == "<=" else value >= bound
+
+
+def plugin_figure(d: dict | Figure, device: str) -> Figure:
+    """A plugin's figure: a :class:`Figure` or a dict ``{name, ratio, unit, goal, a, b, ...}``."""
+    if isinstance(d, Figure):
+        return d
+    if "name" not in d or ("ratio" not in d and "value" not in d):
+        raise ValueError(f"bench plugin figure needs 'name' and 'ratio' (or 'value'): got {sorted(d)}")
+    value = float(d.get("ratio", d.get("value")))
+    detail = {k: v for k, v in d.items() if k not in ("name", "ratio", "value", "unit", "goal")}
+    return Figure(d["name"], value, d.get("unit", "x"), d.get("goal"), meets(value, d.get("goal")),
+                  device, detail)
+
+
+def providers() -> list:
+    """The ``tsm.bench`` entry points, ``core`` first, then by name."""
+    eps = sorted(entry_points(group=GROUP), key=lambda ep: (ep.name not in FIRST, ep.name))
+    if not eps:
+        raise RuntimeError(f"no '{GROUP}' entry points: is the project installed (make test)?")
+    return eps
+
+
+def collect(quick: bool, devices: list) -> list:
+    figures = []
+    for device in devices:
+        for ep in providers():
+            print(f"[bench] {ep.name} on {device}", flush=True)
+            figures += [plugin_figure(d, device) for d in ep.load()(quick, device)]
+    return figures
+
+
+def format_table(figures: list) -> str:
+    rows = ["| figure | value | goal | met | device |", "|---|---|---|---|---|"]
+    for f in figures:
+        met = "" if f.met is None else ("yes" if f.met else "no")
+        rows.append(f"| {f.name} | {f.value:.3f} {f.unit} | {f.goal or ''} | {met} | {f.device} |")
+    return "\n".join(rows)
+
+
+def machine() -> dict:
+    info = {"platform": platform.platform(), "python": platform.python_version(),
+            "torch": torch.__version__, "cpus": os.cpu_count(), "threads": torch.get_num_threads()}
+    if torch.cuda.is_available():
+        info["cuda"] = torch.cuda.get_device_name(0)
+    return info
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tsm bench", description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="fewer repeats (under 5 minutes on 2 cores)")
+    p.add_argument("--out", default="runs/bench/bench.json", help="JSON output")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    a = build_parser().parse_args(argv)
+    if a.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda: no CUDA device is available")
+    devices = ["cpu"] + (["cuda"] if a.device != "cpu" and torch.cuda.is_available() else [])
+    if a.device == "cuda":
+        devices = ["cuda"]
+    t0 = time.perf_counter()
+    figures = collect(a.quick, devices)
+    report = {"machine": machine(), "quick": a.quick, "seconds": time.perf_counter() - t0,
+              "figures": [f.to_dict() for f in figures]}
+    out = atomic_write_json(Path(a.out), report)
+    print(format_table(figures))
+    print(f"[bench] {len(figures)} figures in {report['seconds']:.0f} s -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

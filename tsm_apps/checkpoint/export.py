@@ -1,0 +1,107 @@
+"""ONNX export of a recognizer: the offline clip model or the online (streaming) step model.
+
+``tsm export CHECKPOINT --out model.onnx [--online] [--size 224] [--opset 17]``
+
+* offline: input ``clips (N, T, 3, H, W)`` -> output ``logits (N, K)``, dynamic ``N``. The shift is
+  ``torch.cat`` of slices and zeros (:func:`tsm_apps.models.shift.temporal_shift`), so the trace holds
+  no constants that depend on the export batch (the official code's slice assignment does).
+* online: :class:`~tsm_apps.models.online.OnlineStep`: inputs ``frame (N, 3, H, W)``, ``buffer_0 ..
+  buffer_{B-1}`` (``(N, C_i // fold_div, h_i, w_i)``, zeros for a new stream) -> outputs
+  ``logits (N, K)``, ``new_buffer_0 ..``; feed the new buffers back with the next frame.
+
+Uses the TorchScript exporter (``dynamo=False``), which needs neither onnxscript nor a network.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Sequence
+
+import torch
+from torch import nn
+
+from ..io import atomic_path
+from ..models.online import OnlineStep, shift_modules
+
+DEFAULT_OPSET = 17
+
+
+def _atomic_export(module: nn.Module, args: tuple, path: Path, **kwargs) -> Path:
+    with atomic_path(path) as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TracerWarnings of shape checks, exporter deprecation
+        torch.onnx.export(module, args, str(tmp), dynamo=False, do_constant_folding=True,
+                          **kwargs)
+    return path
+
+
+def online_buffer_shapes(model: nn.Module, batch: int, input_size: Sequence[int]) -> list:
+    """Shapes of the online step model's shift buffers for frames ``(batch, 3, H, W)``."""
+    return OnlineStep(model).buffer_shapes((batch, 3, *input_size))
+
+
+def export_onnx(model: nn.Module, path: str | os.PathLike, online: bool = False,
+                input_size: Sequence[int] = (224, 224), batch: int = 1,
+                opset: int = DEFAULT_OPSET) -> Path:
+    """Export ``model`` (a Recognizer) to ONNX at ``path`` (written atomically); returns the path.
+
+    ``online=True`` exports the step model (the model must use ``shift='online'``).
+    The batch axis of every input and output is dynamic; ``batch`` is only the trace batch.
+    """
+    if len(input_size) != 2:
+        raise ValueError(f"input_size must be (H, W), got {tuple(input_size)}")
+    h, w = (int(s) for s in input_size)
+    path = Path(path)
+    model = model.cpu().eval()
+    if online:
+        step = OnlineStep(model).eval()  # a fresh module trains by default; export restores it
+        shapes = step.buffer_shapes((batch, 3, h, w))
+        args = (torch.randn(batch, 3, h, w),) + tuple(torch.zeros(s) for s in shapes)
+        inputs = ["frame"] + [f"buffer_{i}" for i in range(len(shapes))]
+        outputs = ["logits"] + [f"new_buffer_{i}" for i in range(len(shapes))]
+        module = step
+    else:
+        args = (torch.randn(batch, model.num_segments, 3, h, w),)
+        inputs, outputs, module = ["clips"], ["logits"], model
+    dynamic = {name: {0: "batch"} for name in inputs + outputs}
+    with torch.no_grad():
+        return _atomic_export(module, args, path, input_names=inputs, output_names=outputs,
+                              dynamic_axes=dynamic, opset_version=opset)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tsm export", description=__doc__.split("\n\n")[0])
+    p.add_argument("checkpoint", help="our checkpoint, an official TSM or an mmaction2 TSM one")
+    p.add_argument("--out", required=True, help="output .onnx file")
+    p.add_argument("--online", action="store_true",
+                   help="export the streaming step model (shift buffers as inputs/outputs)")
+    p.add_argument("--size", type=int, default=224, help="input height and width (default 224)")
+    p.add_argument("--opset", type=int, default=DEFAULT_OPSET, help="ONNX opset (default 17)")
+    p.add_argument("--num-segments", type=int, default=None,
+                   help="frames per clip of the offline model (default: the checkpoint's)")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    from .reading import load_checkpoint
+
+    if args.size < 32:
+        raise ValueError(f"--size must be >= 32 (the trunk downsamples by 32), got {args.size}")
+    overrides = {} if args.num_segments is None else {"num_segments": args.num_segments}
+    model = load_checkpoint(args.checkpoint, **overrides)
+    if args.online and model.config.shift == "offline":
+        print(f"tsm export: note: {args.checkpoint} was trained with the offline (bi-directional) "
+              "shift; the online step model uses the causal shift, so its outputs differ from "
+              "the offline model's", file=sys.stderr)
+        for m in shift_modules(model):
+            m.online = True
+        model.config.shift = "online"
+    path = export_onnx(model, args.out, online=args.online, input_size=(args.size, args.size),
+                       opset=args.opset)
+    kind = "online step" if args.online else f"offline clip (T={model.num_segments})"
+    print(f"wrote {path} ({kind} model, {model.config.arch}, {args.size}x{args.size}, "
+          f"opset {args.opset}, {path.stat().st_size / 2 ** 20:.1f} MiB)")
+    return 0

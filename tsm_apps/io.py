@@ -1,0 +1,147 @@
+"""Files, written so that nothing already written is lost, and checkpoints, read safely.
+
+Every package writes through :func:`atomic_path` (or the helpers built on it): the data goes to
+a temporary file in the target's folder that is renamed over the target only when complete, so
+a killed job leaves the old file or the new one, never a partial one. Checkpoints are read with
+``torch.load(weights_only=True)`` (:func:`read_checkpoint`), admitting numpy data only.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import tempfile
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO, Callable, Iterator
+
+import numpy as np
+import torch
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` (same suffix, so writers that pick a format from
+    it still work); on a clean exit it replaces ``path``, on an error it is removed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}",
+                                dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (flushed to disk before the rename)."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    return Path(path)
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 1) -> Path:
+    """Write ``obj`` as JSON (NaN/inf refused: JSON has no such numbers) atomically."""
+    return atomic_write_text(path, json.dumps(obj, indent=indent, allow_nan=False) + "\n")
+
+
+def atomic_write_with(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> Path:
+    """Let ``write`` fill an in-memory buffer, then write the buffer atomically to ``path``."""
+    buf = io.BytesIO()
+    write(buf)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def read_json(path: str | os.PathLike, missing_ok: bool = False) -> Any:
+    """The parsed file. A missing file raises FileNotFoundError, or gives None with
+    ``missing_ok``; a broken one raises ValueError naming the file and the position."""
+    path = Path(path)
+    if missing_ok and not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e})") from e
+
+
+def atomic_save(obj: Any, path: str | os.PathLike) -> Path:
+    """``torch.save`` ``obj`` to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        torch.save(obj, tmp)
+    return Path(path)
+
+
+def numpy_safe_globals() -> list:
+    """numpy scalars/arrays/dtypes: plain data that mmengine puts in checkpoint meta."""
+    core = getattr(np, "_core", None) or np.core
+    dtypes = [getattr(np.dtypes, n) for n in dir(np.dtypes) if n.endswith("DType")]
+    funcs = [core.multiarray._reconstruct, core.multiarray.scalar]
+    old_names = [(f, f"numpy.core.multiarray.{f.__name__}") for f in funcs]  # numpy 1.x pickles
+    return funcs + old_names + [np.ndarray, np.dtype] + dtypes
+
+
+def safe_load(path: str | os.PathLike) -> Any:
+    """``torch.load(path, weights_only=True)`` on CPU, numpy data admitted. Raises
+    FileNotFoundError for a missing file and ValueError with one line for anything else:
+    ``<file>: not a PyTorch checkpoint`` or ``<file>: contains objects a safe load refuses
+    (<first type>)``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: checkpoint not found")
+    try:
+        with torch.serialization.safe_globals(numpy_safe_globals()):
+            return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # pickle errors, truncated zip, foreign files, ...
+        raise ValueError(_load_error(path, e)) from None
+
+
+def read_checkpoint(path: str | os.PathLike) -> dict:
+    """:func:`safe_load` of a file that must hold a dict (a state dict or a checkpoint)."""
+    obj = safe_load(path)
+    if not isinstance(obj, dict):
+        raise ValueError(f"{path}: holds a {type(obj).__name__}, expected a dict of tensors "
+                         "or a checkpoint dict")
+    return obj
+
+
+def _load_error(path: Path, err: Exception) -> str:
+    if not _looks_like_torch_file(path):
+        return f"{path}: not a PyTorch checkpoint"
+    try:
+        unsafe = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+    except Exception:  # legacy (non-zip) format: read the name from torch's message
+        unsafe = re.findall(r"Unsupported global: GLOBAL ([\w.]+)", str(err))
+    allowed = {g[1] if isinstance(g, tuple) else f"{g.__module__}.{g.__name__}"
+               for g in numpy_safe_globals()}
+    unsafe = [g for g in unsafe if g not in allowed]
+    if unsafe:
+        return f"{path}: contains objects a safe load refuses ({unsafe[0]})"
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return f"{path}: not a readable PyTorch checkpoint ({first[:200]})"
+
+
+def _looks_like_torch_file(path: Path) -> bool:
+    """A zip with a ``data.pkl`` record (torch >= 1.6) or a legacy pickle stream."""
+    if zipfile.is_zipfile(path):
+        try:
+            with zipfile.ZipFile(path) as z:
+                return any(n.endswith("data.pkl") for n in z.namelist())
+        except zipfile.BadZipFile:
+            return False
+    with open(path, "rb") as f:
+        head = f.read(2)
+    return len(head) == 2 and head[0] == 0x80 and head[1] in (2, 3, 4, 5)  # pickle PROTO

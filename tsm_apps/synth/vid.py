@@ -1,0 +1,324 @@
+"""A synthetic ImageNet-VID: the devkit's layout and XML, small frames, tracks of every speed,
+and the TSM paper's figure-6 failure cases as per-frame corruptions.
+
+Each snippet holds 1-3 objects of four real VID classes, each drawn with its own look: airplane
+(grey fuselage and swept wings), car (red body, cabin, black wheels), zebra (black-striped
+white body), watercraft (hull and white sails). Every object follows a straight track that
+bounces off the frame's edges, at a speed drawn so that its FGFA motion IoU (see
+:mod:`tsm_apps.data.motion`) falls in a chosen class; the classes cycle over the objects, so
+slow, medium and fast objects are all present. Corruptions, at most one per frame:
+
+* ``occlusion``: a dark vertical bar sweeps across the frame; an object whose box it covers by
+  at least ``OCCLUDED_FRACTION`` has ``occluded`` = 1 in that frame's XML;
+* ``glare``: a bright flash (a radial white-out) for 1-2 frames;
+* ``blur``: camera-shake motion blur for 2-3 frames.
+
+Every snippet gets two of the three kinds, rotating with its index. Files under ``root``:
+``Data/VID``, ``Annotations/VID``, ``ImageSets/VID`` (:mod:`tsm_apps.data.vid_layout`),
+``corruptions.json`` = ``{"train": {snippet: {"<frame>": kind}}, "val": {...}}`` (frame index
+from 0, as in the file names) and ``synth.json`` (parameters and motion-class counts). The set is
+built in a temporary folder beside ``root`` and renamed into place, so ``root`` is complete or
+absent; everything is a function of ``seed``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from ..data.motion import count_motion_classes, snippet_motion_iou
+from ..io import atomic_write_text
+from .draw import clutter
+from ..data.vid_layout import NAME_TO_WNID, VIDFrame, VIDObject, frame_to_xml, train_snippet, \
+    val_snippet, write_image_sets
+
+CLASSES = ("airplane", "car", "zebra", "watercraft")
+ASPECT = {"airplane": 1.6, "car": 1.7, "zebra": 1.4, "watercraft": 1.2}  # width / height
+MOTION_TARGETS = {"slow": (0.93, 0.98), "medium": (0.75, 0.86), "fast": (0.3, 0.6)}
+KINDS = ("occlusion", "glare", "blur")
+OCCLUDED_FRACTION = 0.15
+VERSION = 1
+
+
+def _shift_iou(w: float, h: float, dx: float, dy: float) -> float:
+    inter = max(0.0, w - abs(dx)) * max(0.0, h - abs(dy))
+    return inter / (2 * w * h - inter)
+
+
+def speed_for(w: float, h: float, direction: float, target: float, window: int = 10) -> float:
+    """Speed (pixels/frame) at which a ``w x h`` box moving straight along ``direction``
+    (radians) has motion IoU ``target`` (mean IoU with itself shifted by ``k`` frames,
+    ``k = 1..window``); bisection, the IoU falls as the speed grows."""
+    c, s = np.cos(direction), np.sin(direction)
+    lo, hi = 0.0, 2.0 * max(w, h)
+    for _ in range(40):
+        v = (lo + hi) / 2
+        iou = np.mean([_shift_iou(w, h, v * k * c, v * k * s) for k in range(1, window + 1)])
+        lo, hi = (v, hi) if iou > target else (lo, v)
+    return (lo + hi) / 2
+
+
+def _track(rng: np.random.Generator, frames: int, width: int, height: int, cls: str,
+           speed_class: str) -> np.ndarray:
+    """Edge boxes ``(T, 4)`` of one object bouncing inside the frame."""
+    h = rng.uniform(0.19, 0.34) * height
+    w = min(h * ASPECT[cls], 0.6 * width)
+    direction = rng.uniform(0, 2 * np.pi)
+    v = speed_for(w, h, direction, rng.uniform(*MOTION_TARGETS[speed_class]))
+    vel = np.array([np.cos(direction), np.sin(direction)]) * v
+    pos = np.array([rng.uniform(0, width - w), rng.uniform(0, height - h)])
+    hi = np.array([width - w, height - h])
+    out = np.empty((frames, 4))
+    for t in range(frames):
+        out[t] = [pos[0], pos[1], pos[0] + w, pos[1] + h]
+        pos = pos + vel
+        for d in range(2):  # reflect at the edges
+            if pos[d] < 0 or pos[d] > hi[d]:
+                pos[d] = -pos[d] if pos[d] < 0 else 2 * hi[d] - pos[d]
+                vel[d] = -vel[d]
+                pos[d] = float(np.clip(pos[d], 0, hi[d]))
+    return out
+
+
+def _schedule(rng: np.random.Generator, index: int, frames: int) -> dict:
+    """``{frame: kind}`` for two of the three kinds (rotating with ``index``)."""
+    kinds = [KINDS[index % 3], KINDS[(index + 1) % 3]]
+    lengths = {"occlusion": (5, 8), "glare": (1, 2), "blur": (2, 3)}
+    out: dict = {}
+    for kind in kinds:
+        lo, hi = lengths[kind]
+        n = int(rng.integers(lo, hi + 1))
+        for _ in range(50):
+            start = int(rng.integers(0, frames - n + 1))
+            span = range(max(0, start - 1), min(frames, start + n + 1))
+            if not any(f in out for f in span):
+                out.update({f: kind for f in range(start, start + n)})
+                break
+    return out
+
+
+def _inclusive(box: np.ndarray, width: int, height: int) -> tuple:
+    x1, y1, x2, y2 = (int(round(v)) for v in box)
+    return (max(0, x1), max(0, y1), min(width - 1, x2 - 1), min(height - 1, y2 - 1))
+
+
+def _draw_object(draw, cls: str, box: tuple, flip: bool, tone: float) -> None:
+    """Draw a ``cls`` object filling the inclusive ``box``; ``flip`` mirrors it left-right."""
+    x1, y1, x2, y2 = box
+    w, h = x2 - x1, y2 - y1
+
+    def pt(u: float, v: float) -> tuple:
+        return (x1 + (1 - u if flip else u) * w, y1 + v * h)
+
+    def poly(points, fill, outline=(20, 20, 20)):
+        draw.polygon([pt(u, v) for u, v in points], fill=fill, outline=outline)
+
+    def ell(u1, v1, u2, v2, fill, outline=(20, 20, 20)):
+        (a, b), (c, d) = pt(u1, v1), pt(u2, v2)
+        draw.ellipse([min(a, c), b, max(a, c), d], fill=fill, outline=outline)
+
+    k = int(30 * tone)
+    if cls == "airplane":
+        grey = (200 + k // 2, 205 + k // 2, 215)
+        poly([(0.3, 0.45), (0.62, 0.45), (0.42, 0.0), (0.3, 0.0)], grey)
+        poly([(0.3, 0.55), (0.62, 0.55), (0.42, 1.0), (0.3, 1.0)], grey)
+        poly([(0.0, 0.5), (0.14, 0.5), (0.06, 0.12), (0.0, 0.12)], grey)
+        ell(0.0, 0.36, 1.0, 0.64, grey)
+    elif cls == "car":
+        red = (200 + k, 30, 35)
+        poly([(0.18, 0.48), (0.3, 0.05), (0.72, 0.05), (0.84, 0.48)], (150 + k, 20, 25))
+        poly([(0.32, 0.42), (0.38, 0.14), (0.66, 0.14), (0.72, 0.42)], (150, 200, 235))
+        poly([(0.0, 0.45), (1.0, 0.45), (1.0, 0.82), (0.0, 0.82)], red)
+        ell(0.1, 0.66, 0.34, 1.0, (15, 15, 15))
+        ell(0.66, 0.66, 0.9, 1.0, (15, 15, 15))
+    elif cls == "zebra":
+        white = (235, 235, 228)
+        for u in (0.22, 0.32, 0.68, 0.78):
+            poly([(u, 0.55), (u + 0.06, 0.55), (u + 0.06, 1.0), (u, 1.0)], (20, 20, 20))
+        ell(0.1, 0.15, 0.88, 0.7, white)
+        for u in np.arange(0.2, 0.82, 0.1):
+            ell(u, 0.2, u + 0.04, 0.66, (15, 15, 15), None)
+        poly([(0.78, 0.3), (0.9, 0.0), (1.0, 0.05), (0.92, 0.42)], white)
+    else:  # watercraft
+        poly([(0.45, 0.0), (0.45, 0.66), (0.9, 0.66)], (245, 245, 240))
+        poly([(0.4, 0.12), (0.4, 0.66), (0.1, 0.66)], (225, 225, 215))
+        poly([(0.0, 0.68), (1.0, 0.68), (0.84, 1.0), (0.16, 1.0)], (40, 60 + k, 140 + k))
+
+
+def _corrupt(arr: np.ndarray, kind: str, rng: np.random.Generator) -> np.ndarray:
+    """Glare (radial white-out) or motion blur of a float ``(H, W, 3)`` frame."""
+    h, w = arr.shape[:2]
+    if kind == "glare":
+        cy, cx = rng.uniform(0.2, 0.8) * h, rng.uniform(0.2, 0.8) * w
+        sigma = rng.uniform(0.3, 0.45) * w
+        yy, xx = np.mgrid[0:h, 0:w]
+        g = rng.uniform(0.8, 0.95) * np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * sigma ** 2))
+        return arr + (255 - arr) * g[..., None]
+    length, angle = int(rng.integers(7, 14)), rng.uniform(0, np.pi)
+    pad = length
+    padded = np.pad(arr, ((pad, pad), (pad, pad), (0, 0)), mode="edge")
+    out = np.zeros_like(arr)
+    for s in np.linspace(-length / 2, length / 2, length):
+        dx, dy = int(round(s * np.cos(angle))), int(round(s * np.sin(angle)))
+        out += padded[pad + dy:pad + dy + h, pad + dx:pad + dx + w]
+    return out / length
+
+
+def render_snippet(seed: int, split: str, index: int, frames: int, width: int, height: int
+                   ) -> tuple:
+    """``(uint8 frames (T, H, W, 3), per-frame VIDObject lists, {frame: corruption})`` of one
+    snippet; ``split`` and ``index`` pick its random stream."""
+    from PIL import Image, ImageDraw
+
+    rng = np.random.default_rng([seed, 0 if split == "train" else 1, index])
+    n_obj = int(rng.integers(1, 4))
+    classes = [CLASSES[(index + k) % len(CLASSES)] if k == 0 else
+               CLASSES[int(rng.integers(len(CLASSES)))] for k in range(n_obj)]
+    speeds = [("slow", "medium", "fast")[(index + k) % 3] for k in range(n_obj)]
+    tracks = [_track(rng, frames, width, height, c, s) for c, s in zip(classes, speeds)]
+    tones = rng.uniform(0, 1, n_obj)
+    background = clutter(rng, width, height, items=14, contrast=0.6)
+    schedule = _schedule(rng, index, frames)
+    bar = _bar(rng, schedule, width)
+    images, objects = [], []
+    for t in range(frames):
+        img = background.copy()
+        draw = ImageDraw.Draw(img)
+        frame_objects = []
+        for k in range(n_obj):
+            box = _inclusive(tracks[k][t], width, height)
+            flip = (tracks[k][min(t + 1, frames - 1)][0] - tracks[k][max(t - 1, 0)][0]) < 0
+            _draw_object(draw, classes[k], box, flip, tones[k])
+            covered = 0.0
+            if t in bar:
+                x1, x2 = bar[t]
+                cover = max(0, min(x2, box[2] + 1) - max(x1, box[0]))
+                covered = cover / (box[2] - box[0] + 1)
+            frame_objects.append(VIDObject(k, NAME_TO_WNID[classes[k]], box,
+                                           int(covered >= OCCLUDED_FRACTION), 0))
+        if t in bar:
+            draw.rectangle([bar[t][0], 0, bar[t][1] - 1, height - 1], fill=(55, 45, 40))
+        arr = np.asarray(img, np.float64)
+        if schedule.get(t) in ("glare", "blur"):
+            arr = _corrupt(arr, schedule[t], rng)
+        images.append(np.clip(arr + 0.5, 0, 255).astype(np.uint8))
+        objects.append(frame_objects)
+    return np.stack(images), objects, schedule
+
+
+def _bar(rng: np.random.Generator, schedule: dict, width: int) -> dict:
+    """``{frame: (x1, x2)}``: the occluding bar's columns over the occlusion frames."""
+    frames = sorted(f for f, k in schedule.items() if k == "occlusion")
+    if not frames:
+        return {}
+    bw = int(round(rng.uniform(0.1, 0.16) * width))
+    sign = 1 if rng.uniform() < 0.5 else -1
+    out = {}
+    for j, f in enumerate(frames):
+        x = -bw + (width + bw) * (j + 0.5) / len(frames)
+        x = x if sign > 0 else width - bw - x
+        x1 = int(round(x))
+        out[f] = (max(0, x1), min(width, x1 + bw))
+    return out
+
+
+def _write_snippet(tmp: Path, split: str, snippet: str, images: np.ndarray, objects: list
+                   ) -> list:
+    from PIL import Image
+
+    data = tmp / "Data" / "VID" / split / snippet
+    ann = tmp / "Annotations" / "VID" / split / snippet
+    data.mkdir(parents=True)
+    ann.mkdir(parents=True)
+    frames = []
+    for t, (arr, objs) in enumerate(zip(images, objects)):
+        Image.fromarray(arr).save(data / f"{t:06d}.JPEG", quality=92)
+        frame = VIDFrame(snippet, f"{t:06d}", arr.shape[1], arr.shape[0], objs)
+        (ann / f"{t:06d}.xml").write_bytes(frame_to_xml(frame))
+        frames.append(frame)
+    return frames
+
+
+def _check(train_videos: int, val_videos: int, frames: int, width: int, height: int) -> None:
+    checks = [(train_videos >= 1, f"train_videos must be >= 1, got {train_videos}"),
+              (val_videos >= 1, f"val_videos must be >= 1, got {val_videos}"),
+              (frames >= 12, f"frames must be >= 12 (room for the corruptions), got {frames}"),
+              (width >= 64 and height >= 64, f"frames must be at least 64x64, got "
+                                             f"{width}x{height}")]
+    for ok, msg in checks:
+        if not ok:
+            raise ValueError(msg)
+
+
+def generate(root: str | os.PathLike, train_videos: int = 24, val_videos: int = 8,
+             seed: int = 0, frames: int = 24, width: int = 160, height: int = 128,
+             progress: bool = False) -> Path:
+    """Write the set under ``root`` (see the module docstring) and return ``root``.
+
+    ``root`` must be absent or empty, or hold a set made with the same parameters (then
+    nothing is done)."""
+    _check(train_videos, val_videos, frames, width, height)
+    root = Path(root)
+    params = {"generator": "synth_vid", "version": VERSION, "train_videos": train_videos,
+              "val_videos": val_videos, "seed": seed, "frames": frames, "width": width,
+              "height": height}
+    if _done(root, params):
+        return root
+    tmp = root.parent / f".{root.name}.partial-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        _build(tmp, params, progress)
+        if root.is_dir():
+            root.rmdir()  # empty (checked by _done)
+        os.replace(tmp, root)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return root
+
+
+def _done(root: Path, params: dict) -> bool:
+    if not root.exists():
+        return False
+    if not root.is_dir():
+        raise NotADirectoryError(f"{root} exists and is not a folder")
+    manifest = root / "synth.json"
+    if manifest.is_file():
+        old = json.loads(manifest.read_text())
+        if {k: old.get(k) for k in params} == params:
+            return True
+        raise ValueError(f"{root} already holds a synthetic VID set made with other parameters "
+                         f"({ {k: old.get(k) for k in params} }); choose another --out")
+    if any(root.iterdir()):
+        raise ValueError(f"{root} is not empty and holds no synth.json; choose an empty --out")
+    return False
+
+
+def _build(tmp: Path, params: dict, progress: bool) -> None:
+    seed, t = params["seed"], params["frames"]
+    jobs = [("train", i, train_snippet(i)) for i in range(params["train_videos"])]
+    jobs += [("val", i, val_snippet(i)) for i in range(params["val_videos"])]
+    if progress:
+        from tqdm import tqdm
+        jobs = tqdm(jobs, desc="synth vid", unit="snippet")
+    train, val = {}, {}
+    corruptions = {"train": {}, "val": {}}
+    motion = {"train": [], "val": []}
+    for split, i, snippet in jobs:
+        images, objects, schedule = render_snippet(seed, split, i, t, params["width"],
+                                                   params["height"])
+        frames = _write_snippet(tmp, split, snippet, images, objects)
+        motion[split].append(snippet_motion_iou(frames))
+        corruptions[split][snippet] = {str(f): k for f, k in sorted(schedule.items())}
+        if split == "train":
+            train[snippet] = (t, {o.name for objs in objects for o in objs})
+        else:
+            val[snippet] = t
+    write_image_sets(tmp, train, val)
+    atomic_write_text(tmp / "corruptions.json", json.dumps(corruptions, indent=1) + "\n")
+    summary = dict(params, classes={c: NAME_TO_WNID[c] for c in CLASSES},
+                   motion_classes={s: dict(count_motion_classes(m)) for s, m in motion.items()})
+    atomic_write_text(tmp / "synth.json", json.dumps(summary, indent=1) + "\n")

@@ -1,0 +1,111 @@
+"""Attention view: TSN and TSM attention maps over the same clip, side by side, in step."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from .main import charts, player, sources
+from .cache import result_store
+from .draw import upscale
+from .settings import DEMO_HINT, UISettings
+
+KEY = "att"
+MIN_DISPLAY_WIDTH = 320
+PANEL_TITLES = {"TSN": "TSN (2D, no temporal shift)", "TSM": "TSM (temporal shift)"}
+
+
+@st.cache_resource(show_spinner="Loading dissection runs...", max_entries=4)
+def _dissection(folders: tuple, stamp: float) -> sources.Dissection:
+    return sources.load_dissection({m: Path(f) for m, f in folders})
+
+
+@st.cache_data(show_spinner=False, ttl=30)
+def _find(root: str) -> tuple:
+    found = sources.find_dissection(Path(root)) or {}
+    return tuple((m, str(f)) for m, f in found.items())
+
+
+def load(root: Path) -> Optional[sources.Dissection]:
+    """The TSN/TSM dissection runs under ``root`` (cached), or ``None``."""
+    folders = _find(str(root))
+    if not folders:
+        return None
+    return _dissection(folders, sources.dissection_stamp({m: Path(f) for m, f in folders}))
+
+
+def _clip(run: sources.Dissection, clip: str) -> sources.AttentionClip:
+    def compute() -> sources.AttentionClip:
+        bar = st.progress(0.0, text=f"computing attention maps of {clip}...")
+        try:
+            return sources.clip_attention(run, clip, progress=lambda f: bar.progress(
+                min(max(float(f), 0.0), 1.0), text=f"computing attention maps... {f:.0%}"))
+        finally:
+            bar.empty()
+    key = ("attention", tuple(str(f) for f in run.folders.values()), clip)
+    return result_store().get_or_compute(key, compute)
+
+
+def _metrics_table(clip: sources.AttentionClip) -> None:
+    if not clip.metrics:
+        return
+    df = pd.DataFrame(clip.metrics).T
+    st.dataframe(df.style.format(lambda v: "-" if v is None or v != v else f"{v:.3f}"),
+                 width="stretch")
+
+
+def render(settings: UISettings) -> None:
+    st.header("Attention: where TSN and TSM look")
+    try:
+        run = load(settings.runs_dir)
+        clips = sources.dissection_clips(run) if run else []
+    except (sources.Unavailable, ValueError, FileNotFoundError) as e:
+        st.error(f"Cannot read the dissection runs: {e}")
+        return
+    if run is None:
+        st.warning("No dissection run found.")
+        st.info(DEMO_HINT.format(runs=settings.runs_dir))
+        return
+    missing = [m for m in sources.MODELS if m not in run.runs]
+    if missing:
+        st.warning(f"No dissection run of {', '.join(missing)}; showing what there is.")
+    if not clips:
+        st.warning("The dissection runs hold no finished clip in common.")
+        return
+    name = st.selectbox("Clip", clips, key=f"{KEY}_clip")
+    per = st.radio("Colour scale", ["clip", "frame"], horizontal=True, key=f"{KEY}_per",
+                   help="one scale for the whole clip (shows temporal changes) or per frame")
+    try:
+        clip = _clip(run, name)
+    except (sources.Unavailable, ValueError, sources.VideoDecodeError) as e:
+        st.error(f"Cannot show clip {name}: {e}")
+        return
+    n = len(clip.frames)
+    images = {m: sources.attention_overlay(clip, m, per) for m in clip.maps}
+    t = player.frame_slider(KEY, n)
+    slots = {}
+    for col, model in zip(st.columns(2), sources.MODELS):
+        col.markdown(f"**{PANEL_TITLES[model]}**")
+        slots[model] = (col.empty(), col.empty())
+
+    def show(i: int) -> None:
+        for model, (img_slot, cap_slot) in slots.items():
+            if model not in images:
+                img_slot.warning(f"no {model} maps in this run")
+                continue
+            img_slot.image(upscale(images[model][i], MIN_DISPLAY_WIDTH), width="stretch")
+            cap_slot.caption(f"{model} frame {i}/{n - 1}: attention mass "
+                             f"{float(clip.mass[model][i]):.3g}")
+
+    show(t)
+    if clip.gt_boxes is not None:
+        st.caption("green box: ground-truth actor" + (f" — class `{clip.label}`" if clip.label
+                                                       else ""))
+    st.plotly_chart(charts.attention_mass({m: np.asarray(v) for m, v in clip.mass.items()},
+                                          frame=t), width="stretch", key=f"{KEY}_mass")
+    st.subheader("This clip's dissection metrics")
+    _metrics_table(clip)
+    player.maybe_play(KEY, n, show)

@@ -1,0 +1,41 @@
+"""The Streamlit app: ``streamlit run ui/app/main.py`` (``tsm ui`` starts it).
+
+Layout only: a sidebar to pick the view, then the view's module draws the page. Settings come
+from the environment (:class:`ui.app.settings.UISettings`).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+if __package__ in (None, ""):  # `streamlit run ui/app/main.py` from a checkout that is not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from .main import attention_view, detection_view, runs_view, sources  # noqa: E402
+from .settings import UISettings  # noqa: E402
+
+VIEWS = {"Detection": detection_view.render, "Attention": attention_view.render,
+         "Runs": runs_view.render}
+
+
+def main() -> None:
+    st.set_page_config(page_title="TSM vs TSN", layout="wide")
+    try:
+        settings = UISettings.from_env()
+    except ValueError as e:
+        st.error(f"Bad setting: {e}")
+        return
+    st.sidebar.title("TSM vs TSN")
+    view = st.sidebar.radio("View", list(VIEWS), key="view")
+    st.sidebar.caption(f"runs folder: `{settings.runs_dir}`")
+    if not settings.runs_dir.is_dir():
+        st.sidebar.warning("the runs folder does not exist")
+    try:
+        VIEWS[view](settings)
+    except (ValueError, OSError, sources.Unavailable, sources.VideoDecodeError) as e:
+        st.error(f"{view} view: {e}")
+
+
+main()

@@ -1,0 +1,112 @@
+"""Runs view: training curves, benchmark tables and the TSN vs TSM dissection comparison."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from .main import attention_view, charts, runs, sources
+from .settings import DEMO_HINT, UISettings
+
+KEY = "runs"
+X_KEYS = ("step", "epoch", "iter", "iteration")
+DEFAULT_METRICS = ("loss", "top1")
+BAR_METRICS = ("accuracy", "pointing", "pointing_active", "pointing_tol", "iou_dataset", "iou_max20",
+               "temporal_auc")  # the dissection's scores in [0, 1]
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _metrics(path: str, mtime: float) -> pd.DataFrame:
+    return runs.read_metrics_csv(Path(path))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _bench(path: str, mtime: float) -> tuple:
+    return runs.read_bench_json(Path(path))
+
+
+@st.cache_data(show_spinner=False, ttl=30)
+def _find(root: str, name: str) -> list[str]:
+    return [str(p) for p in runs.find_files(Path(root), name)]
+
+
+def _training(root: Path) -> bool:
+    st.subheader("Training curves")
+    logs = _find(str(root), "metrics.csv")
+    if not logs:
+        st.info("No training logs (`metrics.csv`) found.")
+        return False
+    label = {p: runs.rel(Path(p).parent, root) for p in logs}
+    chosen = st.multiselect("Runs", logs, default=logs[:4], format_func=label.get,
+                            key=f"{KEY}_logs")
+    data = {}
+    for p in chosen:
+        try:
+            data[label[p]] = _metrics(p, Path(p).stat().st_mtime)
+        except (ValueError, OSError) as e:
+            st.error(f"Cannot read `{label[p]}/metrics.csv`: {e}")
+    if not data:
+        return True
+    cols = [c for c in dict.fromkeys(c for df in data.values() for c in df.columns)]
+    x_keys = [k for k in X_KEYS if k in cols]
+    metrics = [c for c in cols if c not in X_KEYS and c not in runs.TEXT_COLUMNS]
+    if not x_keys or not metrics:
+        st.warning(f"The logs have no {'/'.join(X_KEYS)} column or no metric column.")
+        return True
+    left, right = st.columns([3, 1])
+    shown = left.multiselect("Metrics", metrics, key=f"{KEY}_metrics",
+                             default=[m for m in DEFAULT_METRICS if m in metrics] or metrics[:1])
+    x_key = right.radio("x axis", x_keys, horizontal=True, key=f"{KEY}_x")
+    if shown:
+        st.plotly_chart(charts.training_curves(data, shown, x_key), width="stretch",
+                        key=f"{KEY}_curves")
+    return True
+
+
+def _benchmarks(root: Path) -> bool:
+    st.subheader("Benchmarks")
+    files = _find(str(root), "bench.json")
+    if not files:
+        st.info("No benchmark results (`bench.json`, written by `tsm bench`) found.")
+        return False
+    for p in files:
+        try:
+            rows, meta = _bench(p, Path(p).stat().st_mtime)
+        except (ValueError, OSError) as e:
+            st.error(f"Cannot read `{runs.rel(Path(p), root)}`: {e}")
+            continue
+        st.markdown(f"`{runs.rel(Path(p), root)}`")
+        st.dataframe(pd.DataFrame(rows), width="stretch", hide_index=True)
+        if meta.get("machine"):
+            st.caption(", ".join(f"{k}: {v}" for k, v in meta["machine"].items()))
+    return True
+
+
+def _dissection(root: Path) -> bool:
+    st.subheader("Dissection: TSN vs TSM")
+    try:
+        run = attention_view.load(root)
+        if run is None:
+            st.info("No dissection run found.")
+            return False
+        summary = sources.dissection_summary(run)
+    except (sources.Unavailable, ValueError, FileNotFoundError) as e:
+        st.info(f"No dissection comparison to show: {e}")
+        return False
+    df = pd.DataFrame(summary).T
+    st.dataframe(df, width="stretch")
+    bars = {m: {k: row.get(k) for k in BAR_METRICS if k in df.columns}
+            for m, row in summary.items()}
+    st.plotly_chart(charts.model_bars(bars, "where the maps look (higher is better)"),
+                    width="stretch", key=f"{KEY}_dissect")
+    st.caption("from " + ", ".join(f"`{runs.rel(f, root)}`" for f in run.folders.values()))
+    return True
+
+
+def render(settings: UISettings) -> None:
+    st.header("Runs")
+    root = settings.runs_dir
+    shown = [_training(root), _benchmarks(root), _dissection(root)]
+    if not any(shown):
+        st.info(DEMO_HINT.format(runs=root))

@@ -1,0 +1,263 @@
+"""The one place where the UI calls the other packages (``tsm_apps``, ``detection``, ``dissect``).
+
+Views only see the plain records defined here (:class:`FrameDetections`, :class:`AttentionClip`)
+so that a change in a package's API is a change in this module only. ``detection`` (mmdet) and
+``dissect`` are imported inside the functions that use them, so a view that needs neither
+starts fast; results that are absent raise :class:`Unavailable`, which the views show as a
+message.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from tsm_apps.checkpoint.reading import read_checkpoint
+from tsm_apps.data.video import VideoDecodeError, count_frames, read_video_frames
+from tsm_apps.io import read_json
+
+__all__ = ["VideoDecodeError", "Unavailable", "read_frames", "FrameDetections", "DetectorSpec",
+           "AttentionClip"]
+
+VID_FRAME_TEMPLATE = "{:06d}.JPEG"
+MODELS = ("TSN", "TSM")
+Progress = Callable[[float], None]
+
+
+class Unavailable(RuntimeError):
+    """Results the UI needs are absent; the message is for users."""
+
+
+# ----------------------------------------------------------------------------- video
+def read_frames(path: Path, max_frames: int) -> np.ndarray:
+    """The first ``max_frames`` frames uint8 ``(T, H, W, 3)`` of a video file or of an
+    ImageNet-VID snippet folder (``%06d.JPEG``, 0-based). Raises ``VideoDecodeError``."""
+    path = Path(path)
+    if path.is_dir():
+        kw = dict(frame_template=VID_FRAME_TEMPLATE, start_index=0)
+        n = count_frames(path, **kw)
+        if n == 0:
+            raise VideoDecodeError(path, "no frames named 000000.JPEG, 000001.JPEG, ...")
+        return read_video_frames(path, range(min(n, max_frames)), **kw)
+    n = count_frames(path, exact=True)
+    if n == 0:
+        raise VideoDecodeError(path, "video has zero frames")
+    return read_video_frames(path, range(min(n, max_frames)))
+
+
+# ----------------------------------------------------------------------------- detection
+@dataclass(frozen=True)
+class FrameDetections:
+    """Detections of one frame: ``boxes (K, 4)`` pixel x1,y1,x2,y2, ``scores (K,)``, labels."""
+    boxes: np.ndarray
+    scores: np.ndarray
+    labels: tuple[str, ...]
+
+    def keep(self, min_score: float) -> "FrameDetections":
+        m = self.scores >= min_score
+        return FrameDetections(self.boxes[m], self.scores[m],
+                               tuple(lb for lb, k in zip(self.labels, m) if k))
+
+
+@dataclass(frozen=True)
+class DetectorSpec:
+    """A trained detector found under the runs folder: display name and its work folder."""
+    name: str
+    folder: Path
+
+    @property
+    def key(self) -> str:
+        files = sorted(self.folder.glob("*"))
+        stamp = max((f.stat().st_mtime for f in files), default=0.0)
+        return f"{self.folder}:{stamp}"
+
+
+def find_detectors(runs: Path) -> dict[str, DetectorSpec]:
+    """TSN and TSM detectors under ``runs`` (``<runs>/detection/{tsn,tsm}`` or
+    ``<runs>/demo/detection/{tsn,tsm}``) that hold a checkpoint."""
+    found = {}
+    for name in MODELS:
+        for base in (runs / "detection", runs / "demo" / "detection"):
+            folder = base / name.lower()
+            if folder.is_dir() and any(folder.glob("*.pth")):
+                found[name] = DetectorSpec(name, folder)
+                break
+    return found
+
+
+def load_detector(spec: DetectorSpec) -> Any:
+    """The detector of ``spec`` on CPU (CUDA when present), in eval mode."""
+    from detection.inference import load_detector
+
+    return load_detector(spec.folder)
+
+
+def detect(detector: Any, frames: np.ndarray, progress: Optional[Progress] = None
+           ) -> list[FrameDetections]:
+    """Run ``detector`` over frames ``(T, H, W, 3)`` in order (online TSM keeps its shift
+    buffers across frames); one :class:`FrameDetections` per frame."""
+    from detection.inference import detect_video
+
+    results = detect_video(detector, frames, progress=progress)
+    return [FrameDetections(np.asarray(r.boxes, dtype=np.float32).reshape(-1, 4),
+                            np.asarray(r.scores, dtype=np.float32).reshape(-1),
+                            tuple(r.labels)) for r in results]
+
+
+def vid_results(runs: Path) -> tuple[dict[str, dict[str, float]], Path]:
+    """The latest VID evaluation under ``runs``: ``{model: {overall, slow, medium, fast,
+    corrupted}}`` (mAP in percent) and the file read."""
+    from detection.results import latest_vid_results
+
+    return latest_vid_results(runs)
+
+
+# ----------------------------------------------------------------------------- dissection
+@dataclass
+class AttentionClip:
+    """One clip of the TSN and TSM dissection runs, ready to show.
+
+    ``frames (T, H, W, 3)`` uint8 (the pixels the maps explain); ``maps[model]`` raw float
+    ``(T, H, W)``; ``mass[model]`` ``(T,)`` per-frame attention mass; ``gt_boxes`` ``(T, 4)`` or
+    ``None`` (rows of NaN where the actor is absent); ``metrics[model]`` the clip's scores.
+    """
+    frames: np.ndarray
+    maps: dict[str, np.ndarray]
+    mass: dict[str, np.ndarray]
+    gt_boxes: Optional[np.ndarray] = None
+    label: str = ""
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Dissection:
+    """The dissection runs of the two models (``dissect.layout.Run`` each), by model name."""
+    runs: dict[str, Any]
+
+    @property
+    def folders(self) -> dict[str, Path]:
+        return {m: Path(r.root) for m, r in self.runs.items()}
+
+
+def _model_of_run(folder: Path) -> Optional[str]:
+    """``'TSN'`` or ``'TSM'`` from the config of the run's checkpoint (no temporal shift: TSN);
+    None when the checkpoint cannot be read."""
+    settings = read_json(folder / "run.json").get("settings", {})
+    try:
+        cfg = read_checkpoint(settings["checkpoint"])["config"]
+    except (KeyError, TypeError, ValueError, FileNotFoundError):
+        return None
+    return "TSN" if cfg.get("shift") is None else "TSM"
+
+
+def find_dissection(runs: Path) -> Optional[dict[str, Path]]:
+    """The newest dissection run folder (holding ``run.json``) of each model under ``runs``;
+    ``None`` when there is none."""
+    from .runs import find_files
+
+    found: dict[str, Path] = {}
+    for settings in find_files(Path(runs), "run.json"):
+        model = _model_of_run(settings.parent)
+        if model and model not in found:
+            found[model] = settings.parent
+    return {m: found[m] for m in MODELS if m in found} or None  # always TSN, TSM order
+
+
+def dissection_stamp(folders: dict[str, Path]) -> float:
+    """Changes whenever a run gains a clip or a new ``metrics.json`` (for cache keys)."""
+    paths = [f / sub for f in folders.values() for sub in ("clips", "metrics.json")]
+    return max((p.stat().st_mtime for p in paths if p.exists()), default=0.0)
+
+
+def load_dissection(folders: dict[str, Path]) -> Dissection:
+    from dissect.layout import load_run
+
+    return Dissection({m: load_run(f) for m, f in folders.items()})
+
+
+def dissection_clips(d: Dissection) -> list[str]:
+    """Ids of the clips every model's run has finished."""
+    ids = [set(r.clips) for r in d.runs.values()]
+    return sorted(set.intersection(*ids)) if ids else []
+
+
+def _clip_scores(record: dict) -> dict[str, Any]:
+    from dissect.metrics import mean_defined as mean
+
+    sc = record["scores"]["method"]
+    out = {"correct": float(record["pred"] == record["label"]),
+           "pointing": mean(sc["pointing"])}
+    for k in sorted(k for k in sc if k.startswith("iou_")):
+        out[k] = mean(sc[k])
+    out.update(temporal_auc=sc.get("temporal_auc"), mass_ratio=sc.get("mass_ratio"))
+    return out
+
+
+def _clip_frames(run: Any, record: dict, num_frames: int) -> tuple[np.ndarray, str]:
+    """The displayed frames of a clip, re-decoded exactly as the dissection job sampled them."""
+    settings = run.settings.get("config", {})
+    from dissect.clips import load_clip, load_entries
+
+    entries = load_entries(run.settings["settings"]["data"])
+    entry = next((e for e in entries if e.id == record["id"]), None)
+    if entry is None:
+        raise ValueError(f"clip {record['id']} is no longer in {run.settings['settings']['data']}")
+    clip = load_clip(entry, num_frames, settings.get("size"))
+    return clip.frames, _class_name(run, record["label"])
+
+
+def _class_name(run: Any, label: int) -> str:
+    from dissect.clips import resolve_data
+
+    ann = resolve_data(run.settings["settings"]["data"])[1]
+    classes = read_json(ann).get("classes", []) if ann else []
+    return str(classes[label]) if 0 <= label < len(classes) else str(label)
+
+
+def clip_attention(d: Dissection, clip: str, progress: Optional[Progress] = None
+                   ) -> AttentionClip:
+    """Maps, per-frame mass, GT box and scores of ``clip`` in every model's run."""
+    maps, mass, metrics, boxes = {}, {}, {}, None
+    for i, (model, run) in enumerate(d.runs.items()):
+        files = run.clips[clip]
+        arrays = files.load_maps()
+        maps[model] = arrays["maps"]
+        mass[model] = np.asarray(files.record["scores"]["method"]["mass"], dtype=np.float64)
+        metrics[model] = _clip_scores(files.record)
+        if boxes is None and not np.isnan(arrays["boxes"]).all():
+            boxes = arrays["boxes"]
+        if progress:
+            progress((i + 1) / (len(d.runs) + 1))
+    first = next(iter(d.runs.values()))
+    frames, label = _clip_frames(first, first.clips[clip].record, len(maps[next(iter(maps))]))
+    if progress:
+        progress(1.0)
+    return AttentionClip(frames, maps, mass, boxes, label, metrics)
+
+
+BASELINES = {"centre": "centre prior", "random": "random map"}
+
+
+def dissection_summary(d: Dissection) -> dict[str, dict[str, Any]]:
+    """``{row: {metric: value}}`` from each run's ``metrics.json``: one row per model (its maps'
+    aggregates and top-1 accuracy), then the baselines (centre prior, random map)."""
+    out: dict[str, dict[str, Any]] = {}
+    for model, run in d.runs.items():
+        agg = run.metrics.get("aggregate", {}).get("method", {})
+        out[model] = {"accuracy": run.metrics.get("accuracy"), **agg}
+    first = next(iter(d.runs.values()), None)
+    for kind, label in BASELINES.items():
+        agg = first.metrics.get("aggregate", {}).get(kind) if first else None
+        if agg:
+            out[label] = dict(agg)
+    return out
+
+
+def attention_overlay(clip: AttentionClip, model: str, per: str = "clip") -> np.ndarray:
+    """``(T, H, W, 3)`` uint8: ``model``'s maps over the clip's frames (GT box drawn when known),
+    colour scale per clip or per frame (:func:`dissect.overlay.overlay`)."""
+    from dissect.overlay import overlay
+
+    return overlay(clip.frames, clip.maps[model], per=per, boxes=clip.gt_boxes)

@@ -1,0 +1,187 @@
+"""The demo's report: every measured table of a run folder, as Markdown and as HTML with Plotly.
+
+Reads only the JSON files the steps wrote (layout: :mod:`ui.pipeline.layout`):
+``recognizers/{tsn,tsm}/eval.json``, ``detection/{tsn,tsm}/test/metrics.json``,
+``dissect/{tsn,tsm}/metrics.json``, ``bench/bench.json`` and the step timings ``timing.json``.
+A missing file leaves its section saying which file is missing, never a made-up number.
+"""
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from tsm_apps.io import atomic_write_text, read_json
+
+from .layout import MODELS, RunLayout
+
+DET_KEYS = ("mAP", "mAP_slow", "mAP_medium", "mAP_fast", "mAP_corrupted")
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool) or v is None:
+        return "" if v is None else str(v)
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return str(v)
+
+
+class Table:
+    """A titled table; rendered as Markdown and HTML, optionally charted as grouped bars."""
+
+    def __init__(self, title: str, header: Sequence[str], rows: Sequence[Sequence[Any]],
+                 note: str = "", chart: bool = False) -> None:
+        self.title, self.header, self.rows, self.note, self.chart = title, header, rows, note, chart
+
+    def markdown(self) -> str:
+        out = [f"## {self.title}", ""]
+        if self.note:
+            out += [self.note, ""]
+        if self.rows:
+            out.append("| " + " | ".join(self.header) + " |")
+            out.append("|" + "---|" * len(self.header))
+            out += ["| " + " | ".join(_fmt(v) for v in r) + " |" for r in self.rows]
+            out.append("")
+        return "\n".join(out)
+
+    def html(self) -> str:
+        out = [f"<h2>{html.escape(self.title)}</h2>"]
+        if self.note:
+            out.append(f"<p>{html.escape(self.note)}</p>")
+        if self.rows:
+            out.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+                       + "</tr>")
+            out += ["<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in r) + "</tr>"
+                    for r in self.rows]
+            out.append("</table>")
+        if self.chart and self.rows:
+            out.append(self._plot())
+        return "\n".join(out)
+
+    def _plot(self) -> str:
+        import plotly.graph_objects as go
+
+        fig = go.Figure()
+        for j, name in enumerate(self.header[1:], 1):
+            ys = [r[j] if isinstance(r[j], (int, float)) else None for r in self.rows]
+            fig.add_bar(name=name, x=[str(r[0]) for r in self.rows], y=ys)
+        fig.update_layout(barmode="group", title=self.title, height=360,
+                          margin=dict(l=40, r=20, t=50, b=40))
+        return fig.to_html(full_html=False, include_plotlyjs=False)
+
+
+def recognition_table(root: Path) -> Table:
+    rows, missing, runs = [], [], RunLayout(root)
+    for m in MODELS:
+        ev = read_json(runs.recognizer_eval(m), missing_ok=True)
+        if ev is None:
+            missing.append(runs.rel(runs.recognizer_eval(m)))
+            continue
+        k = len(ev.get("classes") or []) or None
+        rows.append([m.upper(), ev.get("top1"), ev.get("top5"), k, 100.0 / k if k else None])
+    note = f"missing: {', '.join(missing)}" if missing else \
+        "val top-1 / top-5 (%) on the synthetic temporal set, 1 clip, centre crop"
+    return Table("Recognition (synthetic temporal set)",
+                 ["model", "top-1", "top-5", "classes", "chance (%)"], rows, note, chart=True)
+
+
+def detection_table(root: Path) -> Table:
+    rows, missing, runs = [], [], RunLayout(root)
+    for m in MODELS:
+        met = read_json(runs.detection_metrics(m), missing_ok=True)
+        if met is None:
+            missing.append(runs.rel(runs.detection_metrics(m)))
+            continue
+        rows.append([{"tsn": "TSN R-FCN", "tsm": "online-TSM R-FCN"}[m]]
+                    + [met.get(k) for k in DET_KEYS])
+    note = f"missing: {', '.join(missing)}" if missing else \
+        "mAP (%) on the synthetic ImageNet-VID val set: overall, by motion speed, corrupted frames"
+    return Table("Video object detection (synthetic ImageNet-VID)",
+                 ["model", "mAP", "slow", "medium", "fast", "corrupted"], rows, note, chart=True)
+
+
+DISSECT_METRICS = ("pointing", "pointing_active", "pointing_tol", "temporal_auc", "mass_ratio",
+                   "iou_dataset", "iou_max20")
+
+
+def dissection_table(root: Path) -> Table:
+    """One row per metric: TSN, TSM, and the baselines beside them (the centre prior and the
+    random map are model-free; the randomised-weights sanity check is per model)."""
+    title = "Dissection (where and when the networks look)"
+    layout = RunLayout(root)
+    runs = {m: read_json(layout.dissection(m) / "metrics.json", missing_ok=True) for m in MODELS}
+    missing = [layout.rel(layout.dissection(m) / "metrics.json")
+               for m, v in runs.items() if v is None]
+    if missing:
+        return Table(title, [], [], f"missing: {', '.join(missing)}")
+    agg = {m: v.get("aggregate", {}) for m, v in runs.items()}
+    rows = [[k, agg["tsn"].get("method", {}).get(k), agg["tsm"].get("method", {}).get(k),
+             agg["tsm"].get("centre", {}).get(k), agg["tsm"].get("random", {}).get(k),
+             agg["tsn"].get("sanity", {}).get(k), agg["tsm"].get("sanity", {}).get(k)]
+            for k in DISSECT_METRICS]
+    rows.append(["accuracy", runs["tsn"].get("accuracy"), runs["tsm"].get("accuracy"),
+                 None, None, None, None])
+    units = {m: read_json(layout.dissection(m) / "units.json", missing_ok=True) or {}
+             for m in MODELS}
+    for layer in (units["tsm"].get("layers") or {}):
+        rows.append([f"detector units {layer}",
+                     units["tsn"].get("layers", {}).get(layer, {}).get("detectors"),
+                     units["tsm"]["layers"][layer].get("detectors"), None, None, None, None])
+    clips = agg["tsm"].get("method", {}).get("clips")
+    return Table(title, ["metric", "TSN", "TSM", "centre prior", "random map",
+                         "TSN randomised", "TSM randomised"], rows,
+                 f"{clips} val clips, CAM of the predicted class; pointing: the map's maximum "
+                 "lies on the actor's box (frames with a box; _active: frames where it acts; _tol: "
+                 "within the game's standard tolerance, 15 px at 224 = 7.5 px at 112); "
+                 "temporal_auc / mass_ratio: map mass in acting vs still frames; IoU of the "
+                 "thresholded map with the box. Side-by-side report: dissect/compare/compare.html")
+
+
+def bench_table(root: Path) -> Table:
+    b = read_json(RunLayout(root).bench, missing_ok=True)
+    if b is None:
+        return Table("Performance (tsm bench)", [], [],
+                     "not part of the demo run; `tsm bench --out runs/demo/bench/bench.json` adds it")
+    rows = [[f["name"], f["value"], f["unit"], f.get("goal") or "",
+             "" if f.get("met") is None else ("yes" if f["met"] else "no"), f["device"]]
+            for f in b["figures"]]
+    m = b.get("machine", {})
+    return Table("Performance (tsm bench)", ["figure", "value", "unit", "goal", "met", "device"],
+                 rows, f"machine: {m.get('platform')}, {m.get('cpus')} CPUs, torch {m.get('torch')}")
+
+
+def timing_table(root: Path) -> Table:
+    """``timing.json``: ``{step: {"seconds", "reused"}}`` (or the older ``{step: seconds or
+    'reused'}``)."""
+    t = read_json(RunLayout(root).timing, missing_ok=True) or {}
+    rows = []
+    for k, v in t.items():
+        secs, reused = (v.get("seconds"), v.get("reused")) if isinstance(v, dict) else \
+            (v if not isinstance(v, str) else None, isinstance(v, str))
+        rows.append([k, "" if secs is None else f"{secs:.1f}", "reused" if reused else "ran"])
+    return Table("Steps", ["step", "seconds (when it ran)", "this run"], rows)
+
+
+def build_tables(root: Path) -> list:
+    return [recognition_table(root), detection_table(root), dissection_table(root),
+            bench_table(root), timing_table(root)]
+
+
+def write_report(root: str | os.PathLike) -> tuple:
+    """Write ``REPORT.md`` and ``REPORT.html`` in ``root``; returns their paths."""
+    import plotly.offline
+
+    root = Path(root)
+    tables = build_tables(root)
+    md = "# TSM Apps demo report\n\n" + "\n".join(t.markdown() for t in tables)
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:"
+             "collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}")
+    page = ("<!doctype html><html><head><meta charset='utf-8'><title>TSM Apps demo report</title>"
+            f"<style>{style}</style><script>{plotly.offline.get_plotlyjs()}</script></head><body>"
+            "<h1>TSM Apps demo report</h1>" + "\n".join(t.html() for t in tables)
+            + "</body></html>")
+    md_path, html_path = root / "REPORT.md", root / "REPORT.html"
+    atomic_write_text(md_path, md)
+    atomic_write_text(html_path, page)
+    return md_path, html_path
