@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.app.main import cli
+from ui import cli
 from ui.app.settings import ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS, UISettings, default_runs_dir
 
 

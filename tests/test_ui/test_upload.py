@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ui.app.main import upload
+from ui.app import upload
 
 
 @pytest.fixture(autouse=True)

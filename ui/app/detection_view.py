@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from .main import charts, player, sources
+from . import charts, player, sources
 from .cache import result_store
 from .draw import MODEL_COLORS, draw_boxes, upscale
 from .settings import DEMO_HINT, UISettings

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from .main import attention_view, charts, runs, sources
+from . import attention_view, charts, runs, sources
 from .settings import DEMO_HINT, UISettings
 
 KEY = "runs"

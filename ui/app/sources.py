@@ -18,6 +18,8 @@ from tsm_apps.checkpoint.reading import read_checkpoint
 from tsm_apps.data.video import VideoDecodeError, count_frames, read_video_frames
 from tsm_apps.io import read_json
 
+from ..pipeline.layout import DEFAULT_ROOT, RunLayout
+
 __all__ = ["VideoDecodeError", "Unavailable", "read_frames", "FrameDetections", "DetectorSpec",
            "AttentionClip"]
 
@@ -79,8 +81,8 @@ def find_detectors(runs: Path) -> dict[str, DetectorSpec]:
     ``<runs>/demo/detection/{tsn,tsm}``) that hold a checkpoint."""
     found = {}
     for name in MODELS:
-        for base in (runs / "detection", runs / "demo" / "detection"):
-            folder = base / name.lower()
+        for layout in (RunLayout(runs), RunLayout(runs / DEFAULT_ROOT.name)):
+            folder = layout.detector(name.lower())
             if folder.is_dir() and any(folder.glob("*.pth")):
                 found[name] = DetectorSpec(name, folder)
                 break

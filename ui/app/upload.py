@@ -14,7 +14,7 @@ from typing import Iterator
 
 import numpy as np
 
-from .main import sources
+from . import sources
 
 
 class UploadError(ValueError):

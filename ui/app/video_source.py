@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 import streamlit as st
 
-from .main import runs, sources
+from . import runs, sources
 from .settings import UISettings
 from .upload import UploadError, decode_upload
 
