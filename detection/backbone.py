@@ -13,11 +13,12 @@ from typing import List, Optional, Sequence
 
 import torch
 from mmdet.registry import MODELS
+from mmengine.logging import print_log
 from mmengine.model import BaseModule
 from torch import Tensor, nn
 
 from tsm_apps.models.backbone import BackboneConfig, build_trunk, set_num_segments
-from tsm_apps.checkpoint.reading import checkpoint_config, read_checkpoint, state_dict_mismatch
+from tsm_apps.checkpoint.reading import backbone_weights, state_dict_mismatch
 from tsm_apps.models.online import shift_modules
 from tsm_apps.models.shift import DEFAULT_FOLD_DIV
 
@@ -41,9 +42,17 @@ class TSMResNet(BaseModule):
         frozen_stages: mmdet semantics: ``-1`` nothing frozen, ``0`` the stem (conv1/bn1),
             ``i >= 1`` the stem and res2..res(i+1); frozen parts have no grad and stay in eval.
         norm_eval: keep every BatchNorm in eval mode (frozen statistics) while training.
-        checkpoint: optional path of a ``tsm_apps`` recognizer checkpoint (or an official TSM /
-            mmaction2 TSM one) whose backbone weights :meth:`init_weights` loads; classifier
-            keys are ignored. Nothing is ever downloaded.
+        frozen_bn_affine: BatchNorm ``weight``/``bias`` get no gradient (MSRA R-FCN: BN
+            ``use_global_stats`` with fixed gamma/beta).
+        checkpoint: optional path of the weights :meth:`init_weights` loads: a torchvision
+            ImageNet ResNet state dict (plain or under ``state_dict``/``model``), an
+            mmpretrain/mmcls ResNet, a ``tsm_apps`` recognizer, an official TSM or an mmaction2
+            TSM checkpoint; classifier keys are dropped; the layout and the loaded/missing
+            counts are logged. Nothing is ever downloaded.
+        allow_random_frozen: without a ``checkpoint``, frozen stages (``frozen_stages > -1``)
+            or frozen BN statistics (``norm_eval``) would keep random weights and 0/1 statistics
+            for the whole run, so :meth:`init_weights` (start of training) refuses them unless
+            this is ``True``.
         init_cfg: mmengine init config (default ``None``: the trunk's own Kaiming init).
     """
 
@@ -51,8 +60,9 @@ class TSMResNet(BaseModule):
                  shift: Optional[str] = "online", fold_div: int = DEFAULT_FOLD_DIV,
                  place: str = "blockres", strides: Sequence[int] = (1, 2, 2, 1),
                  dilations: Sequence[int] = (1, 1, 1, 2), out_indices: Sequence[int] = (3,),
-                 frozen_stages: int = -1, norm_eval: bool = True,
-                 checkpoint: Optional[str] = None, init_cfg: Optional[dict] = None) -> None:
+                 frozen_stages: int = -1, norm_eval: bool = True, frozen_bn_affine: bool = False,
+                 checkpoint: Optional[str] = None, allow_random_frozen: bool = False,
+                 init_cfg: Optional[dict] = None) -> None:
         super().__init__(init_cfg)
         if arch == "mobilenetv2":
             raise ValueError("TSMResNet wraps ResNets only; got arch='mobilenetv2'")
@@ -67,7 +77,8 @@ class TSMResNet(BaseModule):
         self.out_indices = tuple(out_indices)
         self.out_channels = tuple(self.trunk.stage_channels[i] for i in self.out_indices)
         self.frozen_stages, self.norm_eval = frozen_stages, norm_eval
-        self.checkpoint = checkpoint
+        self.frozen_bn_affine = frozen_bn_affine
+        self.checkpoint, self.allow_random_frozen = checkpoint, allow_random_frozen
         self._streaming = False
         self._freeze()
 
@@ -148,6 +159,11 @@ class TSMResNet(BaseModule):
             m.eval()
             for p in m.parameters():
                 p.requires_grad = False
+        if self.frozen_bn_affine:
+            for m in self.modules():
+                if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                    for p in m.parameters():
+                        p.requires_grad = False
 
     def train(self, mode: bool = True) -> "TSMResNet":
         super().train(mode)
@@ -159,19 +175,43 @@ class TSMResNet(BaseModule):
         return self
 
     def init_weights(self) -> None:
+        """Kaiming init, then the ``checkpoint`` weights; refuses frozen random weights."""
+        check_random_frozen(self.checkpoint, self.frozen_stages, self.norm_eval,
+                            self.allow_random_frozen)
         super().init_weights()
         if self.checkpoint:
             self.load_tsm_checkpoint(self.checkpoint)
 
-    def load_tsm_checkpoint(self, path: str) -> None:
-        """Load the ``backbone.*`` weights of a recognizer checkpoint (any layout ``tsm_apps``
-        reads) into the trunk; ValueError listing missing keys / shape conflicts."""
-        _, sd, _ = checkpoint_config(read_checkpoint(path), str(path).split("/")[-1])
-        trunk_sd = {k[len("backbone."):]: v for k, v in sd.items() if k.startswith("backbone.")}
-        missing, _, conflicts = state_dict_mismatch(self.trunk, trunk_sd)
+    def load_tsm_checkpoint(self, path: str) -> dict:
+        """Load the backbone weights of a checkpoint of any layout ``tsm_apps`` reads (see
+        ``checkpoint``) into the trunk; classifier keys dropped. Returns and logs ``{"layout",
+        "loaded", "missing", "dropped"}``; one-line ValueError on missing keys / shape conflicts."""
+        own = list(self.trunk.state_dict())
+        layout, trunk_sd, dropped = backbone_weights(path, own)
+        missing, unexpected, conflicts = state_dict_mismatch(self.trunk, trunk_sd)
         if missing or conflicts or not trunk_sd:
-            raise ValueError(f"checkpoint {path} does not fit TSMResNet(arch={self.cfg.arch}, "
-                             f"width={self.cfg.width}): {len(missing)} missing keys "
-                             f"{missing[:8]}, shape conflicts {conflicts[:8]}")
+            raise ValueError(f"checkpoint {path} ({layout} layout) does not fit "
+                             f"TSMResNet(arch={self.cfg.arch}, width={self.cfg.width}): "
+                             f"{len(missing)} missing keys {missing[:4]}, {len(conflicts)} shape "
+                             f"conflicts {conflicts[:3]}")
         with torch.no_grad():
             self.trunk.load_state_dict(trunk_sd, strict=False)
+        report = {"layout": layout, "loaded": len(trunk_sd) - len(unexpected), "missing": 0,
+                  "dropped": dropped + len(unexpected)}
+        print_log(f"TSMResNet: {path}: {layout} layout, {report['loaded']} tensors loaded, "
+                  f"0 missing, {report['dropped']} dropped (classifier and non-backbone keys)",
+                  logger="current")
+        return report
+
+
+def check_random_frozen(checkpoint: Optional[str], frozen_stages: int, norm_eval: bool,
+                        allow_random_frozen: bool = False) -> None:
+    """ValueError when training would freeze random weights (``frozen_stages > -1``) or keep
+    BN statistics at 0/1 (``norm_eval``) because no ``checkpoint`` is given."""
+    if checkpoint or allow_random_frozen or (frozen_stages < 0 and not norm_eval):
+        return
+    raise ValueError(f"TSMResNet: no backbone checkpoint but frozen_stages={frozen_stages}, "
+                     f"norm_eval={norm_eval}: random weights/BN statistics would stay frozen; "
+                     "give model.backbone.checkpoint=<ImageNet ResNet .pth>, or train from "
+                     "scratch with frozen_stages=-1 norm_eval=False, or set "
+                     "allow_random_frozen=True")

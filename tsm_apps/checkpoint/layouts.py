@@ -12,6 +12,14 @@ Layouts recognised by :func:`detect_layout`:
   Conv/BN directly in ``features.N.conv.0..7`` (mapped to torchvision's nesting here).
 * ``"mmaction2"``: ``backbone.conv1.conv/bn``, ``backbone.layer1.0.conv1.conv.net.weight``,
   ``downsample.conv/bn``, ``cls_head.fc_cls.*`` (ResNet TSM without non-local blocks).
+* ``"torchvision"``: an ImageNet ResNet state dict of torchvision (``conv1.weight``, ``bn1.*``,
+  ``layer1.0.conv1.weight``, ``layer1.0.downsample.0/1.*``, ``fc.*``; no prefix), also wrapped
+  in ``state_dict``/``model`` (how FGFA, MEGA, SELSA and the TSM paper's R-FCN start).
+* ``"mmpretrain"``: mmpretrain/mmcls ResNet: the torchvision keys under ``backbone.``, the
+  classifier ``head.fc.*`` (or no classifier).
+
+The two ImageNet layouts hold plain 2D convolutions: :func:`align_to` moves their weights onto a
+shifted model's keys (``conv1.weight`` -> ``conv1.net.weight``).
 
 :func:`infer_structure` reads the architecture from the mapped keys; :func:`parse_official_name`
 reads the official file-name convention; :func:`mmaction2_meta_config` the config text that
@@ -21,13 +29,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from torch import Tensor
 
 from ..models.backbone import RESNET_SPECS
 
-LAYOUTS = ("tsm_apps", "official", "mmaction2")
+LAYOUTS = ("tsm_apps", "official", "mmaction2", "torchvision", "mmpretrain")
+IMAGENET_LAYOUTS = ("torchvision", "mmpretrain")  # no shift wrappers in their keys
 _IGNORED_PREFIXES = ("data_preprocessor.",)  # mmaction2 normalisation buffers, not weights
 # official MobileNetV2 Sequential index -> torchvision Conv2dNormActivation nesting
 _MBV2_EXPAND = {0: "0.0", 1: "0.1", 3: "1.0", 4: "1.1", 6: "2", 7: "3"}
@@ -49,12 +58,19 @@ def detect_layout(state_dict: Mapping[str, Tensor]) -> str:
     mm_conv = re.compile(r"backbone\.(conv1|layer\d\.\d+\.conv1)\.conv\.")
     if any(k.startswith("cls_head.") or mm_conv.match(k) for k in keys):
         return "mmaction2"
-    if any(k.startswith("backbone.") for k in keys) and any(k.startswith("fc.") for k in keys):
-        return "tsm_apps"
+    if any(k.startswith("backbone.") for k in keys):
+        if any(k.startswith("fc.") for k in keys):
+            return "tsm_apps"
+        if "backbone.conv1.weight" in keys and not any(k.startswith("backbone.features.")
+                                                       for k in keys):
+            return "mmpretrain"
+    if "conv1.weight" in keys and any(k.startswith("layer1.") for k in keys):
+        return "torchvision"
     sample = ", ".join(keys[:5])
     raise ValueError(f"unrecognised checkpoint layout ({len(keys)} keys, e.g. {sample}); expected "
-                     "our Recognizer keys, the official TSM repo's 'base_model.*' keys or "
-                     "mmaction2's 'backbone.*'/'cls_head.*' keys")
+                     "our Recognizer keys, the official TSM repo's 'base_model.*', mmaction2's "
+                     "'backbone.*'/'cls_head.*', torchvision's 'conv1.*'/'layer1.*' or "
+                     "mmpretrain's 'backbone.*'/'head.fc.*' keys")
 
 
 def to_our_keys(state_dict: Mapping[str, Tensor], layout: str | None = None) -> dict:
@@ -67,7 +83,32 @@ def to_our_keys(state_dict: Mapping[str, Tensor], layout: str | None = None) -> 
         return _from_mmaction2(sd)
     if layout == "tsm_apps":
         return sd
+    if layout == "torchvision":
+        return {k if k.startswith("fc.") else "backbone." + k: v for k, v in sd.items()}
+    if layout == "mmpretrain":
+        return {("fc." + k[len("head.fc."):] if k.startswith("head.fc.") else k): v
+                for k, v in sd.items() if k.startswith(("backbone.", "head.fc."))}
     raise ValueError(f"unknown layout {layout!r}; expected one of {LAYOUTS}")
+
+
+def _canonical(key: str) -> str:
+    """A key without the shift wrappers (``.net``, ``.block``) of our modules."""
+    return re.sub(r"\.(net|block)(?=\.)", "", key)
+
+
+def align_to(sd: Mapping[str, Tensor], target_keys: Sequence[str]) -> dict:
+    """``sd`` with each key that ``target_keys`` lacks renamed to the target key that equals
+    it up to the shift wrappers (``layer1.0.conv1.weight`` -> ``layer1.0.conv1.net.weight``);
+    keys with no such target stay as they are (a later check reports them)."""
+    target = set(target_keys)
+    by_canon: dict = {}
+    for k in target:
+        by_canon.setdefault(_canonical(k), []).append(k)
+    out = {}
+    for k, v in sd.items():
+        cands = by_canon.get(_canonical(k), [])
+        out[cands[0] if k not in target and len(cands) == 1 else k] = v
+    return out
 
 
 def _from_official(sd: dict) -> dict:

@@ -5,12 +5,14 @@ Our format (a plain dict of tensors and Python scalars/containers, so ``weights_
     {"format": "tsm_apps.recognizer/1", "config": RecognizerConfig.to_dict(),
      "state_dict": {...}, "meta": {...}, <training state: "optimizer", "scheduler", ...>}
 
-Foreign layouts (official TSM repository, mmaction2) are mapped in
+Foreign layouts (official TSM repository, mmaction2, torchvision / mmpretrain ImageNet ResNets)
+are mapped in
 :mod:`tsm_apps.checkpoint.layouts`; :func:`load_checkpoint` builds the model that any of them defines, :func:`load_weights` loads one
 into a model that already exists (and says precisely why it does not fit).
 """
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -19,11 +21,13 @@ from torch import Tensor, nn
 
 from ..io import atomic_save, read_checkpoint  # noqa: F401  (re-exported)
 from ..models.recognizer import Recognizer, RecognizerConfig, recognizer_from_config
-from .layouts import (detect_layout, infer_structure, mmaction2_meta_config, parse_official_name,
-                      to_our_keys)
+from .layouts import (IMAGENET_LAYOUTS, align_to, detect_layout, infer_structure,
+                      mmaction2_meta_config, parse_official_name, to_our_keys)
 
 FORMAT = "tsm_apps.recognizer/1"
 _MAX_LISTED = 12  # keys listed per category in mismatch errors
+_WRAPPERS = ("state_dict", "model")  # where checkpoints of other tools keep the weights
+log = logging.getLogger(__name__)
 
 
 def save_checkpoint(path: str | os.PathLike, model: nn.Module, meta: dict | None = None,
@@ -38,10 +42,11 @@ def save_checkpoint(path: str | os.PathLike, model: nn.Module, meta: dict | None
 
 
 def _state_dict_of(ckpt: dict) -> dict:
-    sd = ckpt.get("state_dict", ckpt)
+    """The tensors of ``ckpt``: its ``state_dict`` or ``model`` entry, or ``ckpt`` itself."""
+    sd = next((ckpt[k] for k in _WRAPPERS if isinstance(ckpt.get(k), dict)), ckpt)
     if not isinstance(sd, dict) or not sd or not all(isinstance(v, Tensor) for v in sd.values()):
-        raise ValueError("checkpoint holds no state dict: expected a 'state_dict' entry or a "
-                         f"flat dict of tensors, got keys {sorted(ckpt)[:10]}")
+        raise ValueError("checkpoint holds no state dict: expected a 'state_dict' or 'model' "
+                         f"entry or a flat dict of tensors, got keys {sorted(map(str, ckpt))[:10]}")
     return sd
 
 
@@ -91,12 +96,30 @@ def load_weights(model: nn.Module, path: str | os.PathLike,
     ckpt = read_checkpoint(path)
     layout, sd, _ = checkpoint_config(ckpt, path.name)
     target = getattr(model, "module", model)
+    if layout in IMAGENET_LAYOUTS:
+        sd = align_to(sd, list(target.state_dict()))
     config = getattr(target, "config", None)
     what = f"checkpoint {path} ({layout} layout)"
     if config is not None:
         what += f" vs the requested model (arch={config.arch}, num_classes={config.num_classes})"
     _load_checked(target, sd, what, tuple(ignore))
+    kept = [k for k in sd if not k.startswith(tuple(ignore))]
+    log.info("loaded %s: %s layout, %d tensors loaded, 0 missing, %d skipped (%s)", path, layout,
+             len(kept), len(sd) - len(kept), ", ".join(ignore) or "none")
     return ckpt
+
+
+def backbone_weights(path: str | os.PathLike, target_keys: Sequence[str]) -> tuple:
+    """``(layout, weights, dropped)``: the backbone tensors of a checkpoint of any known layout,
+    keyed like ``target_keys`` (a trunk's own keys, no ``backbone.`` prefix; ImageNet layouts
+    aligned to shifted convs by :func:`~.layouts.align_to`); ``dropped`` counts the classifier
+    and other non-backbone tensors left out."""
+    path = Path(path)
+    layout, sd, _ = checkpoint_config(read_checkpoint(path), path.name)
+    trunk = {k[len("backbone."):]: v for k, v in sd.items() if k.startswith("backbone.")}
+    if layout in IMAGENET_LAYOUTS:
+        trunk = align_to(trunk, target_keys)
+    return layout, trunk, len(sd) - len(trunk)
 
 
 def state_dict_mismatch(model: nn.Module, sd: Mapping[str, Tensor],
