@@ -19,6 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from tsm_apps.viz import draw_boxes
+
 from .checkpoint import load_detector_weights
 
 CONFIG_NAMES = ("config.py",)
@@ -241,13 +243,5 @@ def detect_video(detector: Detector, frames: np.ndarray,
 def draw_detections(frame: np.ndarray, result: FrameResult, color=(255, 64, 64)) -> np.ndarray:
     """A copy of uint8 RGB ``frame (H, W, 3)`` with ``result``'s boxes outlined and captioned
     ``"<label> <score>"``."""
-    from PIL import Image, ImageDraw
-
-    img = Image.fromarray(np.ascontiguousarray(frame))
-    draw = ImageDraw.Draw(img)
-    width = max(1, round(min(img.size) / 160))
-    for (x1, y1, x2, y2), name, score in zip(result.boxes.tolist(), result.labels,
-                                             result.scores.tolist()):
-        draw.rectangle([x1, y1, x2, y2], outline=color, width=width)
-        draw.text((x1 + 2, max(0.0, y1 - 11)), f"{name} {score:.2f}", fill=color)
-    return np.asarray(img)
+    captions = [f"{name} {score:.2f}" for name, score in zip(result.labels, result.scores.tolist())]
+    return draw_boxes(frame, result.boxes, captions, color=color, width=None)

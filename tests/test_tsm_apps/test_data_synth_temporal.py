@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from tsm_apps.data import synth_draw, synth_temporal
+from tsm_apps.synth import draw as synth_draw
+from tsm_apps.synth import temporal as synth_temporal
 from tsm_apps.synth.cli import main as synth_main
 from tsm_apps.data.video import read_video_frames
 

@@ -2,7 +2,8 @@ import pytest
 import torch
 
 from tsm_apps import build_recognizer
-from tsm_apps.bench.cli import format_table, naive_shift
+from tsm_apps.bench.cli import format_table
+from tsm_apps.bench.core import naive_shift
 from tsm_apps.models.inflate import TemporalConv, inflate_shifts
 from tsm_apps.models.shift import temporal_shift
 from tsm_apps.bench.timing import Figure, time_pair
