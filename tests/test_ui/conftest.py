@@ -17,7 +17,7 @@ def app_for(monkeypatch):
     """``app_for(runs_dir, view=None, **env)``: an AppTest of ``ui/app/main.py`` (not yet run)."""
     from streamlit.testing.v1 import AppTest
 
-    def make(runs: Path, max_upload_mb: float = 50, max_frames: int = 48) -> AppTest:
+    def make(runs: Path, max_upload_mb: float = 50, max_frames: int = 300) -> AppTest:
         monkeypatch.setenv(ENV_RUNS, str(runs))
         monkeypatch.setenv(ENV_MAX_UPLOAD_MB, str(max_upload_mb))
         monkeypatch.setenv(ENV_MAX_FRAMES, str(max_frames))

@@ -20,7 +20,7 @@ def test_command_is_headless_on_localhost_with_runs_dir(tmp_path):
     assert opts["--server.port"] == "8123"
     assert opts["--server.maxUploadSize"] == "51"  # our 50 MB limit + 1 (our message wins)
     assert env[ENV_RUNS] == str(tmp_path.resolve())
-    assert env[ENV_MAX_UPLOAD_MB] == "50.0" and env[ENV_MAX_FRAMES] == "48"
+    assert env[ENV_MAX_UPLOAD_MB] == "50.0" and env[ENV_MAX_FRAMES] == "300"
 
 
 def test_default_runs_dir_prefers_runs_demo(tmp_path):

@@ -44,5 +44,6 @@ def test_decodes_a_real_video(tmp_path):
     frames = rng.integers(0, 255, (6, 32, 48, 3), dtype=np.uint8)
     path = write_video(tmp_path / "ok.mp4", frames, fps=5)
     out = upload.decode_upload("ok.mp4", path.read_bytes(), 2**20, max_frames=4)
-    assert out.shape == (4, 32, 48, 3) and out.dtype == np.uint8
+    assert out.frames.shape == (4, 32, 48, 3) and out.frames.dtype == np.uint8
+    assert out.total == 6 and out.cut
     assert upload.leftover_uploads() == []

@@ -91,3 +91,14 @@ def write_vid_snippet(root: Path, frames: int = 6, h: int = 64, w: int = 96) -> 
         img[20:40, 8 + 10 * t:28 + 10 * t] = 255
         Image.fromarray(img).save(snippet / f"{t:06d}.JPEG", quality=95)
     return snippet
+
+
+def write_checkpoints(runs: Path, classes: int = 5) -> dict:
+    """Random-weight tiny TSN and TSM checkpoints (our format, class names stored) under
+    ``runs/train/{tsn,tsm}/best.pth``."""
+    from tsm_apps.checkpoint.reading import save_checkpoint
+
+    names = [f"action {i}" for i in range(classes)]
+    return {name: save_checkpoint(runs / "train" / name / "best.pth",
+                                  tiny_recognizer(shift, classes, seed), {"classes": names})
+            for seed, (name, shift) in enumerate((("tsn", None), ("tsm", "offline")))}

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import charts, player, sources
+from . import charts, compare_view, player, sources
 from .cache import result_store
 from .draw import upscale
 from .settings import DEMO_HINT, UISettings
@@ -57,8 +57,21 @@ def _metrics_table(clip: sources.AttentionClip) -> None:
                  width="stretch")
 
 
+RUN_MODE, ANY_MODE = "Clips of a dissection run", "Any two checkpoints on any video"
+
+
 def render(settings: UISettings) -> None:
     st.header("Attention: where TSN and TSM look")
+    mode = st.radio("Show", [RUN_MODE, ANY_MODE], horizontal=True, key=f"{KEY}_mode",
+                    help="the maps a finished `tsm dissect run` stored, or maps computed here "
+                         "for two checkpoints you choose on a video you choose or upload")
+    if mode == ANY_MODE:
+        compare_view.render(settings)
+        return
+    _render_run(settings)
+
+
+def _render_run(settings: UISettings) -> None:
     try:
         run = load(settings.runs_dir)
         clips = sources.dissection_clips(run) if run else []
@@ -66,7 +79,8 @@ def render(settings: UISettings) -> None:
         st.error(f"Cannot read the dissection runs: {e}")
         return
     if run is None:
-        st.warning("No dissection run found.")
+        st.warning("No dissection run found: choose \"Any two checkpoints on any video\" "
+                   "above to compute maps here.")
         st.info(DEMO_HINT.format(runs=settings.runs_dir))
         return
     missing = [m for m in sources.MODELS if m not in run.runs]

@@ -16,7 +16,8 @@ ENV_MAX_UPLOAD_MB = "TSM_UI_MAX_UPLOAD_MB"
 ENV_MAX_FRAMES = "TSM_UI_MAX_FRAMES"
 
 DEFAULT_MAX_UPLOAD_MB = 50.0
-DEFAULT_MAX_FRAMES = 48
+DEFAULT_MAX_FRAMES = 300
+"""A 10-s clip at 25-30 fps is taken whole; views say when the limit cuts a video."""
 DEFAULT_PORT = 8501
 DEFAULT_HOST = "127.0.0.1"
 DEMO_HINT = ("No trained models or results were found under `{runs}`. Run `make demo` (or "

@@ -12,8 +12,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-import numpy as np
-
 from . import sources
 
 
@@ -44,8 +42,9 @@ def temporary_copy(name: str, data: bytes) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def decode_upload(name: str, data: bytes, max_bytes: int, max_frames: int) -> np.ndarray:
-    """Frames uint8 ``(T, H, W, 3)`` of an uploaded video (the first ``max_frames``).
+def decode_upload(name: str, data: bytes, max_bytes: int, max_frames: int) -> "sources.Decoded":
+    """Frames uint8 ``(T, H, W, 3)`` of an uploaded video (the first ``max_frames``) and its
+    length.
 
     Raises :class:`UploadError` with a user-facing message for empty, too large or
     undecodable files; the temporary copy is gone when this returns or raises.
@@ -53,7 +52,7 @@ def decode_upload(name: str, data: bytes, max_bytes: int, max_frames: int) -> np
     check_size(name, len(data), max_bytes)
     with temporary_copy(name, data) as path:
         try:
-            return sources.read_frames(path, max_frames)
+            return sources.read_video(path, max_frames)
         except (sources.VideoDecodeError, ValueError, OSError) as e:
             reason = getattr(e, "reason", None) or str(e)
             raise UploadError(f"'{name}' is not a video this app can decode ({reason}).") from None

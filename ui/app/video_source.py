@@ -19,10 +19,26 @@ SNIPPET, RUNS_VIDEO, UPLOAD = "VID val snippet", "Video in the runs folder", "Up
 
 @dataclass(frozen=True)
 class ChosenVideo:
-    """Decoded frames ``(T, H, W, 3)`` uint8 and the cache key naming their source."""
+    """Decoded frames ``(T, H, W, 3)`` uint8 (the first ``len(frames)`` of ``total``), the cache
+    key naming their source, a label, and the snippet folder or file it came from (None for an
+    upload)."""
     frames: np.ndarray
     key: str
     label: str
+    total: int = 0
+    path: Optional[Path] = None
+
+    @property
+    def cut(self) -> bool:
+        return self.total > len(self.frames)
+
+    def limit_note(self, limit: int) -> str:
+        """What the frame limit did, for a caption."""
+        n = len(self.frames)
+        if self.cut:
+            return (f"the first {n} of the video's {self.total} frames (frame limit {limit}; "
+                    "`tsm ui --max-frames N` changes it)")
+        return f"all {n} frames of the video (frame limit {limit})"
 
 
 @st.cache_data(show_spinner="Listing videos...", ttl=60)
@@ -32,13 +48,15 @@ def _listing(root: str) -> tuple[list[str], list[str]]:
             [str(p) for p in runs.find_videos(base)])
 
 
-@st.cache_data(show_spinner="Decoding video...", max_entries=8)
-def _frames_of(path: str, mtime: float, max_frames: int) -> np.ndarray:
-    return sources.read_frames(Path(path), max_frames)
+# cache_resource, not cache_data: the frames are shared read-only, never copied per rerun
+@st.cache_resource(show_spinner="Decoding video...", max_entries=4)
+def _frames_of(path: str, mtime: float, max_frames: int) -> sources.Decoded:
+    return sources.read_video(Path(path), max_frames)
 
 
-@st.cache_data(show_spinner="Decoding upload...", max_entries=4)
-def _frames_of_upload(name: str, data: bytes, max_bytes: int, max_frames: int) -> np.ndarray:
+@st.cache_resource(show_spinner="Decoding upload...", max_entries=2)
+def _frames_of_upload(name: str, digest: str, data: bytes, max_bytes: int,
+                      max_frames: int) -> sources.Decoded:
     return decode_upload(name, data, max_bytes, max_frames)
 
 
@@ -61,21 +79,23 @@ def choose_video(settings: UISettings, key: str) -> Optional[ChosenVideo]:
             st.info("Choose a video file to upload.")
             return None
         data = up.getvalue()
+        digest = hashlib.sha1(data).hexdigest()[:16]
         try:
-            frames = _frames_of_upload(up.name, data, settings.max_upload_bytes,
-                                       settings.max_frames)
+            got = _frames_of_upload(up.name, digest, data, settings.max_upload_bytes,
+                                    settings.max_frames)
         except UploadError as e:
             st.error(str(e))
             return None
-        digest = hashlib.sha1(data).hexdigest()[:16]
-        return ChosenVideo(frames, f"upload:{digest}", up.name)
+        return ChosenVideo(got.frames, f"upload:{digest}:{settings.max_frames}", up.name,
+                           got.total)
     path = _pick_path("Snippet" if kind == SNIPPET else "File",
                       snippets if kind == SNIPPET else videos, root, f"{key}_path")
     if path is None:
         return None
     try:
-        frames = _frames_of(path, Path(path).stat().st_mtime, settings.max_frames)
+        got = _frames_of(path, Path(path).stat().st_mtime, settings.max_frames)
     except (sources.VideoDecodeError, OSError, ValueError) as e:
         st.error(f"Cannot read `{runs.rel(Path(path), root)}`: {e}")
         return None
-    return ChosenVideo(frames, f"file:{path}:{settings.max_frames}", runs.rel(Path(path), root))
+    return ChosenVideo(got.frames, f"file:{path}:{settings.max_frames}", runs.rel(Path(path), root),
+                       got.total, Path(path))

@@ -1,122 +1,22 @@
-"""The one place where the UI calls the other packages (``tsm_apps``, ``detection``, ``dissect``).
-
-Views only see the plain records defined here (:class:`FrameDetections`, :class:`AttentionClip`)
-so that a change in a package's API is a change in this module only. ``detection`` (mmdet) and
-``dissect`` are imported inside the functions that use them, so a view that needs neither
-starts fast; results that are absent raise :class:`Unavailable`, which the views show as a
-message.
-"""
+"""Finished ``tsm dissect run`` folders of the TSN and TSM recognizers: clips, maps, metrics."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from tsm_apps.checkpoint.reading import read_checkpoint
-from tsm_apps.data.video import VideoDecodeError, count_frames, read_video_frames
 from tsm_apps.io import read_json
 
-from ..pipeline.layout import DEFAULT_ROOT, RunLayout
+from .base import MODELS, Progress
 
-__all__ = ["VideoDecodeError", "Unavailable", "read_frames", "FrameDetections", "DetectorSpec",
-           "AttentionClip"]
-
-VID_FRAME_TEMPLATE = "{:06d}.JPEG"
-MODELS = ("TSN", "TSM")
-Progress = Callable[[float], None]
+__all__ = ["AttentionClip", "Dissection", "find_dissection", "dissection_stamp", "load_dissection",
+           "dissection_clips", "clip_attention", "BASELINES", "dissection_summary",
+           "attention_overlay"]
 
 
-class Unavailable(RuntimeError):
-    """Results the UI needs are absent; the message is for users."""
-
-
-# ----------------------------------------------------------------------------- video
-def read_frames(path: Path, max_frames: int) -> np.ndarray:
-    """The first ``max_frames`` frames uint8 ``(T, H, W, 3)`` of a video file or of an
-    ImageNet-VID snippet folder (``%06d.JPEG``, 0-based). Raises ``VideoDecodeError``."""
-    path = Path(path)
-    if path.is_dir():
-        kw = dict(frame_template=VID_FRAME_TEMPLATE, start_index=0)
-        n = count_frames(path, **kw)
-        if n == 0:
-            raise VideoDecodeError(path, "no frames named 000000.JPEG, 000001.JPEG, ...")
-        return read_video_frames(path, range(min(n, max_frames)), **kw)
-    n = count_frames(path, exact=True)
-    if n == 0:
-        raise VideoDecodeError(path, "video has zero frames")
-    return read_video_frames(path, range(min(n, max_frames)))
-
-
-# ----------------------------------------------------------------------------- detection
-@dataclass(frozen=True)
-class FrameDetections:
-    """Detections of one frame: ``boxes (K, 4)`` pixel x1,y1,x2,y2, ``scores (K,)``, labels."""
-    boxes: np.ndarray
-    scores: np.ndarray
-    labels: tuple[str, ...]
-
-    def keep(self, min_score: float) -> "FrameDetections":
-        m = self.scores >= min_score
-        return FrameDetections(self.boxes[m], self.scores[m],
-                               tuple(lb for lb, k in zip(self.labels, m) if k))
-
-
-@dataclass(frozen=True)
-class DetectorSpec:
-    """A trained detector found under the runs folder: display name and its work folder."""
-    name: str
-    folder: Path
-
-    @property
-    def key(self) -> str:
-        files = sorted(self.folder.glob("*"))
-        stamp = max((f.stat().st_mtime for f in files), default=0.0)
-        return f"{self.folder}:{stamp}"
-
-
-def find_detectors(runs: Path) -> dict[str, DetectorSpec]:
-    """TSN and TSM detectors under ``runs`` (``<runs>/detection/{tsn,tsm}`` or
-    ``<runs>/demo/detection/{tsn,tsm}``) that hold a checkpoint."""
-    found = {}
-    for name in MODELS:
-        for layout in (RunLayout(runs), RunLayout(runs / DEFAULT_ROOT.name)):
-            folder = layout.detector(name.lower())
-            if folder.is_dir() and any(folder.glob("*.pth")):
-                found[name] = DetectorSpec(name, folder)
-                break
-    return found
-
-
-def load_detector(spec: DetectorSpec) -> Any:
-    """The detector of ``spec`` on CPU (CUDA when present), in eval mode."""
-    from detection.inference import load_detector
-
-    return load_detector(spec.folder)
-
-
-def detect(detector: Any, frames: np.ndarray, progress: Optional[Progress] = None
-           ) -> list[FrameDetections]:
-    """Run ``detector`` over frames ``(T, H, W, 3)`` in order (online TSM keeps its shift
-    buffers across frames); one :class:`FrameDetections` per frame."""
-    from detection.inference import detect_video
-
-    results = detect_video(detector, frames, progress=progress)
-    return [FrameDetections(np.asarray(r.boxes, dtype=np.float32).reshape(-1, 4),
-                            np.asarray(r.scores, dtype=np.float32).reshape(-1),
-                            tuple(r.labels)) for r in results]
-
-
-def vid_results(runs: Path) -> tuple[dict[str, dict[str, float]], Path]:
-    """The latest VID evaluation under ``runs``: ``{model: {overall, slow, medium, fast,
-    corrupted}}`` (mAP in percent) and the file read."""
-    from detection.results import latest_vid_results
-
-    return latest_vid_results(runs)
-
-
-# ----------------------------------------------------------------------------- dissection
 @dataclass
 class AttentionClip:
     """One clip of the TSN and TSM dissection runs, ready to show.
@@ -157,7 +57,7 @@ def _model_of_run(folder: Path) -> Optional[str]:
 def find_dissection(runs: Path) -> Optional[dict[str, Path]]:
     """The newest dissection run folder (holding ``run.json``) of each model under ``runs``;
     ``None`` when there is none."""
-    from .runs import find_files
+    from ..runs import find_files
 
     found: dict[str, Path] = {}
     for settings in find_files(Path(runs), "run.json"):

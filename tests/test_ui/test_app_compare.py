@@ -1,0 +1,95 @@
+"""Attention of two user-chosen checkpoints on a real video of the runs folder (AppTest)."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from tests.sample_videos import sample_video
+from ui_fixtures import write_checkpoints
+
+MODE = "Any two checkpoints on any video"
+
+
+@pytest.fixture(scope="module")
+def compare_runs(tmp_path_factory):
+    runs = tmp_path_factory.mktemp("compare") / "runs"
+    write_checkpoints(runs)
+    (runs / "videos").mkdir()
+    shutil.copyfile(sample_video("carphone_pristine.mp4"), runs / "videos" / "carphone.mp4")
+    return runs
+
+
+def _open(app_for, runs, **env):
+    at = app_for(runs, **env).run()
+    at.sidebar.radio(key="view").set_value("Attention").run()
+    at.radio(key="att_mode").set_value(MODE).run()
+    at.sidebar.number_input(key="attc_segments").set_value(4).run()
+    at.sidebar.number_input(key="attc_size").set_value(32).run()
+    at.radio(key="attc_kind").set_value("Video in the runs folder").run()
+    return at
+
+
+def _urls(at) -> list:
+    return [img.url for el in at.get("image") for img in el.proto.imgs]
+
+
+def test_two_checkpoints_maps_top5_class_and_slider(app_for, compare_runs):
+    import torch
+    from tsm_apps import load_checkpoint
+
+    at = _open(app_for, compare_runs)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="attc_ckpt_A").value.endswith("tsm/best.pth") or \
+        at.selectbox(key="attc_ckpt_A").value.endswith("tsn/best.pth")
+    caps = [c.value for c in at.caption]
+    assert any(c.startswith("A frame 0/3 (video frame 15)") for c in caps), caps  # 120 frames, T=4
+    # the top-5 tables are each model's softmax on the TSN-test-sampled clip, computed here
+    from ui.app import sources
+    frames = sources.read_frames(compare_runs / "videos" / "carphone.mp4", 300)
+    assert len(frames) == 120
+    clip = sources.prepare_clip(frames, 4, 32)
+    assert clip.indices.tolist() == [15, 45, 75, 105]
+    tables = [t.value for t in at.dataframe]
+    for slot, table in zip("AB", tables[:2]):
+        path = at.selectbox(key=f"attc_ckpt_{slot}").value
+        model = load_checkpoint(path)
+        with torch.no_grad():
+            p = torch.softmax(model(clip.input[None])[0], 0).numpy()
+        order = np.argsort(-p)[:5]
+        assert table["class"].tolist() == [f"action {i}" for i in order]
+        assert table["probability"].to_numpy() == pytest.approx(p[order], abs=1e-5)
+    before = _urls(at)
+    assert len(before) == 2 and before[0] != before[1]
+    at.slider(key="attc").set_value(2).run()
+    assert any(c.startswith("B frame 2/3 (video frame 75)") for c in (c.value for c in at.caption))
+    assert set(_urls(at)[:2]).isdisjoint(before)
+    # a chosen class: both models explain class 3
+    at.selectbox(key="attc_class").set_value("3: action 3").run()
+    assert not at.exception
+    assert sum("of 'action 3'" in c.value for c in at.caption) == 2
+
+
+def test_method_and_bad_typed_path(app_for, compare_runs):
+    at = _open(app_for, compare_runs)
+    at.sidebar.selectbox(key="attc_method").set_value("gradcam").run()
+    assert not at.exception and not at.error
+    assert sum("gradcam of" in c.value for c in at.caption) == 2
+    at.selectbox(key="attc_ckpt_B").set_value("(type a path)").run()
+    at.text_input(key="attc_path_B").input("/nowhere/model.pth").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["Model B: checkpoint not found: /nowhere/model.pth"]
+
+
+def test_live_recognizer_steps_and_restarts(app_for, compare_runs):
+    at = _open(app_for, compare_runs)
+    at.radio(key="live_rec_slot").set_value("B").run()
+    at.button(key="live_rec_step").click().run()
+    at.button(key="live_rec_step").click().run()
+    assert not at.exception and not at.error
+    caps = [c.value for c in at.caption]
+    assert any(c.startswith("paused: frame 1/119") and "shift cache" in c for c in caps), caps
+    assert any("online top-5 after 2 frames" in m.value for m in at.markdown)
+    at.button(key="live_rec_restart").click().run()
+    assert any("press Play or Step" in c.value for c in at.caption)

@@ -1,0 +1,149 @@
+"""Attention of any two recognizers on any video: checkpoints from the runs folder or a typed
+path; a VID snippet, a video of the runs folder or an upload; CAM or a Grad-CAM method; each
+model's top-1 or a chosen class; both models' top-5; maps side by side, in step."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import pandas as pd
+import streamlit as st
+
+from . import live_view, player, runs, sources
+from .cache import result_store
+from .draw import upscale
+from .settings import UISettings
+from .video_source import ChosenVideo, choose_video
+
+KEY = "attc"
+TYPED = "(type a path)"
+TOP1 = "each model's top-1"
+MIN_DISPLAY_WIDTH = 320
+DEFAULT_SEGMENTS, DEFAULT_SIZE = 8, 224
+SLOTS = ("A", "B")
+
+
+@st.cache_data(show_spinner=False, ttl=30)
+def _checkpoints(root: str) -> list[str]:
+    return [str(p) for p in sources.find_checkpoints(Path(root))]
+
+
+@st.cache_resource(show_spinner="Loading recognizer...", max_entries=4)
+def recognizer(path: str, mtime: float) -> sources.LoadedRecognizer:
+    return sources.load_recognizer(Path(path))
+
+
+def _pick_checkpoint(col, slot: str, found: list[str], root: Path, default: int) -> Optional[str]:
+    options = found + [TYPED]
+    choice = col.selectbox(f"Model {slot}", options, index=min(default, len(options) - 1),
+                           key=f"{KEY}_ckpt_{slot}", format_func=lambda p: p if p == TYPED
+                           else runs.rel(Path(p), root))
+    if choice != TYPED:
+        return choice
+    typed = col.text_input(f"Checkpoint path of model {slot}", key=f"{KEY}_path_{slot}",
+                           placeholder="/path/to/TSM_kinetics_RGB_resnet50_..._segment8_e50.pth")
+    return typed.strip() or None
+
+
+def _load(path: str) -> sources.LoadedRecognizer:
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ValueError(f"checkpoint not found: {p}")
+    return recognizer(str(p.resolve()), p.stat().st_mtime)
+
+
+def _sidebar() -> tuple[str, int, int, str]:
+    st.sidebar.subheader("Attention maps")
+    methods = sources.map_methods()
+    method = st.sidebar.selectbox("Map method", methods, key=f"{KEY}_method",
+                                  help="cam: the exact CAM; the others: the Grad-CAM family")
+    t = int(st.sidebar.number_input("Segments T", 1, 64, DEFAULT_SEGMENTS, key=f"{KEY}_segments"))
+    size = int(st.sidebar.number_input("Input size (px)", 32, 512, DEFAULT_SIZE, 16,
+                                       key=f"{KEY}_size"))
+    per = st.sidebar.radio("Colour scale", ["clip", "frame"], horizontal=True, key=f"{KEY}_per")
+    return method, t, size, per
+
+
+def _class_choice(models: dict) -> Optional[int]:
+    names = [m.names for m in models.values()]
+    if any(len(n) != len(names[0]) for n in names):
+        st.caption("The models have different class counts: each explains its own top-1.")
+        return None
+    options = [TOP1] + [f"{i}: {n}" for i, n in enumerate(names[0])]
+    choice = st.selectbox("Class explained", options, key=f"{KEY}_class")
+    return None if choice == TOP1 else int(choice.split(":", 1)[0])
+
+
+def _compute(models: dict, video: ChosenVideo, method: str, t: int, size: int,
+             cls: Optional[int]) -> dict:
+    """``{slot: ModelMaps}`` plus the clip (cached per checkpoint, video, method, class)."""
+    store, out = result_store(), {}
+    clip_key = ("clip", video.key, t, size)
+    clip = store.get_or_compute(clip_key, lambda: sources.prepare_clip(video.frames, t, size))
+    bar = st.progress(0.0, text="computing attention maps...")
+    try:
+        for i, (slot, rec) in enumerate(models.items()):
+            bar.progress(i / len(models), text=f"model {slot}: {method} on {t} frames...")
+            key = ("maps", str(rec.path), rec.path.stat().st_mtime, clip_key, method, cls)
+            out[slot] = store.get_or_compute(
+                key, lambda rec=rec: sources.model_maps(rec, clip, method, cls))
+    finally:
+        bar.empty()
+    return {"clip": clip, **out}
+
+
+def _top5_table(rec: sources.LoadedRecognizer, maps: sources.ModelMaps) -> None:
+    rows = sources.top_k(maps.probs, rec.names)
+    st.dataframe(pd.DataFrame(rows, columns=["class", "probability"]).style.format(
+        {"probability": "{:.3f}"}), hide_index=True, width="stretch")
+
+
+def render(settings: UISettings) -> None:
+    method, t, size, per = _sidebar()
+    root = settings.runs_dir
+    found = _checkpoints(str(root))
+    cols = st.columns(2)
+    paths = {s: _pick_checkpoint(c, s, found, root, i) for i, (s, c) in enumerate(zip(SLOTS, cols))}
+    video = choose_video(settings, KEY)
+    if video is None:
+        return
+    if video.cut:
+        st.caption(f"Sampled from {video.limit_note(settings.max_frames)}.")
+    if not all(paths.values()):
+        st.info("Choose two checkpoints (found under the runs folder, or type a path).")
+        return
+    models = {}
+    for slot, path in paths.items():
+        try:
+            models[slot] = _load(path)
+        except ValueError as e:
+            st.error(f"Model {slot}: {e}")
+            return
+    cls = _class_choice(models)
+    try:
+        res = _compute(models, video, method, t, size, cls)
+    except (ValueError, RuntimeError) as e:
+        st.error(f"Cannot compute the maps: {e}")
+        return
+    clip = res["clip"]
+    images = {s: sources.maps_overlay(clip.frames, res[s].maps, per) for s in models}
+    i = player.frame_slider(KEY, len(clip.indices))
+    panels = {}
+    for col, (slot, rec) in zip(st.columns(2), models.items()):
+        col.markdown(f"**Model {slot}: {rec.path.name}** — {rec.kind}")
+        panels[slot] = (col.empty(), col.empty())
+
+    def show(k: int) -> None:
+        for slot, (img, cap) in panels.items():
+            m, rec = res[slot], models[slot]
+            img.image(upscale(images[slot][k], MIN_DISPLAY_WIDTH), width="stretch")
+            cap.caption(f"{slot} frame {k}/{len(clip.indices) - 1} (video frame "
+                        f"{int(clip.indices[k])}): {method} of '{rec.names[m.explained]}'")
+
+    show(i)
+    for col, (slot, rec) in zip(st.columns(2), models.items()):
+        with col:
+            st.markdown(f"Top-5 of model {slot} on the clip")
+            _top5_table(rec, res[slot])
+    player.maybe_play(KEY, len(clip.indices), show)
+    live_view.recognition(models, video, size, res)

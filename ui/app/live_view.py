@@ -1,0 +1,156 @@
+"""Live mode: models fed frame by frame, each frame drawn as soon as it is computed.
+
+A stream lives in ``st.session_state`` (its models' shift buffers carried from frame to frame);
+it restarts when the video or the models change. While it plays, a fragment re-runs itself
+every :data:`INTERVAL` seconds (``st.fragment(run_every=...)``) and advances one frame per run,
+so the page stays responsive: any widget still works, and Pause stops at the frame shown.
+Streamlit queues a fragment's timed re-runs behind the running one, so the pace is the models'.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pandas as pd
+import streamlit as st
+
+from . import sources
+
+INTERVAL = 0.05  # seconds between timed fragment runs (the models usually take longer)
+
+
+@dataclass
+class Stream:
+    """One live stream: ``step(t)`` computes frame ``t``; ``t`` is the last frame computed."""
+    key: tuple
+    num_frames: int
+    step: Callable[[int], Any]
+    t: int = -1
+    playing: bool = False
+    last: Any = None
+    latency_ms: list = field(default_factory=list)
+
+    @property
+    def done(self) -> bool:
+        return self.t >= self.num_frames - 1
+
+    def advance(self) -> None:
+        if self.done:
+            return
+        t0 = time.perf_counter()
+        self.last = self.step(self.t + 1)
+        self.latency_ms.append(1000 * (time.perf_counter() - t0))
+        self.t += 1
+
+    def fps(self) -> float:
+        recent = self.latency_ms[-20:]
+        return 1000 * len(recent) / sum(recent) if recent and sum(recent) > 0 else 0.0
+
+
+def stream_for(name: str, key: tuple, num_frames: int,
+               make: Callable[[], Callable[[int], Any]]) -> Stream:
+    """The session's stream ``name``; a new one (``make()`` gives its step) when ``key``
+    (video, models, settings) changed."""
+    s = st.session_state.get(f"live_{name}")
+    if s is None or s.key != key:
+        s = Stream(key, num_frames, make())
+        st.session_state[f"live_{name}"] = s
+    return s
+
+
+def drop(name: str) -> None:
+    """Forget stream ``name`` (its models are used elsewhere: restart from frame 0 next time)."""
+    st.session_state.pop(f"live_{name}", None)
+
+
+def controls(name: str, s: Stream) -> None:
+    """Play / Pause / Step / Restart (full reruns: the fragment's timer follows ``playing``)."""
+    c = st.columns(4)
+    if c[0].button("▶ Play" if s.t < 0 else "▶ Resume", key=f"live_{name}_play",
+                   disabled=s.playing or s.done):
+        s.playing = True
+    if c[1].button("⏸ Pause", key=f"live_{name}_pause", disabled=not s.playing):
+        s.playing = False
+    if c[2].button("⏭ Step", key=f"live_{name}_step", disabled=s.done):
+        s.playing = False
+        s.advance()
+    if c[3].button("⟲ Restart", key=f"live_{name}_restart"):
+        drop(name)
+        st.rerun()
+
+
+def run(s: Stream, draw: Callable[[Stream], None]) -> None:
+    """Draw the stream now and, while it plays, advance one frame per fragment run."""
+
+    @st.fragment(run_every=INTERVAL if s.playing else None)
+    def _live() -> None:
+        if s.playing:
+            s.advance()
+        draw(s)
+        if s.playing and s.done:
+            s.playing = False
+            st.rerun()  # the whole page: the fragment's timer stops
+
+    _live()
+
+
+def status(s: Stream, extra: str = "") -> str:
+    last = f"{s.latency_ms[-1]:.0f} ms" if s.latency_ms else "-"
+    state = "playing" if s.playing else ("finished" if s.done else "paused")
+    return (f"{state}: frame {max(s.t, 0)}/{s.num_frames - 1} · last frame {last} · "
+            f"{s.fps():.1f} frames/s" + (f" · {extra}" if extra else ""))
+
+
+# ----------------------------------------------------------------------------- recognition
+def recognition(models: dict, video, size: int, offline: dict) -> None:
+    """The online recognizer's top-5 as frames arrive, beside the offline answer on the clip."""
+    st.subheader("Live: the online recognizer, frame by frame")
+    slot = st.radio("Model streamed", list(models), horizontal=True, key="live_rec_slot",
+                    format_func=lambda s: f"{s}: {models[s].path.name}")
+    rec = models[slot]
+
+    def make() -> Callable[[int], Any]:
+        online = _online(rec)
+        live = sources.LiveRecognizer(online, size)
+        return lambda t: (live.step(video.frames[t]), live.running(), live.cache_bytes)
+
+    key = (str(rec.path), video.key, size)
+    s = stream_for("rec", key, len(video.frames), make)
+    controls("rec", s)
+
+    def draw(s: Stream) -> None:
+        left, right = st.columns(2)
+        with left:
+            if s.last is None:
+                st.caption("press Play or Step to stream the video through the online model")
+            else:
+                frame_p, running, cache = s.last
+                st.caption(status(s, f"shift cache {cache / 2**20:.2f} MB"))
+                st.image(video.frames[s.t], width=320)
+                _table(sources.top_k(running, rec.names),
+                       f"online top-5 after {s.t + 1} frames (mean of the frame logits)")
+                st.caption(f"this frame alone: {sources.top_k(frame_p, rec.names, 1)[0][0]}")
+        with right:
+            _table(sources.top_k(offline[slot].probs, rec.names),
+                   f"offline top-5 on the whole clip ({len(offline['clip'].indices)} segments)")
+
+    run(s, draw)
+
+
+@st.cache_resource(show_spinner="Loading the online model...", max_entries=2)
+def _online_cached(path: str, mtime: float) -> sources.LoadedRecognizer:
+    from pathlib import Path
+
+    return sources.load_online(Path(path))
+
+
+def _online(rec: sources.LoadedRecognizer) -> sources.LoadedRecognizer:
+    return _online_cached(str(rec.path), rec.path.stat().st_mtime)
+
+
+def _table(rows: list, title: str) -> None:
+    st.markdown(title)
+    st.dataframe(pd.DataFrame(rows, columns=["class", "probability"]).style.format(
+        {"probability": "{:.3f}"}), hide_index=True, width="stretch")
+

@@ -1,0 +1,14 @@
+"""The one place where the UI calls the other packages (``tsm_apps``, ``detection``, ``dissect``).
+
+Views only see the plain records defined here (:class:`FrameDetections`, :class:`AttentionClip`,
+:class:`ModelMaps`) so that a change in a package's API is a change in this package only.
+``detection`` (mmdet) and ``dissect`` are imported inside the functions that use them, so a
+view that needs neither starts fast; results that are absent raise :class:`Unavailable`, which
+the views show as a message. One module per concern: :mod:`.base` (video), :mod:`.detection`,
+:mod:`.dissection`, :mod:`.recognition` (checkpoints, maps and streaming on any video).
+"""
+from .base import (MODELS, VID_FRAME_TEMPLATE, Decoded, Progress, Unavailable, VideoDecodeError,
+                   read_frames, read_video)
+from .detection import *  # noqa: F401,F403
+from .dissection import *  # noqa: F401,F403
+from .recognition import *  # noqa: F401,F403

@@ -1,0 +1,152 @@
+"""Detectors found under the runs folder, run over frames; VID ground truth and per-frame matches."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import numpy as np
+
+from ...pipeline.layout import DEFAULT_ROOT, RunLayout
+from .base import MODELS, VID_FRAME_TEMPLATE, Progress
+
+__all__ = ["FrameDetections", "DetectorSpec", "FrameTruth", "find_detectors", "load_detector",
+           "detect", "stream", "vid_results", "read_truth", "found_objects",
+           "stream_cache_bytes"]
+
+
+@dataclass(frozen=True)
+class FrameDetections:
+    """Detections of one frame: ``boxes (K, 4)`` pixel x1,y1,x2,y2, ``scores (K,)``, labels."""
+    boxes: np.ndarray
+    scores: np.ndarray
+    labels: tuple[str, ...]
+
+    def keep(self, min_score: float) -> "FrameDetections":
+        m = self.scores >= min_score
+        return FrameDetections(self.boxes[m], self.scores[m],
+                               tuple(lb for lb, k in zip(self.labels, m) if k))
+
+
+@dataclass(frozen=True)
+class DetectorSpec:
+    """A trained detector found under the runs folder: display name and its work folder."""
+    name: str
+    folder: Path
+
+    @property
+    def key(self) -> str:
+        files = sorted(self.folder.glob("*"))
+        stamp = max((f.stat().st_mtime for f in files), default=0.0)
+        return f"{self.folder}:{stamp}"
+
+
+def find_detectors(runs: Path) -> dict[str, DetectorSpec]:
+    """TSN and TSM detectors under ``runs`` (``<runs>/detection/{tsn,tsm}`` or
+    ``<runs>/demo/detection/{tsn,tsm}``) that hold a checkpoint."""
+    found = {}
+    for name in MODELS:
+        for layout in (RunLayout(runs), RunLayout(runs / DEFAULT_ROOT.name)):
+            folder = layout.detector(name.lower())
+            if folder.is_dir() and any(folder.glob("*.pth")):
+                found[name] = DetectorSpec(name, folder)
+                break
+    return found
+
+
+def load_detector(spec: DetectorSpec) -> Any:
+    """The detector of ``spec`` on CPU (CUDA when present), in eval mode."""
+    from detection.inference import load_detector
+
+    return load_detector(spec.folder)
+
+
+def detect(detector: Any, frames: np.ndarray, progress: Optional[Progress] = None
+           ) -> list[FrameDetections]:
+    """Run ``detector`` over frames ``(T, H, W, 3)`` in order (online TSM keeps its shift
+    buffers across frames); one :class:`FrameDetections` per frame."""
+    from detection.inference import detect_video
+
+    return [_plain(r) for r in detect_video(detector, frames, progress=progress)]
+
+
+def _plain(r: Any) -> FrameDetections:
+    return FrameDetections(np.asarray(r.boxes, dtype=np.float32).reshape(-1, 4),
+                           np.asarray(r.scores, dtype=np.float32).reshape(-1), tuple(r.labels))
+
+
+def stream(detector: Any, frames: Any) -> Iterator[FrameDetections]:
+    """Detections frame by frame as each is computed: one stream over the iterable ``frames``
+    (uint8 ``(H, W, 3)``), shift buffers carried from frame to frame and reset at the start."""
+    from detection.inference import stream_frames
+
+    return (_plain(r) for r in stream_frames(detector, frames))
+
+
+def stream_cache_bytes(detector: Any) -> int:
+    """Bytes held now in the online shift buffers of ``detector``'s backbone (0 for TSN)."""
+    total = 0
+    for m in detector.model.modules():
+        buf = getattr(m, "buffer", None)
+        if buf is not None and hasattr(buf, "numel"):
+            total += buf.numel() * buf.element_size()
+    return total
+
+
+def vid_results(runs: Path) -> tuple[dict[str, dict[str, float]], Path]:
+    """The latest VID evaluation under ``runs``: ``{model: {overall, slow, medium, fast,
+    corrupted}}`` (mAP in percent) and the file read."""
+    from detection.results import latest_vid_results
+
+    return latest_vid_results(runs)
+
+
+# ----------------------------------------------------------------------------- ground truth
+@dataclass(frozen=True)
+class FrameTruth:
+    """Ground truth of one frame: ``boxes (G, 4)`` pixel edges ``x1, y1, x2, y2`` (the XML's
+    inclusive ``xmax`` + 1, as the evaluation) and class names."""
+    boxes: np.ndarray
+    labels: tuple[str, ...]
+
+
+def read_truth(snippet: Path, num_frames: int) -> Optional[list[FrameTruth]]:
+    """Per-frame ground truth of an ImageNet-VID snippet folder ``.../Data/VID/<split>/<name>``
+    from ``.../Annotations/VID/<split>/<name>/%06d.xml``; ``None`` when it has no annotations.
+    A frame without its XML has no boxes; a malformed XML raises ValueError naming it."""
+    from tsm_apps.data.vid_layout import WNID_TO_NAME, read_frame_xml
+
+    snippet = Path(snippet)
+    parts = snippet.parts
+    if len(parts) < 4 or parts[-4:-2] != ("Data", "VID"):
+        return None
+    folder = Path(*parts[:-4], "Annotations", "VID", *parts[-2:])
+    if not folder.is_dir():
+        return None
+    out = []
+    for t in range(num_frames):
+        xml = folder / VID_FRAME_TEMPLATE.format(t).replace(".JPEG", ".xml")
+        objs = read_frame_xml(xml).objects if xml.is_file() else []
+        boxes = np.array([[o.box[0], o.box[1], o.box[2] + 1, o.box[3] + 1] for o in objs],
+                         np.float64).reshape(-1, 4)
+        out.append(FrameTruth(boxes, tuple(WNID_TO_NAME[o.name] for o in objs)))
+    return out
+
+
+def found_objects(dets: FrameDetections, truth: FrameTruth) -> np.ndarray:
+    """``(G,)`` bool: ground-truth objects of the frame that ``dets`` finds, matched as the VID
+    evaluation does (greedy by score, same class, IoU >= min(0.5, wh/((w+10)(h+10))))."""
+    from detection.vid_eval import vid_iou_threshold
+    from tsm_apps.data.motion import box_iou
+
+    found = np.zeros(len(truth.labels), bool)
+    if not len(found) or not len(dets.scores):
+        return found
+    iou = box_iou(dets.boxes, truth.boxes)
+    ok = (iou >= vid_iou_threshold(truth.boxes)[None, :]) & \
+        (np.array(dets.labels, object)[:, None] == np.array(truth.labels, object)[None, :])
+    for j in np.argsort(-dets.scores, kind="stable"):
+        cand = ok[j] & ~found
+        if cand.any():
+            found[int(np.argmax(np.where(cand, iou[j], -1.0)))] = True
+    return found
