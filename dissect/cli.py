@@ -1,8 +1,13 @@
 """``tsm dissect``: batch dissection runs and the TSM vs TSN comparison.
 
-    tsm dissect run --checkpoint CKPT --data LIST_OR_DIR --method cam --out DIR [--limit N]
-                    [--threshold dataset|max20] [--weighting clip|frame] [--class-index K] ...
+    tsm dissect run --checkpoint CKPT --data DATA --method cam --out DIR [--limit N]
+                    [--threshold dataset|max20] [--weighting clip|frame] [--class-index K]
+                    [--clips K] [--classes FILE] ...
     tsm dissect compare RUN_A RUN_B --out DIR [--names TSM TSN]
+    torchrun --nproc-per-node N -m tsm_apps.cli dissect run ...   (one shard of clips a rank)
+
+DATA: a video, a folder of videos or frame folders (recursive), a list file
+(``path [num_frames [label]]``), a folder with val.txt, or a Something-Something-v2 JSON.
 """
 from __future__ import annotations
 
@@ -20,7 +25,13 @@ from .units import ND_QUANTILE
 def _run_parser(sub) -> None:
     p = sub.add_parser("run", help="maps, overlays, metrics and report for a data set")
     p.add_argument("--checkpoint", required=True, help="recognizer checkpoint (.pth)")
-    p.add_argument("--data", required=True, help="list file (path num_frames label) or folder")
+    p.add_argument("--data", required=True,
+                   help="a video, a folder of videos or frame folders, a list file "
+                        "(path [num_frames [label]]) or a Something-Something JSON")
+    p.add_argument("--clips", type=int, default=1,
+                   help="clips per video, spread over its segments (default 1: TSN test)")
+    p.add_argument("--classes", help="class names: one a line, or SSv2 labels.json "
+                                     "(default: the checkpoint's, or a bundled list)")
     p.add_argument("--out", required=True, help="run folder (re-running resumes)")
     p.add_argument("--method", default="cam", choices=METHODS)
     p.add_argument("--weighting", default="clip", choices=WEIGHTINGS,
@@ -62,7 +73,7 @@ def _config(a: argparse.Namespace) -> JobConfig:
                      class_index=a.class_index, size=a.size, sanity=not a.no_sanity,
                      units=not a.no_units, unit_clips=a.unit_clips,
                      unit_quantile=a.unit_quantile, overlays=not a.no_overlays, seed=a.seed,
-                     device=a.device)
+                     device=a.device, clips=a.clips, classes=a.classes)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -72,6 +83,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"wrote {path} and {path.parent / 'compare.json'}")
         return 0
     res = run_job(_config(a), progress=not a.quiet)
-    print(f"dissect run {a.out}: {res.total} clips listed, {res.done} processed, "
+    print(f"dissect run {a.out}: {res.total} clips listed; this process: {res.done} processed, "
           f"{res.skipped} skipped (already done), {len(res.failed)} failed (see job.log)")
     return 0

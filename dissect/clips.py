@@ -1,11 +1,14 @@
 """Evaluation clips with ground truth for dissection jobs.
 
-A data set is a list file in the official TSM format (``path num_frames label`` per line, paths
-relative to the list's folder) or a folder holding ``val.txt``; ground truth, when present, is
-``annotations.json`` beside it (the synthetic temporal set's format: per video, per-frame
-``boxes`` ``[x1, y1, x2, y2]`` in pixels of the stored frames and ``active`` flags).
+A data set is any form :func:`tsm_apps.data.sources.find_sources` reads: a video, a folder of
+videos or frame folders (recursive), a list file (``path [num_frames [label]]``), a folder
+holding ``val.txt``, or a Something-Something-v2 JSON. Labels may be absent (predictions only).
+Ground truth, when present, is ``annotations.json`` beside the list file (the synthetic
+temporal set's format: per video, per-frame ``boxes`` ``[x1, y1, x2, y2]`` in pixels of the
+stored frames and ``active`` flags).
 
-Each clip is sampled like TSN's test mode (the centre frame of each of ``T`` equal segments),
+Each clip is sampled like TSN's test mode (the centre frame of each of ``T`` equal segments;
+with ``clips=K`` per video, clip ``k`` takes offset ``(k + 0.5) / K`` in every segment),
 decoded with :func:`tsm_apps.data.video.read_video_frames`, resized (shorter side) and
 centre-cropped, then normalised; boxes follow the same resize and crop.
 """
@@ -20,25 +23,30 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from tsm_apps.data.lists import read_tsm_list
-from tsm_apps.data.sampling import sample_test
+from tsm_apps.data.sampling import sample_multi_clip, sample_test
+from tsm_apps.data.sources import LIST_NAMES, find_sources
 
 from .storage import clip_id, read_json
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
-LIST_NAMES = ("val.txt", "test.txt")
 
 
 @dataclass
 class ClipEntry:
-    """One line of a list file, with its ground truth when known (frames of the whole video)."""
+    """One clip of a video, with its ground truth when known (frames of the whole video).
+
+    ``label`` is None for unlabelled data; clip ``clip`` of ``num_clips`` per video."""
     id: str
     path: str
     num_frames: int
-    label: int
+    label: Optional[int]
     boxes: Optional[np.ndarray] = None     # (F, 4), NaN rows where no box
     active: Optional[np.ndarray] = None    # (F,) bool
+    clip: int = 0
+    num_clips: int = 1
+    frame_template: Optional[str] = None
+    start_index: int = 1
 
 
 @dataclass
@@ -54,24 +62,19 @@ class Clip:
 
 
 def resolve_data(data: str) -> Tuple[Path, Optional[Path]]:
-    """``(list file, annotations.json or None)`` for a list file or a data folder."""
+    """``(input path, annotations.json or None)``: a folder holding ``val.txt``/``test.txt``
+    resolves to that list; ground truth is ``annotations.json`` beside a list file."""
     p = Path(data)
+    if not p.exists():
+        raise FileNotFoundError(f"data not found: {p} (expected a video, a folder of videos or "
+                                "frame folders, a list file or a Something-Something JSON)")
     if p.is_dir():
         lists = [p / n for n in LIST_NAMES if (p / n).is_file()]
         if not lists:
-            raise FileNotFoundError(f"{p} is a folder without any of {LIST_NAMES}")
+            return p, None
         p = lists[0]
-    elif not p.is_file():
-        raise FileNotFoundError(f"data not found: {p} (expected a list file or a folder)")
     ann = p.parent / "annotations.json"
-    return p, (ann if ann.is_file() else None)
-
-
-def read_list(list_file: Path) -> List[Tuple[str, int, int]]:
-    """Parse ``path num_frames label`` lines (paths as written, relative to the list's folder);
-    a bad line raises ValueError naming file:line (:func:`tsm_apps.data.lists.read_tsm_list`)."""
-    return [(str(r.path), r.num_frames, r.label)
-            for r in read_tsm_list(list_file, root=".", allow_empty=True)]
+    return p, (ann if p.suffix == ".txt" and ann.is_file() else None)
 
 
 def _ground_truth(ann: dict, path: str) -> tuple:
@@ -83,20 +86,32 @@ def _ground_truth(ann: dict, path: str) -> tuple:
     return (boxes if boxes.size else None), active
 
 
-def load_entries(data: str, limit: Optional[int] = None) -> List[ClipEntry]:
-    """The clips of a data set (the first ``limit`` of them), with ground truth when present."""
-    list_file, ann_file = resolve_data(data)
+def load_entries(data: str, limit: Optional[int] = None, clips: int = 1) -> List[ClipEntry]:
+    """The clips of a data set (``clips`` per video, the first ``limit`` videos), with ground
+    truth when present. Ids: :func:`clip_id` of the video's name, ``__c<k>`` appended when a
+    video gives several clips."""
+    if clips < 1:
+        raise ValueError(f"clips per video must be >= 1, got {clips}")
+    ann_file = resolve_data(data)[1]
     ann = read_json(ann_file) if ann_file else {}
     out = []
-    for path, n, label in read_list(list_file)[:limit]:
-        boxes, active = _ground_truth(ann, path)
-        out.append(ClipEntry(clip_id(path), str(list_file.parent / path), n, label, boxes, active))
+    for s in find_sources(data)[:limit]:
+        boxes, active = _ground_truth(ann, s.name)
+        for k in range(clips):
+            cid = clip_id(s.name) + (f"__c{k}" if clips > 1 else "")
+            out.append(ClipEntry(cid, str(s.path), s.num_frames, s.label, boxes, active, k,
+                                 clips, s.frame_template, s.start_index))
     return out
 
 
-def centre_indices(num_frames: int, num_segments: int) -> np.ndarray:
-    """TSN test sampling: the centre frame of each of ``num_segments`` equal segments."""
-    return sample_test(num_frames, num_segments)
+def centre_indices(num_frames: int, num_segments: int, clip: int = 0,
+                   num_clips: int = 1) -> np.ndarray:
+    """TSN test sampling: the centre frame of each of ``num_segments`` equal segments (clip
+    ``clip`` of ``num_clips``: :func:`tsm_apps.data.sampling.sample_multi_clip`)."""
+    if num_clips == 1:
+        return sample_test(num_frames, num_segments)
+    all_idx = sample_multi_clip(num_frames, num_segments, num_clips)
+    return all_idx[clip * num_segments:(clip + 1) * num_segments]
 
 
 def _resize_crop(frames: np.ndarray, size: Optional[int]) -> Tuple[Tensor, float, Tuple[int, int]]:
@@ -125,8 +140,8 @@ def load_clip(entry: ClipEntry, num_segments: int, size: Optional[int] = None,
     """Decode and preprocess one clip (raises ``VideoDecodeError`` for unreadable videos)."""
     from tsm_apps.data.video import read_video_frames
 
-    idx = centre_indices(entry.num_frames, num_segments)
-    raw = read_video_frames(entry.path, idx)
+    idx = centre_indices(entry.num_frames, num_segments, entry.clip, entry.num_clips)
+    raw = read_video_frames(entry.path, idx, entry.frame_template, entry.start_index)
     x, scale, (left, top) = _resize_crop(raw, size)
     frames = x.round().byte().permute(0, 2, 3, 1).numpy()
     m = torch.tensor(mean).view(1, 3, 1, 1)

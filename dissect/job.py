@@ -5,6 +5,12 @@ killed job loses nothing already written and a re-run skips finished clips. A cl
 be processed (unreadable video, label outside the model's classes, bad annotations) is a counted,
 logged skip; the rest of the run completes. Settings that change the maps (checkpoint, data,
 method, ...) must match a previous run in the same folder.
+
+Under ``torchrun`` (or SLURM ``srun``) each process takes the whole clips ``[rank::world]`` of
+the list, writes their files itself, and :mod:`dissect.summary` computes the data-set-level
+thresholds and unit levels exactly over all processes; process 0 writes ``metrics.json``,
+``units.json`` and the report, equal to a single-process run's. Inputs are checked
+(:mod:`dissect.inputs`) before any model is built or frame decoded.
 """
 from __future__ import annotations
 
@@ -17,8 +23,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .clips import ClipEntry, load_clip, load_entries, resolve_data
+from .clips import ClipEntry, load_clip, resolve_data
+from .distributed import DistEnv, barrier, env_from, pick_device, process_group, shard
 from .gradcam import DEFAULT_WEIGHTING
+from .inputs import check_inputs
 from .layout import RunLayout
 from .logs import file_log
 from .methods import METHODS, compute_clip_maps
@@ -54,6 +62,8 @@ class JobConfig:
     overlays: bool = True
     seed: int = 0
     device: str = "auto"
+    clips: int = 1
+    classes: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -62,10 +72,12 @@ class JobConfig:
             raise ValueError(f"unknown threshold {self.threshold!r}; expected {THRESHOLD_KINDS}")
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"--limit must be >= 1, got {self.limit}")
+        if self.clips < 1:
+            raise ValueError(f"--clips must be >= 1, got {self.clips}")
 
     def settings(self) -> dict:
         """The fields a resumed run must share with the run that started the folder."""
-        keys = ("method", "weighting", "class_index", "size", "sanity", "seed")
+        keys = ("method", "weighting", "class_index", "size", "sanity", "seed", "clips")
         out = {k: getattr(self, k) for k in keys}
         out["checkpoint"] = str(Path(self.checkpoint).resolve())
         out["data"] = str(resolve_data(self.data)[0].resolve())
@@ -88,16 +100,11 @@ class _Context:
     random_model: Optional[torch.nn.Module]
     device: torch.device
     size: Optional[int]
+    names: List[str] = field(default_factory=list)
 
 
-def pick_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
-def check_settings(lay: RunLayout, cfg: JobConfig) -> None:
-    """Write ``run.json``, or check it against ``cfg`` when the folder holds a run."""
+def check_settings(lay: RunLayout, cfg: JobConfig, write: bool = True) -> None:
+    """Check ``cfg`` against ``run.json`` when the folder holds a run; write it if ``write``."""
     want = cfg.settings()
     if lay.settings.is_file():
         have = read_json(lay.settings).get("settings", {})
@@ -105,23 +112,20 @@ def check_settings(lay: RunLayout, cfg: JobConfig) -> None:
         if diff:
             raise ValueError(f"{lay.root} holds a run with other settings {diff} "
                              "(existing, requested); use another --out")
-    write_json(lay.settings, {"settings": want, "config": asdict(cfg)})
+    if write:
+        write_json(lay.settings, {"settings": want, "config": asdict(cfg)})
 
 
-def check_classes(model: torch.nn.Module, cfg: JobConfig, data_classes: Optional[int]) -> None:
-    k = model.config.num_classes
-    if cfg.class_index is not None and not 0 <= cfg.class_index < k:
-        raise ValueError(f"--class-index {cfg.class_index} out of range: checkpoint "
-                         f"{cfg.checkpoint} has {k} classes (valid 0..{k - 1})")
-    if data_classes is not None and data_classes != k:
-        raise ValueError(f"checkpoint {cfg.checkpoint} does not match the data: the model has "
-                         f"{k} classes, {cfg.data} has {data_classes}")
+TOPK = 5
 
 
-def _data_classes(data: str) -> Optional[int]:
-    ann = resolve_data(data)[1]
-    classes = read_json(ann).get("classes") if ann else None
-    return len(classes) if classes else None
+def top_predictions(logits: torch.Tensor, names: List[str], k: int = TOPK) -> List[dict]:
+    """``[{"index", "name", "prob"}]`` of the ``k`` most probable classes (softmax of the
+    ``(K,)`` clip logits), most probable first."""
+    probs = torch.softmax(logits.detach().double().cpu(), dim=0)
+    p, i = probs.topk(min(k, probs.numel()))
+    return [{"index": int(c), "name": names[int(c)] if names else f"class {int(c)}",
+             "prob": float(v)} for v, c in zip(p, i)]
 
 
 def _maps_of(model, clip_input: torch.Tensor, cfg: JobConfig, cls=None):
@@ -135,7 +139,7 @@ def _scores(maps: np.ndarray, boxes: np.ndarray, active) -> dict:
 def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
     """Maps, overlays and scores of one clip; returns (and writes, last) its record."""
     cfg, k = ctx.cfg, ctx.model.config.num_classes
-    if not 0 <= entry.label < k:
+    if entry.label is not None and not 0 <= entry.label < k:
         raise ValueError(f"{entry.path}: label {entry.label} out of range for a {k}-class model")
     clip = load_clip(entry, ctx.model.num_segments, ctx.size)
     x = clip.input[None].to(ctx.device)
@@ -150,8 +154,16 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
     arrays = {"maps": maps, "lowres": res.lowres[0].cpu().numpy().astype(np.float32),
               "logits": res.logits[0].cpu().numpy(), "indices": clip.indices, "boxes": boxes,
               "active": (clip.active if clip.active is not None else np.zeros(0, bool))}
+    top5 = top_predictions(res.logits[0], ctx.names)
+    name = (lambda c: None if c is None else top5[0]["name"] if c == top5[0]["index"]
+            else ctx.names[c] if ctx.names else f"class {c}")
     record = {"id": entry.id, "path": entry.path, "label": entry.label,
-              "pred": int(res.logits[0].argmax()), "class": int(res.classes[0]),
+              "label_name": name(entry.label), "pred": top5[0]["index"],
+              "pred_name": top5[0]["name"], "top5": top5,
+              "top5_hit": None if entry.label is None else any(
+                  t["index"] == entry.label for t in top5),
+              "class": int(res.classes[0]), "class_name": name(int(res.classes[0])),
+              "num_frames": entry.num_frames, "clip": entry.clip, "num_clips": entry.num_clips,
               "indices": clip.indices.tolist()}
     if ctx.random_model is not None:
         rnd = _maps_of(ctx.random_model, x, cfg, res.classes).maps[0].cpu().numpy()
@@ -174,42 +186,47 @@ def _load_model(cfg: JobConfig, device: torch.device) -> torch.nn.Module:
     return load_checkpoint(cfg.checkpoint).to(device).eval()
 
 
-def input_size(cfg: JobConfig) -> Optional[int]:
-    """``--size``, else the crop size the checkpoint was trained at (``meta.train_config.size``),
-    else ``None`` (frames as stored)."""
-    if cfg.size is not None:
-        return cfg.size
-    from tsm_apps.checkpoint.reading import read_checkpoint
+def run_job(cfg: JobConfig, progress: bool = True, env: Optional[DistEnv] = None) -> JobResult:
+    """Run (or resume) the job in this process, or as one rank of ``torchrun``/``srun`` (read
+    from the environment unless ``env`` is given); then write ``metrics.json``, ``units.json``
+    and the report (process 0). Inputs are checked before the model is built."""
+    env = env or env_from()
+    checked = check_inputs(cfg.checkpoint, cfg.data, cfg.limit, cfg.clips, cfg.class_index,
+                           cfg.classes, cfg.size)
+    lay = RunLayout(cfg.out)
+    check_settings(lay, cfg, write=False)
+    device = pick_device(cfg.device, env)
+    with process_group(env, device):
+        return _run(cfg, checked, lay, device, env, progress and env.is_main)
 
-    train = read_checkpoint(cfg.checkpoint).get("meta", {}).get("train_config", {})
-    return int(train["size"]) if isinstance(train, dict) and train.get("size") else None
 
-
-def run_job(cfg: JobConfig, progress: bool = True) -> JobResult:
-    """Run (or resume) the job; then write ``metrics.json``, ``units.json`` and the report."""
+def _run(cfg: JobConfig, checked, lay: RunLayout, device: torch.device, env: DistEnv,
+         progress: bool) -> JobResult:
     from .report import write_run_report
 
-    lay = RunLayout(cfg.out)
-    lay.root.mkdir(parents=True, exist_ok=True)
-    device = pick_device(cfg.device)
+    barrier()  # every rank has checked run.json before rank 0 (re)writes it
+    if env.is_main:
+        lay.root.mkdir(parents=True, exist_ok=True)
+        check_settings(lay, cfg)
+    barrier()
     model = _load_model(cfg, device)
-    check_classes(model, cfg, _data_classes(cfg.data))
-    entries = load_entries(cfg.data, cfg.limit)
-    check_settings(lay, cfg)
     rnd = randomized_copy(model, cfg.seed) if cfg.sanity else None
-    ctx = _Context(cfg, lay, model, rnd, device, input_size(cfg))
-    with file_log(lay.log, log):
-        result = _loop(ctx, entries, progress)
-        summarise_run(lay, cfg.threshold, cfg.seed, result)
+    ctx = _Context(cfg, lay, model, rnd, device, checked.size, checked.names)
+    with file_log(lay.log if env.is_main else lay.root / f"job.rank{env.rank}.log", log):
+        result = _loop(ctx, shard(checked.entries, env), progress)
+        result.total = len(checked.entries)
+        barrier()
+        summarise_run(lay, cfg.threshold, cfg.seed, result, env)
         if cfg.units:
-            dissect_run_units(lay, model, entries, ctx.size, cfg.unit_clips, cfg.unit_quantile,
-                              device, progress)
-    write_run_report(lay.root)
+            dissect_run_units(lay, model, checked.entries, ctx.size, cfg.unit_clips,
+                              cfg.unit_quantile, device, progress, env)
+    if env.is_main:
+        write_run_report(lay.root)
     return result
 
 
 def _loop(ctx: _Context, entries: List[ClipEntry], progress: bool) -> JobResult:
-    index = read_json(ctx.lay.index) if ctx.lay.index.is_file() else {}
+    """Process this rank's clips; a finished clip (its record exists) is skipped."""
     result = JobResult(total=len(entries), done=0, skipped=0)
     for entry in tqdm(entries, desc="dissect", unit="clip", disable=not progress):
         if ctx.lay.record(entry.id).is_file():
@@ -220,9 +237,8 @@ def _loop(ctx: _Context, entries: List[ClipEntry], progress: bool) -> JobResult:
         except SKIPPABLE as e:
             log.warning("skipped %s: %s", entry.path, e)
             result.failed.append((entry.id, str(e)))
-            index[entry.id] = {"status": "failed", "path": entry.path, "error": str(e)}
+            write_json(ctx.lay.failed(entry.id), {"path": entry.path, "error": str(e)})
         else:
             result.done += 1
-            index[entry.id] = {"status": "done", "path": entry.path}
-        write_json(ctx.lay.index, index)
+            ctx.lay.failed(entry.id).unlink(missing_ok=True)
     return result

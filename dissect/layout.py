@@ -2,7 +2,9 @@
 
     OUT/run.json              settings of the run (a re-run must match them)
     OUT/index.json            clip id -> status ("done" / "failed") and error message
-    OUT/clips/<id>.json       per-clip record (written last: its presence marks a clip done)
+    OUT/clips/<id>.json       per-clip record (written last: its presence marks a clip done):
+                              label, prediction, top-5 (index, name, probability), frames used
+    OUT/failed/<id>.json      why a clip could not be processed (retried by a re-run)
     OUT/maps/<id>.npz         raw maps (T, H, W) float32, low-res maps, logits, frames indices,
                               boxes, active flags, sanity-check maps (float16)
     OUT/overlays/<id>.png     strip of the T frames with the map overlaid (per-clip scale)
@@ -46,6 +48,12 @@ class RunLayout:
 
     def gif(self, cid: str) -> Path:
         return self.root / "overlays" / f"{cid}.gif"
+
+    def failed(self, cid: str) -> Path:
+        return self.root / "failed" / f"{cid}.json"
+
+    def failed_files(self) -> list:
+        return sorted((self.root / "failed").glob("*.json"))
 
     def done_ids(self) -> list:
         return sorted(p.stem for p in (self.root / "clips").glob("*.json"))

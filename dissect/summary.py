@@ -1,7 +1,10 @@
 """The end of a dissection run: dataset-level thresholds, ``metrics.json`` and ``units.json``.
 
 Everything here is recomputed from the files of the run folder, so it is the same after a
-resumed run as after an uninterrupted one.
+resumed run as after an uninterrupted one, and the same with any number of processes: each
+process reads its shard of the finished clips, thresholds and unit levels are computed exactly
+over all of them (histograms and order statistics exchanged between processes), and process 0
+merges the records in clip-id order and writes the files.
 """
 from __future__ import annotations
 
@@ -15,12 +18,14 @@ from tqdm import tqdm
 
 from .capture import capture
 from .clips import ClipEntry, load_clip
+from .distributed import DistEnv, all_gather_objects, all_reduce_sum, shard
 from .layout import RunLayout
 from .metrics import (box_masks, centre_prior, has_box, mask_box_iou, mean_defined, pointing_hits,
                       random_map, standard_tolerance, summarise)
 from .storage import load_npz, read_json, write_json
-from .threshold import DEFAULT_KEEP, DEFAULT_MAX_FRACTION, dataset_keep_fraction_threshold
+from .threshold import DEFAULT_KEEP, DEFAULT_MAX_FRACTION, keep_fraction_thresholds
 from .units import ND_MIN_IOU, UnitCollector, default_unit_layers
+from .units_sharded import dissect_layer_sharded
 
 log = logging.getLogger("dissect")
 KINDS = ("method", "centre", "random", "sanity")
@@ -40,19 +45,25 @@ def _kind_maps(arrays: Dict[str, np.ndarray], cid: str, seed: int) -> Dict[str, 
     return out
 
 
+def _shard_maps(lay: RunLayout, ids: List[str], seed: int):
+    """A re-iterable pass over this process's clips: ``{kind: map}`` per clip."""
+    def passes():
+        for cid in ids:
+            yield _kind_maps(load_npz(lay.maps(cid)), cid, seed)
+    return passes
+
+
 def add_dataset_scores(lay: RunLayout, records: List[dict], seed: int) -> Dict[str, float]:
-    """Compute each kind's dataset threshold (20% of pixels kept) and add ``iou_dataset`` and
-    ``pointing_tol`` (the pointing game with its standard tolerance) to every record."""
-    loaded = {r["id"]: load_npz(lay.maps(r["id"])) for r in records}
-    maps = {r["id"]: _kind_maps(loaded[r["id"]], r["id"], seed) for r in records}
-    thresholds = {}
-    for kind in KINDS:
-        have = [m[kind] for m in maps.values() if kind in m]
-        if have:
-            thresholds[kind] = dataset_keep_fraction_threshold(have, DEFAULT_KEEP)
+    """Compute each kind's dataset threshold (20% of pixels kept, over the clips of every
+    process: :func:`keep_fraction_thresholds`) and add ``iou_dataset`` and ``pointing_tol``
+    (the pointing game with its standard tolerance) to this process's ``records``."""
+    ids = [r["id"] for r in records]
+    thresholds = keep_fraction_thresholds(_shard_maps(lay, ids, seed), KINDS, DEFAULT_KEEP,
+                                          all_reduce_sum)
     for r in records:
-        boxes = loaded[r["id"]]["boxes"]
-        for kind, m in maps[r["id"]].items():
+        arrays = load_npz(lay.maps(r["id"]))
+        boxes = arrays["boxes"]
+        for kind, m in _kind_maps(arrays, r["id"], seed).items():
             iou = mask_box_iou(m >= thresholds[kind], boxes)
             r["scores"][kind]["iou_dataset"] = [None if np.isnan(v) else float(v) for v in iou]
             hits = pointing_hits(m, boxes, standard_tolerance(m.shape[1:]))
@@ -62,40 +73,66 @@ def add_dataset_scores(lay: RunLayout, records: List[dict], seed: int) -> Dict[s
 
 
 def _counts(lay: RunLayout, records: List[dict], result) -> dict:
-    index = read_json(lay.index) if lay.index.is_file() else {}
-    failed = {k: v["error"] for k, v in index.items() if v.get("status") == "failed"}
+    failed = {p.stem: read_json(p).get("error", "") for p in lay.failed_files()
+              if not lay.record(p.stem).is_file()}
     out = {"done": len(records), "failed": len(failed)}
     if result is not None:
-        out.update(listed=result.total, processed_now=result.done,
-                   skipped_existing=result.skipped, failed_now=len(result.failed))
+        now = all_reduce_sum(np.array([result.done, result.skipped, len(result.failed)]))
+        out.update(listed=result.total, processed_now=int(now[0]),
+                   skipped_existing=int(now[1]), failed_now=int(now[2]))
     return {"counts": out, "failed": failed}
 
 
-def summarise_run(lay: RunLayout, threshold: str, seed: int, result=None) -> dict:
-    """Write ``metrics.json`` from the run folder; returns it."""
-    records = [read_json(lay.record(cid)) for cid in lay.done_ids()]
-    thresholds = add_dataset_scores(lay, records, seed) if records else {}
+def _accuracy(records: List[dict]) -> Optional[float]:
+    return mean_defined([None if r.get("label") is None else float(r["pred"] == r["label"])
+                         for r in records])
+
+
+def summarise_run(lay: RunLayout, threshold: str, seed: int, result=None,
+                  env: Optional[DistEnv] = None) -> Optional[dict]:
+    """Write ``metrics.json`` from the run folder (every process takes part; process 0 merges
+    and writes); returns it on process 0, None elsewhere."""
+    env = env or DistEnv()
+    ids = lay.done_ids()
+    mine = [read_json(lay.record(cid)) for cid in shard(ids, env)]
+    thresholds = add_dataset_scores(lay, mine, seed) if ids else {}
+    counts = _counts(lay, [None] * len(ids), result)
+    gathered = {r["id"]: r for part in all_gather_objects(mine) for r in part}
+    if not env.is_main:
+        return None
+    records = [gathered[cid] for cid in ids]
     kinds = [k for k in KINDS if records and all(k in r["scores"] for r in records)]
     metrics = {
         "settings": read_json(lay.settings).get("settings", {}),
         "threshold": {"primary": threshold, "keep": DEFAULT_KEEP,
                       "max_fraction": DEFAULT_MAX_FRACTION, "dataset_values": thresholds},
         "primary_iou": "iou_dataset" if threshold == "dataset" else "iou_max20",
-        "accuracy": mean_defined([float(r["pred"] == r["label"]) for r in records]),
+        "accuracy": _accuracy(records),
+        "top5_accuracy": mean_defined([r.get("top5_hit") for r in records]),
         "aggregate": {k: summarise([r["scores"][k] for r in records]) for k in kinds},
         "sanity_rank_corr": mean_defined([r.get("sanity_rank_corr") for r in records]),
-        **_counts(lay, records, result),
+        **counts,
         "clips": {r["id"]: r for r in records},
     }
     write_json(lay.metrics, metrics)
+    write_json(lay.index, _index(lay, ids, metrics["failed"]))
     return metrics
+
+
+def _index(lay: RunLayout, ids: List[str], failed: dict) -> dict:
+    index = {cid: {"status": "done", "path": read_json(lay.record(cid))["path"]} for cid in ids}
+    index.update({cid: {"status": "failed", "error": err} for cid, err in failed.items()})
+    return dict(sorted(index.items()))
 
 
 def dissect_run_units(lay: RunLayout, model: torch.nn.Module, entries: List[ClipEntry],
                       size: Optional[int], max_clips: int, quantile: float,
-                      device: torch.device, progress: bool = True) -> Optional[dict]:
-    """Unit dissection over the first ``max_clips`` finished clips that have boxes; writes
-    ``units.json`` (kept as is when it already covers the same clips with the same quantile)."""
+                      device: torch.device, progress: bool = True,
+                      env: Optional[DistEnv] = None) -> Optional[dict]:
+    """Unit dissection over the first ``max_clips`` finished clips that have boxes, split
+    between processes (:func:`dissect_layer_sharded`: the single-process result); process 0
+    writes ``units.json`` (kept as is when it already covers the same clips and quantile)."""
+    env = env or DistEnv()
     chosen = [e for e in entries if e.boxes is not None and lay.record(e.id).is_file()]
     chosen = chosen[:max_clips]
     ids = [e.id for e in chosen]
@@ -107,12 +144,18 @@ def dissect_run_units(lay: RunLayout, model: torch.nn.Module, entries: List[Clip
         return old
     layers = default_unit_layers(model)
     collector = UnitCollector(layers)
-    for e in tqdm(chosen, desc="units", unit="clip", disable=not progress):
+    for e in tqdm(shard(chosen, env), desc="units", unit="clip", disable=not progress):
         clip = load_clip(e, model.num_segments, size)
         with capture(model, layers) as cap, torch.no_grad():
             model(clip.input[None].to(device))
         collector.add(cap.activations, box_masks(clip.boxes, clip.input.shape[-2:]))
-    out = {"clips": ids, "quantile": quantile, "min_iou": ND_MIN_IOU,
-           "layers": collector.result(quantile, ND_MIN_IOU)}
-    write_json(lay.units, out)
+    result = {}
+    for name in layers:
+        acts = np.concatenate(collector.acts[name]) if len(collector) else None
+        masks = np.concatenate(collector.masks[name]) if len(collector) else None
+        result[name] = dissect_layer_sharded(acts, masks, all_gather_objects, all_reduce_sum,
+                                             quantile, ND_MIN_IOU)
+    out = {"clips": ids, "quantile": quantile, "min_iou": ND_MIN_IOU, "layers": result}
+    if env.is_main:
+        write_json(lay.units, out)
     return out

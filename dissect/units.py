@@ -37,9 +37,10 @@ def unit_thresholds(acts: np.ndarray, quantile: float = ND_QUANTILE) -> np.ndarr
     return np.quantile(per_unit, 1 - quantile, axis=1)
 
 
-def unit_ious(acts: np.ndarray, masks: np.ndarray, thresholds: np.ndarray,
-              chunk: int = 8) -> np.ndarray:
-    """Dataset-level IoU of every unit's upsampled, thresholded maps with ``masks``: ``(C,)``."""
+def unit_counts(acts: np.ndarray, masks: np.ndarray, thresholds: np.ndarray,
+                chunk: int = 8) -> tuple:
+    """``(intersection, union)`` pixel counts ``(C,)`` float64 of every unit's upsampled,
+    thresholded maps with ``masks`` (integers: sums over processes are exact)."""
     acts, masks = np.asarray(acts, np.float32), np.asarray(masks, bool)
     if acts.ndim != 4 or masks.ndim != 3 or masks.shape[0] != acts.shape[0]:
         raise ValueError(f"expected activations (M, C, h, w) and masks (M, H, W) with the same M, "
@@ -55,7 +56,18 @@ def unit_ious(acts: np.ndarray, masks: np.ndarray, thresholds: np.ndarray,
         gt = torch.from_numpy(masks[i:i + chunk])[:, None]
         inter += (m & gt).sum(dim=(0, 2, 3)).double()
         union += (m | gt).sum(dim=(0, 2, 3)).double()
-    return torch.where(union > 0, inter / union.clamp_min(1), 0.0).numpy()
+    return inter.numpy(), union.numpy()
+
+
+def ious_from_counts(inter: np.ndarray, union: np.ndarray) -> np.ndarray:
+    """IoU per unit; 0 where the union is empty."""
+    return np.where(union > 0, inter / np.maximum(union, 1), 0.0)
+
+
+def unit_ious(acts: np.ndarray, masks: np.ndarray, thresholds: np.ndarray,
+              chunk: int = 8) -> np.ndarray:
+    """Dataset-level IoU of every unit's upsampled, thresholded maps with ``masks``: ``(C,)``."""
+    return ious_from_counts(*unit_counts(acts, masks, thresholds, chunk))
 
 
 def dissect_layer(acts: np.ndarray, masks: np.ndarray, quantile: float = ND_QUANTILE,

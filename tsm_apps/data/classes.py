@@ -123,11 +123,13 @@ def _stored_names(ckpt: dict) -> list:
 
 
 def class_names(num_classes: int, checkpoint: PathLike | dict | None = None,
-                classes_file: Optional[PathLike] = None) -> list:
+                classes_file: Optional[PathLike] = None,
+                file_name: Optional[str] = None) -> list:
     """``num_classes`` names for a model's outputs (see the module docstring for the order).
 
     ``checkpoint`` is a checkpoint path (read safely; its file name can pick a bundled list) or
-    an already-read checkpoint dict. A ``classes_file`` whose count differs from
+    an already-read checkpoint dict (then ``file_name``, its file's name, can pick a bundled
+    list without reading the file again). A ``classes_file`` whose count differs from
     ``num_classes`` raises ValueError naming both counts; stored or bundled lists of another
     count are skipped.
     """
@@ -148,7 +150,8 @@ def class_names(num_classes: int, checkpoint: PathLike | dict | None = None,
         names = _stored_names(ckpt)
         if len(names) == n:
             return names
-        key = None if isinstance(checkpoint, dict) else bundled_list_for(str(checkpoint))
+        name = file_name if isinstance(checkpoint, dict) else str(checkpoint)
+        key = bundled_list_for(name) if name else None
         if key is not None:
             names = bundled_classes(key)
             if len(names) == n:

@@ -1,0 +1,85 @@
+"""Checks of a dissection job's inputs, all before any frame is decoded or a model is built.
+
+:func:`check_inputs` reads the checkpoint once (exists, loads safely, known key layout, class
+count), lists the videos (paths exist, list lines parse, frame counts from the container), reads
+the class-name file, and checks ``--class-index`` and the data's classes against the model.
+Every failure is a ValueError / FileNotFoundError naming the file (and line) and what was
+expected; the CLI prints it on one line and exits 2.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Optional
+
+from tsm_apps.data.classes import class_names
+
+from .clips import ClipEntry, load_entries, resolve_data
+from .storage import read_json
+
+
+@dataclass
+class CheckedInputs:
+    """What the checks found: the checkpoint's layout and class count, the input size it was
+    trained at (None: frames as stored), the clips to process and the class names."""
+    layout: str
+    num_classes: int
+    size: Optional[int]
+    entries: List[ClipEntry]
+    names: List[str]
+
+
+def check_checkpoint(path: str) -> tuple:
+    """``(checkpoint dict, layout, config fields)``; raises naming the file and the problem."""
+    from tsm_apps.checkpoint.reading import checkpoint_config, read_checkpoint
+
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {p}")
+    ckpt = read_checkpoint(p)
+    try:
+        layout, _, fields = checkpoint_config(ckpt, p.name)
+    except ValueError as e:
+        raise ValueError(f"{p}: {e}") from None
+    if "num_classes" not in fields:
+        raise ValueError(f"{p}: {layout} layout without a classifier (no fc weights): "
+                         "dissection needs a recognizer with its class scores")
+    return ckpt, layout, fields
+
+
+def _trained_size(ckpt: dict) -> Optional[int]:
+    meta = ckpt.get("meta") if isinstance(ckpt.get("meta"), dict) else {}
+    train = meta.get("train_config", {})
+    return int(train["size"]) if isinstance(train, dict) and train.get("size") else None
+
+
+def _data_classes(data: str) -> Optional[list]:
+    """Class names of the data's ``annotations.json`` (None without one)."""
+    ann = resolve_data(data)[1]
+    classes = read_json(ann).get("classes") if ann else None
+    return [str(c) for c in classes] if classes else None
+
+
+def check_inputs(checkpoint: str, data: str, limit: Optional[int] = None, clips: int = 1,
+                 class_index: Optional[int] = None, classes_file: Optional[str] = None,
+                 size: Optional[int] = None) -> CheckedInputs:
+    """Validate everything a dissection job reads (see the module docstring)."""
+    ckpt, layout, fields = check_checkpoint(checkpoint)
+    k = int(fields["num_classes"])
+    if class_index is not None and not 0 <= class_index < k:
+        raise ValueError(f"--class-index {class_index} out of range: checkpoint {checkpoint} "
+                         f"has {k} classes (valid 0..{k - 1})")
+    data_names = _data_classes(data)
+    if data_names is not None and len(data_names) != k:
+        raise ValueError(f"checkpoint {checkpoint} does not match the data: the model has "
+                         f"{k} classes, {data} has {len(data_names)}")
+    entries = load_entries(data, limit, clips)
+    bad = next((e for e in entries if e.label is not None and not 0 <= e.label < k), None)
+    if bad is not None:
+        raise ValueError(f"{bad.path}: label {bad.label} out of range for the {k}-class "
+                         f"checkpoint {checkpoint}")
+    names = class_names(k, ckpt, classes_file, file_name=Path(checkpoint).name)
+    if classes_file is None and data_names and names == [f"class {i}" for i in range(k)]:
+        names = data_names
+    return CheckedInputs(layout, k, size if size is not None else _trained_size(ckpt),
+                         entries, names)
