@@ -8,13 +8,15 @@ classes below in mmdet's registries (configs use
 from .backbone import TSMResNet
 from .clips import ClipBatchSampler, VideoShardSampler
 from .detector import ClipRFCN
+from .msra import ClipHorizontalFlip, PlainRPNHead, RFCNSplitNeck
 from .ohem import HardestRoISampler
 from .ps_roi import PSRoIVote, ps_roi_vote
 from .rfcn_head import RFCNBBoxHead, RFCNRoIHead
 
 __all__ = [
     "TSMResNet", "ClipBatchSampler", "VideoShardSampler", "ClipRFCN", "HardestRoISampler", "PSRoIVote",
-    "ps_roi_vote", "RFCNBBoxHead", "RFCNRoIHead",
+    "ps_roi_vote", "RFCNBBoxHead", "RFCNRoIHead", "ClipHorizontalFlip", "PlainRPNHead",
+    "RFCNSplitNeck",
 ]
 
 # ImageNet-VID data, metric and results (registered in mmdet DATASETS / METRICS)

@@ -8,7 +8,8 @@
 end, ``final.pth`` (plain weights, see :mod:`detection.checkpoint`) and the resolved
 ``config.py``. Several GPUs or nodes: ``torchrun --nproc-per-node G [--nnodes ...] -m
 tsm_apps.cli detect train CONFIG`` (WORLD_SIZE set -> mmengine's ``pytorch`` launcher; NCCL on
-CUDA, gloo on CPU). ``--cfg-options data_root=DIR/`` re-points every dataset of the config.
+CUDA, gloo on CPU). ``--cfg-options data_root=DIR/`` re-points every dataset of the config,
+``img_scale=W,H`` (e.g. ``img_scale=256,160``) every ``Resize`` of its pipelines.
 ``test`` prints the mAP table and writes ``results.json`` (per-frame detections) and
 ``metrics.json`` beside it (under torchrun too: the configs' ``VideoShardSampler`` gives each
 rank whole videos in frame order, as the online stream needs). ``video`` streams a video file or frame folder through the online
@@ -86,11 +87,36 @@ def apply_data_root(cfg, options: dict) -> None:
             visit(cfg[loader].get("dataset"), f"{loader}.dataset")
 
 
+def apply_img_scale(cfg, options: dict) -> None:
+    """Set ``scale`` of every ``Resize`` in the dataloaders' pipelines to ``img_scale`` given in
+    ``--cfg-options`` (``(long side, short side)`` bounds, as mmdet's ``keep_ratio`` Resize)."""
+    if "img_scale" not in options:
+        return
+    scale = options["img_scale"]
+    if not (isinstance(scale, (list, tuple)) and len(scale) == 2):
+        raise UserError(f"--cfg-options img_scale must be two numbers W,H, got {scale!r}")
+
+    def visit(ds):
+        if not isinstance(ds, dict):
+            return
+        for t in ds.get("pipeline") or []:
+            if isinstance(t, dict) and t.get("type") == "Resize":
+                t["scale"] = tuple(int(v) for v in scale)
+        visit(ds.get("dataset"))
+        for d in ds.get("datasets") or []:
+            visit(d)
+
+    for loader in DATASET_LOADERS:
+        if cfg.get(loader):
+            visit(cfg[loader].get("dataset"))
+
+
 def _config(path: str, options: dict):
     from .inference import load_config
 
     cfg = load_config(path, options)
     apply_data_root(cfg, options)
+    apply_img_scale(cfg, options)
     distributed = "WORLD_SIZE" in os.environ
     cfg.launcher = "pytorch" if distributed else "none"
     if distributed:
@@ -123,7 +149,13 @@ def train(a: argparse.Namespace) -> int:
     from .checkpoint import safe_loading, save_final
     from .hooks import PlainCheckpointHook
 
+    from .backbone import check_random_frozen
+
     cfg = _config(a.config, a.cfg_options)
+    bb = cfg.model.get("backbone", {})
+    if bb.get("type") == "TSMResNet" and not (a.resume or cfg.get("load_from")):
+        check_random_frozen(bb.get("checkpoint"), bb.get("frozen_stages", -1),
+                            bb.get("norm_eval", True), bb.get("allow_random_frozen", False))
     work = Path(a.work_dir or cfg.get("work_dir") or Path("runs/detection") / Path(a.config).stem)
     cfg.work_dir = str(work)
     if a.resume:

@@ -17,7 +17,12 @@ Config kwargs (``model=dict(type='ClipRFCN', ...)``; see ``configs/_base_/rfcn_r
 * ``data_preprocessor``: mmdet ``DetDataPreprocessor`` (``pad_size_divisor`` 16 or 32).
 * ``test_mode``: ``'stream'`` (default) runs the backbone one frame at a time in video order,
   keeping the online shift buffers between frames and batches, reset at a new video;
-  ``'clip'`` runs each test batch as one clip (the only option for ``shift='offline'``).
+  ``'clip'`` runs each test batch as one clip (the only option for ``shift='offline'``): the
+  batch must be consecutive frames of one video (``ValueError`` otherwise), and ``T`` is the
+  batch size (a batch of 1 frame sees no other frame: set ``test_dataloader.batch_size``).
+* ``stream_gap``: what the stream does at a gap in frame ids (``frame_id`` more than one after
+  the previous frame of the same video, e.g. a subsampled val list): ``'reset'`` (default) starts
+  from empty buffers, ``'raise'`` refuses with ``ValueError``.
 
 Training batches are ``N`` clips of ``T`` consecutive frames of one video, contiguous:
 ``(N*T, 3, H, W)`` (build them with :class:`~detection.clips.ClipBatchSampler`). The losses
@@ -25,7 +30,8 @@ cover every frame whose metainfo ``annotated`` is not ``False``.
 
 Test batches: frames in video order; each data sample's metainfo must hold ``video`` (any
 hashable id) and ``frame_id`` (int) — add them to ``PackDetInputs(meta_keys=...)``. The
-stream resets when ``video`` changes or ``frame_id`` does not increase.
+stream resets when ``video`` changes, ``frame_id`` does not increase, or (``stream_gap``) skips
+frames.
 """
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ from mmengine.config import ConfigDict
 from torch import Tensor
 
 TEST_MODES = ("stream", "clip")
+STREAM_GAPS = ("reset", "raise")
 STREAM_META_KEYS = ("video", "frame_id")
 
 
@@ -48,17 +55,19 @@ class ClipRFCN(TwoStageDetector):
     """R-FCN on a TSM/TSN backbone, trained on clips, tested online frame by frame.
 
     Args: ``backbone``, ``rpn_head``, ``roi_head``, ``train_cfg``, ``test_cfg``, ``neck``,
-    ``data_preprocessor``, ``init_cfg`` as mmdet ``TwoStageDetector``; ``test_mode`` and
-    ``rpn_feat_index`` as the module docstring.
+    ``data_preprocessor``, ``init_cfg`` as mmdet ``TwoStageDetector``; ``test_mode``,
+    ``stream_gap`` and ``rpn_feat_index`` as the module docstring.
     """
 
     def __init__(self, backbone: dict, rpn_head: dict, roi_head: dict,
                  train_cfg: Optional[dict] = None, test_cfg: Optional[dict] = None,
                  neck: Optional[dict] = None, data_preprocessor: Optional[dict] = None,
                  init_cfg: Optional[dict] = None, test_mode: str = "stream",
-                 rpn_feat_index: int = 0) -> None:
+                 rpn_feat_index: int = 0, stream_gap: str = "reset") -> None:
         if test_mode not in TEST_MODES:
             raise ValueError(f"test_mode must be one of {TEST_MODES}, got {test_mode!r}")
+        if stream_gap not in STREAM_GAPS:
+            raise ValueError(f"stream_gap must be one of {STREAM_GAPS}, got {stream_gap!r}")
         # plain dicts (built in Python, not from a config file) work too
         train_cfg = ConfigDict(train_cfg) if isinstance(train_cfg, dict) else train_cfg
         test_cfg = ConfigDict(test_cfg) if isinstance(test_cfg, dict) else test_cfg
@@ -69,7 +78,7 @@ class ClipRFCN(TwoStageDetector):
         if test_mode == "stream" and shift == "offline":
             raise ValueError("test_mode='stream' needs a causal backbone (shift='online' or "
                              "None); shift='offline' needs test_mode='clip'")
-        self.test_mode = test_mode
+        self.test_mode, self.stream_gap = test_mode, stream_gap
         self.rpn_feat_index = rpn_feat_index
         self._stream: Optional[dict] = None  # {'video', 'frame_id', 'buffers'}
 
@@ -160,6 +169,7 @@ class ClipRFCN(TwoStageDetector):
     def predict_clip(self, batch_inputs: Tensor, batch_data_samples: SampleList,
                      rescale: bool = True) -> SampleList:
         """The batch is one clip: the backbone sees all frames at once (``T`` = batch size)."""
+        self.check_test_clip(batch_data_samples)
         t = self.clip_len
         self.backbone.set_num_segments(batch_inputs.shape[0])
         try:
@@ -167,6 +177,24 @@ class ClipRFCN(TwoStageDetector):
         finally:
             self.backbone.set_num_segments(t)
         return self.heads_predict(x, batch_data_samples, rescale)
+
+    @staticmethod
+    def check_test_clip(batch_data_samples: SampleList) -> None:
+        """A clip-mode test batch must be consecutive frames (``frame_id`` +1 each) of one
+        ``video``; ValueError naming what differs."""
+        metas = [s.metainfo for s in batch_data_samples]
+        missing = [k for k in STREAM_META_KEYS if any(k not in m for m in metas)]
+        if missing:
+            raise ValueError(f"ClipRFCN test_mode='clip' needs metainfo {missing} on every frame "
+                             "(add them to PackDetInputs meta_keys)")
+        videos = [m["video"] for m in metas]
+        ids = [int(m["frame_id"]) for m in metas]
+        if len(set(map(str, videos))) > 1:
+            raise ValueError(f"ClipRFCN test_mode='clip': the batch mixes videos "
+                             f"{sorted(set(map(str, videos)))}; a test batch must be one clip")
+        if ids != list(range(ids[0], ids[0] + len(ids))):
+            raise ValueError(f"ClipRFCN test_mode='clip': frame ids {ids} of video {videos[0]} "
+                             "are not consecutive; a test batch must be one clip")
 
     def predict_stream(self, batch_inputs: Tensor, batch_data_samples: SampleList,
                        rescale: bool = True) -> SampleList:
@@ -197,7 +225,11 @@ class ClipRFCN(TwoStageDetector):
                              f"{sorted(meta)}")
         video, frame_id = meta["video"], int(meta["frame_id"])
         st = self._stream
-        if st is None or st["video"] != video or frame_id <= st["frame_id"]:
+        gap = st is not None and st["video"] == video and frame_id > st["frame_id"] + 1
+        if gap and self.stream_gap == "raise":
+            raise ValueError(f"ClipRFCN stream: video {video} jumps from frame {st['frame_id']} "
+                             f"to {frame_id} (stream_gap='raise'); test every frame in order")
+        if st is None or st["video"] != video or frame_id <= st["frame_id"] or gap:
             self.backbone.reset()
         else:
             self.backbone.set_buffers(st["buffers"])

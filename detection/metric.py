@@ -34,8 +34,9 @@ from mmdet.registry import METRICS
 from mmengine.evaluator import BaseMetric
 from mmengine.logging import MMLogger
 
-from tsm_apps.data.motion import WINDOW, snippet_motion_iou
-from tsm_apps.data.vid_layout import NAME_TO_WNID, WNID_TO_NAME, VIDFrame, read_frame_xml
+from tsm_apps.data.motion import WINDOW, read_motion_iou_mat, snippet_motion_iou
+from tsm_apps.data.vid_layout import NAME_TO_WNID, WNID_TO_NAME, VIDFrame, read_frame_xml, \
+    read_list
 from tsm_apps.io import atomic_write_text
 
 from .corruptions import frame_corruption, load_corruptions
@@ -47,6 +48,11 @@ SOURCES = ("VID", "DET")
 
 def _numpy(x: object) -> np.ndarray:
     return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
+
+
+def _f32(v: object) -> float:
+    """The shortest decimal that reads back as the same float32 (``float32(json) == v``)."""
+    return float(np.format_float_positional(np.float32(v), unique=True, trim="-"))
 
 
 def split_image_path(img_path: str) -> tuple[str, str, str, str]:
@@ -63,10 +69,15 @@ def split_image_path(img_path: str) -> tuple[str, str, str, str]:
 
 
 class AnnotationCache:
-    """Ground truth of evaluated frames read from their XML, with motion IoU per snippet."""
+    """Ground truth of evaluated frames read from their XML, with motion IoU per snippet
+    (computed, or read from FGFA's ``.mat`` with ``motion_iou_file`` and ``video_list``)."""
 
-    def __init__(self, classes: Sequence[str], window: int = WINDOW) -> None:
+    def __init__(self, classes: Sequence[str], window: int = WINDOW,
+                 motion_iou_file: Optional[str] = None,
+                 video_list: str = "ImageSets/VID_val_videos.txt") -> None:
         self.window = window
+        self.motion_iou_file, self.video_list = motion_iou_file, video_list
+        self._mat: dict[str, tuple] = {}  # root -> (per-frame values, {snippet: first index})
         self.labels = {}
         for i, c in enumerate(classes):
             wnid = c if c in WNID_TO_NAME else NAME_TO_WNID.get(c)
@@ -122,6 +133,8 @@ class AnnotationCache:
                     raise ValueError(f"{path}: no annotation {frame}.xml in "
                                      f"{osp.join(root, 'Annotations', source, split, snippet)}")
                 t = pos[frame]
+                if self.motion_iou_file and source == "VID":
+                    motion[t] = self._mat_values(root, snippet, frame, len(frames[t].objects))
                 keep = [j for j, o in enumerate(frames[t].objects) if o.name in self.labels]
                 objs = [frames[t].objects[j] for j in keep]
                 img_id = f"{split}/{snippet}/{frame}" if source == "VID" \
@@ -134,6 +147,28 @@ class AnnotationCache:
                     corruption=frame_corruption(self._corruptions[root], img_id))
         return out
 
+    def _mat_values(self, root: str, snippet: str, frame: str, n_objects: int) -> list:
+        """Motion IoU of a val frame's objects from FGFA's ``.mat`` (XML object order)."""
+        if root not in self._mat:
+            path = self.motion_iou_file if osp.isabs(self.motion_iou_file) \
+                else osp.join(root, self.motion_iou_file)
+            lst = self.video_list if osp.isabs(self.video_list) else osp.join(root,
+                                                                              self.video_list)
+            starts = {}
+            for entry, start, *_ in read_list(lst):
+                starts[entry.split("/", 1)[1] if entry.startswith("val/") else entry] = start - 1
+            self._mat[root] = (read_motion_iou_mat(path), starts, path)
+        values, starts, path = self._mat[root]
+        if snippet not in starts:
+            raise ValueError(f"{snippet} is not in the video list {self.video_list} that orders "
+                             f"{path}")
+        i = starts[snippet] + int(frame)
+        if i >= len(values) or len(values[i]) != n_objects:
+            got = "no cell" if i >= len(values) else f"{len(values[i])} values"
+            raise ValueError(f"{path}: cell {i + 1} ({snippet}/{frame}) has {got}, but the "
+                             f"frame's XML has {n_objects} objects")
+        return [float(v) for v in values[i]]
+
 
 @METRICS.register_module()
 class VIDMetric(BaseMetric):
@@ -141,15 +176,22 @@ class VIDMetric(BaseMetric):
 
     Args:
         motion_window: frames on each side of ``t`` for motion IoU (FGFA: 10).
+        motion_iou_file: FGFA's ``imagenet_vid_groundtruth_motion_iou.mat`` (absolute, or
+            relative to the data root): motion IoU read from it instead of computed; one cell
+            per val frame in the order of ``video_list``.
+        video_list: the MSRA ``VID_val_videos.txt`` (absolute or relative to the data root)
+            that orders the cells: ``val/<snippet> <first global frame id> 0 <frames>``.
         collect_device, prefix: as mmengine ``BaseMetric``.
     """
 
     default_prefix: Optional[str] = ""  # no prefix, and no mmengine warning about it
 
-    def __init__(self, motion_window: int = WINDOW, collect_device: str = "cpu",
+    def __init__(self, motion_window: int = WINDOW, motion_iou_file: Optional[str] = None,
+                 video_list: str = "ImageSets/VID_val_videos.txt", collect_device: str = "cpu",
                  prefix: Optional[str] = None) -> None:
         super().__init__(collect_device=collect_device, prefix=prefix)
         self.motion_window = int(motion_window)
+        self.motion_iou_file, self.video_list = motion_iou_file, video_list
 
     def process(self, data_batch: object, data_samples: Sequence[dict]) -> None:
         """Keep each sample's ``img_path`` and predicted boxes, scores, labels (numpy)."""
@@ -170,7 +212,8 @@ class VIDMetric(BaseMetric):
         if not classes:
             raise ValueError("VIDMetric needs dataset_meta['classes'] (set by the Runner from "
                              "the dataset's metainfo)")
-        truths = AnnotationCache(classes, self.motion_window).truths(
+        truths = AnnotationCache(classes, self.motion_window, self.motion_iou_file,
+                                 self.video_list).truths(
             [r["img_path"] for r in results])
         dets = {r["img_path"]: FrameDetections(r["bboxes"], r["scores"], r["labels"])
                 for r in results}
@@ -183,7 +226,9 @@ class VIDMetric(BaseMetric):
 class DetectionsDump(BaseMetric):
     """Writes the per-frame detections of a test run as JSON (``{"classes", "frames":
     [{"img_path", "boxes", "scores", "labels"}]}``, boxes in original-image pixels) and reports
-    no numbers; ``tsm detect test`` adds it beside :class:`VIDMetric`."""
+    no numbers; ``tsm detect test`` adds it beside :class:`VIDMetric`. Boxes and scores are the
+    float32 values the metric saw, written exactly (shortest decimal that reads back as the
+    same float32), so re-scoring the file reproduces ``metrics.json``."""
 
     default_prefix = None
 
@@ -197,8 +242,8 @@ class DetectionsDump(BaseMetric):
             meta = s if isinstance(s, dict) else s.metainfo
             self.results.append({
                 "img_path": str(meta.get("img_path", "")),
-                "boxes": [[round(v, 1) for v in b] for b in p["bboxes"].cpu().tolist()],
-                "scores": [round(v, 4) for v in p["scores"].cpu().tolist()],
+                "boxes": [[_f32(v) for v in b] for b in _numpy(p["bboxes"]).reshape(-1, 4)],
+                "scores": [_f32(v) for v in _numpy(p["scores"]).reshape(-1)],
                 "labels": p["labels"].cpu().tolist()})
 
     def compute_metrics(self, results: list) -> dict:

@@ -41,7 +41,9 @@ class RFCNBBoxHead(BBoxHead):
             columns, background last (mmdet convention).
         in_channels: channels of the backbone map the head reads (2048 for res5 of
             ResNet-50/101 at full width).
-        mid_channels: channels after the 1x1 reducing conv (+ReLU); 1024 in R-FCN.
+        mid_channels: channels after the 1x1 reducing conv (+ReLU); 1024 in Dai et al.'s
+            R-FCN; ``None``: no reducing conv, the score-map convs read ``in_channels`` directly
+            (the MSRA R-FCN, whose shared dilated conv is :class:`detection.msra.RFCNSplitNeck`).
         k: the ``k x k`` position-sensitive grid (7 in R-FCN).
         spatial_scale: feature pixels per input pixel (``1/16``: res5 at stride 16).
         pool_mode: ``'align'`` (``torchvision.ops.ps_roi_align``, bilinear) or ``'pool'``
@@ -54,7 +56,8 @@ class RFCNBBoxHead(BBoxHead):
         init_cfg: default: every conv ``Normal(std=0.01)``, bias 0.
     """
 
-    def __init__(self, num_classes: int = 30, in_channels: int = 2048, mid_channels: int = 1024,
+    def __init__(self, num_classes: int = 30, in_channels: int = 2048,
+                 mid_channels: Optional[int] = 1024,
                  k: int = 7, spatial_scale: float = 1 / 16, pool_mode: str = "align",
                  sampling_ratio: int = 2, feat_index: int = -1, init_cfg=_DEFAULT_INIT,
                  **bbox_head_kwargs) -> None:
@@ -62,25 +65,27 @@ class RFCNBBoxHead(BBoxHead):
                     "with_reg", "reg_predictor_cfg", "cls_predictor_cfg"):
             if key in bbox_head_kwargs:
                 raise TypeError(f"RFCNBBoxHead does not take {key!r} (fixed by the R-FCN design)")
-        super().__init__(with_avg_pool=True, roi_feat_size=k, in_channels=mid_channels,
+        mid = in_channels if mid_channels is None else mid_channels
+        super().__init__(with_avg_pool=True, roi_feat_size=k, in_channels=mid,
                          num_classes=num_classes, reg_class_agnostic=True, init_cfg=init_cfg,
                          **bbox_head_kwargs)
         if self.custom_cls_channels:
             raise ValueError("RFCNBBoxHead supports softmax losses with C+1 outputs only")
         del self.fc_cls, self.fc_reg, self.avg_pool  # replaced by score maps and the vote
         self.k, self.feat_index = k, feat_index
-        self.reduce = nn.Conv2d(in_channels, mid_channels, 1)
-        self.relu = nn.ReLU(inplace=True)
-        self.cls_conv = nn.Conv2d(mid_channels, k * k * (num_classes + 1), 1)
-        self.reg_conv = nn.Conv2d(mid_channels, k * k * 8, 1)
+        self.map_channels = in_channels
+        self.reduce = nn.Identity() if mid_channels is None else nn.Conv2d(in_channels, mid, 1)
+        self.relu = nn.Identity() if mid_channels is None else nn.ReLU(inplace=True)
+        self.cls_conv = nn.Conv2d(mid, k * k * (num_classes + 1), 1)
+        self.reg_conv = nn.Conv2d(mid, k * k * 8, 1)
         self.vote = PSRoIVote(k, spatial_scale, pool_mode, sampling_ratio)
 
     def score_maps(self, x: Union[Tensor, Sequence[Tensor]]) -> Tuple[Tensor, Tensor]:
         """``(cls maps (N, k*k*(C+1), h, w), box maps (N, k*k*8, h, w))`` of a backbone map."""
         if not isinstance(x, Tensor):
             x = x[self.feat_index]
-        if x.dim() != 4 or x.shape[1] != self.reduce.in_channels:
-            raise ValueError(f"RFCNBBoxHead expects a map (N, {self.reduce.in_channels}, h, w), "
+        if x.dim() != 4 or x.shape[1] != self.map_channels:
+            raise ValueError(f"RFCNBBoxHead expects a map (N, {self.map_channels}, h, w), "
                              f"got {tuple(x.shape)}")
         h = self.relu(self.reduce(x))
         return self.cls_conv(h), self.reg_conv(h)

@@ -4,20 +4,32 @@ frame-level mmdet data, with the MSRA/FGFA key-frame sampling for training.
 Config (paths relative to ``data_root``)::
 
     dict(type='ImageNetVIDDataset', data_root='data/ILSVRC2015/',
-         ann_file='ImageSets/VID/val.txt',         # or train.txt / train_<k>.txt
-         det_ann_file=None,                        # e.g. 'ImageSets/DET/train_30classes.txt'
-         frames_per_video=None,                    # 15 for the FGFA training recipe
+         ann_file='ImageSets/VID_train_15frames.txt',   # see the accepted lists below
+         det_ann_file='ImageSets/DET_train_30classes.txt',  # optional DET images
+         frames_per_video=None,                    # k evenly spaced key frames per snippet
          metainfo=dict(classes=('car', 'dog')),    # default: the 30 VID classes
          on_bad_frame='raise', pipeline=[...])
 
-``ann_file`` is a VID ImageSets list: frame lines ``<snippet>/%06d <n>`` (``val.txt``,
-``train.txt``) take the listed frames, snippet lines ``<snippet> 1`` (``train_<k>.txt``) take every
-frame of the snippet. Images are ``Data/VID/<split>/<snippet>/%06d.JPEG``, annotations
-``Annotations/VID/<split>/<snippet>/%06d.xml`` (read with :mod:`tsm_apps.data.vid_layout`);
-``split`` defaults to ``'val'`` when the list's name starts with ``val``, else ``'train'``.
-``det_ann_file`` adds ImageNet DET images (lines ``<image> <n>``, those with ``n < 0``, DET's
-negatives, are skipped) from ``Data/DET/train`` / ``Annotations/DET/train`` as one-frame videos.
-Objects of classes outside ``metainfo['classes']`` (names or WordNet ids) are dropped.
+Accepted ``ann_file`` lists (one format per file; an entry may start with its split,
+``train/``/``val/``, and is then relative to ``Data/VID`` as FGFA reads it, otherwise the split
+is ``split=`` or ``'val'`` for a list whose name starts with ``val``, else ``'train'``):
+
+* frame lines ``<snippet>/%06d <n>`` (devkit ``val.txt``, ``train.txt``; FGFA's
+  ``VID_val_frames.txt`` ``val/ILSVRC2015_val_00000000/000000 1``): the listed frames;
+* snippet lines ``<snippet> 1`` (devkit ``train_<k>.txt``,
+  ``ILSVRC2015_VID_train_0000/ILSVRC2015_train_00000000 1``): every frame of the snippet;
+* MSRA four-column lines ``<split>/<snippet> <n> <frame> <frames>``: in training
+  (``VID_train_15frames.txt``, ``train/ILSVRC2015_VID_train_0000/ILSVRC2015_train_00000000 1 10
+  300``) the 0-based ``frame`` is a key frame of the snippet (its other frames load as clip
+  context); in ``test_mode`` (``VID_val_videos.txt``, ``val/ILSVRC2015_val_00000000 1 0 464``)
+  the line is the whole ``frames``-long video.
+
+``det_ann_file`` adds ImageNet DET images as one-frame videos: MSRA's
+``DET_train_30classes.txt`` (``train/ILSVRC2013_train/n01503061/n01503061_5 1``, relative to
+``Data/DET``) or lines ``<image> <n>`` relative to ``Data/DET/train`` (lines with ``n < 0``,
+DET's negatives, skipped); annotations ``Annotations/DET/<split>/<image>.xml``. Objects of classes
+outside ``metainfo['classes']`` (names or WordNet ids; the 170 non-VID DET classes always) are
+dropped.
 
 Each entry: ``img_path``, ``img_id`` (``"<split>/<snippet>/%06d"``; ``"DET/train/<image>"``),
 ``height``, ``width``, ``instances`` (``bbox`` float ``[xmin, ymin, xmax + 1, ymax + 1]``: pixel
@@ -26,8 +38,9 @@ edges, the devkit's ``+ 1`` widths; ``bbox_label``; ``ignore_flag`` 0; ``instanc
 snippet on disk), ``key_frame`` and ``corruption`` (the synthetic corruption of the frame from
 ``<data_root>/corruptions.json``, else ``None``).
 
-Key frames and clips: with ``frames_per_video=k`` each video contributes ``k`` evenly spaced key
-frames (the centres of ``k`` equal segments; all frames when shorter); DET images are key frames;
+Key frames and clips: the listed key frames of an MSRA list, else with ``frames_per_video=k``
+``k`` evenly spaced key frames per video (the centres of ``k`` equal segments, FGFA's
+``floor(n*(2i+1)/(2k))``; all frames when shorter); DET images are key frames;
 ``filter_cfg=dict(filter_empty_gt=True)`` (training) takes frames without objects out of the key
 frames. ``len(dataset)`` is the number of key frames and indices ``[0, len)`` are the key frames,
 so any mmengine sampler draws key frames only; the other frames of the listed videos follow at
@@ -55,11 +68,12 @@ from mmengine.logging import print_log
 from tqdm import tqdm
 
 from tsm_apps.data.vid_layout import NAME_TO_WNID, VID_CLASSES, WNID_TO_NAME, \
-    read_frame_xml, read_image_set
+    read_frame_xml, read_list
 
 from .corruptions import frame_corruption, load_corruptions
 
 BAD_FRAME_MODES = ("raise", "skip")
+SPLITS = ("train", "val", "test")
 
 
 def key_positions(n: int, k: Optional[int]) -> list[int]:
@@ -68,6 +82,13 @@ def key_positions(n: int, k: Optional[int]) -> list[int]:
     if k is None or n <= k:
         return list(range(n))
     return sorted({int((i + 0.5) * n / k) for i in range(k)})
+
+
+def _split_prefix(entry: str, default: str) -> tuple[str, str]:
+    """``("train", rest)`` of ``"train/rest"`` (MSRA lists, relative to ``Data/VID|DET``);
+    ``(default, entry)`` for an entry without a split (devkit lists)."""
+    head, _, rest = entry.partition("/")
+    return (head, rest) if head in SPLITS and rest else (default, entry)
 
 
 def _palette(n: int) -> list[tuple[int, int, int]]:
@@ -140,17 +161,27 @@ class ImageNetVIDDataset(BaseDetDataset):
                 "frame_id": frame_id, "video_length": video_length,
                 "corruption": frame_corruption(self._corruptions, img_id)}
 
-    def _vid_snippets(self, split: str) -> dict[str, Optional[list[int]]]:
-        """``{snippet: listed frame ids, or None for all frames}`` from ``ann_file``."""
-        snippets: dict[str, Optional[list[int]]] = {}
-        for entry, _ in read_image_set(self.ann_file):
+    def _vid_snippets(self, split: str) -> dict[tuple[str, str], dict]:
+        """``{(split, snippet): {"frames": listed frame ids or None (all), "keys": key frame ids
+        or None (by frames_per_video), "length": frames or None (count the XML files)}}``."""
+        snippets: dict[tuple[str, str], dict] = {}
+        for line in read_list(self.ann_file):
+            entry_split, entry = _split_prefix(line[0], split)
             head, _, tail = entry.rpartition("/")
-            if head and tail.isdigit():
-                frames = snippets.setdefault(head, [])
-                if frames is not None:
-                    frames.append(int(tail))
+            if len(line) == 4:  # MSRA: a key frame (training) or a whole video (test)
+                spec = snippets.setdefault((entry_split, entry), {"frames": None, "keys": [],
+                                                                  "length": line[3]})
+                if not self.test_mode:
+                    spec["keys"].append(line[2])
+            elif head and tail.isdigit() and len(tail) == 6:
+                spec = snippets.setdefault((entry_split, head), {"frames": [], "keys": None,
+                                                                 "length": None})
+                if spec["frames"] is not None:
+                    spec["frames"].append(int(tail))
             else:
-                snippets[entry] = None
+                snippets[(entry_split, entry)] = {"frames": None, "keys": None, "length": None}
+        for spec in snippets.values():
+            spec["keys"] = spec["keys"] or None  # test mode: every frame
         return snippets
 
     def _snippet_length(self, split: str, snippet: str) -> int:
@@ -161,27 +192,30 @@ class ImageNetVIDDataset(BaseDetDataset):
             raise ValueError(f"{self.ann_file}: snippet {snippet!r} has no annotation folder "
                              f"{folder} ({e.strerror})") from None
 
-    def _load_videos(self, labels: dict[str, int]) -> list[list[dict]]:
-        """One list of frame infos (frame order) per video: VID snippets, then DET images."""
+    def _load_videos(self, labels: dict[str, int]) -> list[tuple[list[dict], Optional[set]]]:
+        """``(frame infos in frame order, explicit key frame ids or None)`` per video: VID
+        snippets, then DET images."""
         split = self.split or ("val" if osp.basename(self.ann_file).startswith("val")
                                else "train")
         videos = []
         snippets = self._vid_snippets(split)
-        for snippet, listed in tqdm(snippets.items(), desc="VID snippets", unit="video",
-                                    disable=len(snippets) < 50):
-            n = self._snippet_length(split, snippet)
-            ids = sorted(set(listed)) if listed is not None else list(range(n))
-            infos = [self._frame_info("VID", split, f"{snippet}/{f:06d}", snippet, f, n, labels)
+        for (sp, snippet), spec in tqdm(snippets.items(), desc="VID snippets", unit="video",
+                                        disable=len(snippets) < 50):
+            n = spec["length"] or self._snippet_length(sp, snippet)
+            ids = sorted(set(spec["frames"])) if spec["frames"] is not None else list(range(n))
+            infos = [self._frame_info("VID", sp, f"{snippet}/{f:06d}", snippet, f, n, labels)
                      for f in ids]
-            videos.append([i for i in infos if i is not None])
+            keys = None if spec["keys"] is None else set(spec["keys"])
+            videos.append(([i for i in infos if i is not None], keys))
         if self.det_ann_file:
             det_file = self.det_ann_file if osp.isabs(self.det_ann_file) \
                 else self._path(self.det_ann_file)
-            entries = [e for e, n in read_image_set(det_file) if n >= 0]
-            for entry in tqdm(entries, desc="DET images", unit="img", disable=len(entries) < 500):
-                info = self._frame_info("DET", "train", entry, f"DET/{entry}", 0, 1, labels)
-                videos.append([info] if info is not None else [])
-        return [v for v in videos if v]
+            entries = [_split_prefix(e, "train") for e, n, *_ in read_list(det_file) if n >= 0]
+            for sp, entry in tqdm(entries, desc="DET images", unit="img",
+                                  disable=len(entries) < 500):
+                info = self._frame_info("DET", sp, entry, f"DET/{entry}", 0, 1, labels)
+                videos.append(([info] if info is not None else [], None))
+        return [v for v in videos if v[0]]
 
     def load_data_list(self) -> list[dict]:
         """Frame infos, key frames first (see the module docstring); fills ``video_index``."""
@@ -195,8 +229,9 @@ class ImageNetVIDDataset(BaseDetDataset):
         filter_empty = (not self.test_mode and bool((self.filter_cfg or {})
                                                     .get("filter_empty_gt", False)))
         keys, rest = [], []
-        for frames in videos:
-            pos = set(key_positions(len(frames), self.frames_per_video))
+        for frames, explicit in videos:
+            pos = set(key_positions(len(frames), self.frames_per_video)) if explicit is None \
+                else {p for p, info in enumerate(frames) if info["frame_id"] in explicit}
             for p, info in enumerate(frames):
                 info["key_frame"] = p in pos and not (filter_empty and not info["instances"])
                 (keys if info["key_frame"] else rest).append(info)

@@ -1,28 +1,31 @@
 # Online-TSM R-FCN, ResNet-101, ImageNet VID (+ DET): the TSM paper's detection setup
-# (table 9: online TSM 76.3 mAP, slow 83.4 / medium 74.8 / fast 56.0; R-FCN 74.7).
+# (table 9: online TSM 76.3 mAP, slow 83.4 / medium 74.8 / fast 56.0; R-FCN 74.7) with the
+# MSRA R-FCN head (_base_/rfcn_r101_msra.py) and FGFA's data and solver.
 #
-# Data (paths relative to data_root, the ILSVRC2015 devkit folder):
-#   VID train: ImageSets/VID/train.txt, one line per training snippet `<snippet> 1` (all its
-#     frames), e.g. `cat ImageSets/VID/train_*.txt | awk '{print $1, 1}' | sort -u`; as in the
-#     FGFA recipe, 15 evenly spaced key frames per snippet (frames_per_video=15), each trained
-#     as the clip of `clip_len` consecutive frames around it (ClipBatchSampler).
-#   DET train: ImageSets/DET/train_30classes.txt, lines `<image> <n>` relative to Data/DET/train
-#     (images holding one of the 30 VID classes; n < 0 lines are skipped), one-frame clips.
-#   Test: ImageSets/VID/val.txt (every val frame, online: frame by frame in video order).
-# Images: shorter side 600, longer side at most 1000 (FGFA/DFF). No random flip: a flip would
-#   have to be identical for all frames of a clip, which mmdet's per-image RandomFlip is not.
-# Schedule (FGFA R-FCN recipe): SGD momentum 0.9, weight decay 5e-4, lr 1e-3 for 4 GPUs x 1
-#   clip (scale linearly with the number of clips per iteration), x0.1 after 80k of 120k
-#   iterations; a 500-iteration linear warm-up (ours). Launch on several GPUs/nodes with
-#   `torchrun --nproc-per-node 4 -m tsm_apps.cli detect train <this file>`.
-# The backbone starts from an ImageNet/Kinetics TSM checkpoint given by
-#   model.backbone.checkpoint=<path> (nothing is downloaded); without it, from scratch.
-# data_root: `--cfg-options data_root=DIR/` re-points every dataset (tsm detect train/test).
-_base_ = ['./_base_/rfcn_r101.py', './_base_/vid_runtime.py']
+# Data: data_root = the ILSVRC2015 folder with FGFA/MSRA's lists in ImageSets/ (paths relative
+#   to Data/VID and Data/DET, as FGFA reads them):
+#   train: ImageSets/VID_train_15frames.txt (one line per key frame: 15 per snippet, each
+#     trained as a clip of `clip_len` consecutive frames ending at it, ClipBatchSampler) +
+#     ImageSets/DET_train_30classes.txt (DET images with a VID class, one-frame clips; objects
+#     of the other 170 DET classes dropped). Key frames without objects are skipped.
+#   test: ImageSets/VID_val_videos.txt (all 176,126 val frames, online: frame by frame in video
+#     order, VideoShardSampler).
+# Images: shorter side 600, longer side at most 1000 (FGFA); horizontal flip of whole clips.
+# Weights: model.backbone.checkpoint=<ImageNet ResNet-101: torchvision state dict or mmpretrain
+#   checkpoint> (required: conv1/res2 and BN are frozen; nothing is downloaded).
+# Solver (FGFA: lr 2.5e-4 on the gradient summed over 4 GPUs = 1e-3 on the mean of 4 clips):
+#   SGD momentum 0.9, weight decay 5e-4, lr 1e-3 for 4 GPUs x 1 clip, x0.1 after 1.333 of 2
+#   epochs of the 111,473 listed images (37,149 of 55,737 iterations); no warm-up, no clipping.
+#   torchrun --nproc-per-node 4 -m tsm_apps.cli detect train <this file>
+#       --cfg-options model.backbone.checkpoint=resnet101.pth
+# Overrides: data_root=DIR/ re-points every dataset; img_scale=W,H every Resize (tsm detect).
+_base_ = ['./_base_/rfcn_r101_msra.py', './_base_/vid_runtime.py']
 
 data_root = 'data/ILSVRC2015/'
 dataset_type = 'ImageNetVIDDataset'
 clip_len = 4  # frames per training clip; equals model.backbone.num_segments
+img_scale = (1000, 600)
+max_iters = 55737
 backend_args = None
 stream_meta = ('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'video',
                'frame_id')
@@ -32,12 +35,12 @@ model = dict(backbone=dict(num_segments=clip_len))
 train_pipeline = [
     dict(type='LoadImageFromFile', backend_args=backend_args),
     dict(type='LoadAnnotations', with_bbox=True),
-    dict(type='Resize', scale=(1000, 600), keep_ratio=True),
+    dict(type='Resize', scale=img_scale, keep_ratio=True),
     dict(type='PackDetInputs', meta_keys=stream_meta),
 ]
 test_pipeline = [
     dict(type='LoadImageFromFile', backend_args=backend_args),
-    dict(type='Resize', scale=(1000, 600), keep_ratio=True),
+    dict(type='Resize', scale=img_scale, keep_ratio=True),
     dict(type='PackDetInputs', meta_keys=stream_meta),
 ]
 
@@ -50,9 +53,8 @@ train_dataloader = dict(
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
-        ann_file='ImageSets/VID/train.txt',
-        det_ann_file='ImageSets/DET/train_30classes.txt',
-        frames_per_video=15,
+        ann_file='ImageSets/VID_train_15frames.txt',
+        det_ann_file='ImageSets/DET_train_30classes.txt',
         filter_cfg=dict(filter_empty_gt=True),
         on_bad_frame='skip',
         pipeline=train_pipeline))
@@ -65,26 +67,26 @@ test_dataloader = dict(
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
-        ann_file='ImageSets/VID/val.txt',
+        ann_file='ImageSets/VID_val_videos.txt',
         test_mode=True,
         pipeline=test_pipeline))
+# Motion IoU computed from the val XML (FGFA's rule); to read FGFA's published file instead:
+# dict(type='VIDMetric', motion_iou_file='/path/imagenet_vid_groundtruth_motion_iou.mat')
 test_evaluator = dict(type='VIDMetric')
-# No validation during training (it would cost the small runs a full test pass); evaluate the
-# final checkpoint with `tsm detect test` (several GPUs: torchrun, VideoShardSampler).
+# No validation during training; evaluate the final checkpoint with `tsm detect test`.
 val_dataloader = None
 val_evaluator = None
 val_cfg = None
 
-train_cfg = dict(type='IterBasedTrainLoop', max_iters=120000)
+train_cfg = dict(type='IterBasedTrainLoop', max_iters=max_iters)
 test_cfg = dict(type='TestLoop')
 
 optim_wrapper = dict(
     type='OptimWrapper',
     optimizer=dict(type='SGD', lr=0.001, momentum=0.9, weight_decay=0.0005),
-    clip_grad=dict(max_norm=35, norm_type=2))
+    clip_grad=None)
 param_scheduler = [
-    dict(type='LinearLR', start_factor=0.01, by_epoch=False, begin=0, end=500),
-    dict(type='MultiStepLR', by_epoch=False, begin=0, end=120000, milestones=[80000],
+    dict(type='MultiStepLR', by_epoch=False, begin=0, end=max_iters, milestones=[37149],
          gamma=0.1),
 ]
 auto_scale_lr = dict(enable=False, base_batch_size=4)

@@ -49,8 +49,9 @@ def test_split_image_path():
 def test_perfect_detections(root):
     m = evaluate(root)
     assert m["mAP"] == pytest.approx(100.0) and m["mAP_corrupted"] is None
-    # car static and cat seen once: motion IoU 1 (slow); dog moves 5 px: IoU 1/3 (fast)
-    assert (m["n_gt_slow"], m["n_gt_medium"], m["n_gt_fast"]) == (4, 0, 2)
+    # car static: motion IoU 1 (slow); dog moves 5 px: IoU 1/3 (fast); cat seen once: no
+    # neighbour, 0 (fast, as FGFA's empty .mat cell)
+    assert (m["n_gt_slow"], m["n_gt_medium"], m["n_gt_fast"]) == (3, 0, 3)
     assert m["mAP_slow"] == pytest.approx(100.0) and m["mAP_fast"] == pytest.approx(100.0)
     assert m["mAP_medium"] is None and m["AP_bear"] is None
 
@@ -58,7 +59,8 @@ def test_perfect_detections(root):
 def test_missing_the_fast_object(root):
     m = evaluate(root, keep=lambda box, c: c != DOG)
     assert m["mAP"] == pytest.approx(200 / 3)           # car 100, dog 0, cat 100
-    assert m["mAP_slow"] == pytest.approx(100.0) and m["mAP_fast"] == 0.0
+    assert m["mAP_slow"] == pytest.approx(100.0)
+    assert m["mAP_fast"] == pytest.approx(50.0)           # dog 0, cat 100
 
 
 def test_corrupted_split_from_sidecar(root, tmp_path):
@@ -95,7 +97,7 @@ def test_det_images_and_bad_neighbour_xml(root, tmp_path):
         "bboxes": torch.tensor([[1.0, 2.0, 31.0, 21.0]]), "scores": torch.tensor([0.8]),
         "labels": torch.tensor([CAR])}}])
     res = m.evaluate(1)
-    assert res["mAP"] == pytest.approx(100.0) and res["n_gt_slow"] == 1   # one frame: no motion
+    assert res["mAP"] == pytest.approx(100.0) and res["n_gt_fast"] == 1   # one frame: fast
 
     data = tmp_path / "b"
     shutil.copytree(root, data)

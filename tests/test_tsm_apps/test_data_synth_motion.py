@@ -2,8 +2,10 @@
 import numpy as np
 import pytest
 
+import scipy.io
+
 from tsm_apps.data.motion import (box_iou, count_motion_classes, motion_class, motion_iou,
-                                  snippet_motion_iou)
+                                  read_motion_iou_mat, snippet_motion_iou, write_motion_iou_mat)
 from tsm_apps.data.vid_layout import VIDFrame, VIDObject
 
 
@@ -25,16 +27,18 @@ def test_motion_iou_static_and_moving_tracks():
 
 
 def test_motion_iou_window_and_gaps():
-    # window 1: only t-1 and t+1; a missing frame is skipped, not counted as 0
+    # window 1: only t-1 and t+1; a missing frame is skipped, not counted as 0; frame 0 has no
+    # neighbour in its window: 0.0 (FGFA's empty .mat cell, "fast")
     track = [[0, 0, 10, 10], None, [5, 0, 15, 10], [5, 0, 15, 10]]
     out = motion_iou(track, window=1)
     assert np.isnan(out[1])
-    np.testing.assert_allclose(out[[0, 2, 3]], [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(out[[0, 2, 3]], [0.0, 1.0, 1.0])
     out = motion_iou(track, window=2)  # frame 0 now sees frame 2 (IoU 1/3), frame 3 does not
     np.testing.assert_allclose(out[[0, 2, 3]], [1 / 3, (1 / 3 + 1) / 2, 1.0])
     # frames further than 10 away are outside the default window
     far = [[0, 0, 10, 10]] + [None] * 10 + [[100, 100, 110, 110]]
-    np.testing.assert_allclose(motion_iou(far)[[0, 11]], [1.0, 1.0])
+    np.testing.assert_allclose(motion_iou(far)[[0, 11]], [0.0, 0.0])
+    assert motion_class(motion_iou([[0, 0, 10, 10]])[0]) == "fast"  # a one-frame track
     with pytest.raises(ValueError, match="window"):
         motion_iou(track, window=0)
 
@@ -57,3 +61,23 @@ def test_snippet_motion_iou_uses_inclusive_xml_boxes():
     frames[1].objects.append(VIDObject(7, "n02958343", (0, 0, 9, 9)))
     with pytest.raises(ValueError, match="track 7 appears twice"):
         snippet_motion_iou(frames)
+
+
+def test_motion_iou_mat_round_trip_and_fgfa_cells(tmp_path):
+    write_motion_iou_mat(tmp_path / "m.mat", [[0.5, 0.0], [], [0.95]])
+    got = read_motion_iou_mat(tmp_path / "m.mat")
+    assert [g.tolist() for g in got] == [[0.5, 0.0], [], [0.95]]
+    # FGFA's own expression on our file (imagenet_vid_eval_motion.py, "read motion iou")
+    m = scipy.io.loadmat(str(tmp_path / "m.mat"))["motion_iou"]
+    fgfa = [[m[i][0][j][0] if len(m[i][0][j]) != 0 else 0 for j in range(len(m[i][0]))]
+            for i in range(len(m))]
+    assert fgfa == [[0.5, 0.0], [], [0.95]]
+    # a cell of cells with an empty entry (an object without neighbours) reads as 0
+    cells, inner = np.empty((1, 1), object), np.empty((2, 1), object)
+    inner[0, 0], inner[1, 0] = np.array([[0.8]]), np.zeros((0, 0))
+    cells[0, 0] = inner
+    scipy.io.savemat(str(tmp_path / "c.mat"), {"motion_iou": cells})
+    assert read_motion_iou_mat(tmp_path / "c.mat")[0].tolist() == [0.8, 0.0]
+    scipy.io.savemat(str(tmp_path / "bad.mat"), {"iou": np.zeros(3)})
+    with pytest.raises(ValueError, match="bad.mat.*motion_iou"):
+        read_motion_iou_mat(tmp_path / "bad.mat")

@@ -4,7 +4,14 @@ A box's *motion IoU* is the mean IoU between the box and the boxes of the same t
 ``trackid``) in the nearby frames ``t-10 .. t+10`` (FGFA, Zhu et al. 2017, section 5). Frames in
 which the track has no box are left out of the mean (so the mean is over fewer frames at the
 ends of a snippet or of a track), and so is frame ``t`` itself (its IoU is always 1). A box
-without any neighbour (a track seen in one frame only) gets motion IoU 1.0: it shows no motion.
+without any neighbour (no box of its track within ``t-10 .. t+10``, e.g. a track seen in one
+frame only) gets motion IoU 0.0 and so falls in ``fast``: FGFA's evaluation reads the empty cell
+of such an object in ``imagenet_vid_groundtruth_motion_iou.mat`` as 0 (4,046 of the 277,551
+val objects).
+
+FGFA's published file: :func:`read_motion_iou_mat` / :func:`write_motion_iou_mat` (a MATLAB
+variable ``motion_iou``: a ``(frames, 1)`` cell array in ``VID_val_videos.txt`` frame order,
+each cell an ``(objects, 1)`` vector in the frame XML's object order; empty entries read as 0).
 
 Classes (FGFA, DESIGN.md): ``slow`` if motion IoU > 0.9, ``medium`` if 0.7 <= IoU <= 0.9,
 ``fast`` if IoU < 0.7. Both boundaries belong to ``medium``: FGFA's evaluation code keeps a GT
@@ -17,6 +24,7 @@ boxes of ImageNet-VID are inclusive integers; :func:`snippet_motion_iou` convert
 """
 from __future__ import annotations
 
+import os
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
@@ -47,8 +55,8 @@ def motion_iou(track_boxes: Sequence[Optional[Sequence[float]]], window: int = W
 
     ``track_boxes``: one entry per frame of the snippet, an edge-coordinate box
     ``[x1, y1, x2, y2]`` or ``None`` where the track is absent. Returns float ``(F,)``: the
-    mean IoU with the track's boxes in frames ``t-window..t+window`` except ``t`` (1.0 without
-    neighbours), NaN where the track is absent."""
+    mean IoU with the track's boxes in frames ``t-window..t+window`` except ``t`` (0.0 without
+    neighbours, as FGFA), NaN where the track is absent."""
     if window < 1:
         raise ValueError(f"window must be >= 1 frame, got {window}")
     present = np.array([b is not None for b in track_boxes], bool)
@@ -64,7 +72,7 @@ def motion_iou(track_boxes: Sequence[Optional[Sequence[float]]], window: int = W
     for t in np.flatnonzero(present):
         lo, hi = max(0, t - window), min(len(track_boxes), t + window + 1)
         near = [s for s in range(lo, hi) if s != t and present[s]]
-        out[t] = float(np.mean(iou[t, near])) if near else 1.0
+        out[t] = float(np.mean(iou[t, near])) if near else 0.0
     return out
 
 
@@ -107,6 +115,43 @@ def count_motion_classes(values: object) -> Mapping[str, int]:
     for v in flat:
         counts[motion_class(v)] += 1
     return counts
+
+
+def read_motion_iou_mat(path: str | os.PathLike) -> list:
+    """FGFA's motion IoU file: one float64 ``(objects,)`` array per val frame (global order).
+
+    Reads the MATLAB variable ``motion_iou``, a cell array with one cell per frame; a cell holds
+    one value per object (a numeric vector, or a cell of scalars); an empty entry (an object
+    without neighbours) reads as 0, as FGFA's ``vid_eval_motion`` does. ValueError naming the
+    file when the variable is missing or not a cell array."""
+    import scipy.io
+
+    try:
+        data = scipy.io.loadmat(str(path))
+    except (OSError, ValueError, TypeError) as e:
+        raise ValueError(f"{path}: unreadable MATLAB file ({e})") from None
+    cells = data.get("motion_iou")
+    if cells is None or cells.dtype != object:
+        raise ValueError(f"{path}: expected a cell array variable 'motion_iou' (one cell per val "
+                         f"frame), got variables {sorted(k for k in data if not k.startswith('_'))}")
+    return [np.array([_scalar(v) for v in np.asarray(c, object).reshape(-1)] if c.dtype == object
+                     else np.asarray(c, np.float64).reshape(-1), np.float64)
+            for c in cells.reshape(-1)]
+
+
+def _scalar(v: object) -> float:
+    arr = np.asarray(v, np.float64).reshape(-1)
+    return float(arr[0]) if arr.size else 0.0
+
+
+def write_motion_iou_mat(path: str | os.PathLike, per_frame: Sequence[Sequence[float]]) -> None:
+    """Write ``per_frame`` motion IoU (one list per val frame) as FGFA's ``.mat`` layout."""
+    import scipy.io
+
+    cells = np.empty((len(per_frame), 1), dtype=object)
+    for i, values in enumerate(per_frame):
+        cells[i, 0] = np.asarray(values, np.float64).reshape(-1, 1)
+    scipy.io.savemat(str(path), {"motion_iou": cells})
 
 
 def _flatten(values: object):

@@ -9,6 +9,15 @@ release)::
     ImageSets/VID/train.txt       "<snippet>/%06d <index>": every train frame, index from 1
     ImageSets/VID/val.txt         "<snippet>/%06d <index>": every val frame, index from 1
 
+The MSRA/FGFA lists (reused by mmtracking, MEGA, SELSA), directly under ``ImageSets/``, paths
+relative to ``Data/VID`` or ``Data/DET`` (split first)::
+
+    VID_train_15frames.txt   "train/<snippet> 1 <frame> <frames>": one line per key frame, the
+                             0-based frame = floor(frames*(2i+1)/30), i = 0..14, de-duplicated
+    VID_val_videos.txt       "val/<snippet> <first global frame id> 0 <frames>" (ids from 1)
+    DET_train_30classes.txt  "train/<DET image> 1", e.g. "train/ILSVRC2013_train/n01503061/
+                             n01503061_5 1" (images holding a VID class)
+
 Train snippets are ``ILSVRC2015_VID_train_%04d/ILSVRC2015_train_%05d%03d`` (batch of 1000,
 video id, snippet id); val snippets ``ILSVRC2015_val_%05d%03d``. Boxes are integer pixel
 coordinates with inclusive ends (``0 <= xmin <= xmax <= width - 1``), the devkit's convention.
@@ -180,6 +189,47 @@ def write_image_sets(root: str | Path, train: dict[str, tuple[int, set[str]]],
         files[f"train_{k}.txt"] = lines
     for name, lines in files.items():
         (d / name).write_text("".join(line + "\n" for line in lines))
+
+
+def msra_key_frames(frames: int, k: int = 15) -> list[int]:
+    """0-based key frames of a ``frames``-long snippet in ``VID_train_15frames.txt``:
+    ``floor(frames * (2i + 1) / (2k))`` for ``i < k``, de-duplicated (all frames when short)."""
+    return sorted({frames * (2 * i + 1) // (2 * k) for i in range(k)})
+
+
+def msra_lines(train: dict[str, int], val: dict[str, int], det: list[str]) -> dict[str, list]:
+    """``{file name: lines}`` of the three MSRA lists for ``train``/``val`` = {snippet: frames}
+    and ``det`` = DET image entries relative to ``Data/DET/train``."""
+    vid_train = [f"train/{s} 1 {f} {n}" for s, n in train.items() for f in msra_key_frames(n)]
+    vid_val, start = [], 1
+    for s, n in val.items():
+        vid_val.append(f"val/{s} {start} 0 {n}")
+        start += n
+    return {"VID_train_15frames.txt": vid_train, "VID_val_videos.txt": vid_val,
+            "DET_train_30classes.txt": [f"train/{e} 1" for e in det]}
+
+
+def read_list(path: str | Path) -> list[tuple]:
+    """Any ImageSets list: ``[(entry, number)]`` for two-column lines (devkit lists,
+    ``DET_train_30classes.txt``), ``[(entry, number, frame, frames)]`` for four-column lines
+    (``VID_train_15frames.txt``, ``VID_val_videos.txt``); one format per file. ValueError naming
+    the file and line for a malformed line."""
+    path = Path(path)
+    out, width = [], None
+    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) not in (2, 4) or (width is not None and len(parts) != width):
+            raise ValueError(f"{path}:{lineno}: expected '<entry> <number>' or '<entry> <number> "
+                             f"<frame> <frames>'{'' if width is None else f' ({width} columns as line 1)'}, "
+                             f"got {line!r}")
+        width = len(parts)
+        try:
+            out.append((parts[0], *(int(p) for p in parts[1:])))
+        except ValueError:
+            raise ValueError(f"{path}:{lineno}: {' '.join(parts[1:])!r} are not integers") from None
+    return out
 
 
 def read_image_set(path: str | Path) -> list[tuple[str, int]]:

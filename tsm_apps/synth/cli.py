@@ -1,7 +1,7 @@
 """``tsm synth {temporal,vid}``: write the synthetic data sets.
 
     tsm synth temporal --out DIR [--videos N] [--frames F] [--size S] [--seed K]
-    tsm synth vid --out DIR [--train-videos N] [--val-videos M] [--seed K]
+    tsm synth vid --out DIR [--train-videos N] [--val-videos M] [--seed K] [--det-images D]
 
 Bad arguments print a one-line error and return exit code 2 (no traceback). Both generators are
 restartable: ``temporal`` skips the videos an interrupted run already wrote, ``vid`` builds the
@@ -59,7 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--workers", type=_count(1), default=None,
                    help="processes (default: all CPUs; the output does not depend on it)")
     v = sub.add_parser("vid", help="ImageNet-VID layout with motion classes and corruptions",
-                       description="Data/VID, Annotations/VID, ImageSets/VID, corruptions.json")
+                       description="Data/VID, Annotations/VID, ImageSets/VID, the MSRA lists "
+                                   "ImageSets/{VID_train_15frames,VID_val_videos,"
+                                   "DET_train_30classes}.txt, Data/DET, Annotations/DET, "
+                                   "corruptions.json")
     v.add_argument("--out", required=True, help="output folder (absent or empty)")
     v.add_argument("--train-videos", type=_count(1), default=24, help="train snippets (24)")
     v.add_argument("--val-videos", type=_count(1), default=8, help="val snippets (8)")
@@ -67,6 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--width", type=_count(64), default=160, help="frame width (160)")
     v.add_argument("--height", type=_count(64), default=128, help="frame height (128)")
     v.add_argument("--seed", type=_count(0), default=0)
+    v.add_argument("--det-images", type=_count(0), default=12,
+                   help="images of the DET part (12; 0: none)")
+    v.add_argument("--one-frame-every", type=_count(0), default=2,
+                   help="every n-th val snippet gets an object seen in one frame (2; 0: none)")
     for s in (t, v):
         s.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -87,10 +94,11 @@ def _vid(a: argparse.Namespace) -> str:
     from . import vid as synth_vid
     root = synth_vid.generate(a.out, train_videos=a.train_videos, val_videos=a.val_videos,
                               seed=a.seed, frames=a.frames, width=a.width, height=a.height,
+                              det_images=a.det_images, one_frame_every=a.one_frame_every,
                               progress=not a.no_progress)
     motion = json.loads((root / "synth.json").read_text())["motion_classes"]
-    return (f"{a.train_videos} train + {a.val_videos} val snippets of {a.frames} frames in "
-            f"{root}; motion classes (boxes) {motion}")
+    return (f"{a.train_videos} train + {a.val_videos} val snippets of {a.frames} frames and "
+            f"{a.det_images} DET images in {root}; motion classes (boxes) {motion}")
 
 
 def main(argv: Optional[list] = None) -> int:

@@ -13,8 +13,11 @@ slow, medium and fast objects are all present. Corruptions, at most one per fram
 * ``glare``: a bright flash (a radial white-out) for 1-2 frames;
 * ``blur``: camera-shake motion blur for 2-3 frames.
 
-Every snippet gets two of the three kinds, rotating with its index. Files under ``root``:
-``Data/VID``, ``Annotations/VID``, ``ImageSets/VID`` (:mod:`tsm_apps.data.vid_layout`),
+Every snippet gets two of the three kinds, rotating with its index. Every second val snippet
+also holds an object seen in one frame only (motion IoU 0, "fast", as FGFA). Files under
+``root``: ``Data/VID``, ``Annotations/VID``, ``ImageSets/VID`` (:mod:`tsm_apps.data.vid_layout`),
+the MSRA lists ``ImageSets/{VID_train_15frames,VID_val_videos,DET_train_30classes}.txt`` and a
+DET part ``Data/DET``, ``Annotations/DET`` (:mod:`tsm_apps.synth.vid_objects`),
 ``corruptions.json`` = ``{"train": {snippet: {"<frame>": kind}}, "val": {...}}`` (frame index
 from 0, as in the file names) and ``synth.json`` (parameters and motion-class counts). The set is
 built in a temporary folder beside ``root`` and renamed into place, so ``root`` is complete or
@@ -32,15 +35,16 @@ import numpy as np
 from ..data.motion import count_motion_classes, snippet_motion_iou
 from ..io import atomic_write_text
 from .draw import clutter
-from ..data.vid_layout import NAME_TO_WNID, VIDFrame, VIDObject, frame_to_xml, train_snippet, \
-    val_snippet, write_image_sets
+from .vid_objects import draw_object, one_frame_object, write_det
+from ..data.vid_layout import NAME_TO_WNID, VIDFrame, VIDObject, frame_to_xml, msra_lines, \
+    train_snippet, val_snippet, write_image_sets
 
 CLASSES = ("airplane", "car", "zebra", "watercraft")
 ASPECT = {"airplane": 1.6, "car": 1.7, "zebra": 1.4, "watercraft": 1.2}  # width / height
 MOTION_TARGETS = {"slow": (0.93, 0.98), "medium": (0.75, 0.86), "fast": (0.3, 0.6)}
 KINDS = ("occlusion", "glare", "blur")
 OCCLUDED_FRACTION = 0.15
-VERSION = 1
+VERSION = 2
 
 
 def _shift_iou(w: float, h: float, dx: float, dy: float) -> float:
@@ -105,49 +109,6 @@ def _inclusive(box: np.ndarray, width: int, height: int) -> tuple:
     return (max(0, x1), max(0, y1), min(width - 1, x2 - 1), min(height - 1, y2 - 1))
 
 
-def _draw_object(draw, cls: str, box: tuple, flip: bool, tone: float) -> None:
-    """Draw a ``cls`` object filling the inclusive ``box``; ``flip`` mirrors it left-right."""
-    x1, y1, x2, y2 = box
-    w, h = x2 - x1, y2 - y1
-
-    def pt(u: float, v: float) -> tuple:
-        return (x1 + (1 - u if flip else u) * w, y1 + v * h)
-
-    def poly(points, fill, outline=(20, 20, 20)):
-        draw.polygon([pt(u, v) for u, v in points], fill=fill, outline=outline)
-
-    def ell(u1, v1, u2, v2, fill, outline=(20, 20, 20)):
-        (a, b), (c, d) = pt(u1, v1), pt(u2, v2)
-        draw.ellipse([min(a, c), b, max(a, c), d], fill=fill, outline=outline)
-
-    k = int(30 * tone)
-    if cls == "airplane":
-        grey = (200 + k // 2, 205 + k // 2, 215)
-        poly([(0.3, 0.45), (0.62, 0.45), (0.42, 0.0), (0.3, 0.0)], grey)
-        poly([(0.3, 0.55), (0.62, 0.55), (0.42, 1.0), (0.3, 1.0)], grey)
-        poly([(0.0, 0.5), (0.14, 0.5), (0.06, 0.12), (0.0, 0.12)], grey)
-        ell(0.0, 0.36, 1.0, 0.64, grey)
-    elif cls == "car":
-        red = (200 + k, 30, 35)
-        poly([(0.18, 0.48), (0.3, 0.05), (0.72, 0.05), (0.84, 0.48)], (150 + k, 20, 25))
-        poly([(0.32, 0.42), (0.38, 0.14), (0.66, 0.14), (0.72, 0.42)], (150, 200, 235))
-        poly([(0.0, 0.45), (1.0, 0.45), (1.0, 0.82), (0.0, 0.82)], red)
-        ell(0.1, 0.66, 0.34, 1.0, (15, 15, 15))
-        ell(0.66, 0.66, 0.9, 1.0, (15, 15, 15))
-    elif cls == "zebra":
-        white = (235, 235, 228)
-        for u in (0.22, 0.32, 0.68, 0.78):
-            poly([(u, 0.55), (u + 0.06, 0.55), (u + 0.06, 1.0), (u, 1.0)], (20, 20, 20))
-        ell(0.1, 0.15, 0.88, 0.7, white)
-        for u in np.arange(0.2, 0.82, 0.1):
-            ell(u, 0.2, u + 0.04, 0.66, (15, 15, 15), None)
-        poly([(0.78, 0.3), (0.9, 0.0), (1.0, 0.05), (0.92, 0.42)], white)
-    else:  # watercraft
-        poly([(0.45, 0.0), (0.45, 0.66), (0.9, 0.66)], (245, 245, 240))
-        poly([(0.4, 0.12), (0.4, 0.66), (0.1, 0.66)], (225, 225, 215))
-        poly([(0.0, 0.68), (1.0, 0.68), (0.84, 1.0), (0.16, 1.0)], (40, 60 + k, 140 + k))
-
-
 def _corrupt(arr: np.ndarray, kind: str, rng: np.random.Generator) -> np.ndarray:
     """Glare (radial white-out) or motion blur of a float ``(H, W, 3)`` frame."""
     h, w = arr.shape[:2]
@@ -167,10 +128,11 @@ def _corrupt(arr: np.ndarray, kind: str, rng: np.random.Generator) -> np.ndarray
     return out / length
 
 
-def render_snippet(seed: int, split: str, index: int, frames: int, width: int, height: int
-                   ) -> tuple:
+def render_snippet(seed: int, split: str, index: int, frames: int, width: int, height: int,
+                   one_frame: bool = False) -> tuple:
     """``(uint8 frames (T, H, W, 3), per-frame VIDObject lists, {frame: corruption})`` of one
-    snippet; ``split`` and ``index`` pick its random stream."""
+    snippet; ``split`` and ``index`` pick its random stream; ``one_frame`` adds an object seen
+    in a single frame (its own random stream, so the rest of the snippet is unchanged)."""
     from PIL import Image, ImageDraw
 
     rng = np.random.default_rng([seed, 0 if split == "train" else 1, index])
@@ -183,6 +145,7 @@ def render_snippet(seed: int, split: str, index: int, frames: int, width: int, h
     background = clutter(rng, width, height, items=14, contrast=0.6)
     schedule = _schedule(rng, index, frames)
     bar = _bar(rng, schedule, width)
+    single = one_frame_object(seed, index, frames, width, height, CLASSES) if one_frame else None
     images, objects = [], []
     for t in range(frames):
         img = background.copy()
@@ -191,7 +154,7 @@ def render_snippet(seed: int, split: str, index: int, frames: int, width: int, h
         for k in range(n_obj):
             box = _inclusive(tracks[k][t], width, height)
             flip = (tracks[k][min(t + 1, frames - 1)][0] - tracks[k][max(t - 1, 0)][0]) < 0
-            _draw_object(draw, classes[k], box, flip, tones[k])
+            draw_object(draw, classes[k], box, flip, tones[k])
             covered = 0.0
             if t in bar:
                 x1, x2 = bar[t]
@@ -199,6 +162,9 @@ def render_snippet(seed: int, split: str, index: int, frames: int, width: int, h
                 covered = cover / (box[2] - box[0] + 1)
             frame_objects.append(VIDObject(k, NAME_TO_WNID[classes[k]], box,
                                            int(covered >= OCCLUDED_FRACTION), 0))
+        if single is not None and t == single[0]:
+            draw_object(draw, single[1], single[2], False, 0.5)
+            frame_objects.append(VIDObject(n_obj, NAME_TO_WNID[single[1]], single[2]))
         if t in bar:
             draw.rectangle([bar[t][0], 0, bar[t][1] - 1, height - 1], fill=(55, 45, 40))
         arr = np.asarray(img, np.float64)
@@ -255,16 +221,22 @@ def _check(train_videos: int, val_videos: int, frames: int, width: int, height: 
 
 def generate(root: str | os.PathLike, train_videos: int = 24, val_videos: int = 8,
              seed: int = 0, frames: int = 24, width: int = 160, height: int = 128,
-             progress: bool = False) -> Path:
+             det_images: int = 12, one_frame_every: int = 2, progress: bool = False) -> Path:
     """Write the set under ``root`` (see the module docstring) and return ``root``.
+
+    ``det_images``: images of the DET part (0: none); ``one_frame_every``: every n-th val
+    snippet (0: none) gets an object seen in one frame only.
 
     ``root`` must be absent or empty, or hold a set made with the same parameters (then
     nothing is done)."""
     _check(train_videos, val_videos, frames, width, height)
+    if det_images < 0 or one_frame_every < 0:
+        raise ValueError(f"det_images and one_frame_every must be >= 0, got {det_images}, "
+                         f"{one_frame_every}")
     root = Path(root)
     params = {"generator": "synth_vid", "version": VERSION, "train_videos": train_videos,
               "val_videos": val_videos, "seed": seed, "frames": frames, "width": width,
-              "height": height}
+              "height": height, "det_images": det_images, "one_frame_every": one_frame_every}
     if _done(root, params):
         return root
     tmp = root.parent / f".{root.name}.partial-{os.getpid()}"
@@ -307,9 +279,11 @@ def _build(tmp: Path, params: dict, progress: bool) -> None:
     train, val = {}, {}
     corruptions = {"train": {}, "val": {}}
     motion = {"train": [], "val": []}
+    every = params["one_frame_every"]
     for split, i, snippet in jobs:
+        one = split == "val" and every > 0 and i % every == 0
         images, objects, schedule = render_snippet(seed, split, i, t, params["width"],
-                                                   params["height"])
+                                                   params["height"], one)
         frames = _write_snippet(tmp, split, snippet, images, objects)
         motion[split].append(snippet_motion_iou(frames))
         corruptions[split][snippet] = {str(f): k for f, k in sorted(schedule.items())}
@@ -318,6 +292,9 @@ def _build(tmp: Path, params: dict, progress: bool) -> None:
         else:
             val[snippet] = t
     write_image_sets(tmp, train, val)
+    det = write_det(tmp, seed, params["det_images"], params["width"], params["height"], CLASSES)
+    for name, lines in msra_lines({s: n for s, (n, _) in train.items()}, val, det).items():
+        (tmp / "ImageSets" / name).write_text("".join(line + "\n" for line in lines))
     atomic_write_text(tmp / "corruptions.json", json.dumps(corruptions, indent=1) + "\n")
     summary = dict(params, classes={c: NAME_TO_WNID[c] for c in CLASSES},
                    motion_classes={s: dict(count_motion_classes(m)) for s, m in motion.items()})

@@ -1,4 +1,5 @@
-# R-FCN ResNet-101 for ImageNet-VID (the TSM paper's detection setup): model only.
+# R-FCN ResNet-101 as in Dai et al.'s paper, model only (the small synthetic configs use it; the
+# paper config uses the MSRA code's head, rfcn_r101_msra.py).
 # Online TSM backbone (causal shift, every other block of ResNet-101, fold_div 8); res5 with
 # stride 1 and dilation 2 (stride 16); RPN on res4 (1024 ch), R-FCN head on res5 (2048 ch ->
 # 1x1 conv to 1024 -> 7x7 position-sensitive maps for 31 scores and 8 class-agnostic deltas);
