@@ -121,4 +121,6 @@ def _worker(cfg_json: str) -> None:
 
 
 if __name__ == "__main__":
+    # run as a script: sys.path[0] is this folder; the repo root makes ``tests`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     _worker(sys.argv[1])

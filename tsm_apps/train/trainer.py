@@ -80,6 +80,7 @@ class Trainer:
         self.best_top1, self.wall, self.lr_scale = -1.0, 0.0, 1.0
         self.epoch_acc = [0.0, 0, 0.0]  # loss sum, clips, train seconds (this process)
         self.last_val, self.best_val = {}, {}  # latest validation row; best eval.json content
+        self.epoch_val, self.new_best = {}, False
         self.stopped, self.signum, self.averaged = False, 0, False
         self.hooks: list = []
         self.register_hooks(self.default_hooks() if hooks is None else hooks)
@@ -89,7 +90,11 @@ class Trainer:
         return self.cfg.amp and self.device.type == "cuda"
 
     def default_hooks(self) -> list:
-        """Multigrid (if enabled), evaluation, K-step averaging (kavg), log, checkpoint."""
+        """Multigrid (if enabled), evaluation, K-step averaging (kavg), log, checkpoint.
+
+        The order matters: the adaptive batch and the val row need the epoch's validation, a
+        step's time includes its averaging round, and checkpoints save what the others updated.
+        """
         cfg = self.cfg
         hooks = [MultigridHook()] if cfg.multigrid.enabled else []
         hooks.append(EvaluationHook())
