@@ -152,6 +152,11 @@ class ClipRFCN(TwoStageDetector):
         """Forget the stream state (the next test frame starts a new video)."""
         self._stream = None
 
+    def stream_cache_bytes(self) -> int:
+        """Bytes of the online shift buffers carried to the next frame (0 outside a stream)."""
+        bufs = (self._stream or {}).get("buffers") or []
+        return sum(b.numel() * b.element_size() for b in bufs if b is not None)
+
     def predict(self, batch_inputs: Tensor, batch_data_samples: SampleList,
                 rescale: bool = True) -> SampleList:
         """Detections for frames ``(B, 3, H, W)`` given in video order."""

@@ -102,3 +102,18 @@ def write_checkpoints(runs: Path, classes: int = 5) -> dict:
     return {name: save_checkpoint(runs / "train" / name / "best.pth",
                                   tiny_recognizer(shift, classes, seed), {"classes": names})
             for seed, (name, shift) in enumerate((("tsn", None), ("tsm", "offline")))}
+
+
+def write_vid_annotations(root: Path, frames: int = 6, h: int = 64, w: int = 96,
+                          skip: tuple = ()) -> Path:
+    """Annotations of :func:`write_vid_snippet`'s square (a 'car', inclusive pixel box
+    ``8+10t, 20, 27+10t, 39``) as ImageNet-VID XML; frames in ``skip`` have no object."""
+    from tsm_apps.data.vid_layout import VIDFrame, VIDObject, frame_to_xml
+
+    folder = root / "Annotations" / "VID" / "val" / "ILSVRC2015_val_00000000"
+    folder.mkdir(parents=True, exist_ok=True)
+    for t in range(frames):
+        objs = [] if t in skip else [VIDObject(0, "n02958343", (8 + 10 * t, 20, 27 + 10 * t, 39))]
+        frame = VIDFrame("val/ILSVRC2015_val_00000000", f"{t:06d}", w, h, objs)
+        (folder / f"{t:06d}.xml").write_bytes(frame_to_xml(frame))
+    return folder

@@ -27,10 +27,13 @@ def _mark_frame(fig: go.Figure, frame: int | None) -> go.Figure:
 
 def detection_timeline(max_scores: Mapping[str, Sequence[float]],
                        counts: Mapping[str, Sequence[int]], frame: int | None = None,
-                       threshold: float | None = None) -> go.Figure:
+                       threshold: float | None = None,
+                       marks: Mapping[str, Sequence[int]] | None = None) -> go.Figure:
     """Per-frame best detection score (top) and number of kept detections (bottom) per model.
 
-    ``max_scores[model]`` and ``counts[model]`` have one entry per frame (NaN score: no box).
+    ``max_scores[model]`` and ``counts[model]`` have one entry per frame (NaN score: no box);
+    ``marks[model]``: frames where ``model`` finds a ground-truth object the other misses
+    (triangles along the top of the score panel, in the model's colour).
     """
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         row_heights=[0.6, 0.4],
@@ -41,11 +44,16 @@ def detection_timeline(max_scores: Mapping[str, Sequence[float]],
                                  legendgroup=name, line=dict(color=_rgb(name))), row=1, col=1)
         fig.add_trace(go.Bar(x=x, y=list(counts[name]), name=name, legendgroup=name,
                              showlegend=False, marker_color=_rgb(name)), row=2, col=1)
+    for name, frames in (marks or {}).items():
+        fig.add_trace(go.Scatter(x=list(frames), y=[1.0] * len(frames), mode="markers",
+                                 name=f"only {name} finds a GT object",
+                                 marker=dict(symbol="triangle-down", size=10, color=_rgb(name))),
+                      row=1, col=1)
     if threshold is not None:
         fig.add_hline(y=threshold, line_dash="dash", line_color="gray", row=1, col=1)
     fig.update_layout(height=_HEIGHT + 80, barmode="group", margin=dict(t=40, b=30),
                       legend=dict(orientation="h", y=1.12))
-    fig.update_yaxes(range=[0, 1.02], row=1, col=1)
+    fig.update_yaxes(range=[0, 1.06], row=1, col=1)
     fig.update_xaxes(title_text="frame", row=2, col=1)
     return _mark_frame(fig, frame)
 

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import charts, player, sources
+from . import charts, live_view, player, sources
 from .cache import result_store
-from .draw import MODEL_COLORS, draw_boxes, upscale
+from .draw import GT_COLOR, MODEL_COLORS, draw_boxes, upscale
 from .settings import DEMO_HINT, UISettings
 from .video_source import ChosenVideo, choose_video
 
@@ -17,6 +19,7 @@ KEY = "det"
 MIN_DISPLAY_WIDTH = 320
 SPLITS = ("overall", "slow", "medium", "fast", "corrupted")
 PANEL_TITLES = {"TSN": "TSN (per-frame 2D baseline)", "TSM": "TSM (online, causal shift)"}
+BROWSE, STREAM = "Browse all frames", "Stream (live)"
 
 
 @st.cache_resource(show_spinner="Loading detector...")
@@ -40,18 +43,36 @@ def _run_detectors(specs: dict, video: ChosenVideo) -> dict[str, list[sources.Fr
     return out
 
 
-def _render_frame(frame: np.ndarray, dets: sources.FrameDetections, name: str) -> np.ndarray:
+def render_frame(frame: np.ndarray, dets: sources.FrameDetections, name: str,
+                 truth: Optional[sources.FrameTruth] = None) -> np.ndarray:
+    """The frame enlarged, ground truth (when given) in green, ``name``'s boxes in its colour."""
     big = upscale(frame, MIN_DISPLAY_WIDTH)
     k = big.shape[1] / frame.shape[1]
+    if truth is not None and len(truth.labels):
+        big = draw_boxes(big, truth.boxes * k, ["" for _ in truth.labels], color=GT_COLOR)
     captions = [f"{lb} {s:.2f}" for lb, s in zip(dets.labels, dets.scores)]
     return draw_boxes(big, dets.boxes * k, captions, color=MODEL_COLORS[name])
 
 
-def _timeline(results: dict, min_score: float, frame: int):
+@st.cache_data(show_spinner=False, max_entries=8)
+def _truth(path: Optional[str], num_frames: int) -> Optional[list]:
+    return sources.read_truth(Path(path), num_frames) if path else None
+
+
+def only_found_by(results: dict, truth: list, min_score: float) -> dict[str, list[int]]:
+    """``{model: frames}`` where ``model`` finds a ground-truth object the other misses."""
+    a, b = sources.MODELS
+    found = {n: [sources.found_objects(d.keep(min_score), g) for d, g in zip(results[n], truth)]
+             for n in (a, b)}
+    return {a: [t for t, (x, y) in enumerate(zip(found[a], found[b])) if (x & ~y).any()],
+            b: [t for t, (x, y) in enumerate(zip(found[a], found[b])) if (y & ~x).any()]}
+
+
+def _timeline(results: dict, min_score: float, frame: int, marks: Optional[dict]):
     best = {n: [float(d.scores.max()) if len(d.scores) else math.nan for d in r]
             for n, r in results.items()}
     kept = {n: [len(d.keep(min_score).scores) for d in r] for n, r in results.items()}
-    return charts.detection_timeline(best, kept, frame=frame, threshold=min_score)
+    return charts.detection_timeline(best, kept, frame=frame, threshold=min_score, marks=marks)
 
 
 def _map_table(settings: UISettings, hinted: bool = False) -> None:
@@ -72,6 +93,19 @@ def _map_table(settings: UISettings, hinted: bool = False) -> None:
                "frames marked in corruptions.json.")
 
 
+def _truth_toggle(video: ChosenVideo) -> Optional[list]:
+    """The video's ground truth when it has annotations and the toggle is on."""
+    try:
+        truth = _truth(str(video.path) if video.path else None, len(video.frames))
+    except ValueError as e:
+        st.warning(f"Ground truth not shown: {e}")
+        return None
+    if truth is None:
+        return None
+    return truth if st.checkbox("Show ground-truth boxes (green)", True, key=f"{KEY}_gt") \
+        else None
+
+
 def render(settings: UISettings) -> None:
     st.header("Detection: TSN vs online TSM")
     specs = sources.find_detectors(settings.runs_dir)
@@ -85,29 +119,53 @@ def render(settings: UISettings) -> None:
     if video is None:
         _map_table(settings)
         return
+    mode = st.radio("Mode", [BROWSE, STREAM], horizontal=True, key=f"{KEY}_mode",
+                    help="browse: every frame computed first, then a slider; stream: frames "
+                         "fed one at a time, each drawn as soon as it is computed")
+    truth = _truth_toggle(video)
+    min_score = st.slider("Minimum score shown", 0.0, 1.0, 0.3, 0.05, key=f"{KEY}_min_score")
+    st.caption(f"Detecting on {video.limit_note(settings.max_frames)}.")
+    if mode == STREAM:
+        detectors = {n: _detector(s, s.key) for n, s in specs.items()}
+        live_view.detection(detectors, video, min_score, truth, render_frame,
+                            key=tuple(s.key for s in specs.values()))
+        return
+    live_view.drop("det")  # browsing runs the same models: a stream restarts afterwards
     try:
         results = _run_detectors(specs, video)
     except sources.Unavailable as e:
         st.error(f"Detection is not available: {e}")
         return
-    min_score = st.slider("Minimum score shown", 0.0, 1.0, 0.3, 0.05, key=f"{KEY}_min_score")
+    _browse(settings, video, results, min_score, truth)
+
+
+def _browse(settings: UISettings, video: ChosenVideo, results: dict, min_score: float,
+            truth: Optional[list]) -> None:
     n = len(video.frames)
     t = player.frame_slider(KEY, n)
-    cols = st.columns(2)
     slots = {}
-    for col, name in zip(cols, sources.MODELS):
+    for col, name in zip(st.columns(2), sources.MODELS):
         col.markdown(f"**{PANEL_TITLES[name]}**")
         slots[name] = (col.empty(), col.empty())
 
     def show(i: int) -> None:
         for name, (img_slot, cap_slot) in slots.items():
             dets = results[name][i].keep(min_score)
-            img_slot.image(_render_frame(video.frames[i], dets, name), width="stretch")
+            img_slot.image(render_frame(video.frames[i], dets, name, truth and truth[i]),
+                           width="stretch")
             top = ", ".join(f"{lb} {s:.2f}" for lb, s in zip(dets.labels[:3], dets.scores[:3]))
             cap_slot.caption(f"{name} frame {i}/{n - 1}: {len(dets.scores)} box(es)"
                              + (f" — {top}" if top else ""))
 
     show(t)
-    st.plotly_chart(_timeline(results, min_score, t), width="stretch", key=f"{KEY}_timeline")
+    marks = only_found_by(results, truth, min_score) if truth else None
+    st.plotly_chart(_timeline(results, min_score, t, marks), width="stretch",
+                    key=f"{KEY}_timeline")
+    if marks is not None:
+        a, b = sources.MODELS
+        st.caption(f"Marked frames: {b} finds a ground-truth object {a} misses in "
+                   f"{len(marks[b])} frame(s), {a} one {b} misses in {len(marks[a])} "
+                   "(VID matching: same class, IoU >= min(0.5, wh/((w+10)(h+10))), boxes "
+                   "above the minimum score).")
     _map_table(settings)
     player.maybe_play(KEY, n, show)

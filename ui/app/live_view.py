@@ -95,6 +95,11 @@ def run(s: Stream, draw: Callable[[Stream], None]) -> None:
     _live()
 
 
+def size_text(num_bytes: int) -> str:
+    """``"12.5 kB"`` below 1 MiB, else ``"1.23 MB"``."""
+    return f"{num_bytes / 2**10:.1f} kB" if num_bytes < 2**20 else f"{num_bytes / 2**20:.2f} MB"
+
+
 def status(s: Stream, extra: str = "") -> str:
     last = f"{s.latency_ms[-1]:.0f} ms" if s.latency_ms else "-"
     state = "playing" if s.playing else ("finished" if s.done else "paused")
@@ -126,7 +131,7 @@ def recognition(models: dict, video, size: int, offline: dict) -> None:
                 st.caption("press Play or Step to stream the video through the online model")
             else:
                 frame_p, running, cache = s.last
-                st.caption(status(s, f"shift cache {cache / 2**20:.2f} MB"))
+                st.caption(status(s, f"shift cache {size_text(cache)}"))
                 st.image(video.frames[s.t], width=320)
                 _table(sources.top_k(running, rec.names),
                        f"online top-5 after {s.t + 1} frames (mean of the frame logits)")
@@ -154,3 +159,39 @@ def _table(rows: list, title: str) -> None:
     st.dataframe(pd.DataFrame(rows, columns=["class", "probability"]).style.format(
         {"probability": "{:.3f}"}), hide_index=True, width="stretch")
 
+
+
+# ----------------------------------------------------------------------------- detection
+def detection(detectors: dict, video, min_score: float, truth, render: Callable,
+              key: tuple) -> None:
+    """TSN and online-TSM detectors fed the video one frame at a time, side by side."""
+
+    def make() -> Callable[[int], Any]:
+        gens = {n: sources.stream(d, iter(video.frames)) for n, d in detectors.items()}
+
+        def step(t: int) -> dict:
+            out = {}
+            for n, gen in gens.items():
+                t0 = time.perf_counter()
+                dets = next(gen)
+                out[n] = (dets, 1000 * (time.perf_counter() - t0),
+                          sources.stream_cache_bytes(detectors[n]))
+            return out
+        return step
+
+    s = stream_for("det", (video.key, key), len(video.frames), make)
+    controls("det", s)
+
+    def draw(s: Stream) -> None:
+        if s.last is None:
+            st.caption("press Play or Step to stream the video through both detectors")
+            return
+        st.caption(status(s))
+        for col, (n, (dets, ms, cache)) in zip(st.columns(2), s.last.items()):
+            kept = dets.keep(min_score)
+            col.image(render(video.frames[s.t], kept, n, truth[s.t] if truth else None),
+                      width="stretch")
+            col.caption(f"{n} frame {s.t}/{s.num_frames - 1}: {len(kept.scores)} box(es) · "
+                        f"{ms:.0f} ms · shift cache {size_text(cache)}")
+
+    run(s, draw)

@@ -85,12 +85,8 @@ def stream(detector: Any, frames: Any) -> Iterator[FrameDetections]:
 
 def stream_cache_bytes(detector: Any) -> int:
     """Bytes held now in the online shift buffers of ``detector``'s backbone (0 for TSN)."""
-    total = 0
-    for m in detector.model.modules():
-        buf = getattr(m, "buffer", None)
-        if buf is not None and hasattr(buf, "numel"):
-            total += buf.numel() * buf.element_size()
-    return total
+    fn = getattr(detector.model, "stream_cache_bytes", None)
+    return int(fn()) if callable(fn) else 0
 
 
 def vid_results(runs: Path) -> tuple[dict[str, dict[str, float]], Path]:
