@@ -35,12 +35,6 @@ def set_rng_state(state: dict) -> None:
     random.setstate((version, tuple(internal), gauss_next))
 
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed % 2 ** 32)
-    torch.manual_seed(seed)
-
-
 class StopFlag:
     """Set by SIGTERM; the training loop checks it after each step, saves and stops."""
 
