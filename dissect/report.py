@@ -22,6 +22,7 @@ KIND_NAMES = {"method": "maps", "centre": "centre prior", "random": "random map"
               "sanity": "randomised weights"}
 MAX_CLIPS_SHOWN = 16
 MASS_CLIPS = 6
+MAX_PREDICTIONS = 50
 
 
 class _Page:
@@ -86,8 +87,9 @@ def _columns(runs: Sequence[Run], names: Sequence[str]) -> tuple:
 def _summary_table(runs: Sequence[Run], names: Sequence[str]) -> str:
     header, cols = _columns(runs, names)
     rows = [[label] + [c.get(key) for c in cols] for key, label in ROWS]
-    rows.append(["top-1 accuracy"] + [r.metrics.get("accuracy") for r in runs]
-                + [None] * (len(cols) - len(runs)))
+    for key, label in (("accuracy", "top-1 accuracy"), ("top5_accuracy", "top-5 accuracy")):
+        rows.append([label] + [r.metrics.get(key) for r in runs]
+                    + [None] * (len(cols) - len(runs)))
     return _table(["metric"] + header, rows)
 
 
@@ -141,15 +143,45 @@ def _overlays(runs: Sequence[Run], names: Sequence[str], ids: List[str], out_dir
     parts = ["<h2>Overlays (per-clip colour scale; green: actor box)</h2>"]
     for cid in ids[:MAX_CLIPS_SHOWN]:
         rec = runs[0].clips[cid].record
-        parts.append(f"<h3>{html.escape(cid)} (label {rec['label']})</h3>")
+        parts.append(f"<h3>{html.escape(cid)} (label {html.escape(_label(rec))})</h3>")
         for run, name in zip(runs, names):
             files = run.clips[cid]
             r = files.record
             if files.png is not None:
                 src = html.escape(os.path.relpath(files.png, out_dir))
-                parts.append(f"<p>{html.escape(name)}: predicted {r['pred']}, map of class "
-                             f"{r['class']}<br><img src='{src}'></p>")
+                parts.append(f"<p>{html.escape(name)}: predicted "
+                             f"{html.escape(str(r.get('pred_name', r['pred'])))}, map of class "
+                             f"{html.escape(str(r.get('class_name', r['class'])))}"
+                             f"<br><img src='{src}'></p>")
     return "\n".join(parts)
+
+
+def _label(rec: dict) -> str:
+    if rec.get("label") is None:
+        return "none"
+    return f"{rec['label']}: {rec['label_name']}" if rec.get("label_name") else str(rec["label"])
+
+
+def _top5(rec: dict) -> str:
+    return "<br>".join(f"{html.escape(str(t['name']))} {100 * t['prob']:.1f}%"
+                       for t in rec.get("top5", []))
+
+
+def _predictions(runs: Sequence[Run], names: Sequence[str], ids: List[str]) -> str:
+    """Per clip: label, the frames used (of how many) and each run's top-5 with probabilities."""
+    head = "".join(f"<th>{html.escape(n)}: top-5</th>" for n in names)
+    rows = []
+    for cid in ids[:MAX_PREDICTIONS]:
+        rec = runs[0].clips[cid].record
+        frames = f"{rec.get('indices')} of {rec.get('num_frames', '?')}"
+        cells = "".join(f"<td style='text-align:left'>{_top5(r.clips[cid].record)}</td>"
+                        for r in runs)
+        rows.append(f"<tr><td>{html.escape(cid)}</td><td>{html.escape(_label(rec))}</td>"
+                    f"<td>{html.escape(frames)}</td>{cells}</tr>")
+    more = (f"<p>first {MAX_PREDICTIONS} of {len(ids)} clips; all in metrics.json</p>"
+            if len(ids) > MAX_PREDICTIONS else "")
+    return (f"<h2>Predictions (top-5 with probabilities; frames used)</h2><table><tr><th>clip"
+            f"</th><th>label</th><th>frames</th>{head}</tr>{''.join(rows)}</table>{more}")
 
 
 def _common_ids(runs: Sequence[Run]) -> List[str]:
@@ -175,6 +207,7 @@ def write_report(runs: Sequence[Run], names: Sequence[str], path: Path, title: s
     if any(r.units for r in runs):
         page.chart(_units_chart(runs, names))
     ids = _common_ids(runs)
+    page.add(_predictions(runs, names, ids))
     for cid in ids[:MASS_CLIPS]:
         page.chart(_mass_chart(runs, names, cid))
     page.add(_overlays(runs, names, ids, path.parent))
