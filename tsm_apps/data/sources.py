@@ -179,7 +179,7 @@ def _walk(root: Path, counter: Optional[Callable]) -> List[VideoSource]:
             p = here / f
             if _is_video_file(p):
                 out.append(_source(p, p.relative_to(root).as_posix(), None, None, counter))
-    return out
+    return sorted(out, key=lambda s: s.name)
 
 
 def find_sources(data: PathLike, counter: Optional[Callable] = None) -> List[VideoSource]:
