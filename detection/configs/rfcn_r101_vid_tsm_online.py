@@ -15,7 +15,7 @@
 #   checkpoint> (required: conv1/res2 and BN are frozen; nothing is downloaded).
 # Solver (FGFA: lr 2.5e-4 on the gradient summed over 4 GPUs = 1e-3 on the mean of 4 clips):
 #   SGD momentum 0.9, weight decay 5e-4, lr 1e-3 for 4 GPUs x 1 clip, x0.1 after 1.333 of 2
-#   epochs of the 111,473 listed images (37,149 of 55,737 iterations); no warm-up, no clipping.
+#   epochs of the 111,473 listed images (37,148 of 55,737 iterations, FGFA: int(epoch * images / 4)); no warm-up, no clipping.
 #   torchrun --nproc-per-node 4 -m tsm_apps.cli detect train <this file>
 #       --cfg-options model.backbone.checkpoint=resnet101.pth
 # Overrides: data_root=DIR/ re-points every dataset; img_scale=W,H every Resize (tsm detect).
@@ -86,7 +86,7 @@ optim_wrapper = dict(
     optimizer=dict(type='SGD', lr=0.001, momentum=0.9, weight_decay=0.0005),
     clip_grad=None)
 param_scheduler = [
-    dict(type='MultiStepLR', by_epoch=False, begin=0, end=max_iters, milestones=[37149],
+    dict(type='MultiStepLR', by_epoch=False, begin=0, end=max_iters, milestones=[37148],
          gamma=0.1),
 ]
 auto_scale_lr = dict(enable=False, base_batch_size=4)

@@ -1,6 +1,7 @@
 """TSMResNet adapter: shapes, online streaming == clip, causality, freezing, checkpoint init."""
 import pytest
 import torch
+import torchvision
 from mmdet.registry import MODELS
 
 import detection  # noqa: F401
@@ -127,3 +128,32 @@ def test_paper_backbone_r101_streams_like_the_clip():
         got = torch.cat([s[lvl] for s in steps])
         rel = ((got - whole[lvl]).abs().max() / whole[lvl].abs().max()).item()
         assert rel <= 1e-5
+
+
+def test_init_from_torchvision_and_mmpretrain_imagenet_weights(tmp_path):
+    torch.manual_seed(0)
+    sd = torchvision.models.resnet18(weights=None).state_dict()
+    mm = {("head." + k if k.startswith("fc.") else "backbone." + k): v for k, v in sd.items()}
+    torch.save(sd, tmp_path / "tv.pth")
+    torch.save({"model": sd}, tmp_path / "tv_model.pth")
+    torch.save({"state_dict": mm, "meta": {}}, tmp_path / "mm.pth")
+    for name, layout in (("tv", "torchvision"), ("tv_model", "torchvision"), ("mm", "mmpretrain")):
+        net = tiny(width=1.0, frozen_stages=1, checkpoint=str(tmp_path / f"{name}.pth"))
+        net.init_weights()
+        assert net.load_tsm_checkpoint(str(tmp_path / f"{name}.pth")) == {
+            "layout": layout, "loaded": len(sd) - 2, "missing": 0, "dropped": 2}  # fc dropped
+        assert torch.equal(net.trunk.layer1[0].conv1.net.weight, sd["layer1.0.conv1.weight"])
+        assert torch.equal(net.trunk.bn1.running_mean, sd["bn1.running_mean"])
+    with pytest.raises(ValueError) as e:
+        tiny(width=0.125, checkpoint=str(tmp_path / "tv.pth")).init_weights()
+    msg = str(e.value)
+    assert "(torchvision layout) does not fit" in msg and "\n" not in msg
+    assert "weights_only" not in msg.replace(str(tmp_path), "")
+
+
+def test_frozen_random_weights_are_refused_unless_allowed():
+    for kw in (dict(frozen_stages=1, norm_eval=False), dict(frozen_stages=-1, norm_eval=True)):
+        with pytest.raises(ValueError, match="no backbone checkpoint but .*allow_random_frozen"):
+            tiny(**kw).init_weights()
+        tiny(allow_random_frozen=True, **kw).init_weights()
+    tiny(frozen_stages=-1, norm_eval=False).init_weights()   # from scratch, nothing frozen

@@ -8,7 +8,7 @@ from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 import detection  # noqa: F401
-from detection.cli import apply_data_root
+from detection.cli import apply_data_root, apply_img_scale
 
 CONFIGS = Path(detection.__file__).parent / "configs"
 PAPER = ("rfcn_r101_vid_tsm_online.py", "rfcn_r101_vid_tsn.py")
@@ -32,21 +32,36 @@ def test_pair_differs_only_in_shift(pair):
     assert tsm == tsn
 
 
-def test_paper_config_is_the_paper_setup():
+def test_paper_config_is_the_msra_rfcn_with_fgfa_data_and_solver():
     cfg = load(PAPER[0])
     assert cfg.custom_imports == dict(imports=["detection"], allow_failed_imports=False)
-    b, head = cfg.model.backbone, cfg.model.roi_head.bbox_head
+    m = cfg.model
+    b, head = m.backbone, m.roi_head.bbox_head
     assert (b.arch, b.strides, b.dilations, b.shift) == ("resnet101", (1, 2, 2, 1),
                                                          (1, 1, 1, 2), "online")
-    assert (head.num_classes, head.k) == (30, 7)
-    assert cfg.model.train_cfg.rcnn.sampler == dict(type="HardestRoISampler", num=128,
-                                                    add_gt_as_proposals=True)
+    assert (b.frozen_stages, b.norm_eval, b.frozen_bn_affine) == (1, True, True)
+    assert m.neck == dict(type="RFCNSplitNeck", in_channels=2048, out_channels=1024,
+                          rpn_channels=512, dilation=6)
+    assert (m.rpn_head.type, m.rpn_head.in_channels) == ("PlainRPNHead", 512)
+    assert (head.num_classes, head.k, head.in_channels, head.mid_channels, head.pool_mode) == \
+        (30, 7, 512, None, "pool")
+    assert m.train_cfg.rcnn.sampler == dict(type="HardestRoISampler", num=128,
+                                            add_gt_as_proposals=True)
+    assert m.data_preprocessor.batch_augments == [dict(type="ClipHorizontalFlip",
+                                                       clip_len=b.num_segments, prob=0.5)]
     resize = [t for t in cfg.test_dataloader.dataset.pipeline if t.type == "Resize"][0]
     assert resize.scale == (1000, 600) and resize.keep_ratio
     ds = cfg.train_dataloader.dataset
-    assert ds.det_ann_file and ds.frames_per_video == 15
+    assert (ds.ann_file, ds.det_ann_file) == ("ImageSets/VID_train_15frames.txt",
+                                              "ImageSets/DET_train_30classes.txt")
+    assert cfg.test_dataloader.dataset.ann_file == "ImageSets/VID_val_videos.txt"
     assert cfg.train_dataloader.batch_sampler.clip_len == b.num_segments
-    assert cfg.optim_wrapper.optimizer.type == "SGD"
+    # FGFA: lr 2.5e-4 x 4 GPUs (summed gradients), x0.1 at 1.333 of 2 epochs of 111,473 images
+    assert cfg.optim_wrapper.optimizer == dict(type="SGD", lr=0.001, momentum=0.9,
+                                               weight_decay=0.0005)
+    assert cfg.optim_wrapper.clip_grad is None and len(cfg.param_scheduler) == 1
+    assert cfg.train_cfg.max_iters == -(-2 * 111473 // 4)
+    assert cfg.param_scheduler[0].milestones == [int(1.333 * 111473 / 4)]
 
 
 @pytest.mark.parametrize("name", PAPER)
@@ -55,9 +70,21 @@ def test_paper_model_builds(name):
     init_default_scope("mmdet")
     model = MODELS.build(cfg.model)
     assert type(model).__name__ == "ClipRFCN"
-    assert model.backbone.out_channels == (1024, 2048)
+    assert model.backbone.out_channels == (2048,)
     n = sum(p.numel() for p in model.parameters())
-    assert 45e6 < n < 80e6, n  # ResNet-101 trunk (42.5M) + RPN + R-FCN head
+    # ResNet-101 trunk 42,500,160 + 3x3 dilated conv 2048*1024*9+1024 + RPN 1x1 512*(18+36)+54
+    # + R-FCN maps 512*49*(31+8)+49*39
+    assert n == 42500160 + 18875392 + 27702 + 980343, n
+
+
+def test_img_scale_follows_cfg_options():
+    cfg = load(PAPER[0])
+    options = {"img_scale": [256, 192]}
+    cfg.merge_from_dict(options)
+    apply_img_scale(cfg, options)
+    for loader in ("train_dataloader", "test_dataloader"):
+        resize = [t for t in cfg[loader].dataset.pipeline if t.type == "Resize"]
+        assert [t.scale for t in resize] == [(256, 192)]
 
 
 def test_data_root_follows_cfg_options():

@@ -174,3 +174,37 @@ def test_paper_config_r101_builds_and_runs_one_forward_backward():
     assert torch.isfinite(total)
     assert trunk.layer4[2].conv3.weight.grad.abs().sum() > 0
     assert trunk.layer1[0].conv1.net.weight.grad is None  # frozen_stages=1
+
+
+def test_stream_resets_at_a_frame_id_gap_or_refuses_it():
+    model = build(t=4).eval()
+    x = frames(3)
+    with torch.no_grad():
+        fresh = dets(model.predict(x[2:3], samples("b", (0,))))
+        model.predict(x[:2], samples("a", (0, 1)))
+        gap = dets(model.predict(x[2:3], samples("a", (3,))))       # frame 2 never came
+        model.predict(x[:2], samples("a", (0, 1)))
+        cont = dets(model.predict(x[2:3], samples("a", (2,))))      # the next frame: kept
+    assert torch.equal(fresh[0][1], gap[0][1])
+    assert not torch.equal(fresh[0][1], cont[0][1])
+    strict = MODELS.build(dict(tiny_cfg(t=4), stream_gap="raise")).eval()
+    with torch.no_grad():
+        strict.predict(x[:2], samples("a", (0, 1)))
+        with pytest.raises(ValueError, match="jumps from frame 1 to 3"):
+            strict.predict(x[2:3], samples("a", (3,)))
+    with pytest.raises(ValueError, match="stream_gap must be one of"):
+        MODELS.build(dict(tiny_cfg(), stream_gap="skip"))
+
+
+def test_clip_mode_needs_consecutive_frames_of_one_video():
+    model = build(t=4, test_mode="clip").eval()
+    x = frames(3)
+    with torch.no_grad():
+        assert len(model.predict(x, samples("a", (4, 5, 6)))) == 3
+        with pytest.raises(ValueError, match=r"frame ids \[0, 2, 3\] of video a are not "
+                                             "consecutive"):
+            model.predict(x, samples("a", (0, 2, 3)))
+        mixed = samples("a", (0, 1)) + samples("b", (2,))
+        with pytest.raises(ValueError, match=r"mixes videos \['a', 'b'\]"):
+            model.predict(x, mixed)
+    assert model.backbone.num_segments == 4  # restored after each clip

@@ -66,3 +66,25 @@ def test_latest_vid_results_bad_file(tmp_path):
     p.write_text("[1, 2]")
     with pytest.raises(ValueError, match="metrics.json: expected a JSON object"):
         latest_vid_results(tmp_path)
+
+
+def test_detections_dump_keeps_float32_values_exactly(tmp_path):
+    import torch
+
+    from detection.metric import DetectionsDump
+
+    g = torch.Generator().manual_seed(0)
+    boxes = torch.rand(50, 4, generator=g) * 1000
+    scores = torch.rand(50, generator=g) * 1e-3           # many low scores, close together
+    scores[1] = scores[0] + 1e-9                          # below float32 resolution: a true tie
+    dump = DetectionsDump(str(tmp_path / "results.json"))
+    dump.dataset_meta = {"classes": ["car"]}
+    dump.process({}, [{"img_path": "a.JPEG", "pred_instances": {
+        "bboxes": boxes, "scores": scores, "labels": torch.zeros(50, dtype=torch.long)}}])
+    dump.evaluate(1)
+    frame = json.loads((tmp_path / "results.json").read_text())["frames"][0]
+    assert np.array_equal(np.float32(frame["scores"]), scores.numpy())
+    assert np.array_equal(np.float32(frame["boxes"]), boxes.numpy())
+    # the float64 that a VID evaluator parses keeps the float32 order of every pair
+    s64, s32 = np.float64(frame["scores"]), scores.numpy()
+    assert np.array_equal(np.argsort(-s64, kind="stable"), np.argsort(-s32, kind="stable"))

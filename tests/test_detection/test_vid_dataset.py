@@ -7,7 +7,7 @@ from mmengine.registry import init_default_scope
 
 from detection.vid_dataset import ImageNetVIDDataset, key_positions
 from mmdet.registry import DATASETS
-from vid_fixtures import TRAIN_A, TRAIN_B, VAL, make_vid
+from vid_fixtures import TRAIN_A, TRAIN_B, VAL, make_vid, write_msra_lists
 
 CAR, DOG = 6, 8       # indices of car and dog among the 30 VID classes
 
@@ -147,3 +147,46 @@ def test_synthetic_set_round_trip(tmp_path):
     for key in ("mAP", "mAP_slow", "mAP_medium", "mAP_fast", "mAP_corrupted"):
         assert m[key] is None or m[key] == pytest.approx(100.0), key
     assert m["mAP"] == pytest.approx(100.0) and m["mAP_corrupted"] == pytest.approx(100.0)
+
+
+@pytest.fixture(scope="module")
+def msra(tmp_path_factory):
+    return write_msra_lists(make_vid(tmp_path_factory.mktemp("msra")))
+
+
+def test_msra_train_lists_key_frames_and_det_paths(msra):
+    ds = build(msra, ann_file="ImageSets/VID_train_15frames.txt",
+               det_ann_file="ImageSets/DET_train_30classes.txt")
+    keys = [ds.get_data_info(i) for i in range(len(ds))]
+    a = [k["frame_id"] for k in keys if k["video"] == TRAIN_A]
+    b = [k["frame_id"] for k in keys if k["video"] == TRAIN_B]
+    assert a == [0, 2, 3, 4, 6, 7, 8, 10, 11, 12, 14, 15, 16, 18, 19] and b == [0, 1, 2, 3, 4]
+    det = [k for k in keys if k["video"].startswith("DET/")]
+    entry = "ILSVRC2013_train/n02958343/n02958343_1"
+    assert det[0]["img_path"] == str(msra / "Data" / "DET" / "train" / entry) + ".JPEG"
+    assert det[0]["instances"] == [{"bbox": [1.0, 2.0, 31.0, 21.0], "bbox_label": CAR,
+                                    "ignore_flag": 0, "instance_id": 0}]  # tench dropped
+    assert len(ds) == 15 + 5 + 2 and ds.num_frames() == 20 + 5 + 2  # every frame for clips
+    assert ds.get_data_info(0)["video_length"] == 20
+    ds = build(msra, ann_file="ImageSets/VID_train_15frames.txt",
+               det_ann_file="ImageSets/DET_train_30classes.txt",
+               filter_cfg=dict(filter_empty_gt=True))
+    assert len(ds) == 15 + 4 + 1      # TRAIN_B's frame 0 and the second DET image are empty
+
+
+def test_msra_val_videos_list_is_every_frame_in_test_mode(msra):
+    ds = build(msra, ann_file="ImageSets/VID_val_videos.txt", test_mode=True)
+    assert len(ds) == 3 and [ds.get_data_info(i)["img_id"] for i in range(3)] == \
+        [f"val/{VAL}/{f:06d}" for f in range(3)]
+    frames = build(msra, ann_file="ImageSets/VID/val.txt", test_mode=True)
+    assert [ds.get_data_info(i) for i in range(3)] == [frames.get_data_info(i) for i in range(3)]
+
+
+def test_malformed_lists_name_file_and_line(msra, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text(f"train/{TRAIN_A} 1 0 20\ntrain/{TRAIN_A} 1\n")
+    with pytest.raises(ValueError, match=r"bad.txt:2: expected .*4 columns as line 1"):
+        build(msra, ann_file=str(bad))
+    bad.write_text(f"train/{TRAIN_A} 1 x 20\n")
+    with pytest.raises(ValueError, match=r"bad.txt:1: '1 x 20' are not integers"):
+        build(msra, ann_file=str(bad))

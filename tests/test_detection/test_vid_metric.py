@@ -109,3 +109,37 @@ def test_det_images_and_bad_neighbour_xml(root, tmp_path):
     m.process({}, [sample(data, 0, GT[0])])
     with pytest.raises(ValueError, match="000000.xml: not well-formed"):
         m.evaluate(1)
+
+
+def test_motion_iou_from_fgfa_mat_agrees_with_the_computed_split(root, tmp_path):
+    import scipy.io
+    import numpy as np
+
+    data = tmp_path / "m"
+    shutil.copytree(root, data)
+    (data / "ImageSets" / "VID_val_videos.txt").write_text(f"val/{VAL} 1 0 3\n")
+
+    def write(values):  # FGFA's layout: a (frames, 1) cell array of (objects, 1) vectors
+        cells = np.empty((len(values), 1), object)
+        for i, v in enumerate(values):
+            cells[i, 0] = np.array(v, np.float64).reshape(-1, 1)
+        scipy.io.savemat(str(data / "motion.mat"), {"motion_iou": cells})
+
+    def run(**kw):
+        m = VIDMetric(**kw)
+        m.dataset_meta = {"classes": CLASSES}
+        m.process({}, [sample(data, t, [(x, c) for x, c in GT[t] if c != DOG]) for t in GT])
+        return m.evaluate(3)
+
+    # by hand: car static 1.0; dog moves 5 of 10 px: IoU 50/150; cat alone in its track: 0
+    write([[1.0], [1.0, 1 / 3], [1.0, 1 / 3, 0.0]])
+    computed, from_mat = run(), run(motion_iou_file="motion.mat")
+    assert from_mat == computed and computed["n_gt_fast"] == 3
+    write([[1.0], [1.0, 0.8], [1.0, 0.8, 0.95]])    # the file decides: dog medium, cat slow
+    m = run(motion_iou_file=str(data / "motion.mat"))
+    assert (m["n_gt_slow"], m["n_gt_medium"], m["n_gt_fast"]) == (4, 2, 0)
+    assert m["mAP_medium"] == 0.0 and m["mAP_slow"] == pytest.approx(100.0)
+    write([[1.0], [1.0], [1.0, 0.8, 0.95]])
+    with pytest.raises(ValueError, match=r"motion.mat: cell 2 .* has 1 values, but the frame's "
+                                         r"XML has 2 objects"):
+        run(motion_iou_file="motion.mat")

@@ -68,3 +68,19 @@ def make_vid(root: Path) -> Path:
                                       "ILSVRC2013_train/n02958343/n02958343_2 1\n"
                                       "ILSVRC2013_train/n02958343/n02958343_9 -1\n")
     return root
+
+
+def write_msra_lists(root: Path) -> Path:
+    """FGFA/MSRA lists for :func:`make_vid`'s tree, written by hand (not by the code under test):
+    15-frame keys of the 20-frame and 5-frame snippets, the val video, both DET images."""
+    keys_20 = [0, 2, 3, 4, 6, 7, 8, 10, 11, 12, 14, 15, 16, 18, 19]  # floor(20(2i+1)/30)
+    keys_5 = [0, 1, 2, 3, 4]                                        # 15 values, 5 distinct
+    sets = root / "ImageSets"
+    (sets / "VID_train_15frames.txt").write_text(
+        "".join(f"train/{TRAIN_A} 1 {k} 20\n" for k in keys_20)
+        + "".join(f"train/{TRAIN_B} 1 {k} 5\n" for k in keys_5))
+    (sets / "VID_val_videos.txt").write_text(f"val/{VAL} 1 0 3\n")
+    (sets / "DET_train_30classes.txt").write_text(
+        "train/ILSVRC2013_train/n02958343/n02958343_1 1\n"
+        "train/ILSVRC2013_train/n02958343/n02958343_2 1\n")
+    return root

@@ -9,7 +9,7 @@ from PIL import Image
 from tsm_apps.synth import vid as synth_vid
 from tsm_apps.synth.cli import main as synth_main
 from tsm_apps.data.motion import count_motion_classes, snippet_motion_iou
-from tsm_apps.data.vid_layout import NAME_TO_WNID, read_frame_xml, read_image_set
+from tsm_apps.data.vid_layout import NAME_TO_WNID, read_frame_xml, read_image_set, read_list
 
 ARGS = dict(train_videos=3, val_videos=3, frames=24, width=96, height=80)
 
@@ -43,13 +43,54 @@ def test_layout_and_xml_read_back(vid):
                 assert (frame.width, frame.height) == (96, 80)
                 img = Image.open(vid / "Data" / "VID" / split / snippet / f"{t:06d}.JPEG")
                 assert img.size == (96, 80)
-                assert 1 <= len(frame.objects) <= 3
+                assert 1 <= len(frame.objects) <= (4 if split == "val" else 3)  # + one-frame
                 for obj in frame.objects:
                     assert obj.name in wnids and obj.generated == 0
                     seen.add(obj.name)
     assert seen == wnids  # all four classes, with their real WordNet ids
     train_1 = read_image_set(sets / "train_1.txt")  # airplane
     assert all(n == 1 for _, n in train_1)
+
+
+def test_msra_lists_and_det_part_in_the_real_layout(vid):
+    sets = vid / "ImageSets"
+    train = read_list(sets / "VID_train_15frames.txt")
+    keys = [f for e, n, f, length in train if e == "train/" + _snippets(vid, "train")[0]]
+    assert keys == [0, 2, 4, 5, 7, 8, 10, 12, 13, 15, 16, 18, 20, 21, 23]  # floor(24(2i+1)/30)
+    assert len(train) == 3 * 15 and {(n, length) for _, n, _, length in train} == {(1, 24)}
+    assert read_list(sets / "VID_val_videos.txt") == [
+        (f"val/{s}", 1 + 24 * i, 0, 24) for i, s in enumerate(_snippets(vid, "val"))]
+    det = read_list(sets / "DET_train_30classes.txt")
+    assert len(det) == 12 and all(e.startswith("train/ILSVRC2013_train/n") and n == 1
+                                  for e, n in det)
+    names, empty = [], 0
+    for entry, _ in det:
+        rel = entry[len("train/"):]
+        synset = rel.split("/")[1]
+        assert rel.split("/")[2].startswith(synset + "_")
+        Image.open(vid / "Data" / "DET" / "train" / f"{rel}.JPEG").verify()
+        xml = vid / "Annotations" / "DET" / "train" / f"{rel}.xml"
+        raw = [n.split("</name>")[0] for n in xml.read_text().split("<name>")[1:]]
+        names += raw
+        empty += not raw
+        kept = read_frame_xml(xml, det=True).objects      # non-VID classes dropped
+        assert [o.name for o in kept] == [n for n in raw if n in NAME_TO_WNID.values()]
+    assert empty == 3 and {"n01440764", "n04254680"} <= set(names)
+
+
+def test_one_frame_val_objects(vid):
+    for i, snippet in enumerate(_snippets(vid, "val")):
+        frames = _frames(vid, "val", snippet)
+        seen = {}
+        for t, frame in enumerate(frames):
+            for o in frame.objects:
+                seen.setdefault(o.trackid, []).append(t)
+        single = [tid for tid, ts in seen.items() if len(ts) == 1]
+        assert len(single) == (1 if i % 2 == 0 else 0), (snippet, seen)
+        if single:
+            t = seen[single[0]][0]
+            j = [o.trackid for o in frames[t].objects].index(single[0])
+            assert snippet_motion_iou(frames)[t][j] == 0.0  # no neighbour: FGFA's "fast"
 
 
 def test_all_motion_classes_present(vid):
