@@ -59,12 +59,24 @@ def test_k_step_schedule_and_round_count():
     assert [per_epoch.after_step(s, s == 8) for s in range(1, 9)] == [False] * 7 + [True]
 
 
-def test_adaptive_batch_grows_when_accuracy_stalls():
+def test_adaptive_batch_follows_algorithm_1():
+    # Algorithm 1, line 15: grow by b2 when a < a* x b1 (a* = best before this epoch), b1 = 1
+    seq = (50, 60, 60.5, 59, 70, 70, 69.9, 80, 10)
     ab = AdaptiveBatch(batch=4, b1=1.0, b2=2, cap=16)
-    got = [ab.update(v) for v in (50, 60, 60.5, 70, 70, 80, 80)]
-    assert got == [4, 4, 8, 8, 16, 16, 16]
+    # 60 >= 50, 60.5 >= 60: keep; 59 < 60.5: 8; 70, 70: keep; 69.9 < 70: 16; 80 keep; 10: cap
+    assert [ab.update(v) for v in seq] == [4, 4, 4, 8, 8, 8, 16, 16, 16]
+    ab = AdaptiveBatch(batch=4, b1=0.9, b2=2, cap=64)  # a < 0.9 a*: only large drops
+    assert [ab.update(v) for v in (50, 46, 44, 60, 53)] == [4, 4, 8, 8, 16]
     ab2 = AdaptiveBatch(4, 1.0, 2, 16)
     ab2.load_state_dict(ab.state_dict())
-    assert (ab2.batch, ab2.best) == (16, 80)
+    assert (ab2.batch, ab2.best) == (16, 60)
     with pytest.raises(ValueError, match="cap"):
         AdaptiveBatch(8, 1.0, 2, 4)
+    with pytest.raises(ValueError, match="rule"):
+        AdaptiveBatch(8, 1.0, 2, 8, rule="prose")
+
+
+def test_adaptive_batch_margin_rule_is_the_prose_reading():
+    ab = AdaptiveBatch(batch=4, b1=1.0, b2=2, cap=16, rule="margin")  # a < a* + b1 points
+    seq = (50, 60, 60.5, 59, 70, 70, 69.9, 80, 10)
+    assert [ab.update(v) for v in seq] == [4, 4, 8, 16, 16, 16, 16, 16, 16]

@@ -5,7 +5,7 @@ import torch
 
 from tsm_apps.train import MultigridConfig, TrainConfig, train
 from tsm_apps.train.clips import ClipSet
-from tsm_apps.train.multigrid import MultigridSchedule
+from tsm_apps.train.multigrid import MultigridSchedule, long_cycle_schedule
 from tests.test_tsm_apps.toy_videos import motion_videos
 
 
@@ -14,33 +14,59 @@ def _schedule(**kw):
                              size=64)
 
 
-def test_long_cycle_stages_keep_batch_x_t_x_s2_and_equal_steps():
-    st = _schedule().stages()
-    # 15 long-cycle epochs split 8:4:2:1 like the batches 32:16:8:4, then 5 base epochs
-    assert st == [(0, 8, 32, 2, 45), (8, 12, 16, 4, 45), (12, 14, 8, 4, 64), (14, 15, 4, 8, 64),
-                  (15, 20, 4, 8, 64)]
-    for _, _, b, t, s in st:
-        assert b * t * s * s == pytest.approx(4 * 8 * 64 * 64, rel=0.02)
+SQ = 0.5 ** 0.5
+SLOWFAST_LONG = [[0.25, SQ], [0.5, SQ], [0.5, 1.0], [1.0, 1.0]]
+
+
+def test_long_cycle_schedule_matches_slowfast_numbers_by_hand():
+    # SlowFast defaults: T=8, S=224, STEPS [0, 94, 154, 196], MAX_EPOCH 239, EPOCH_FACTOR 1.
+    # Batch multipliers round(8*224^2 / (T S^2)) over the short cycle (S = 112, 158.4 from the
+    # BASE crop, then the long-cycle S): T=2,S=158: 16, 8, 8 (avg 32/3); T=4,S=158: 8, 4, 4
+    # (16/3); T=4,S=224: 8, 4, 2 (14/3); T=8,S=224: 4, 2, 1 (7/3); sum 23. A stage of E epochs
+    # gives a shape E*avg/23 epochs (E/23 iterations each): 196*4/23 iterations in all, a saving
+    # of 5.75; the final phase 43/5.75*7/3 = 17.449 epochs; the table (213.449) scaled to 239.
+    # Cumulative ends by hand: 48.81 73.22 94.57 105.25 | 136.41 151.99 165.62 172.43 |
+    # 194.24 205.15 214.69 219.46 | 239.
+    got = long_cycle_schedule([0, 94, 154, 196], 239, 8, 224, SLOWFAST_LONG, [0.5, SQ], True, 239)
+    assert [e for _, _, e in got] == [49, 73, 95, 105, 136, 152, 166, 172, 194, 205, 215, 219, 239]
+    assert [st for st, _, _ in got] == [0] * 4 + [1] * 4 + [2] * 4 + [3]
+    assert [shape for _, shape, _ in got[:4]] == [(8, 2, 158), (4, 4, 158), (2, 4, 224),
+                                                 (1, 8, 224)]
+    assert got[-1][1] == (1, 8, 224)
+
+
+def test_schedule_stages_and_short_cycle_from_the_base_crop():
+    mg = _schedule()  # T=8, S=64, batch 4; table of SlowFast's steps scaled to 20 epochs
+    st = mg.stages()
+    assert [s[:2] for s in st][:2] == [(0, 4), (4, 6)] and st[-1][1] == 20
+    assert st[0][2:] == (32, 2, 45) and st[-1][2:] == (4, 8, 64)
+    # epoch 0 (T=2, S=45): short-cycle crops 32 = 64*0.5 and 45 = 64*0.707 of the BASE size,
+    # batch x round((45/32)^2) = 2 and x round((45/45.25)^2) = 1; capped at 480 // 4 = 120
+    assert mg.cycle(0) == [(64, 2, 32), (32, 2, 45), (32, 2, 45)]
+    assert mg.batches(0, 480)[:3] == [(64, 2, 32), (32, 2, 45), (32, 2, 45)]
+    # the final phase keeps the short cycle (SlowFast's sampler runs every epoch)
+    assert mg.cycle(19) == [(16, 8, 32), (8, 8, 45), (4, 8, 64)]
+    assert mg.lr_scale(0, 480) == 8.0 and mg.lr_scale(19, 480) == 1.0
+    assert _schedule(scale_lr=False).lr_scale(0, 480) == 1.0
     assert _schedule(long_cycle=False).stages() == [(0, 20, 4, 8, 64)]
 
 
-def test_short_cycle_batches_and_lr_scale():
+def test_bn_group_stays_at_bn_base_size():
     mg = _schedule()
-    # epoch 0: short cycle 22 px (x4 batch, capped at 480 // 4), 32 px (x2), then 45 px
-    assert mg.batches(0, 480) == [(120, 2, 22), (63, 2, 32), (32, 2, 45)] * 2
-    assert mg.batches(15, 480) == [(4, 8, 64)] * 120  # final epochs: base shape only
-    assert mg.lr_scale(0, 480) == 8.0 and mg.lr_scale(16, 480) == 1.0
-    assert _schedule(short_cycle=False).batches(0, 100) == [(25, 2, 45)] * 4
-    assert _schedule(scale_lr=False).lr_scale(0, 480) == 1.0
+    assert mg.bn_splits(0, 480) == 8 and mg.bn_splits(19, 480) == 1  # 32 clips / 4 per group
+    assert _schedule(bn_base_size=8).bn_splits(0, 480) == 4
+    assert _schedule(min_steps=40).bn_splits(0, 480) == 3  # batch capped at 480 // 40 = 12
 
 
 def test_min_steps_caps_the_batch_and_the_lr_scale():
     mg = _schedule(min_steps=20)  # 480 clips: at most 24 a batch, LR x 24/4
-    assert mg.batches(0, 480) == ([(24, 2, 22), (24, 2, 32), (24, 2, 45)] * 7)[:20]
-    assert mg.lr_scale(0, 480) == 6.0 and mg.lr_scale(8, 480) == 4.0
-    assert len(mg.batches(15, 480)) == 120
+    assert mg.batches(0, 480) == ([(24, 2, 32), (24, 2, 45), (24, 2, 45)] * 7)[:20]
+    assert mg.lr_scale(0, 480) == 6.0
+    assert len(mg.batches(19, 480)) == 17 * 3  # 16 + 8 + 4 clips a cycle, 17 cycles fit 476
     with pytest.raises(ValueError, match="min_steps"):
         MultigridConfig(min_steps=0)
+    with pytest.raises(ValueError, match="steps must rise"):
+        MultigridConfig(steps=[0, 50, 40])
 
 
 def test_multigrid_run_changes_num_segments_without_rebuilding(tmp_path, monkeypatch):
@@ -63,7 +89,8 @@ def test_multigrid_run_changes_num_segments_without_rebuilding(tmp_path, monkeyp
     s = train(cfg, tr, va, 2)
     assert s["epochs"] == 4 and s["val_top1"] is not None
     assert len({m for m, _, _ in seen}) == 1  # one model object throughout
-    assert {t for _, t, _ in seen} == {1, 2, 4}  # T = 4 x (1/4, 1/2, 1)
+    # 4 epochs of SlowFast's table: T = 4 x 1/4, 4 x 1/2 (the base phase rounds to 0 epochs)
+    assert {t for _, t, _ in seen} == {1, 2}
     assert all(shape[1] == t for _, t, shape in seen)
     assert {shape[-1] for _, _, shape in seen} >= {16, 23, 32}
 

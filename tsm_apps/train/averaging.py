@@ -12,8 +12,8 @@ replaces, on every worker,
   momentum buffer).
 
 One round is one all-reduce of a single flat buffer (``pack`` -> all-reduce mean -> ``unpack_``).
-:class:`AdaptiveBatch` grows the per-worker batch by ``b2`` when the validation accuracy fails
-to improve by ``b1`` points, up to a cap.
+:class:`AdaptiveBatch` grows the per-worker batch by ``b2`` when the validation accuracy falls
+below ``b1`` times the best so far (Algorithm 1), up to a cap; the prose's margin rule is an option.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from typing import Callable, Optional
 import torch
 from torch import Tensor, nn
 
+from .config import ADAPTIVE_RULES
 from .recipe import bn_layers
 
 MOMENT_KEYS = ("exp_avg", "exp_avg_sq", "momentum_buffer")
@@ -127,17 +128,31 @@ class KStepAverager:
 
 
 class AdaptiveBatch:
-    """Per-worker batch that grows by ``b2`` when val top-1 improves by less than ``b1`` points."""
+    """Per-worker batch of AAVG's Algorithm 1, grown by ``b2`` (up to ``cap``) after a stall.
 
-    def __init__(self, batch: int, b1: float, b2: int, cap: int) -> None:
+    ``rule="factor"`` (Algorithm 1, line 15, the default): grow when ``a < a* x b1``, with
+    ``a*`` the best accuracy before this epoch; the paper's ``b1 = 1`` grows the batch only
+    when accuracy falls below the best. ``rule="margin"`` (the paper's prose): grow when
+    ``a < a* + b1`` (``b1`` in points), i.e. whenever accuracy does not improve by ``b1``.
+    """
+
+    def __init__(self, batch: int, b1: float, b2: int, cap: int, rule: str = "factor") -> None:
         if cap < batch:
             raise ValueError(f"batch cap {cap} is below the starting batch {batch}")
-        self.batch, self.b1, self.b2, self.cap = batch, b1, b2, cap
+        if rule not in ADAPTIVE_RULES:
+            raise ValueError(f"adaptive rule must be one of {ADAPTIVE_RULES}, got {rule!r}")
+        self.batch, self.b1, self.b2, self.cap, self.rule = batch, b1, b2, cap, rule
         self.best: Optional[float] = None
+
+    def stalled(self, top1: float) -> bool:
+        """True when ``top1`` triggers growth against the best so far (none before epoch 1)."""
+        if self.best is None:
+            return False
+        return top1 < (self.best * self.b1 if self.rule == "factor" else self.best + self.b1)
 
     def update(self, top1: float) -> int:
         """Record a validation top-1 (percent); returns the batch for the next epoch."""
-        if self.best is not None and top1 < self.best + self.b1:
+        if self.stalled(top1):
             self.batch = min(self.batch * self.b2, self.cap)
         self.best = top1 if self.best is None else max(self.best, top1)
         return self.batch

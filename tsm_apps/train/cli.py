@@ -19,10 +19,11 @@ import sys
 from dataclasses import fields
 from typing import Optional
 
-from .config import (AVERAGING, BN_MODES, OPTIMIZERS, PRESETS, SHIFTS, MultigridConfig, TrainConfig,
-                     check_factor_pairs, load_config)
+from .config import (ADAPTIVE_RULES, AVERAGING, BN_MODES, CROPS, MODALITIES, OPTIMIZERS, PRESETS,
+                     SHIFTS, MultigridConfig, TrainConfig, check_factor_pairs, load_config)
 
-CHOICES = {"shift": SHIFTS, "bn": BN_MODES, "optimizer": OPTIMIZERS}
+CHOICES = {"shift": SHIFTS, "bn": BN_MODES, "optimizer": OPTIMIZERS, "modality": MODALITIES,
+           "crop": CROPS}
 NESTED = {  # flag -> (section, key)
     "multigrid": ("multigrid", "enabled"),
     "averaging": ("averaging", "method"),
@@ -30,8 +31,10 @@ NESTED = {  # flag -> (section, key)
     "b1": ("averaging", "b1"),
     "b2": ("averaging", "b2"),
     "batch_cap": ("averaging", "batch_cap"),
-    "mg_cycles": ("multigrid", "cycles"),
-    "mg_final_fraction": ("multigrid", "final_fraction"),
+    "adaptive_rule": ("averaging", "adaptive_rule"),
+    "mg_steps": ("multigrid", "steps"),
+    "mg_max_epoch": ("multigrid", "max_epoch"),
+    "mg_bn_base_size": ("multigrid", "bn_base_size"),
     "mg_no_short_cycle": ("multigrid", "short_cycle"),
     "mg_min_steps": ("multigrid", "min_steps"),
     "mg_no_scale_lr": ("multigrid", "scale_lr"),
@@ -50,13 +53,21 @@ def factor_pairs(text: str) -> list:
         ) from None
 
 
+def _floats(text: str) -> list:
+    try:
+        return [float(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tsm train", description="Train a TSM/TSN recognizer (torchrun-aware).",
                                 argument_default=argparse.SUPPRESS)
     p.add_argument("--config", help="JSON/TOML/YAML file of TrainConfig fields")
     p.add_argument("--preset", choices=sorted(PRESETS),
-                   help="named recipe applied before --config and flags; 'synthetic': "
-                        + ", ".join(f"{k}={v}" for k, v in PRESETS["synthetic"].items()))
+                   help="named recipe applied before --config and flags: 'synthetic' (the demo set), "
+                        "'kinetics' (Training Kinetics in 15 minutes), 'official' (the official "
+                        "TSM Kinetics script); fields in tsm_apps/train/config.py")
     defaults = TrainConfig()
     for f in fields(TrainConfig):
         if f.name in ("multigrid", "averaging"):
@@ -73,8 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
                            metavar=None if f.name in CHOICES else f.name.upper(),
                            help=f"(default: {value!r})")
     p.add_argument("--multigrid", action="store_true", help="multigrid long + short cycles")
-    p.add_argument("--mg-cycles", type=int, help="long cycles (default 1)")
-    p.add_argument("--mg-final-fraction", type=float, help="epochs at the base shape (0.25)")
+    p.add_argument("--mg-steps", type=_floats, metavar="E,E,...",
+                   help="LR stages of the reference schedule, one long cycle each (SlowFast "
+                        "SOLVER.STEPS; default 0,94,154,196)")
+    p.add_argument("--mg-max-epoch", type=float,
+                   help="reference schedule length; after the last step: base shape (239)")
+    p.add_argument("--mg-bn-base-size", type=int,
+                   help="clips per BN group, sub-batch BN (0: the base batch per process)")
     p.add_argument("--mg-no-short-cycle", action="store_false", help="long cycle only")
     p.add_argument("--mg-min-steps", type=int,
                    help="fewest steps per epoch: caps the batch at clips // N (default 4)")
@@ -86,9 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep the base LR instead of scaling it with the long-cycle batch")
     p.add_argument("--averaging", choices=AVERAGING, help="'kavg': K-step model averaging")
     p.add_argument("--k", type=int, help="local steps between averaging rounds (-1: per epoch)")
-    p.add_argument("--b1", type=float, help="kavg: val top-1 margin (points) to keep the batch")
+    p.add_argument("--b1", type=float, help="kavg: threshold on the best top-1 (factor, or points "
+                                            "with --adaptive-rule margin)")
     p.add_argument("--b2", type=int, help="kavg: batch growth factor")
     p.add_argument("--batch-cap", type=int, help="kavg: largest batch per process")
+    p.add_argument("--adaptive-rule", choices=ADAPTIVE_RULES,
+                   help="kavg: grow the batch when top-1 < best*b1 ('factor', Algorithm 1, "
+                        "default) or < best+b1 points ('margin', the paper's prose)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     return p
 

@@ -28,15 +28,22 @@ SHIFTS = ("offline", "online", "none")
 BN_MODES = ("train", "partial", "frozen")
 OPTIMIZERS = ("sgd", "adam")
 AVERAGING = ("none", "kavg")
+ADAPTIVE_RULES = ("factor", "margin")
+MODALITIES = ("rgb", "flow")
+CROPS = ("area", "multiscale")
 
 
 @dataclass
 class MultigridConfig:
-    """Multigrid schedule (Wu et al. 2020): variable ``(T, S)`` clip shapes, batch x T x S^2 fixed.
+    """Multigrid schedule as SlowFast runs it (Wu et al. 2020, ``slowfast/utils/multigrid.py``).
 
-    ``long_factors``: ``(temporal, spatial)`` factors of the long cycle, coarsest first.
-    ``short_factors``: spatial factors of the short cycle (the base size completes the cycle).
-    ``final_fraction``: share of the epochs trained at the base shape at the end.
+    ``long_factors``: ``(temporal, spatial)`` factors of the long cycle, coarsest first
+    (SlowFast ``LONG_CYCLE_FACTORS``). ``short_factors``: spatial factors of the BASE crop for
+    the short cycle (``SHORT_CYCLE_FACTORS``). ``steps``/``max_epoch``: the LR stages of the
+    reference schedule (``SOLVER.STEPS``/``MAX_EPOCH`` of SlowFast's stepwise Kinetics configs);
+    one long cycle runs per stage, the phase after ``steps[-1]`` trains the base shape, and the
+    table is rescaled to the run's ``epochs``. ``bn_base_size``: clips per BN group
+    (``BN_BASE_SIZE``; 0 = the base per-process batch), kept by sub-batch BN.
     ``min_steps``: fewest steps an epoch keeps; a batch is capped at ``clips // min_steps`` (a
     small data set otherwise gets a handful of huge-LR steps per coarse epoch).
     """
@@ -46,14 +53,22 @@ class MultigridConfig:
     long_factors: list = field(default_factory=lambda: [[0.25, 0.5 ** 0.5], [0.5, 0.5 ** 0.5],
                                                         [0.5, 1.0], [1.0, 1.0]])
     short_factors: list = field(default_factory=lambda: [0.5, 0.5 ** 0.5])
-    cycles: int = 1
-    final_fraction: float = 0.25
+    steps: list = field(default_factory=lambda: [0, 94, 154, 196])
+    max_epoch: float = 239
+    bn_base_size: int = 0
     scale_lr: bool = True
     min_steps: int = 4
 
     def __post_init__(self) -> None:
         if self.min_steps < 1:
             raise ValueError(f"multigrid min_steps must be >= 1, got {self.min_steps}")
+        if self.bn_base_size < 0:
+            raise ValueError(f"multigrid bn_base_size must be >= 0, got {self.bn_base_size}")
+        st = [float(v) for v in self.steps]
+        if len(st) < 2 or st[0] != 0 or any(b <= a for a, b in zip(st, st[1:])) \
+                or self.max_epoch < st[-1]:
+            raise ValueError(f"multigrid steps must rise from 0 with at least 2 entries and "
+                             f"end at or before max_epoch {self.max_epoch}, got {self.steps!r}")
         check_factor_pairs(self.long_factors)
 
 
@@ -73,16 +88,22 @@ def check_factor_pairs(pairs: Any) -> list:
 class AveragingConfig:
     """K-step model averaging (AAVG, Algorithm 2): ``k`` local steps, then one averaging round.
 
-    ``k = -1`` averages once per epoch. The per-process batch grows by ``b2`` when the val top-1
-    does not improve by at least ``b1`` points, up to ``batch_cap`` clips per process.
+    ``k = -1`` averages once per epoch. The per-process batch grows by ``b2`` (up to
+    ``batch_cap`` clips per process) when the val top-1 ``a`` stalls against the best ``a*``:
+    ``adaptive_rule="factor"`` (Algorithm 1, line 15): ``a < a* x b1``; ``"margin"`` (the
+    paper's prose): ``a < a* + b1`` points.
     """
     method: str = "none"
     k: int = 8
     b1: float = 1.0
     b2: int = 2
     batch_cap: int = 0  # 0: 4x the starting per-process batch
+    adaptive_rule: str = "factor"
 
     def __post_init__(self) -> None:
+        if self.adaptive_rule not in ADAPTIVE_RULES:
+            raise ValueError(f"adaptive_rule must be one of {ADAPTIVE_RULES}, "
+                             f"got {self.adaptive_rule!r}")
         if self.method not in AVERAGING:
             raise ValueError(f"averaging must be one of {AVERAGING}, got {self.method!r}")
         if self.k == 0 or self.k < -1:
@@ -108,9 +129,12 @@ class TrainConfig:
     dropout: float = 0.5
     num_classes: int = 0  # 0: from the data's labels
     pretrained: str = ""  # checkpoint to fine-tune from (fc re-initialised, fc LR x fc_lr_mult)
+    modality: str = "rgb"  # "flow": new_length stacked x/y flow frames per segment
+    new_length: int = 5  # flow frames per segment (2 * new_length input channels)
     # data
     size: int = 224
-    min_area: float = 0.5  # random crop covers [min_area, 1] of the frame area
+    min_area: float = 0.5  # random crop covers [min_area, 1] of the frame area ("area" crop)
+    crop: str = "area"  # "multiscale": TSN's GroupMultiScaleCrop (scales 1, .875, .75, .66)
     flip: bool = False  # off by default: flipping changes the meaning of left/right motion
     cache: bool = True  # decode every video once and keep the uint8 frames in memory
     workers: int = 0
@@ -160,7 +184,11 @@ class TrainConfig:
                    f"output_stride must be 32, 16 or 8, got {self.output_stride}"),
                   (self.size >= 16, f"size must be >= 16 pixels, got {self.size}"),
                   (0 < self.min_area <= 1, f"min_area must be in (0, 1], got {self.min_area}"),
-                  (self.lr_per_8 > 0, f"lr_per_8 must be > 0, got {self.lr_per_8}")]
+                  (self.lr_per_8 > 0, f"lr_per_8 must be > 0, got {self.lr_per_8}"),
+                  (self.modality in MODALITIES,
+                   f"modality must be one of {MODALITIES}, got {self.modality!r}"),
+                  (self.new_length >= 1, f"new_length must be >= 1, got {self.new_length}"),
+                  (self.crop in CROPS, f"crop must be one of {CROPS}, got {self.crop!r}")]
         for ok, msg in checks:
             if not ok:
                 raise ValueError(msg)
@@ -169,6 +197,11 @@ class TrainConfig:
     def shift_mode(self) -> Optional[str]:
         """The ``shift`` argument of :func:`tsm_apps.build_recognizer` (``None`` for TSN)."""
         return None if self.shift == "none" else self.shift
+
+    @property
+    def in_channels(self) -> int:
+        """Input channels per segment: 3 (RGB) or ``2 * new_length`` (stacked flow x/y)."""
+        return 3 if self.modality == "rgb" else 2 * self.new_length
 
     def lists(self) -> tuple[Path, Path]:
         """``(train list, val list)``; ``data`` may be a folder or the train list itself."""
@@ -269,4 +302,30 @@ PRESETS: dict = {
                   "epochs": 20, "batch_size": 16, "optimizer": "adam", "lr_per_8": 0.0005,
                   "warmup_epochs": 1.0, "dropout": 0.5, "min_area": 0.5,
                   "multigrid": {"min_steps": 16}},
+    # "Training Kinetics in 15 minutes" (Lin et al. 2019), TSM ResNet-50 on Kinetics-400
+    "kinetics": {
+        "arch": "resnet50", "segments": 8, "shift": "offline",  # ResNet-50 TSM, 8 segments
+        "epochs": 100,  # paper: 100 epochs
+        "batch_size": 8,  # paper: 8 clips per GPU (x the GPUs: set --batch-size 8*W)
+        "lr_per_8": 0.00125,  # paper: 0.00125 per 8 clips, scaled linearly with the batch
+        "warmup_epochs": 5.0, "min_lr_ratio": 0.0,  # paper: 5-epoch linear warm-up, cosine
+        "optimizer": "sgd", "momentum": 0.9,  # paper: SGD, momentum 0.9
+        "weight_decay": 1e-4,  # paper: 1e-4, none on BN and biases (recipe.param_groups)
+        "dropout": 0.0,  # paper: no dropout
+        "crop": "multiscale", "size": 224,  # TSN's GroupMultiScaleCrop to 224 for training
+        # test: 10 clips at shorter side 256: tsm test --clips 10 --scale-size 256
+    },
+    # the official TSM script (mit-han-lab/temporal-shift-module, scripts/train_tsm_kinetics_rgb_8f.sh)
+    "official": {
+        "arch": "resnet50", "segments": 8, "shift": "offline", "fold_div": 8,  # shift_div 8 blockres
+        "epochs": 50,  # --epochs 50
+        "batch_size": 128, "lr_per_8": 0.02 / 16,  # --lr 0.02 for --batch-size 128 (lr_steps 20 40
+        # in the script: step decay; here the cosine of --lr_type cos, the repo's other option)
+        "warmup_epochs": 0.0, "optimizer": "sgd", "momentum": 0.9,  # main.py: SGD momentum 0.9
+        "weight_decay": 1e-4,  # --wd 1e-4
+        "dropout": 0.5,  # --dropout 0.5
+        "clip_grad": 20.0,  # --gd 20
+        "crop": "multiscale", "size": 224,  # GroupMultiScaleCrop(224, [1, .875, .75, .66])
+        "bn": "train",  # --npb: no partial BN
+    },
 }

@@ -1,18 +1,20 @@
-"""Multigrid training schedule ("A Multigrid Method for Efficiently Training Video Models").
+"""Multigrid training schedule as in SlowFast (``slowfast/utils/multigrid.py``; Wu et al. 2020).
 
 Clip shapes ``(T, S)`` vary on a schedule while ``batch x T x S^2`` stays about constant, so
 every step costs about the same and coarse shapes see many more clips per second.
 
-* Long cycle: the long-cycle epochs (all but the last ``final_fraction``) are split into
-  ``cycles`` cycles; each cycle walks the ``(temporal, spatial)`` factors coarsest first and
-  gives each shape epochs in proportion to its batch, i.e. the same number of steps.
-  The learning rate scales linearly with the long-cycle batch (``scale_lr``).
-* Short cycle: within long-cycle epochs, consecutive steps cycle through the spatial factors
-  ``short_factors`` and then the long-cycle shape itself, with the batch grown by ``(S/s)^2``.
-* The last ``final_fraction`` of the epochs trains at the base shape, matching evaluation.
+* Long cycle: one cycle per LR stage (``MultigridConfig.steps``, SlowFast's ``SOLVER.STEPS``
+  as fractions of the schedule). Within a stage each long-cycle shape gets epochs in proportion
+  to its *short-cycle average* batch multiplier. The last phase (after ``steps[-1]``) trains
+  at the base shape for ``(1 - steps[-1]) / iteration saving x its average batch`` -- the same
+  iteration saving as the rest -- and the whole table is rescaled to ``epochs``.
+* Short cycle (every epoch, the final phase too): steps cycle through crops of the BASE size
+  times ``short_factors`` (batch x ``round((S_long / s)^2)``), then the long-cycle shape.
+* LR scales with the long-cycle batch (``scale_lr``); BN normalises over a constant group of
+  ``bn_base_size`` clips (sub-batch BN: the step's batch split into ``bn_splits`` micro-batches).
 
 On small data sets a batch is capped at ``num_clips // min_steps`` clips so every epoch keeps
-at least ``min_steps`` steps (``MultigridConfig.min_steps``). The recognizer's ``num_segments`` is set per batch at run time.
+at least ``min_steps`` steps. The recognizer's ``num_segments`` is set per batch at run time.
 """
 from __future__ import annotations
 
@@ -23,14 +25,38 @@ from .config import MultigridConfig
 MIN_SIZE = 16
 
 
-def _allocate(total: int, weights: list) -> list:
-    """Split ``total`` integer epochs in proportion to ``weights`` (largest remainder)."""
-    raw = [total * w / sum(weights) for w in weights]
-    out = [int(r) for r in raw]
-    for i in sorted(range(len(raw)), key=lambda i: raw[i] - out[i], reverse=True):
-        if sum(out) == total:
-            break
-        out[i] += 1
+def long_cycle_schedule(steps: list, max_epoch: float, t: int, s: int, long_factors: list,
+                        short_factors: list, short_cycle: bool, total: float) -> list:
+    """SlowFast's ``get_long_cycle_schedule``: ``[(stage, (B, T, S), end_epoch), ...]``.
+
+    ``B`` is the batch multiplier ``round(t s^2 / (T S^2))``; ``end_epoch`` the rounded
+    cumulative epoch, the table scaled so the last entry ends at ``total``
+    (SlowFast: ``MAX_EPOCH x EPOCH_FACTOR``).
+    """
+    default = float(t * s * s)
+    avg_bs, all_shapes = [], []
+    for tf, sf in long_factors:
+        bt, bs = int(round(t * tf)), int(round(s * sf))
+        shapes = ([[bt, s * short_factors[0]], [bt, s * short_factors[1]], [bt, bs]]
+                  if short_cycle else [[bt, bs]])
+        shapes = [(int(round(default / (st * ss * ss))), st, ss) for st, ss in shapes]
+        avg_bs.append(sum(b for b, _, _ in shapes) / len(shapes))
+        all_shapes.append(shapes)
+    sched, total_iters = [], 0.0
+    for i in range(len(steps) - 1):
+        span = steps[i + 1] - steps[i]
+        for avg, shapes in zip(avg_bs, all_shapes):
+            epochs = span * avg / sum(avg_bs)
+            total_iters += epochs / avg
+            sched.append((i, shapes[-1], epochs))
+    saving = steps[-1] / total_iters
+    sched.append((len(steps) - 1, all_shapes[-1][-1], (max_epoch - steps[-1]) / saving
+                  * avg_bs[-1]))
+    x = total / sum(e for _, _, e in sched)
+    out, acc = [], 0.0
+    for stage, (b, st, ss), e in sched:
+        acc += e * x
+        out.append((stage, (b, st, int(round(ss))), int(round(acc))))
     return out
 
 
@@ -43,55 +69,58 @@ class MultigridSchedule:
     segments: int
     size: int
 
-    def shape(self, t_factor: float, s_factor: float) -> tuple:
-        """``(batch, T, S)`` for the factors, batch scaled to keep ``batch x T x S^2``."""
-        t = max(1, int(round(self.segments * t_factor)))
-        s = max(MIN_SIZE, int(round(self.size * s_factor)))
-        b = max(1, int(round(self.batch * self.segments * self.size ** 2 / (t * s * s))))
-        return b, t, s
+    def table(self) -> list:
+        """:func:`long_cycle_schedule` for this run (one base-shape entry without long cycle)."""
+        if not self.cfg.long_cycle:
+            return [(0, (1, self.segments, self.size), self.epochs)]
+        return long_cycle_schedule(list(self.cfg.steps), self.cfg.max_epoch, self.segments, self.size,
+                                   self.cfg.long_factors, self.cfg.short_factors,
+                                   self.cfg.short_cycle, self.epochs)
 
     def stages(self) -> list:
-        """``[(first_epoch, last_epoch_exclusive, batch, T, S)]`` covering all epochs."""
-        long_epochs = round(self.epochs * (1 - self.cfg.final_fraction)) if self.cfg.long_cycle \
-            else 0
-        shapes = [self.shape(tf, sf) for tf, sf in self.cfg.long_factors]
-        out, e = [], 0
-        per_cycle = _allocate(long_epochs, [1] * self.cfg.cycles) if long_epochs else []
-        for n in per_cycle:
-            for n_shape, (b, t, s) in zip(_allocate(n, [b for b, _, _ in shapes]), shapes):
-                if n_shape:
-                    out.append((e, e + n_shape, b, t, s))
-                    e += n_shape
-        out.append((e, self.epochs, self.batch, self.segments, self.size))
+        """``[(first_epoch, last_epoch_exclusive, batch, T, S)]`` of the long cycles (non-empty)."""
+        out, first = [], 0
+        for _, (b, t, s), end in self.table():
+            if end > first:
+                out.append((first, end, b * self.batch, max(1, t), max(MIN_SIZE, s)))
+                first = end
         return out
 
     def long_shape(self, epoch: int) -> tuple:
-        """``(batch, T, S, in_long_cycle)`` of ``epoch``."""
-        stages = self.stages()
-        for i, (first, last, b, t, s) in enumerate(stages):
+        """``(batch, T, S)`` of ``epoch``'s long-cycle shape."""
+        for first, last, b, t, s in self.stages():
             if first <= epoch < last:
-                return b, t, s, i < len(stages) - 1
+                return b, t, s
         raise ValueError(f"epoch {epoch} outside the schedule's {self.epochs} epochs")
-
-    def lr_scale(self, epoch: int, num_clips: int) -> float:
-        """Learning-rate multiplier: the long-cycle batch over the base batch."""
-        if not self.cfg.scale_lr:
-            return 1.0
-        b, _, _, _ = self.long_shape(epoch)
-        return min(b, self._cap(num_clips)) / self.batch
 
     def _cap(self, num_clips: int) -> int:
         return max(self.batch, num_clips // self.cfg.min_steps)
 
+    def lr_scale(self, epoch: int, num_clips: int) -> float:
+        """Learning-rate multiplier: the (capped) long-cycle batch over the base batch."""
+        if not self.cfg.scale_lr:
+            return 1.0
+        return min(self.long_shape(epoch)[0], self._cap(num_clips)) / self.batch
+
+    def bn_splits(self, epoch: int, num_clips: int) -> int:
+        """Sub-batch BN: micro-batches per step so a BN group holds ``bn_base_size`` clips."""
+        base = self.cfg.bn_base_size or self.batch
+        return max(1, min(self.long_shape(epoch)[0], self._cap(num_clips)) // base)
+
+    def cycle(self, epoch: int) -> list:
+        """The epoch's repeating step shapes ``[(batch, T, S), ...]`` (short cycle first)."""
+        b, t, s = self.long_shape(epoch)
+        out = [(b, t, s)]
+        if self.cfg.short_cycle:
+            sizes = [max(MIN_SIZE, int(round(self.size * f))) for f in self.cfg.short_factors]
+            out = [(b * int(round((s / (self.size * f)) ** 2)), t, ss)
+                   for f, ss in zip(self.cfg.short_factors, sizes)] + out
+        return out
+
     def batches(self, epoch: int, num_clips: int) -> list:
-        """Shapes of the epoch's steps, long cycle plus short cycle, within ``num_clips``."""
-        b, t, s, in_long = self.long_shape(epoch)
-        cycle = [(b, t, s)]
-        if in_long and self.cfg.short_cycle:
-            cycle = [(int(round(b * (s / max(MIN_SIZE, round(s * f))) ** 2)), t,
-                      max(MIN_SIZE, int(round(s * f)))) for f in self.cfg.short_factors] + cycle
+        """Shapes of the epoch's steps within ``num_clips`` (batches capped, see ``min_steps``)."""
         cap = self._cap(num_clips)
-        cycle = [(min(cb, cap), ct, cs) for cb, ct, cs in cycle]
+        cycle = [(max(1, min(cb, cap)), ct, cs) for cb, ct, cs in self.cycle(epoch)]
         out, used, i = [], 0, 0
         while used + cycle[i % len(cycle)][0] <= num_clips:
             out.append(cycle[i % len(cycle)])

@@ -82,6 +82,7 @@ class Trainer:
         self.last_val, self.best_val = {}, {}  # latest validation row; best eval.json content
         self.epoch_val, self.new_best = {}, False
         self.stopped, self.signum, self.averaged = False, 0, False
+        self.bn_splits = 1  # sub-batch BN groups per process step (multigrid sets it)
         self.hooks: list = []
         self.register_hooks(self.default_hooks() if hooks is None else hooks)
 
@@ -117,12 +118,13 @@ class Trainer:
     def train_step(self, x: Tensor, y: Tensor) -> Tensor:
         """Forward/backward over ``accum_steps`` micro-batches, clip, update; the mean loss.
 
-        Micro-batch ``m`` takes clips ``m, m + A, ...`` of the batch, the clips process ``m``
-        of ``A`` would take, and reseeds the RNG (dropout) from ``(seed, rank * A + m, step)``,
+        ``A = accum_steps x bn_splits`` (multigrid's sub-batch BN: BN groups of constant size).
+        Micro-batch ``m`` takes clips ``m, m + A, ...`` of the batch, the clips process ``m`` of
+        ``A`` would take, and reseeds the RNG (dropout) from ``(seed, rank * A + m, step)``,
         so ``W`` processes and one process with ``accum_steps = W`` compute the same update.
         """
         x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
-        parts, n = self.cfg.accum_steps, len(y)
+        parts, n = self.cfg.accum_steps * self.bn_splits, len(y)
         if n < parts:
             raise ValueError(f"batch of {n} clips cannot be split into {parts} micro-batches")
         self.optimizer.zero_grad(set_to_none=True)

@@ -37,7 +37,8 @@ class AveragingHook(HookBase):
     batch plan's per-process ``batch`` (:class:`AdaptiveBatch`) after each validation."""
 
     def __init__(self, cfg: AveragingConfig, batch: int) -> None:
-        self.adaptive = AdaptiveBatch(batch, cfg.b1, cfg.b2, cfg.batch_cap or 4 * batch)
+        self.adaptive = AdaptiveBatch(batch, cfg.b1, cfg.b2, cfg.batch_cap or 4 * batch,
+                                      cfg.adaptive_rule)
 
     def before_train(self) -> None:
         if self.trainer.averager is None:

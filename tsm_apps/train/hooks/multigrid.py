@@ -10,7 +10,8 @@ from .base import HookBase
 
 
 class MultigridHook(HookBase):
-    """``trainer.lr_scale`` per epoch (the long-cycle batch over the base batch) and the
+    """``trainer.lr_scale`` and ``trainer.bn_splits`` per epoch (the long-cycle batch over the
+    base batch; BN groups of ``bn_base_size`` clips, SlowFast's sub-batch BN) and the
     recognizer's ``num_segments`` per step (the batch's ``T``; the same model throughout)."""
 
     def before_train(self) -> None:
@@ -22,6 +23,7 @@ class MultigridHook(HookBase):
     def before_epoch(self) -> None:
         t = self.trainer
         t.lr_scale = t.plan.lr_scale(t.epoch, len(t.batches.sampler))
+        t.bn_splits = t.plan.bn_splits(t.epoch, len(t.batches.sampler))
 
     def before_step(self) -> None:
         t = self.trainer
