@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from torch import Tensor, nn
 
@@ -86,11 +86,13 @@ def load_checkpoint(path: str | os.PathLike, **overrides: Any) -> Recognizer:
 
 
 def load_weights(model: nn.Module, path: str | os.PathLike,
-                 ignore: Sequence[str] = ()) -> dict:
+                 ignore: Sequence[str] = (), report: Optional[Callable[[str], Any]] = None
+                 ) -> dict:
     """Load a checkpoint of any known layout into an existing ``model``; returns the raw checkpoint.
 
     Keys starting with a prefix in ``ignore`` (e.g. ``("fc.",)`` to fine-tune on new classes)
-    are skipped on both sides. ValueError when the checkpoint does not fit the model.
+    are skipped on both sides. ValueError when the checkpoint does not fit the model. The
+    layout and the loaded/skipped counts go to ``report`` (e.g. ``print``), else to the log.
     """
     path = Path(path)
     ckpt = read_checkpoint(path)
@@ -104,8 +106,9 @@ def load_weights(model: nn.Module, path: str | os.PathLike,
         what += f" vs the requested model (arch={config.arch}, num_classes={config.num_classes})"
     _load_checked(target, sd, what, tuple(ignore))
     kept = [k for k in sd if not k.startswith(tuple(ignore))]
-    log.info("loaded %s: %s layout, %d tensors loaded, 0 missing, %d skipped (%s)", path, layout,
-             len(kept), len(sd) - len(kept), ", ".join(ignore) or "none")
+    line = (f"loaded {path}: {layout} layout, {len(kept)} tensors loaded, 0 missing, "
+            f"{len(sd) - len(kept)} skipped ({', '.join(ignore) or 'none'})")
+    (report or log.info)(line)
     return ckpt
 
 

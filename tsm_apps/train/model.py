@@ -43,4 +43,4 @@ def load_pretrained(model: Recognizer, path: str) -> None:
     """Fine-tuning start: any known checkpoint layout; the fc stays fresh if the classes differ."""
     fc = read_checkpoint(path).get("state_dict", {}).get("fc.weight")
     same = fc is not None and tuple(fc.shape) == tuple(model.fc.weight.shape)
-    load_weights(model, path, ignore=() if same else ("fc.",))
+    load_weights(model, path, ignore=() if same else ("fc.",), report=print)
