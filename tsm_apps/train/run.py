@@ -9,6 +9,7 @@ from torch.utils.data import Dataset
 from .clips import ClipSet, read_list
 from .config import TrainConfig
 from .distributed import env_from, pick_device, process_group
+from .inputs import check_inputs
 from .trainer import Trainer
 
 
@@ -46,6 +47,7 @@ def train(cfg: TrainConfig, train_set: Optional[Dataset] = None,
     ``(index, T, S)`` request and have ``set_epoch``); by default they come from ``cfg.data``.
     Returns the summary: ``val_top1``, ``best_top1``, ``wall_s``, all-reduce counts, ...
     """
+    check_inputs(cfg, data=train_set is None or val_set is None)  # before decoding anything
     env = env_from()
     device = pick_device(cfg.device, env)
     meta = {}

@@ -1,0 +1,45 @@
+"""Checks of ``tsm train``'s inputs before any video is decoded or a model built.
+
+The clip sets decode the whole data set into memory when they are built, and the model loads
+``--pretrained`` after that; a wrong path or a checkpoint of an unknown layout would otherwise
+surface minutes later. :func:`check_inputs` reads the list files (``file:line`` errors), checks
+that every listed video exists, and reads ``--pretrained`` / ``--resume`` safely and names its
+layout problem, in about the time a checkpoint takes to load.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import TrainConfig
+
+
+def check_pretrained(path: str) -> str:
+    """The layout of a ``--pretrained`` checkpoint; raises naming the file and the problem."""
+    from ..checkpoint.reading import checkpoint_config, read_checkpoint
+
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"--pretrained: checkpoint not found: {p}")
+    ckpt = read_checkpoint(p)
+    try:
+        return checkpoint_config(ckpt, p.name)[0]
+    except ValueError as e:
+        raise ValueError(f"--pretrained {p}: {e}") from None
+
+
+def check_lists(cfg: TrainConfig) -> None:
+    """Both list files parse and every video they name exists (no decoding)."""
+    from .clips import read_list
+
+    for lst in cfg.lists():
+        for r in read_list(lst):
+            if not Path(r.path).exists():
+                raise FileNotFoundError(f"{lst}: video {r.path} not found")
+
+
+def check_inputs(cfg: TrainConfig, data: bool = True) -> None:
+    """``--pretrained`` first (the cheapest to get wrong), then the lists when ``data``."""
+    if cfg.pretrained:
+        check_pretrained(cfg.pretrained)
+    if data:
+        check_lists(cfg)
