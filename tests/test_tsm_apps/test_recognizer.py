@@ -142,3 +142,40 @@ def test_train_config_output_stride_flag():
     assert cfg.output_stride == 16 and TrainConfig().output_stride == 32
     with pytest.raises(ValueError, match="output_stride must be 32, 16 or 8, got 12"):
         TrainConfig(output_stride=12)
+
+
+def test_online_cache_bytes_are_the_retained_storage():
+    m = _tiny("online", arch="resnet50")
+    with OnlineRecognizer(m) as online:
+        online.step(torch.randn(2, 3, 64, 64))
+        bufs = [s.buffer for s in shift_modules(m)]
+        # fold = C_in // 8 channels of each shifted block's input, 2 streams, fp32 (hand count:
+        # layer1 (1+4+4)*16*16, layer2 4*16*16 + 3*8*8*8, layer3 8*8*8 + 5*16*4*4,
+        # layer4 16*4*4 + 2*32*2*2 = 7168 values per stream)
+        assert online.cache_bytes == 2 * 7168 * 4
+        assert sum(b.untyped_storage().nbytes() for b in bufs) == 2 * 7168 * 4
+        assert len({b.untyped_storage().data_ptr() for b in bufs}) == len(bufs)
+
+
+def test_online_cache_mobilenetv2_owns_storage():
+    m = _tiny("online", arch="mobilenetv2")
+    with OnlineRecognizer(m) as online:
+        online.step(torch.randn(1, 3, 32, 32))
+        bufs = [s.buffer for s in shift_modules(m)]
+        assert all(b.untyped_storage().nbytes() == b.numel() * 4 for b in bufs)
+        assert online.cache_bytes == sum(b.shape[1] * b.shape[2] * b.shape[3] * 4 for b in bufs)
+
+
+@pytest.mark.parametrize("arch", ["resnet50", "mobilenetv2"])
+def test_channels_last_by_default_and_same_values_in_nchw(arch):
+    from tsm_apps.models.backbone import set_memory_format
+    m = _tiny("offline", arch=arch)
+    x = torch.randn(1, 4, 3, 32, 32)
+    with torch.no_grad():
+        f = m.features(x)
+        assert f[0].is_contiguous(memory_format=torch.channels_last)
+        set_memory_format(m.backbone, torch.contiguous_format)
+        g = m.features(x)
+    assert g.is_contiguous()
+    # float rounding of other conv kernels: within a few ulps of the largest feature
+    assert (f - g).abs().max() <= 4e-6 * f.abs().max()

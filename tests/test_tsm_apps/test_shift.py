@@ -84,3 +84,58 @@ def test_module_wraps_net_with_official_name():
     m = TemporalShift(torch.nn.Conv2d(16, 4, 1), num_segments=2)
     assert "net.weight" in m.state_dict()
     assert m(torch.randn(4, 16, 3, 3)).shape == (4, 4, 3, 3)
+
+
+def _official(x, t, fold_div=8, online=False):
+    """The official shift (mit-han-lab ops/temporal_shift.py): zeros_like + slice copies, NCHW."""
+    nt, c, h, w = x.shape
+    v = x.contiguous().view(nt // t, t, c, h, w)
+    fold = c // fold_div
+    out = torch.zeros_like(v)
+    if online:
+        out[:, 1:, :fold] = v[:, :-1, :fold]
+        out[:, :, fold:] = v[:, :, fold:]
+    else:
+        out[:, :-1, :fold] = v[:, 1:, :fold]
+        out[:, 1:, fold:2 * fold] = v[:, :-1, fold:2 * fold]
+        out[:, :, 2 * fold:] = v[:, :, 2 * fold:]
+    return out.view(nt, c, h, w)
+
+
+@pytest.mark.parametrize("online", [False, True])
+@pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])
+@pytest.mark.parametrize("t,hw", [(3, 5), (1, 2), (4, 1)])
+def test_bit_exact_with_official_forward_backward(layout, online, t, hw):
+    torch.manual_seed(0)
+    base = torch.randn(2 * t, 24, hw, hw)
+    g = torch.randn(2 * t, 24, hw, hw)
+    x = base.clone(memory_format=layout).requires_grad_()
+    ref = base.clone().requires_grad_()
+    y, want = temporal_shift(x, t, 8, online), _official(ref, t, 8, online)
+    assert torch.equal(y, want)
+    if hw > 1:
+        assert y.is_contiguous(memory_format=layout)
+    y.backward(g.contiguous(memory_format=layout))
+    want.backward(g)
+    assert torch.equal(x.grad, ref.grad)
+
+
+def test_channels_last_gradcheck_and_no_mutation():
+    x = torch.randn(4, 8, 2, 3, dtype=torch.double).contiguous(memory_format=torch.channels_last)
+    before = x.clone()
+    temporal_shift(x, 2, 4)
+    assert torch.equal(x, before)
+    assert torch.autograd.gradcheck(lambda a: temporal_shift(a, 2, 4, online=True),
+                                    x.requires_grad_())
+
+
+@pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])
+def test_streaming_buffer_owns_its_storage(layout):
+    x = torch.randn(2, 16, 3, 3).contiguous(memory_format=layout)
+    y, buf = online_shift_step(x, None)
+    assert torch.equal(y[:, :2], torch.zeros(2, 2, 3, 3)) and torch.equal(y[:, 2:], x[:, 2:])
+    assert y.is_contiguous(memory_format=layout)
+    # 2 streams x 2 channels x 3 x 3 floats = 144 bytes, not the frame's 1152
+    assert buf.untyped_storage().nbytes() == 2 * 2 * 3 * 3 * 4
+    assert buf.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    assert torch.equal(buf, x[:, :2])

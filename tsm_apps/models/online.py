@@ -79,8 +79,12 @@ class OnlineRecognizer:
 
     @property
     def cache_bytes(self) -> int:
-        """Bytes held in shift buffers now (after at least one step)."""
-        return sum(m.buffer.numel() * m.buffer.element_size() for m in self._mods
+        """Bytes held in shift buffers now (after at least one step).
+
+        Each buffer is a compact copy of its block's ``fold`` channels that owns its storage, so
+        this is the memory the stream retains between frames (the frames themselves are freed).
+        """
+        return sum(m.buffer.untyped_storage().nbytes() for m in self._mods
                    if m.buffer is not None)
 
     def close(self) -> None:

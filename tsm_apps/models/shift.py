@@ -1,14 +1,20 @@
 """The temporal shift: a zero-FLOP, zero-parameter exchange of channels between frames.
 
-Layout everywhere: ``(N*T, C, H, W)`` with the ``T`` frames of one clip contiguous.
+Layout everywhere: ``(N*T, C, H, W)`` with the ``T`` frames of one clip contiguous, in either
+memory format: contiguous (NCHW) or ``torch.channels_last`` (NHWC in memory). The output has
+the input's memory format.
 
 * offline (bi-directional): channels ``[0:fold]`` take frame ``t+1``, channels
   ``[fold:2*fold]`` take frame ``t-1``, the rest stay; zeros at clip boundaries.
 * online (uni-directional, causal): channels ``[0:fold]`` take frame ``t-1`` (zeros at the
   first frame of a clip), the rest stay. This is the layout of the official online demo.
 
-The op is written with ``torch.cat`` of slices and zeros, never slice assignment, so it is
-differentiable, never mutates its input and traces to ONNX correctly for any batch size.
+Eager execution writes the result with strided slice copies into one ``empty_like`` buffer,
+on a copy-free view of the input that keeps channels where memory has them: ``(N, T, C, H*W)``
+for NCHW, ``(N, T, H*W, C)`` for channels-last (where ``torch.cat`` along C is slow). Its
+backward is the same copy kernel with the directions reversed. The values are exactly those of
+the official ``zeros_like`` + slice-copy shift. Under tracing/ONNX export the op is written with
+``torch.cat`` of slices and zeros (no slice assignment, which the official code exports wrongly).
 """
 from __future__ import annotations
 
@@ -16,6 +22,8 @@ import torch
 from torch import Tensor, nn
 
 DEFAULT_FOLD_DIV = 8
+OFFLINE, ONLINE = (1, -1), (-1,)
+"""Per fold, where its channels come from: ``+1`` the next frame, ``-1`` the previous one."""
 
 
 def _check(x: Tensor, num_segments: int, fold_div: int) -> int:
@@ -37,22 +45,72 @@ def _check(x: Tensor, num_segments: int, fold_div: int) -> int:
     return fold
 
 
-def temporal_shift(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DIV,
-                   online: bool = False) -> Tensor:
-    """Shift channels along time.
+def is_channels_last(x: Tensor) -> bool:
+    """True when the 4-D ``x`` is channels-last in memory and not plain contiguous."""
+    return not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last)
 
-    Args:
-        x: ``(N*T, C, H, W)``, frames of one clip contiguous.
-        num_segments: ``T``.
-        fold_div: ``fold = C // fold_div`` channels move per direction.
-        online: causal shift (past frames only) instead of bi-directional.
 
-    Returns:
-        A new tensor of the same shape.
+def _frames(x: Tensor, t: int) -> tuple:
+    """Copy-free 4-D view of ``(N*T, C, H, W)``: ``(N, T, C, H*W)`` or ``(N, T, H*W, C)``.
+
+    Returns ``(view, channel_dim)``; a tensor in neither memory format is made contiguous.
     """
-    fold = _check(x, num_segments, fold_div)
     nt, c, h, w = x.shape
-    v = x.reshape(nt // num_segments, num_segments, c, h, w)
+    if is_channels_last(x):
+        return x.permute(0, 2, 3, 1).reshape(nt // t, t, h * w, c), 3
+    return x.contiguous().view(nt // t, t, c, h * w), 2
+
+
+def _unframe(v: Tensor, shape: torch.Size, cdim: int) -> Tensor:
+    nt, c, h, w = shape
+    if cdim == 3:
+        return v.view(nt, h, w, c).permute(0, 3, 1, 2)
+    return v.view(nt, c, h, w)
+
+
+def shift_frames(v: Tensor, fold: int, dirs: tuple, cdim: int) -> Tensor:
+    """Shift the folds of ``v`` ``(N, T, ...)`` along dim 1; channels on dim ``cdim`` (2 or 3).
+
+    Fold ``k`` (channels ``[k*fold:(k+1)*fold]``) takes frame ``t + dirs[k]`` (zeros where that
+    frame is outside the clip); the channels after the last fold are copied unchanged.
+    """
+    out = torch.empty_like(v)
+
+    def at(frames: slice, chans: slice) -> tuple:
+        return (slice(None), frames) + (slice(None),) * (cdim - 2) + (chans,)
+    for k, d in enumerate(dirs):
+        ch = slice(k * fold, (k + 1) * fold)
+        if d > 0:
+            dst, src, edge = slice(0, -1), slice(1, None), slice(-1, None)
+        else:
+            dst, src, edge = slice(1, None), slice(0, -1), slice(0, 1)
+        out[at(dst, ch)] = v[at(src, ch)]
+        out[at(edge, ch)] = 0
+    rest = slice(len(dirs) * fold, None)
+    out[at(slice(None), rest)] = v[at(slice(None), rest)]
+    return out
+
+
+class _Shift(torch.autograd.Function):
+    """Copy-kernel shift; backward shifts the gradient the opposite way (also a permutation)."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, t: int, fold: int, dirs: tuple) -> Tensor:
+        ctx.t, ctx.fold, ctx.dirs = t, fold, dirs
+        v, cdim = _frames(x, t)
+        return _unframe(shift_frames(v, fold, dirs, cdim), x.shape, cdim)
+
+    @staticmethod
+    def backward(ctx, g: Tensor) -> tuple:
+        v, cdim = _frames(g, ctx.t)
+        back = tuple(-d for d in ctx.dirs)
+        return _unframe(shift_frames(v, ctx.fold, back, cdim), g.shape, cdim), None, None, None
+
+
+def _shift_cat(x: Tensor, t: int, fold: int, online: bool) -> Tensor:
+    """The same shift written with ``torch.cat`` (for tracing / ONNX export)."""
+    nt, c, h, w = x.shape
+    v = x.reshape(nt // t, t, c, h, w)
     zero = v.new_zeros(v.shape[0], 1, fold, h, w)
     if online:
         past = torch.cat([zero, v[:, :-1, :fold]], dim=1)
@@ -64,25 +122,59 @@ def temporal_shift(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DI
     return out.reshape(nt, c, h, w)
 
 
+def _tracing() -> bool:
+    return torch.jit.is_tracing() or torch.onnx.is_in_onnx_export()
+
+
+def temporal_shift(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DIV,
+                   online: bool = False) -> Tensor:
+    """Shift channels along time.
+
+    Args:
+        x: ``(N*T, C, H, W)``, frames of one clip contiguous; NCHW or channels-last.
+        num_segments: ``T``.
+        fold_div: ``fold = C // fold_div`` channels move per direction.
+        online: causal shift (past frames only) instead of bi-directional.
+
+    Returns:
+        A new tensor of the same shape and memory format; ``x`` is never modified.
+    """
+    fold = _check(x, num_segments, fold_div)
+    if _tracing():
+        return _shift_cat(x, num_segments, fold, online)
+    return _Shift.apply(x, num_segments, fold, ONLINE if online else OFFLINE)
+
+
 def online_shift_step(x: Tensor, buffer: Tensor | None,
                       fold_div: int = DEFAULT_FOLD_DIV) -> tuple[Tensor, Tensor]:
     """One streaming step of the online shift.
 
     Args:
-        x: ``(N, C, H, W)``, the current frame of ``N`` independent streams.
+        x: ``(N, C, H, W)``, the current frame of ``N`` independent streams (any memory format).
         buffer: ``(N, C // fold_div, H, W)`` channels ``[0:fold]`` of the previous frame, or
             ``None`` at the first frame (zeros).
 
     Returns:
-        ``(shifted (N, C, H, W), new_buffer (N, fold, H, W))``.
+        ``(shifted (N, C, H, W), new_buffer (N, fold, H, W))``; the shifted frame has the memory
+        format of ``x``; the new buffer is a compact copy that owns its storage (it does not keep
+        ``x`` alive).
     """
     fold = _check(x, 1, fold_div)
-    if buffer is None:
-        buffer = x.new_zeros(x.shape[0], fold, x.shape[2], x.shape[3])
-    elif buffer.shape != (x.shape[0], fold, x.shape[2], x.shape[3]):
+    if buffer is not None and buffer.shape != (x.shape[0], fold, x.shape[2], x.shape[3]):
         raise ValueError(f"shift buffer shape {tuple(buffer.shape)} does not match frame "
                          f"{tuple(x.shape)} with fold {fold}")
-    return torch.cat([buffer, x[:, fold:]], dim=1), x[:, :fold]
+    new = x[:, :fold].clone(memory_format=torch.contiguous_format)
+    if _tracing():
+        if buffer is None:
+            buffer = x.new_zeros(x.shape[0], fold, x.shape[2], x.shape[3])
+        return torch.cat([buffer, x[:, fold:]], dim=1), new
+    out = torch.empty_like(x)
+    if buffer is None:
+        out[:, :fold] = 0
+    else:
+        out[:, :fold] = buffer
+    out[:, fold:] = x[:, fold:]
+    return out, new
 
 
 class TemporalShift(nn.Module):
