@@ -1,11 +1,29 @@
-"""``tsm bench`` figure of the dissection package: exact CAM cost / plain forward (goal <= 1.1).
+"""``tsm bench`` figures of the dissection package.
 
-The CAM path (:func:`dissect.cam.compute_cam`) runs the trunk once, the classifier as a 1x1x1
-convolution on the last features and the bilinear upsampling to the input size; the plain path
-is ``model(x)`` under ``no_grad``. Same model, same input, interleaved, median after warm-up.
-``benchmarks/bench_cam.py`` runs the same comparison with its own options (and Grad-CAM).
+* exact CAM cost / plain forward (goal <= 1.1): the CAM path (:func:`dissect.cam.compute_cam`)
+  runs the trunk once, the classifier as a 1x1x1 convolution on the last features and the
+  bilinear upsampling; the plain path is ``model(x)`` under ``no_grad``. Interleaved, median
+  after warm-up. ``benchmarks/bench_cam.py`` runs the same comparison with its own options.
+* dissection clips/s per process for CAM and Grad-CAM (one clip at a time, as the job does;
+  maps only: decoding, scoring and file writing are not included), one thread;
+* 2-process efficiency on CPU: two ``torchrun`` gloo processes, one thread each, every rank
+  computing the maps of its shard of the clips between two barriers: clips/s of the pair /
+  (2 x clips/s of one process). 1.0 is perfect; the figure says what two cores of this machine
+  give, shared memory bandwidth included.
+
+Full mode: R-50, 8 x 224 x 224, 400 classes (a Kinetics TSM); quick mode: R-50 at width 0.25,
+8 x 112 x 112 for the ratio, width 0.125 at 8 x 64 x 64 for the throughput figures.
 """
 from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 import torch
 
@@ -13,17 +31,26 @@ from tsm_apps import build_recognizer
 from tsm_apps.bench.timing import time_pair
 
 from .cam import compute_cam
+from .methods import compute_clip_maps
 
 CAM_GOAL = "<= 1.1"
 QUICK = dict(arch="resnet50", width=0.25, segments=8, size=112, batch=1, repeats=5)
-FULL = dict(arch="resnet50", width=1.0, segments=8, size=224, batch=1, repeats=10)
+QUICK_RATE = dict(arch="resnet50", width=0.125, segments=8, size=64, clips=4)
+FULL = dict(arch="resnet50", width=1.0, segments=8, size=224, batch=1, repeats=10, clips=6)
+METHODS = ("cam", "gradcam")
 
 
-def figures(quick: bool, device: str) -> list[dict]:
-    """One :func:`tsm_apps.bench.cli.plugin_figure` dict: the CAM / forward latency ratio."""
-    s = QUICK if quick else FULL
+def _model(s: dict, device: str = "cpu") -> torch.nn.Module:
     torch.manual_seed(0)
-    model = build_recognizer(s["arch"], 174, s["segments"], width=s["width"]).to(device).eval()
+    return build_recognizer(s["arch"], 400, s["segments"], width=s["width"]).to(device).eval()
+
+
+def _what(s: dict) -> str:
+    return f"{s['arch']} x{s['width']:g}, {s['segments']}x{s['size']}x{s['size']}"
+
+
+def cam_ratio(s: dict, device: str) -> dict:
+    model = _model(s, device)
     x = torch.randn(s["batch"], s["segments"], 3, s["size"], s["size"], device=device)
 
     def forward() -> torch.Tensor:
@@ -31,6 +58,85 @@ def figures(quick: bool, device: str) -> list[dict]:
             return model(x)
 
     t_fwd, t_cam = time_pair(forward, lambda: compute_cam(model, x), s["repeats"], 2, device)
-    what = f"{s['arch']} x{s['width']:g}, {s['segments']}x{s['size']}x{s['size']}"
-    return [{"name": f"dissect exact CAM / plain forward ({what})", "ratio": t_cam / t_fwd,
-             "unit": "x", "goal": CAM_GOAL, "cam_ms": t_cam * 1e3, "forward_ms": t_fwd * 1e3}]
+    return {"name": f"dissect exact CAM / plain forward ({_what(s)})", "ratio": t_cam / t_fwd,
+            "unit": "x", "goal": CAM_GOAL, "cam_ms": t_cam * 1e3, "forward_ms": t_fwd * 1e3}
+
+
+def shard_rate(s: dict, method: str, rank: int = 0, world: int = 1, barrier=None) -> float:
+    """Clips/s of this process computing the maps of clips ``[rank::world]`` of ``s['clips']``
+    (after one warm-up clip); ``barrier`` brackets the timed part across processes."""
+    model = _model(s)
+    g = torch.Generator().manual_seed(0)
+    clips = [torch.randn(1, s["segments"], 3, s["size"], s["size"], generator=g)
+             for _ in range(s["clips"])][rank::world]
+    compute_clip_maps(model, clips[0], method)            # warm-up
+    if barrier:
+        barrier()
+    t0 = time.perf_counter()
+    for x in clips:
+        compute_clip_maps(model, x, method)
+    if barrier:
+        barrier()
+    return s["clips"] / (time.perf_counter() - t0)       # all clips, over every process
+
+
+def _worker(s: dict, out: Path) -> None:
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    rates = {m: shard_rate(s, m, rank, world, dist.barrier) for m in METHODS}
+    dist.destroy_process_group()
+    if rank == 0:
+        out.write_text(json.dumps(rates))
+
+
+def _two_processes(quick: bool) -> dict:
+    """Total clips/s of two torchrun processes, per method (rank 0 writes them to a file)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rank0.json"
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               "--nproc-per-node=2", "-m", __spec__.name, "--out", str(out)]
+        cmd += ["--quick"] if quick else []
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
+        if r.returncode != 0 or not out.is_file():
+            raise RuntimeError(f"torchrun exited {r.returncode} without rank 0's figure: "
+                               f"{r.stderr[-2000:]}")
+        return json.loads(out.read_text())
+
+
+def throughput(quick: bool) -> list:
+    """Per-process clips/s (one thread) of each method and the 2-process efficiency."""
+    s = QUICK_RATE if quick else FULL
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        one = {m: shard_rate(s, m) for m in METHODS}
+    finally:
+        torch.set_num_threads(threads)
+    two = _two_processes(quick)
+    out = []
+    for m in METHODS:
+        name = "exact CAM" if m == "cam" else "Grad-CAM"
+        out.append({"name": f"dissection clips/s per process, {name} ({_what(s)}, 1 thread)",
+                    "value": one[m], "unit": "clips/s", "goal": None})
+        out.append({"name": f"dissection 2-process efficiency, {name} (gloo, 1 thread each)",
+                    "value": two[m] / (2 * one[m]), "unit": "", "goal": "1.0 is perfect",
+                    "clips_per_s_1": one[m], "clips_per_s_2": two[m], "clips": s["clips"]})
+    return out
+
+
+def figures(quick: bool, device: str) -> list[dict]:
+    """The CAM / forward ratio on ``device``; clips/s and the 2-process efficiency on CPU."""
+    s = QUICK if quick else FULL
+    return [cam_ratio(s, device)] + (throughput(quick) if device == "cpu" else [])
+
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--out", type=Path, required=True, help="rank 0 writes its figures here")
+    a = p.parse_args()
+    _worker(QUICK_RATE if a.quick else FULL, a.out)
