@@ -138,6 +138,22 @@ def match_frame(det: FrameDetections, truth: FrameTruth, counted: np.ndarray,
     return tp, fp
 
 
+def found_truth(det: FrameDetections, truth: FrameTruth) -> np.ndarray:
+    """``(G,)`` bool: the ground-truth boxes of a frame that ``det`` finds under the rule of
+    :func:`match_frame` (greedy by score, same class, IoU >= the per-GT threshold)."""
+    found = np.zeros(len(truth.labels), bool)
+    if not len(found) or not len(det.scores):
+        return found
+    ov = box_iou(det.bboxes, truth.bboxes)
+    ok = (ov >= vid_iou_threshold(truth.bboxes)[None, :]) & \
+        (det.labels[:, None] == truth.labels[None, :])
+    for j in np.argsort(-det.scores, kind="stable"):
+        cand = ok[j] & ~found
+        if cand.any():
+            found[int(np.argmax(np.where(cand, ov[j], -1.0)))] = True
+    return found
+
+
 def class_aps(scores: np.ndarray, labels: np.ndarray, tp: np.ndarray, fp: np.ndarray,
               npos: np.ndarray) -> np.ndarray:
     """Per-class AP ``(C,)`` (fraction, NaN for a class without positives) from the pooled

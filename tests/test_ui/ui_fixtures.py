@@ -33,9 +33,10 @@ def write_temporal_data(root: Path) -> Path:
     return root
 
 
-def write_dissection_runs(runs: Path, data: Path) -> dict:
+def write_dissection_runs(runs: Path, data: Path, overlays: bool = False, limit: int = 2) -> dict:
     """TSN and TSM checkpoints under ``runs/train/{tsn,tsm}`` and their dissection runs under
-    ``runs/dissect/{tsn,tsm}`` (2 clips each, no units/sanity/overlays to stay fast)."""
+    ``runs/dissect/{tsn,tsm}`` (``limit`` clips each, no units/sanity, overlays only when asked,
+    to stay fast)."""
     from dissect.job import JobConfig, run_job
     from tsm_apps.checkpoint.reading import save_checkpoint
 
@@ -45,8 +46,8 @@ def write_dissection_runs(runs: Path, data: Path) -> dict:
         ckpt = save_checkpoint(runs / "train" / name / "best.pth",
                                tiny_recognizer(shift, len(classes), seed))
         out[name] = runs / "dissect" / name
-        run_job(JobConfig(checkpoint=str(ckpt), data=str(data), out=str(out[name]), limit=2,
-                          sanity=False, units=False, overlays=False, device="cpu"),
+        run_job(JobConfig(checkpoint=str(ckpt), data=str(data), out=str(out[name]), limit=limit,
+                          sanity=False, units=False, overlays=overlays, device="cpu"),
                 progress=False)
     return out
 

@@ -70,12 +70,12 @@ def controls(name: str, s: Stream) -> None:
     if c[0].button("▶ Play" if s.t < 0 else "▶ Resume", key=f"live_{name}_play",
                    disabled=s.playing or s.done):
         s.playing = True
-    if c[1].button("⏸ Pause", key=f"live_{name}_pause", disabled=not s.playing):
+    if c[1].button("Pause", key=f"live_{name}_pause", disabled=not s.playing):
         s.playing = False
-    if c[2].button("⏭ Step", key=f"live_{name}_step", disabled=s.done):
+    if c[2].button("Step", key=f"live_{name}_step", disabled=s.done):
         s.playing = False
         s.advance()
-    if c[3].button("⟲ Restart", key=f"live_{name}_restart"):
+    if c[3].button("Restart", key=f"live_{name}_restart"):
         drop(name)
         st.rerun()
 

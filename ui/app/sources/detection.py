@@ -132,17 +132,9 @@ def read_truth(snippet: Path, num_frames: int) -> Optional[list[FrameTruth]]:
 def found_objects(dets: FrameDetections, truth: FrameTruth) -> np.ndarray:
     """``(G,)`` bool: ground-truth objects of the frame that ``dets`` finds, matched as the VID
     evaluation does (greedy by score, same class, IoU >= min(0.5, wh/((w+10)(h+10))))."""
-    from detection.vid_eval import vid_iou_threshold
-    from tsm_apps.data.motion import box_iou
+    from detection import vid_eval
 
-    found = np.zeros(len(truth.labels), bool)
-    if not len(found) or not len(dets.scores):
-        return found
-    iou = box_iou(dets.boxes, truth.boxes)
-    ok = (iou >= vid_iou_threshold(truth.boxes)[None, :]) & \
-        (np.array(dets.labels, object)[:, None] == np.array(truth.labels, object)[None, :])
-    for j in np.argsort(-dets.scores, kind="stable"):
-        cand = ok[j] & ~found
-        if cand.any():
-            found[int(np.argmax(np.where(cand, iou[j], -1.0)))] = True
-    return found
+    ids = {n: i for i, n in enumerate(sorted(set(truth.labels) | set(dets.labels)))}
+    return vid_eval.found_truth(
+        vid_eval.FrameDetections(dets.boxes, dets.scores, [ids[n] for n in dets.labels]),
+        vid_eval.FrameTruth(truth.boxes, [ids[n] for n in truth.labels]))

@@ -1,4 +1,4 @@
-"""The demo's report: every measured table of a run folder, as Markdown and as HTML with Plotly.
+"""The report's tables: every measured table of a run folder, as Markdown and as HTML with charts.
 
 Reads only the JSON files the steps wrote (layout: :mod:`ui.pipeline.layout`):
 ``recognizers/{tsn,tsm}/eval.json``, ``detection/{tsn,tsm}/test/metrics.json``,
@@ -8,13 +8,13 @@ A missing file leaves its section saying which file is missing, never a made-up 
 from __future__ import annotations
 
 import html
-import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
-from tsm_apps.io import atomic_write_text, read_json
+from tsm_apps.io import read_json
 
-from .layout import MODELS, RunLayout
+from ..layout import MODELS, RunLayout
+from .charts import Panel, panels_figure
 
 DET_KEYS = ("mAP", "mAP_slow", "mAP_medium", "mAP_fast", "mAP_corrupted")
 
@@ -28,11 +28,13 @@ def _fmt(v: Any) -> str:
 
 
 class Table:
-    """A titled table; rendered as Markdown and HTML, optionally charted as grouped bars."""
+    """A titled table, rendered as Markdown and as HTML (followed by ``figure``, a Plotly
+    figure, when given)."""
 
     def __init__(self, title: str, header: Sequence[str], rows: Sequence[Sequence[Any]],
-                 note: str = "", chart: bool = False) -> None:
-        self.title, self.header, self.rows, self.note, self.chart = title, header, rows, note, chart
+                 note: str = "", figure: Any = None) -> None:
+        self.title, self.header, self.rows, self.note = title, header, rows, note
+        self.figure = figure
 
     def markdown(self) -> str:
         out = [f"## {self.title}", ""]
@@ -55,20 +57,19 @@ class Table:
             out += ["<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in r) + "</tr>"
                     for r in self.rows]
             out.append("</table>")
-        if self.chart and self.rows:
-            out.append(self._plot())
+        if self.rows and self.figure is not None:
+            out.append(self.figure.to_html(full_html=False, include_plotlyjs=False))
         return "\n".join(out)
 
-    def _plot(self) -> str:
-        import plotly.graph_objects as go
 
-        fig = go.Figure()
-        for j, name in enumerate(self.header[1:], 1):
-            ys = [r[j] if isinstance(r[j], (int, float)) else None for r in self.rows]
-            fig.add_bar(name=name, x=[str(r[0]) for r in self.rows], y=ys)
-        fig.update_layout(barmode="group", title=self.title, height=360,
-                          margin=dict(l=40, r=20, t=50, b=40))
-        return fig.to_html(full_html=False, include_plotlyjs=False)
+def _classes(root: Path) -> Optional[int]:
+    """The class count of the recognizers (from their ``eval.json``), or None."""
+    runs = RunLayout(root)
+    for m in MODELS:
+        ev = read_json(runs.recognizer_eval(m), missing_ok=True) or {}
+        if ev.get("classes"):
+            return len(ev["classes"])
+    return None
 
 
 def recognition_table(root: Path) -> Table:
@@ -82,8 +83,14 @@ def recognition_table(root: Path) -> Table:
         rows.append([m.upper(), ev.get("top1"), ev.get("top5"), k, 100.0 / k if k else None])
     note = f"missing: {', '.join(missing)}" if missing else \
         "val top-1 / top-5 (%) on the synthetic temporal set, 1 clip, centre crop"
+    k = _classes(root)
+    chance = {"chance": 100.0 / k if k else None}
+    fig = panels_figure("Recognition accuracy (one panel per metric)", [
+        Panel("top-1", "accuracy (%)", {r[0]: r[1] for r in rows}, chance),
+        Panel("top-5", "accuracy (%)", {r[0]: r[2] for r in rows},
+              {"chance": min(100.0, 500.0 / k) if k else None})])
     return Table("Recognition (synthetic temporal set)",
-                 ["model", "top-1", "top-5", "classes", "chance (%)"], rows, note, chart=True)
+                 ["model", "top-1", "top-5", "classes", "chance (%)"], rows, note, fig)
 
 
 def detection_table(root: Path) -> Table:
@@ -97,8 +104,12 @@ def detection_table(root: Path) -> Table:
                     + [met.get(k) for k in DET_KEYS])
     note = f"missing: {', '.join(missing)}" if missing else \
         "mAP (%) on the synthetic ImageNet-VID val set: overall, by motion speed, corrupted frames"
+    names = ["overall", "slow", "medium", "fast", "corrupted"]
+    fig = panels_figure("Detection mAP by split (one panel per split)", [
+        Panel(n, "mAP (%)", {r[0].split()[0]: r[j + 1] for r in rows})
+        for j, n in enumerate(names)])
     return Table("Video object detection (synthetic ImageNet-VID)",
-                 ["model", "mAP", "slow", "medium", "fast", "corrupted"], rows, note, chart=True)
+                 ["model", "mAP", "slow", "medium", "fast", "corrupted"], rows, note, fig)
 
 
 DISSECT_METRICS = ("pointing", "pointing_active", "pointing_tol", "temporal_auc", "mass_ratio",
@@ -130,12 +141,31 @@ def dissection_table(root: Path) -> Table:
                      units["tsm"]["layers"][layer].get("detectors"), None, None, None, None])
     clips = agg["tsm"].get("method", {}).get("clips")
     return Table(title, ["metric", "TSN", "TSM", "centre prior", "random map",
-                         "TSN randomised", "TSM randomised"], rows,
+                         "TSN randomised", "TSM randomised"], rows, figure=_dissection_figure(
+                             rows, _classes(root)), note=
                  f"{clips} val clips, CAM of the predicted class; pointing: the map's maximum "
                  "lies on the actor's box (frames with a box; _active: frames where it acts; _tol: "
                  "within the game's standard tolerance, 15 px at 224 = 7.5 px at 112); "
                  "temporal_auc / mass_ratio: map mass in acting vs still frames; IoU of the "
                  "thresholded map with the box. Side-by-side report: dissect/compare/compare.html")
+
+
+def _dissection_figure(rows: list, classes: Optional[int]) -> Any:
+    """One panel per dissection metric: TSN and TSM bars; the centre prior, the random map and
+    (accuracy) chance as reference lines."""
+    panels = []
+    for r in rows:
+        name = str(r[0])
+        if name == "accuracy":
+            refs = {"chance": 1.0 / classes if classes else None}
+            unit = "fraction of clips"
+        elif name.startswith("detector units"):
+            refs, unit = {}, "units"
+        else:
+            refs = {"centre prior": r[3], "random map": r[4]}
+            unit = "ratio" if name == "mass_ratio" else "score"
+        panels.append(Panel(name, unit, {"TSN": r[1], "TSM": r[2]}, refs))
+    return panels_figure("Dissection metrics (one panel per metric)", panels)
 
 
 def bench_table(root: Path) -> Table:
@@ -166,22 +196,3 @@ def timing_table(root: Path) -> Table:
 def build_tables(root: Path) -> list:
     return [recognition_table(root), detection_table(root), dissection_table(root),
             bench_table(root), timing_table(root)]
-
-
-def write_report(root: str | os.PathLike) -> tuple:
-    """Write ``REPORT.md`` and ``REPORT.html`` in ``root``; returns their paths."""
-    import plotly.offline
-
-    root = Path(root)
-    tables = build_tables(root)
-    md = "# TSM Apps demo report\n\n" + "\n".join(t.markdown() for t in tables)
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:"
-             "collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}")
-    page = ("<!doctype html><html><head><meta charset='utf-8'><title>TSM Apps demo report</title>"
-            f"<style>{style}</style><script>{plotly.offline.get_plotlyjs()}</script></head><body>"
-            "<h1>TSM Apps demo report</h1>" + "\n".join(t.html() for t in tables)
-            + "</body></html>")
-    md_path, html_path = root / "REPORT.md", root / "REPORT.html"
-    atomic_write_text(md_path, md)
-    atomic_write_text(html_path, page)
-    return md_path, html_path
