@@ -242,9 +242,9 @@ def test_parse_official_name(name, expected):
     assert parse_official_name(name) == expected
 
 
-def test_parse_official_name_refuses_flow():
-    with pytest.raises(ValueError, match="Flow"):
-        parse_official_name("TSM_kinetics_Flow_resnet50_shift8_blockres_avg_segment8_e50.pth")
+def test_parse_official_name_refuses_rgbdiff():  # Flow loads: tests/test_tsm_apps/test_flow.py
+    with pytest.raises(ValueError, match="RGBDiff"):
+        parse_official_name("TSM_kinetics_RGBDiff_resnet50_shift8_blockres_avg_segment8_e50.pth")
 
 
 def test_mismatch_lists_missing_unexpected_and_shapes(tmp_path):

@@ -196,12 +196,14 @@ def infer_structure(sd: Mapping[str, Tensor]) -> dict:
         cfg["arch"] = "mobilenetv2"
         cfg["width"] = sd["backbone.features.0.0.weight"].shape[0] / 32
         cfg["shift"] = "offline" if any(".conv.0.net." in k for k in keys) else None
+        cfg["in_channels"] = int(sd["backbone.features.0.0.weight"].shape[1])  # 3, or 2L (flow)
         return cfg
     if "backbone.conv1.weight" not in sd:
         raise ValueError("cannot infer the architecture: no 'backbone.conv1.weight' or "
                          "'backbone.features.*' key after key mapping")
     cfg["arch"] = _resnet_arch(keys)
     cfg["width"] = sd["backbone.conv1.weight"].shape[0] / 64
+    cfg["in_channels"] = int(sd["backbone.conv1.weight"].shape[1])  # 3 (RGB) or 2L (flow)
     cfg["temporal_pool"] = any(k.startswith("backbone.layer2.net.") for k in keys)
     cfg["non_local"] = any(".nl." in k for k in keys)
     blockres = any(k.endswith(".conv1.net.weight") for k in keys)
@@ -237,8 +239,9 @@ def parse_official_name(name: str | Path) -> dict:
     tokens = stem.split("_")
     if len(tokens) < 4 or tokens[0] != "TSM":
         return {}
-    if tokens[2] != "RGB":
-        raise ValueError(f"{Path(name).name}: modality {tokens[2]!r} is not supported (RGB only)")
+    if tokens[2] not in ("RGB", "Flow"):
+        raise ValueError(f"{Path(name).name}: modality {tokens[2]!r} is not supported "
+                         "(RGB or Flow; Flow's channels come from its first conv)")
     cfg: dict = {"arch": tokens[3], "shift": None, "non_local": "nl" in tokens[4:],
                  "temporal_pool": "tpool" in tokens[4:]}
     for i, tok in enumerate(tokens[4:], start=4):

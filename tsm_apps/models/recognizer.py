@@ -1,7 +1,8 @@
 """Clip recognizers: a (shifted) 2D trunk, global average pooling, dropout, fc, average consensus.
 
 ``shift=None`` gives TSN; ``'offline'`` TSM; ``'online'`` the causal TSM used for streaming.
-Input ``(N, T, 3, H, W)`` -> logits ``(N, num_classes)``.
+Input ``(N, T, C, H, W)`` -> logits ``(N, num_classes)``; ``C = config.in_channels`` (3 for RGB,
+``2 * new_length`` for stacked flow, see :mod:`tsm_apps.models.modality`).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Optional
 from torch import Tensor, nn
 
 from .backbone import BackboneConfig, build_trunk, set_num_segments, stage_strides
+from .modality import set_input_channels
 from .shift import DEFAULT_FOLD_DIV
 
 
@@ -19,11 +21,14 @@ class RecognizerConfig(BackboneConfig):
     """Backbone fields plus the classifier; ``asdict`` of this is what checkpoints store."""
     num_classes: int = 400
     dropout: float = 0.5
+    in_channels: int = 3  # 3: RGB; 2 * new_length: stacked flow (tsm_apps.models.modality)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.num_classes < 1:
             raise ValueError(f"num_classes must be >= 1, got {self.num_classes}")
+        if self.in_channels < 1:
+            raise ValueError(f"in_channels must be >= 1, got {self.in_channels}")
 
     @classmethod
     def from_dict(cls, d: dict) -> "RecognizerConfig":
@@ -65,8 +70,9 @@ class Recognizer(nn.Module):
         self.config.num_segments = t
 
     def _check(self, x: Tensor) -> None:
-        if x.dim() != 5 or x.shape[2] != 3:
-            raise ValueError(f"Recognizer expects (N, T, 3, H, W), got {tuple(x.shape)}")
+        c = self.config.in_channels
+        if x.dim() != 5 or x.shape[2] != c:
+            raise ValueError(f"Recognizer expects (N, T, {c}, H, W), got {tuple(x.shape)}")
         if x.shape[1] != self.num_segments:
             raise ValueError(f"Recognizer built for T={self.num_segments} frames, got input "
                              f"{tuple(x.shape)}; set model.num_segments to change T")
@@ -91,7 +97,8 @@ def build_recognizer(arch: str = "resnet50", num_classes: int = 400, num_segment
                      shift: Optional[str] = "offline", fold_div: int = DEFAULT_FOLD_DIV,
                      place: str = "blockres", temporal_pool: bool = False,
                      non_local: bool = False, dropout: float = 0.5,
-                     width: float = 1.0, output_stride: int = 32) -> Recognizer:
+                     width: float = 1.0, output_stride: int = 32,
+                     in_channels: int = 3) -> Recognizer:
     """Build a TSM (``shift='offline'|'online'``) or TSN (``shift=None``) recognizer.
 
     ``output_stride`` 16 or 8 (ResNets only) keeps the last stages at a finer resolution with
@@ -102,10 +109,10 @@ def build_recognizer(arch: str = "resnet50", num_classes: int = 400, num_segment
     cfg = RecognizerConfig(arch=arch, num_segments=num_segments, shift=shift, fold_div=fold_div,
                            place=place, temporal_pool=temporal_pool, non_local=non_local,
                            width=width, num_classes=num_classes, dropout=dropout,
-                           strides=strides, dilations=dilations)
+                           strides=strides, dilations=dilations, in_channels=in_channels)
     return recognizer_from_config(cfg)
 
 
 def recognizer_from_config(cfg: RecognizerConfig) -> Recognizer:
-    trunk = build_trunk(cfg)
+    trunk = set_input_channels(build_trunk(cfg), cfg.in_channels)
     return Recognizer(trunk, trunk.out_channels, cfg)

@@ -25,6 +25,7 @@ from torch.utils.data import Dataset
 from ..data.lists import VideoRecord as ClipRecord  # one line of a TSM list file
 from ..data.lists import read_tsm_list as read_list  # (list_file, root=None): file:line errors
 from ..data.sampling import sample_test
+from ..data.transforms import GroupMultiScaleCrop, fixed_offsets
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
@@ -58,6 +59,23 @@ def crop_box(h: int, w: int, min_area: float, g: torch.Generator) -> tuple:
     return y, x, ch, cw
 
 
+def multiscale_box(h: int, w: int, size: int, g: torch.Generator) -> tuple:
+    """TSN's ``GroupMultiScaleCrop(size, [1, .875, .75, .66])`` as a box ``(y, x, ch, cw)``:
+    a ``(crop_h, crop_w)`` pair (scale indices at most 1 apart) at one of 13 fixed offsets."""
+    gm = GroupMultiScaleCrop(size)
+    pairs = gm.crop_pairs(h, w)
+    ch, cw = pairs[int(torch.randint(len(pairs), (1,), generator=g))]
+    offs = fixed_offsets(h, w, ch, cw, True)
+    y, x = offs[int(torch.randint(len(offs), (1,), generator=g))]
+    return y, x, ch, cw
+
+
+def train_box(h: int, w: int, crop: str, min_area: float, size: int,
+              g: torch.Generator) -> tuple:
+    """The training crop of ``crop`` mode: ``"area"`` (:func:`crop_box`) or ``"multiscale"``."""
+    return multiscale_box(h, w, size, g) if crop == "multiscale" else crop_box(h, w, min_area, g)
+
+
 def to_input(frames: Tensor, size: int, box: Optional[tuple], flip: bool) -> Tensor:
     """uint8 ``(T, H, W, 3)`` -> normalised float ``(T, 3, size, size)`` (crop ``box`` or centre)."""
     if frames.dim() != 4 or frames.shape[-1] != 3:
@@ -84,8 +102,9 @@ class ClipSet(Dataset):
     def __init__(self, records: Sequence[ClipRecord], train: bool, num_segments: int, size: int,
                  min_area: float = 0.5, flip: bool = False, seed: int = 0,
                  cache: bool = True, progress: bool = False,
-                 frames: Optional[Sequence[Tensor]] = None) -> None:
+                 frames: Optional[Sequence[Tensor]] = None, crop: str = "area") -> None:
         self.records = list(records)
+        self.crop = crop
         self.train, self.num_segments, self.size = train, num_segments, size
         self.min_area, self.flip, self.seed = min_area, flip, seed
         self.epoch = 0
@@ -135,7 +154,7 @@ class ClipSet(Dataset):
         frames = (self.frames[index][idx] if self.frames is not None else self._decode(r, idx))
         box, flip = None, False
         if self.train:
-            box = crop_box(frames.shape[1], frames.shape[2], self.min_area, g)
+            box = train_box(frames.shape[1], frames.shape[2], self.crop, self.min_area, s, g)
             flip = self.flip and bool(torch.rand(1, generator=g) < 0.5)
         return to_input(frames, s, box, flip), r.label
 

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..io import atomic_write_text
+from ..models.modality import MODALITIES
 
 SHIFTS = ("offline", "online", "none")
 BN_MODES = ("train", "partial", "frozen")
 OPTIMIZERS = ("sgd", "adam")
 AVERAGING = ("none", "kavg")
 ADAPTIVE_RULES = ("factor", "margin")
-MODALITIES = ("rgb", "flow")
 CROPS = ("area", "multiscale")
 
 

@@ -34,7 +34,12 @@ def clip_sets(cfg: TrainConfig, progress: bool = False) -> tuple:
         raise ValueError(f"label {max(labels)} found in {train_list}/{val_list} but "
                          f"num_classes is {num_classes}")
     common = dict(num_segments=cfg.segments, size=cfg.size, min_area=cfg.min_area,
-                  flip=cfg.flip, seed=cfg.seed, cache=cfg.cache, progress=progress)
+                  flip=cfg.flip, seed=cfg.seed, cache=cfg.cache, progress=progress, crop=cfg.crop)
+    if cfg.modality == "flow":  # lists of flow folders (tsm flow extract)
+        from .flow_clips import FlowClipSet
+        return (FlowClipSet(train_rec, True, new_length=cfg.new_length, **common),
+                FlowClipSet(val_rec, False, new_length=cfg.new_length, **common),
+                num_classes, classes)
     return (ClipSet(train_rec, True, **common), ClipSet(val_rec, False, **common),
             num_classes, classes)
 

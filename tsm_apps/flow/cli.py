@@ -1,0 +1,88 @@
+"""``tsm flow extract SRC --out DIR``: TSN/TSM flow folders for every video of SRC.
+
+SRC is anything :func:`tsm_apps.data.sources.find_sources` reads (a video, a folder of videos or
+frame folders, a list file, an SSv2 JSON); a data folder with ``train.txt`` (``tsm synth
+temporal``'s layout) has every list in it (train/val/test.txt) processed. Each video's flow goes
+to ``DIR/<its name without suffix>/``; the lists are written again in DIR with the flow folders
+and their flow-field counts, ready for ``tsm train --modality flow --data DIR``. Re-running
+resumes (finished folders hold ``done.json``). ``DIR/extract.json`` holds the timing.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+LISTS = ("train.txt", "val.txt", "test.txt")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .extract import METHODS
+    p = argparse.ArgumentParser(prog="tsm flow", description="Optical flow (TSN/TSM format).")
+    sub = p.add_subparsers(dest="action", required=True)
+    e = sub.add_parser("extract", help="flow_x/flow_y jpgs for every frame pair")
+    e.add_argument("src", help="videos, frame folders, a list file or a data folder")
+    e.add_argument("--out", required=True, help="output folder (resumable)")
+    e.add_argument("--method", choices=METHODS, default="tvl1",
+                   help="tvl1 (OpenCV contrib DualTVL1, default) or farneback (fast)")
+    e.add_argument("--bound", type=float, default=20.0, help="clip flow to +-BOUND px (20)")
+    e.add_argument("--workers", type=int, default=1, help="parallel processes (1)")
+    e.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def _sources(src: Path) -> dict:
+    """``{list name or '': [VideoSource, ...]}`` for SRC."""
+    from ..data.sources import find_sources, read_source_list
+    if src.is_dir() and (src / "train.txt").is_file():
+        return {n: read_source_list(src / n) for n in LISTS if (src / n).is_file()}
+    return {"": find_sources(src)}
+
+
+def _job(s, out: Path, method: str, bound: float):
+    from .extract import FlowJob
+    name = Path(s.name)
+    if name.is_absolute() or ".." in name.parts:  # list lines with absolute/outside paths
+        name = Path(name.name)
+    rel = name.with_suffix("") if s.path.is_file() else name
+    return FlowJob(s.path, out / rel, method, bound, s.frame_template, s.start_index)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..data.lists import VideoRecord, write_tsm_list
+    from .extract import extract_all, write_summary
+    src, out = Path(args.src), Path(args.out)
+    groups = _sources(src)  # checks SRC before any decoding
+    jobs, seen = [], {}
+    for lst, sources in groups.items():
+        for s in sources:
+            job = _job(s, out, args.method, args.bound)
+            seen.setdefault(job.out_dir, job)
+    jobs = list(seen.values())
+    t0 = time.perf_counter()
+    records = extract_all(jobs, args.workers, not args.no_progress)
+    by_dir = {j.out_dir: r for j, r in zip(jobs, records)}
+    for lst, sources in groups.items():
+        recs = [VideoRecord(_job(s, out, args.method, args.bound).out_dir,
+                            by_dir[_job(s, out, args.method, args.bound).out_dir]["flow"],
+                            s.label if s.label is not None else -1) for s in sources]
+        write_tsm_list(out / (lst or "list.txt"), recs)
+    if src.is_dir() and (src / "classes.txt").is_file():
+        (out / "classes.txt").write_text((src / "classes.txt").read_text())
+    summary = write_summary(out, records, time.perf_counter() - t0)
+    fresh = sum(1 for r in records if not r.get("skipped"))
+    print(f"tsm flow extract: {len(records)} videos ({fresh} extracted, "
+          f"{len(records) - fresh} already done), {sum(r['flow'] for r in records)} flow fields, "
+          f"{sum(r['seconds'] for r in records):.1f} s of flow ({args.method}) -> {summary}")
+    return 0
+
+
+def main(argv: Optional[list] = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return run(args)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"tsm flow: error: {e}", file=sys.stderr)
+        return 2
