@@ -47,6 +47,7 @@ class ClipEntry:
     num_clips: int = 1
     frame_template: Optional[str] = None
     start_index: int = 1
+    error: Optional[str] = None            # the video could not be read when listed
 
 
 @dataclass
@@ -100,7 +101,7 @@ def load_entries(data: str, limit: Optional[int] = None, clips: int = 1) -> List
         for k in range(clips):
             cid = clip_id(s.name) + (f"__c{k}" if clips > 1 else "")
             out.append(ClipEntry(cid, str(s.path), s.num_frames, s.label, boxes, active, k,
-                                 clips, s.frame_template, s.start_index))
+                                 clips, s.frame_template, s.start_index, s.error))
     return out
 
 
@@ -138,7 +139,10 @@ def _per_frame(entry: ClipEntry, values: np.ndarray, idx: np.ndarray, what: str)
 def load_clip(entry: ClipEntry, num_segments: int, size: Optional[int] = None,
               mean: Sequence[float] = IMAGENET_MEAN, std: Sequence[float] = IMAGENET_STD) -> Clip:
     """Decode and preprocess one clip (raises ``VideoDecodeError`` for unreadable videos)."""
-    from tsm_apps.data.video import read_video_frames
+    from tsm_apps.data.video import VideoDecodeError, read_video_frames
+
+    if entry.error is not None:
+        raise VideoDecodeError(entry.path, entry.error)
 
     idx = centre_indices(entry.num_frames, num_segments, entry.clip, entry.num_clips)
     raw = read_video_frames(entry.path, idx, entry.frame_template, entry.start_index)

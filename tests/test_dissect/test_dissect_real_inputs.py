@@ -80,6 +80,7 @@ FAST = ["--quiet", "--no-units", "--no-sanity", "--no-overlays", "--size", "112"
 @pytest.mark.slow
 def test_official_checkpoint_on_a_folder_of_real_mp4_files(ckpts, tmp_path):
     copy_sample_videos(tmp_path / "videos" / "nested")
+    (tmp_path / "videos" / "broken.mp4").write_bytes(b"not a video")   # a counted skip
     out = tmp_path / "run"
     assert main(["run", "--checkpoint", str(ckpts / OFFICIAL), "--data",
                  str(tmp_path / "videos"), "--out", str(out), *FAST]) == 0
@@ -89,6 +90,7 @@ def test_official_checkpoint_on_a_folder_of_real_mp4_files(ckpts, tmp_path):
         _check_top5(rec, 120)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["accuracy"] is None and metrics["counts"]["done"] == 2
+    assert metrics["counts"]["failed"] == 1 and "cannot open" in metrics["failed"]["broken"]
     report = (out / "report.html").read_text()
     assert "top-5" in report and clips["nested__carphone_pristine"]["pred_name"] in report
 

@@ -79,3 +79,10 @@ def test_bad_inputs_are_named(tmp_path):
     (tmp_path / "x.bin").write_bytes(b"garbage")
     with pytest.raises(ValueError, match="x.bin: not a video PyAV can read"):
         find_sources(tmp_path / "x.bin")
+    (tmp_path / "broken.mp4").write_bytes(b"garbage")          # a single file: an error
+    with pytest.raises(ValueError, match=r"cannot read .*broken.mp4: cannot open"):
+        find_sources(tmp_path / "broken.mp4")
+    shutil.copyfile(sample_video(REAL), tmp_path / "ok.mp4")   # in a folder: kept, with why
+    got = {s.name: (s.num_frames, s.error) for s in find_sources(tmp_path)}
+    assert got["ok.mp4"] == (120, None) and got["broken.mp4"][0] == 0
+    assert got["broken.mp4"][1].startswith("cannot open")

@@ -41,13 +41,15 @@ _NUMBERED = re.compile(r"^(.*?)(\d+)(\.[A-Za-z]+)$")
 class VideoSource:
     """One video: ``path`` (file or frame folder), ``name`` (its path relative to the input,
     POSIX), frame count, class label (None when unlabelled) and, for frame folders, the file
-    name template and first number."""
+    name template and first number. ``error``: why the video cannot be read (its frame count
+    is then 0); only inputs of several videos keep such entries, for the job to count."""
     path: Path
     name: str
     num_frames: int
     label: Optional[int] = None
     frame_template: Optional[str] = None
     start_index: int = 1
+    error: Optional[str] = None
 
 
 def frame_folder_template(folder: PathLike) -> Optional[tuple]:
@@ -77,7 +79,21 @@ def _count(path: Path, template: Optional[tuple], counter: Optional[Callable]) -
 
 
 def _source(path: Path, name: str, frames: Optional[int], label: Optional[int],
-            counter: Optional[Callable] = None) -> VideoSource:
+            counter: Optional[Callable] = None, keep_unreadable: bool = True) -> VideoSource:
+    """A :class:`VideoSource`; a video whose frames cannot be counted raises ValueError when
+    ``keep_unreadable`` is False, else is kept with its ``error``."""
+    from .video import VideoDecodeError
+
+    try:
+        return _counted(path, name, frames, label, counter)
+    except VideoDecodeError as e:
+        if not keep_unreadable:
+            raise ValueError(f"cannot read {e}") from None
+        return VideoSource(path, name, 0, label, error=e.reason)
+
+
+def _counted(path: Path, name: str, frames: Optional[int], label: Optional[int],
+             counter: Optional[Callable] = None) -> VideoSource:
     template = None
     if path.is_dir():
         template = frame_folder_template(path)
@@ -196,7 +212,7 @@ def find_sources(data: PathLike, counter: Optional[Callable] = None) -> List[Vid
         if lists:
             return read_source_list(lists[0], counter)
         if frame_folder_template(p) is not None:
-            return [_source(p, p.name, None, None, counter)]
+            return [_source(p, p.name, None, None, counter, keep_unreadable=False)]
         found = _walk(p, counter)
         if not found:
             raise ValueError(f"{p}: no videos found (searched recursively for video files "
@@ -209,4 +225,4 @@ def find_sources(data: PathLike, counter: Optional[Callable] = None) -> List[Vid
     if not _is_video_file(p):
         raise ValueError(f"{p}: not a video PyAV can read, a list file (.txt) or a "
                          "Something-Something JSON (.json)")
-    return [_source(p, p.name, None, None, counter)]
+    return [_source(p, p.name, None, None, counter, keep_unreadable=False)]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -204,6 +205,9 @@ def main(argv: Optional[list] = None) -> int:
     from ..checkpoint.reading import load_checkpoint
     from .distributed import env_from, pick_device
     ckpt, videos, names = _checked(args)
+    for v in (v for v in videos if v.error):
+        print(f"tsm test: skipped {v.path}: {v.error}", file=sys.stderr)
+    videos = [v for v in videos if not v.error]
     overrides = {"num_segments": args.segments} if args.segments else {}
     model = load_checkpoint(args.checkpoint, **overrides)
     meta = ckpt.get("meta") if isinstance(ckpt.get("meta"), dict) else {}
