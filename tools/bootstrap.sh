@@ -30,7 +30,7 @@ $PIP install -q "setuptools>=77.0.3,<81"
 mkdir -p "$WHEELS"
 mmcv_whl=$(ls "$WHEELS"/mmcv-2.1.0-*.whl 2>/dev/null | head -n1 || true)
 if [ -z "$mmcv_whl" ]; then
-  echo "[bootstrap] building mmcv 2.1.0 with ops from source (one time per machine, ~15 min on 2 cores)"
+  echo "[bootstrap] building mmcv 2.1.0 with ops from source (one time per machine, ~25 min on 2 cores)"
   $PIP install -q ninja psutil
   build=$(mktemp -d)
   $PIP download -q --no-deps --no-binary :all: --no-build-isolation -d "$build" mmcv==2.1.0
