@@ -8,7 +8,12 @@ Runs (each a ``tsm train`` process, or two under ``torchrun``, with the ``synthe
 - ``tsm_mg_t4`` the same with a long cycle that keeps T >= 4, the batch held at the base
   size, 30 epochs
 - ``ddp``      offline TSM, 2 gloo processes, synchronous DDP (same global batch)
-- ``kavg``     offline TSM, 2 gloo processes, K-step model averaging (``--k``)
+- ``kavg``     offline TSM, 2 gloo processes, K-step model averaging (``--k``; the adaptive batch
+  by ``--adaptive-rule``: Algorithm 1's ``factor``, the default, or the prose's ``margin``)
+- ``tsm_online`` TSM with the online (causal) shift, 1 process (for ``tsm test --online``)
+- ``flow_tsn`` / ``flow_tsm`` the Flow modality (``--flow-data``: ``tsm flow extract`` output)
+
+``--train-args`` is appended to every ``tsm train`` command (e.g. ``"--size 64 --epochs 12"``).
 
 and prints val top-1 (best epoch and last), wall time, and the derived ratios: multigrid
 speed-up (wall of ``tsm`` / wall of ``tsm_mg``), K-step averaging's accuracy gap to DDP and its
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -43,14 +49,23 @@ RUNS = {
                       "0.5,0.7071;0.5,1;1,0.7071;1,1", "--mg-min-steps", "30", "--epochs", "30"]),
     "ddp": (2, ["--shift", "offline"]),
     "kavg": (2, ["--shift", "offline", "--averaging", "kavg"]),
+    "tsm_online": (1, ["--shift", "online"]),
+    "flow_tsn": (1, ["--shift", "none", "--modality", "flow"]),
+    "flow_tsm": (1, ["--shift", "offline", "--modality", "flow"]),
 }
 
 
 def command(name: str, data: Path, out: Path, seed: int, k: int, cores: str | None,
-            b2: int = 2) -> list:
+            b2: int = 2, opts: argparse.Namespace | None = None) -> list:
     procs, extra = RUNS[name]
     if name == "kavg":
         extra = extra + ["--k", str(k), "--b2", str(b2)]
+        if opts is not None and opts.adaptive_rule:
+            extra = extra + ["--adaptive-rule", opts.adaptive_rule]
+    if opts is not None:
+        extra = extra + shlex.split(opts.train_args or "")
+        if "flow" in extra and opts.flow_data:
+            data = opts.flow_data
     train = ["tsm_apps.cli", "train", "--data", str(data), "--preset", "synthetic", "--seed",
              str(seed), "--out", str(out / name), "--no-progress", "--json", *extra]
     if procs == 1:
@@ -62,7 +77,7 @@ def command(name: str, data: Path, out: Path, seed: int, k: int, cores: str | No
 
 
 def run_one(name: str, data: Path, out: Path, seed: int, k: int, cores: str | None,
-            b2: int = 2) -> dict:
+            b2: int = 2, opts: argparse.Namespace | None = None) -> dict:
     done = out / name / "summary.json"
     if done.is_file():
         return json.loads(done.read_text())
@@ -71,7 +86,7 @@ def run_one(name: str, data: Path, out: Path, seed: int, k: int, cores: str | No
                os.environ.get("OMP_NUM_THREADS", "2"))
     log = out / name / "stdout.log"
     with open(log, "w") as f:
-        r = subprocess.run(command(name, data, out, seed, k, cores, b2), stdout=f,
+        r = subprocess.run(command(name, data, out, seed, k, cores, b2, opts), stdout=f,
                            stderr=subprocess.STDOUT, env=env)
     lines = [ln for ln in log.read_text().splitlines() if ln.startswith("{")]
     if r.returncode != 0 or not lines:
@@ -114,6 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cores", default=None,
                    help="';'-separated taskset core lists, one per parallel slot, e.g. '0,1;2,3'")
     p.add_argument("--fresh", action="store_true", help="ignore finished runs")
+    p.add_argument("--adaptive-rule", choices=("factor", "margin"), default=None,
+                   help="kavg: Algorithm 1's factor rule (tsm train's default) or the margin")
+    p.add_argument("--train-args", default="", help="appended to every tsm train command")
+    p.add_argument("--flow-data", type=Path, default=None,
+                   help="flow runs: the tsm flow extract output folder")
     a = p.parse_args(argv)
     names = [n for n in a.runs.split(",") if n]
     unknown = [n for n in names if n not in RUNS]
@@ -135,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     def on_free_slot(name: str) -> dict:
         cores = free.get()  # a slot runs one run at a time
         try:
-            return run_one(name, a.data, a.out, a.seed, a.k, cores, a.b2)
+            return run_one(name, a.data, a.out, a.seed, a.k, cores, a.b2, a)
         finally:
             free.put(cores)
 

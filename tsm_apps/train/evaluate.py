@@ -153,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto")
     p.add_argument("--out", help="write the results as JSON here")
     p.add_argument("--no-progress", action="store_true")
+    from .two_stream import add_arguments
+    add_arguments(p)  # --fuse FLOW.pth (two-stream), --online (early recognition)
     return p
 
 
@@ -202,6 +204,9 @@ def _print(res: dict, clips: int, crops: int) -> None:
 
 def main(argv: Optional[list] = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.online or args.fuse:
+        from .two_stream import main_streams
+        return main_streams(args)
     from ..checkpoint.reading import load_checkpoint
     from .distributed import env_from, pick_device
     ckpt, videos, names = _checked(args)
