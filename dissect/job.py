@@ -102,6 +102,11 @@ class _Context:
     size: Optional[int]
     names: List[str] = field(default_factory=list)
 
+    def class_name(self, index: Optional[int]) -> Optional[str]:
+        if index is None:
+            return None
+        return self.names[index] if self.names else f"class {index}"
+
 
 def check_settings(lay: RunLayout, cfg: JobConfig, write: bool = True) -> None:
     """Check ``cfg`` against ``run.json`` when the folder holds a run; write it if ``write``."""
@@ -136,6 +141,18 @@ def _scores(maps: np.ndarray, boxes: np.ndarray, active) -> dict:
     return clip_scores(maps, boxes, active, {"max20": fraction_of_max_mask(maps)})
 
 
+def _record(ctx: _Context, entry: ClipEntry, indices: np.ndarray, res) -> dict:
+    """The clip's JSON record: label, prediction, top-5 with names, the frames used."""
+    top5 = top_predictions(res.logits[0], ctx.names)
+    label, cls = entry.label, int(res.classes[0])
+    return {"id": entry.id, "path": entry.path, "label": label,
+            "label_name": ctx.class_name(label), "pred": top5[0]["index"],
+            "pred_name": top5[0]["name"], "top5": top5,
+            "top5_hit": None if label is None else any(t["index"] == label for t in top5),
+            "class": cls, "class_name": ctx.class_name(cls), "num_frames": entry.num_frames,
+            "clip": entry.clip, "num_clips": entry.num_clips, "indices": indices.tolist()}
+
+
 def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
     """Maps, overlays and scores of one clip; returns (and writes, last) its record."""
     cfg, k = ctx.cfg, ctx.model.config.num_classes
@@ -154,17 +171,7 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
     arrays = {"maps": maps, "lowres": res.lowres[0].cpu().numpy().astype(np.float32),
               "logits": res.logits[0].cpu().numpy(), "indices": clip.indices, "boxes": boxes,
               "active": (clip.active if clip.active is not None else np.zeros(0, bool))}
-    top5 = top_predictions(res.logits[0], ctx.names)
-    name = (lambda c: None if c is None else top5[0]["name"] if c == top5[0]["index"]
-            else ctx.names[c] if ctx.names else f"class {c}")
-    record = {"id": entry.id, "path": entry.path, "label": entry.label,
-              "label_name": name(entry.label), "pred": top5[0]["index"],
-              "pred_name": top5[0]["name"], "top5": top5,
-              "top5_hit": None if entry.label is None else any(
-                  t["index"] == entry.label for t in top5),
-              "class": int(res.classes[0]), "class_name": name(int(res.classes[0])),
-              "num_frames": entry.num_frames, "clip": entry.clip, "num_clips": entry.num_clips,
-              "indices": clip.indices.tolist()}
+    record = _record(ctx, entry, clip.indices, res)
     if ctx.random_model is not None:
         rnd = _maps_of(ctx.random_model, x, cfg, res.classes).maps[0].cpu().numpy()
         arrays["sanity_maps"] = rnd.astype(np.float16)
