@@ -56,10 +56,12 @@ def providers() -> list:
     return eps
 
 
-def collect(quick: bool, devices: list) -> list:
+def collect(quick: bool, devices: list, groups: tuple = ()) -> list:
     figures = []
     for device in devices:
         for ep in providers():
+            if groups and ep.name not in groups:
+                continue
             print(f"[bench] {ep.name} on {device}", flush=True)
             figures += [plugin_figure(d, device) for d in ep.load()(quick, device)]
     return figures
@@ -86,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="fewer repeats (under 5 minutes on 2 cores)")
     p.add_argument("--out", default="runs/bench/bench.json", help="JSON output")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    p.add_argument("groups", nargs="*", help="only these figure groups (e.g. 'scaling')")
     return p
 
 
@@ -97,7 +100,11 @@ def main(argv: list[str]) -> int:
     if a.device == "cuda":
         devices = ["cuda"]
     t0 = time.perf_counter()
-    figures = collect(a.quick, devices)
+    known = [ep.name for ep in providers()]
+    unknown = [g for g in a.groups if g not in known]
+    if unknown:
+        raise ValueError(f"unknown bench group(s) {unknown}; known: {known}")
+    figures = collect(a.quick, devices, tuple(a.groups))
     report = {"machine": machine(), "quick": a.quick, "seconds": time.perf_counter() - t0,
               "figures": [f.to_dict() for f in figures]}
     out = atomic_write_json(Path(a.out), report)
