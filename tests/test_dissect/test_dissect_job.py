@@ -5,8 +5,8 @@ import re
 import numpy as np
 import pytest
 
-pytest.importorskip("tqdm")
-pytest.importorskip("plotly")
+import plotly  # noqa: F401  (required packages: a missing one fails, never skips)
+import tqdm  # noqa: F401
 
 from dissect.cli import main  # noqa: E402
 from dissect.job import JobConfig, run_job  # noqa: E402

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-pytest.importorskip("pytorch_grad_cam")
+import pytorch_grad_cam  # noqa: F401  (required: a missing package fails, never skips)
 
 from dissect.capture import capture, hook_count  # noqa: E402
 from dissect.gradcam import compute_gradcam, frames_to_clip_layout  # noqa: E402

@@ -24,14 +24,17 @@ def _lines(path):
 
 
 def test_lists_classes_and_annotations(tiny):
-    train, val = _lines(tiny / "train.txt"), _lines(tiny / "val.txt")
-    assert len(train) == 8 and len(val) == 2  # the last 20% are val
+    train, val, test = (_lines(tiny / f"{s}.txt") for s in ("train", "val", "test"))
+    # 10 videos, 1/6 each held out, at least 2: videos 0-5 train, 6-7 val, 8-9 test
+    assert [r for r, _, _ in val] == ["videos/00006.mp4", "videos/00007.mp4"]
+    assert [r for r, _, _ in test] == ["videos/00008.mp4", "videos/00009.mp4"]
+    assert len(train) == 6
     ann = json.loads((tiny / "annotations.json").read_text())
     assert ann["classes"] == list(synth_temporal.CLASSES) == \
         (tiny / "classes.txt").read_text().splitlines()
     assert len(ann["classes"]) == 10
-    assert sorted(int(lab) for _, _, lab in train + val) == list(range(10))  # every class
-    for rel, n, lab in train + val:
+    assert sorted(int(lab) for _, _, lab in train + val + test) == list(range(10))
+    for rel, n, lab in train + val + test:
         assert (tiny / rel).is_file() and int(n) == FRAMES
         v = ann["videos"][rel]
         assert v["label"] == int(lab) and v["class"] == ann["classes"][v["label"]]
@@ -91,7 +94,7 @@ def test_paired_classes_are_time_reversals(family, layout):
 def test_deterministic_by_seed_and_resumes(tiny, tmp_path):
     again = synth_temporal.generate(tmp_path / "a", videos=10, frames=FRAMES, size=SIZE,
                                     seed=3, workers=2)
-    for name in ("train.txt", "val.txt", "annotations.json"):
+    for name in ("train.txt", "val.txt", "test.txt", "annotations.json"):
         assert (again / name).read_bytes() == (tiny / name).read_bytes()
     idx = list(range(FRAMES))
     for rel in ("videos/00000.mp4", "videos/00009.mp4"):
@@ -219,3 +222,12 @@ def test_cli_layout_choices_are_the_generators():
     temporal = build_parser()._subparsers._group_actions[0].choices["temporal"]
     layout = next(a for a in temporal._actions if a.dest == "layout")
     assert tuple(layout.choices) == synth_temporal.LAYOUTS and layout.default is None
+
+
+def test_held_out_split_sizes():
+    # the default 720 keeps the 480 train / 120 val clips of the 600-video sets, adds 120 test
+    assert synth_temporal.held_out(720, 1 / 6, 1 / 6) == (120, 120)
+    assert synth_temporal.held_out(600, 0.2, 0.0) == (120, 0)
+    assert synth_temporal.held_out(3, 1 / 6, 1 / 6) == (2, 0)   # one train clip left
+    with pytest.raises(ValueError, match="test_fraction"):
+        synth_temporal.generate("/nonexistent/x", videos=10, test_fraction=0.9)

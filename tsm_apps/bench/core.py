@@ -1,73 +1,28 @@
-"""The core figures of ``tsm bench``: the shift's overhead, online latency and cache, TSM vs
-I3D-replace, the shift op itself and data loading. Each takes ``(quick, device)`` and returns
-:class:`~tsm_apps.bench.timing.Figure` objects measured side by side in one process."""
+"""The core figures of ``tsm bench``: the shift's overhead (ours and the official op's), online
+latency and cache, TSM vs a native I3D, the shift op itself and data loading. Each takes
+``(quick, device)`` and returns :class:`~tsm_apps.bench.timing.Figure` objects measured side by
+side (round-robin medians) in one process; each detail records the load average around it."""
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
 import torch
+from torch import nn
 
-from ..models.inflate import inflate_shifts
+from ..models.backbone import set_memory_format
+from ..models.inflate import I3D
 from ..models.online import OnlineRecognizer
 from ..models.recognizer import build_recognizer
-from ..models.shift import temporal_shift
-from .timing import Figure, time_one, time_pair
+from ..models.shift import TemporalShift, temporal_shift
+from .loading import data_loading
+from .timing import Figure, load_average, time_many
 
-
-def _models(shift_a, shift_b, arch="resnet50", t=8, device="cpu"):
-    torch.manual_seed(0)
-    a = build_recognizer(arch, 400, t, shift_a).to(device).eval()
-    b = build_recognizer(arch, 400, t, shift_b).to(device).eval()
-    return a, b
-
-
-@torch.no_grad()
-def shift_overhead(quick: bool, device: str) -> list:
-    """TSM / TSN latency, ResNet-50, 8 frames at 224x224, batch 1, offline shift."""
-    tsm, tsn = _models("offline", None, device=device)
-    x = torch.randn(1, 8, 3, 224, 224, device=device)
-    ta, tb = time_pair(lambda: tsm(x), lambda: tsn(x), 3 if quick else 10, 1, device)
-    r = ta / tb
-    return [Figure("shift overhead: TSM/TSN latency (R50, 8x224, bs1)", r, "x", "<= 1.03",
-                   r <= 1.03, device, {"tsm_ms": ta * 1e3, "tsn_ms": tb * 1e3})]
-
-
-@torch.no_grad()
-def online_latency(quick: bool, device: str) -> list:
-    """Per-frame latency of online TSM vs TSN (ResNet-50, 224x224) and the shift cache size."""
-    torch.manual_seed(0)
-    tsm = build_recognizer("resnet50", 400, 8, "online").to(device).eval()
-    tsn = build_recognizer("resnet50", 400, 8, None).to(device).eval()
-    frame = torch.randn(1, 3, 224, 224, device=device)
-    with OnlineRecognizer(tsm) as online:
-        ta, tb = time_pair(lambda: online.step(frame), lambda: tsn.fc(tsn.backbone(frame).mean((2, 3))),
-                           5 if quick else 20, 2, device)
-        cache = online.cache_bytes
-    r = ta / tb
-    return [Figure("online per-frame latency: TSM/TSN (R50, 224)", r, "x", "<= 1.02", r <= 1.02,
-                   device, {"tsm_ms": ta * 1e3, "tsn_ms": tb * 1e3}),
-            Figure("online shift cache (R50, 224, fp32)", cache / 2 ** 20, "MiB", "paper ~0.9 MB",
-                   None, device, {"bytes": cache})]
-
-
-@torch.no_grad()
-def tsm_vs_i3d(quick: bool, device: str) -> list:
-    """Throughput of TSM over its I3D-replace twin (each shifted 1x1 conv -> 3x1x1)."""
-    tsm, i3d = _models("offline", "offline", device=device)
-    inflate_shifts(i3d)
-    size = 160 if quick else 224
-    x = torch.randn(1, 8, 3, size, size, device=device)
-    ta, tb = time_pair(lambda: tsm(x), lambda: i3d(x), 3 if quick else 10, 1, device)
-    r = tb / ta
-    return [Figure(f"TSM vs I3D-replace throughput (R50, 8x{size})", r, "x", ">= 1.5", r >= 1.5,
-                   device, {"tsm_ms": ta * 1e3, "i3d_ms": tb * 1e3})]
+CL, NCHW = torch.channels_last, torch.contiguous_format
 
 
 def naive_shift(x: torch.Tensor, t: int, fold_div: int = 8) -> torch.Tensor:
-    """The straightforward shift: zeros plus slice copies (the official implementation)."""
+    """The official op (mit-han-lab ``TemporalShift.shift``): ``zeros_like`` + three slice copies
+    on ``(N*T, C, H, W)`` viewed as ``(N, T, C, H, W)``; the input made NCHW-contiguous first."""
     nt, c, h, w = x.shape
-    v = x.view(nt // t, t, c, h, w)
+    v = x.contiguous().view(nt // t, t, c, h, w)
     fold = c // fold_div
     out = torch.zeros_like(v)
     out[:, :-1, :fold] = v[:, 1:, :fold]
@@ -76,54 +31,122 @@ def naive_shift(x: torch.Tensor, t: int, fold_div: int = 8) -> torch.Tensor:
     return out.view(nt, c, h, w)
 
 
-def shift_op_speed(quick: bool, device: str) -> list:
-    """Forward + backward of ours vs the naive shift on ResNet-50 layer1-sized activations."""
-    x = torch.randn(8, 256, 56, 56, device=device, requires_grad=True)
+class OfficialShift(nn.Module):
+    """``TemporalShift`` with the official op: the side-by-side baseline of ``tsm bench``."""
 
-    def run(fn):
+    def __init__(self, m: TemporalShift) -> None:
+        super().__init__()
+        self.net, self.num_segments, self.fold_div = m.net, m.num_segments, m.fold_div
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(naive_shift(x, self.num_segments, self.fold_div))
+
+
+def official_style(model: nn.Module) -> nn.Module:
+    """``model`` in NCHW with every offline ``TemporalShift`` running the official op."""
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, TemporalShift):
+                setattr(parent, name, OfficialShift(child))
+    set_memory_format(model.backbone, NCHW)
+    return model
+
+
+def _build(shift, arch="resnet50", device="cpu", fmt=None) -> nn.Module:
+    torch.manual_seed(0)
+    m = build_recognizer(arch, 400, 8, shift)
+    if fmt is not None:
+        set_memory_format(m.backbone, fmt)
+    return m.to(device).eval()
+
+
+def _ms(times: dict) -> dict:
+    return {f"{k}_ms": round(v * 1e3, 2) for k, v in times.items()}
+
+
+@torch.no_grad()
+def shift_overhead(quick: bool, device: str) -> list:
+    """TSM/TSN in the default layout (channels-last) and ours vs the official op, R-50 8x224 bs1."""
+    models = {"tsm": _build("offline", device=device), "tsn": _build(None, device=device),
+              "official_tsm": official_style(_build("offline", device=device)),
+              "tsn_nchw": _build(None, device=device, fmt=NCHW)}
+    x = torch.randn(1, 8, 3, 224, 224, device=device)
+    load = load_average()
+    t = time_many({k: (lambda m=m: m(x)) for k, m in models.items()}, 3 if quick else 12, 1, device)
+    d = {**_ms(t), "official_tsm/tsn_nchw": t["official_tsm"] / t["tsn_nchw"],
+         "tsn/tsn_nchw": t["tsn"] / t["tsn_nchw"], "load": [load, load_average()]}
+    r, o = t["tsm"] / t["tsn"], t["tsm"] / t["official_tsm"]
+    return [Figure("shift overhead: TSM/TSN latency (R50, 8x224, bs1, channels-last)", r, "x",
+                   "<= 1.03", r <= 1.03, device, d),
+            Figure("shift vs official op: our TSM / official-op TSM in NCHW (R50, 8x224, bs1)",
+                   o, "x", "<= 0.75", o <= 0.75, device, d)]
+
+
+def _cache(arch: str, device: str) -> Figure:
+    m = _build("online", arch, device)
+    with OnlineRecognizer(m) as online:
+        online.step(torch.randn(1, 3, 224, 224, device=device))
+        bufs = [s.buffer for s in online._mods]
+        claimed = sum(b.numel() * b.element_size() for b in bufs)
+        stored = sum(b.untyped_storage().nbytes() for b in bufs)
+        cache = online.cache_bytes
+    return Figure(f"online shift cache ({arch}, 224, fp32, bytes retained)", cache / 2 ** 20,
+                  "MiB", "= fold channels' bytes", cache == claimed == stored, device,
+                  {"bytes": cache, "fold_bytes": claimed, "storage_bytes": stored,
+                   "buffers": len(bufs)})
+
+
+@torch.no_grad()
+def online_latency(quick: bool, device: str) -> list:
+    """Per-frame latency of online TSM vs TSN (ResNet-50, 224x224), caches of R-50 and MBv2."""
+    tsm, tsn = _build("online", device=device), _build(None, device=device)
+    frame = torch.randn(1, 3, 224, 224, device=device)
+    load = load_average()
+    with OnlineRecognizer(tsm) as online:
+        t = time_many({"tsm": lambda: online.step(frame),
+                       "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))},
+                      5 if quick else 40, 2, device)
+    r = t["tsm"] / t["tsn"]
+    return [Figure("online per-frame latency: TSM/TSN (R50, 224, channels-last)", r, "x",
+                   "<= 1.02", r <= 1.02, device, {**_ms(t), "load": [load, load_average()]}),
+            _cache("resnet50", device), _cache("mobilenetv2", device)]
+
+
+@torch.no_grad()
+def tsm_vs_i3d(quick: bool, device: str) -> list:
+    """Throughput of TSM over its native 3-D twin (Conv3d on (N, C, T, H, W), 3x1x1 where TSM
+    shifts); the I3D runs in the faster of its two memory formats."""
+    tsm = _build("offline", device=device)
+    i3d = {"i3d": I3D(tsm).to(device).eval(),
+           "i3d_cl3d": I3D(tsm, torch.channels_last_3d).to(device).eval()}
+    size = 160 if quick else 224
+    x = torch.randn(1, 8, 3, size, size, device=device)
+    load = load_average()
+    t = time_many({"tsm": lambda: tsm(x), **{k: (lambda m=m: m(x)) for k, m in i3d.items()}},
+                  3 if quick else 10, 1, device)
+    r = min(t["i3d"], t["i3d_cl3d"]) / t["tsm"]
+    return [Figure(f"TSM vs native I3D throughput (R50, 8x{size})", r, "x", ">= 1.5", r >= 1.5,
+                   device, {**_ms(t), "load": [load, load_average()]})]
+
+
+def shift_op_speed(quick: bool, device: str) -> list:
+    """Forward + backward of ours vs the official op on ResNet-50 layer1-sized activations,
+    in NCHW and channels-last (the official op always writes NCHW)."""
+    base = torch.randn(8, 256, 56, 56, device=device)
+    xs = {fmt: base.clone(memory_format=fmt).requires_grad_() for fmt in (NCHW, CL)}
+
+    def run(fn, x):
         def f():
             fn(x, 8).sum().backward()
             x.grad = None
         return f
-    ta, tb = time_pair(run(temporal_shift), run(naive_shift), 10 if quick else 50, 3, device)
-    r = ta / tb
-    return [Figure("shift op fwd+bwd: ours/naive (8x256x56x56)", r, "x", "<= 1.00", r <= 1.0,
-                   device, {"ours_ms": ta * 1e3, "naive_ms": tb * 1e3})]
-
-
-def data_loading(quick: bool, device: str) -> list:
-    """Sparse 8-segment sampling from mp4 (clips/s) vs the training step's consumption."""
-    import tempfile
-
-    import numpy as np
-
-    from ..data import read_video_frames, write_video
-    from ..data.sampling import sample_train
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "clip.mp4"
-        rng = np.random.default_rng(0)
-        write_video(path, rng.integers(0, 255, (250 if quick else 500, 112, 112, 3), np.uint8), 25)
-        n = 5 if quick else 20
-        srng = np.random.default_rng(0)
-        t0 = time.perf_counter()
-        for _ in range(n):
-            read_video_frames(path, sample_train(250 if quick else 500, 8, srng))
-        load = n / (time.perf_counter() - t0)
-    torch.manual_seed(0)
-    model = build_recognizer("resnet18", 8, 8, "offline", width=0.25, dropout=0.0).to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x = torch.randn(8, 8, 3, 96, 96, device=device)
-    y = torch.zeros(8, dtype=torch.long, device=device)
-
-    def step():
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
-        opt.step()
-    consume = 8 / time_one(step, 3 if quick else 10, 1, device)
-    r = load / consume
-    return [Figure("data: sparse mp4 loading / train-step consumption (1 worker)", r, "x",
-                   ">= 1 (loader keeps up)", r >= 1.0, device,
-                   {"load_clips_per_s": load, "train_clips_per_s": consume})]
+    t = time_many({"ours_nchw": run(temporal_shift, xs[NCHW]), "ours_cl": run(temporal_shift, xs[CL]),
+                   "official_nchw": run(naive_shift, xs[NCHW]),
+                   "official_cl": run(naive_shift, xs[CL])}, 10 if quick else 50, 3, device)
+    r = t["ours_cl"] / t["official_cl"]
+    return [Figure("shift op fwd+bwd: ours/official on channels-last input (8x256x56x56)", r,
+                   "x", "<= 1.00", r <= 1.0, device,
+                   {**_ms(t), "ours/official nchw": t["ours_nchw"] / t["official_nchw"]})]
 
 
 FIGURES = (shift_overhead, online_latency, tsm_vs_i3d, shift_op_speed, data_loading)

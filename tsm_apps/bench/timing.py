@@ -5,6 +5,7 @@ test assertions.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
@@ -34,6 +35,33 @@ def time_pair(fn_a: Callable[[], object], fn_b: Callable[[], object], repeats: i
             _sync(device)
             out.append(time.perf_counter() - t0)
     return statistics.median(ta), statistics.median(tb)
+
+
+def time_many(fns: dict, repeats: int = 10, warmup: int = 2,
+              device: torch.device | str | None = None) -> dict:
+    """Median seconds of each ``{name: fn}``, run round-robin so drift hits all equally."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    times: dict = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            _sync(device)
+            t0 = time.perf_counter()
+            fn()
+            _sync(device)
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def load_average() -> float:
+    """The 1-minute load average (0.0 where the platform has none): state it with timings."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
 
 
 def time_one(fn: Callable[[], object], repeats: int = 10, warmup: int = 2,

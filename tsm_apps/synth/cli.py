@@ -43,10 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
                          parser_class=_Parser)
     t = sub.add_parser("temporal", help="temporal-reasoning set: mp4 videos + TSM list files",
                        description="10 time-reversed motion classes with static distractors; "
-                                   "writes videos/, train.txt, val.txt, classes.txt, "
+                                   "writes videos/, train.txt, val.txt, test.txt, classes.txt, "
                                    "annotations.json")
     t.add_argument("--out", required=True, help="output folder (empty, or a resumable run)")
-    t.add_argument("--videos", type=_count(2), default=600, help="number of clips (600)")
+    t.add_argument("--videos", type=_count(2), default=720,
+                   help="number of clips (720: 480 train, 120 val, 120 held-out test)")
     t.add_argument("--frames", type=_count(4), default=16, help="frames per clip (16)")
     t.add_argument("--size", type=_count(32), default=112, help="frame side in pixels (112)")
     t.add_argument("--seed", type=_count(0), default=0)

@@ -16,7 +16,7 @@ trained from scratch under the ``synthetic`` preset often stays at chance.
 Output under ``root`` (paths in the lists and JSON are relative to ``root``)::
 
     videos/%05d.mp4     lossless H.264, ``frames`` frames of ``size x size``
-    train.txt, val.txt  official TSM list format: ``videos/00012.mp4 16 2``
+    train.txt, val.txt, test.txt  official TSM list format: ``videos/00012.mp4 16 2``
     classes.txt         class names, one a line, in label order
     annotations.json    {"classes": [...], "videos": {"videos/00012.mp4": {"label": 2,
                         "class": "...", "split": "train", "boxes": [[x1, y1, x2, y2] | null per
@@ -25,8 +25,11 @@ Output under ``root`` (paths in the lists and JSON are relative to ``root``)::
 
 Boxes are integer edge coordinates (``x2 - x1`` = width) of the acting object in the stored frames,
 ``null`` where it is invisible; ``active`` marks the frames in which it moves, turns, grows or
-fades. Video ``i`` has label ``i % 10``; the last ``val_fraction`` of the videos (at least 2, at
-most all but one) form the val split. Everything is a function of ``seed`` (video ``i`` draws from
+fades. Video ``i`` has label ``i % 10``; the last ``test_fraction`` of the videos form the held-out
+test split (reported figures), the ``val_fraction`` before them the val split (model selection);
+val has at least 2 videos and test at least 2 when the set is large enough to leave a train clip
+(at most all but one are held out). The defaults (720 videos, 1/6 and 1/6) keep the 480 train and
+120 val clips of the earlier 600-video sets and add 120 test clips. Everything is a function of ``seed`` (video ``i`` draws from
 ``np.random.default_rng([seed, i])``), so the files are identical for every worker count.
 """
 from __future__ import annotations
@@ -258,11 +261,14 @@ def _video_job(job: tuple) -> tuple:
     return rel, plan.label, plan.boxes(size), [bool(a) for a in plan.active]
 
 
-def _check(videos: int, frames: int, size: int, val_fraction: float, fps: int) -> None:
+def _check(videos: int, frames: int, size: int, val_fraction: float, fps: int,
+           test_fraction: float = 0.0) -> None:
     checks = [(videos >= 2, f"videos must be >= 2 (one train and one val clip), got {videos}"),
               (frames >= 4, f"frames must be >= 4, got {frames}"),
               (size >= 32 and size % 2 == 0, f"size must be an even number >= 32, got {size}"),
               (0 < val_fraction < 1, f"val_fraction must be in (0, 1), got {val_fraction}"),
+              (0 <= test_fraction < 1 - val_fraction,
+               f"test_fraction must be in [0, 1 - val_fraction), got {test_fraction}"),
               (fps >= 1, f"fps must be >= 1, got {fps}")]
     for ok, msg in checks:
         if not ok:
@@ -282,8 +288,9 @@ def _claim(root: Path, params: dict) -> None:
     atomic_write_text(manifest, json.dumps(params, indent=1, sort_keys=True) + "\n")
 
 
-def generate(root: str | os.PathLike, videos: int = 600, frames: int = 16, size: int = 112,
-             seed: int = 0, val_fraction: float = 0.2, fps: int = 8,
+def generate(root: str | os.PathLike, videos: int = 720, frames: int = 16, size: int = 112,
+             seed: int = 0, val_fraction: float = 1 / 6, fps: int = 8,
+             test_fraction: float = 1 / 6,
              distractors: tuple = DISTRACTORS, layout: str = "path",
              workers: Optional[int] = None, progress: bool = False) -> Path:
     """Write the set under ``root`` (see the module docstring) and return ``root``.
@@ -295,7 +302,7 @@ def generate(root: str | os.PathLike, videos: int = 600, frames: int = 16, size:
     ``workers``: processes rendering and encoding videos (default: the CPU count); the output
     does not depend on it. A re-run with the same parameters skips the videos already written
     (each is written to a temporary name and renamed), so an interrupted run resumes."""
-    _check(videos, frames, size, val_fraction, fps)
+    _check(videos, frames, size, val_fraction, fps, test_fraction)
     distractors = tuple(int(d) for d in distractors)
     if len(distractors) != 2 or not 0 <= distractors[0] <= distractors[1] <= 4:
         raise ValueError(f"distractors must be (fewest, most) with 0 <= fewest <= most <= 4, "
@@ -305,17 +312,20 @@ def generate(root: str | os.PathLike, videos: int = 600, frames: int = 16, size:
     params = {"generator": "synth_temporal", "version": VERSION, "videos": videos,
               "frames": frames, "size": size, "seed": seed, "val_fraction": val_fraction,
               "fps": fps, "distractors": list(distractors)}
+    if test_fraction:  # sets made before the test split existed keep resuming
+        params["test_fraction"] = test_fraction
     if layout != "path":  # sets made before layouts existed keep resuming
         params["layout"] = layout
     _claim(root, params)
     (root / "videos").mkdir(parents=True, exist_ok=True)
     jobs = [(str(root), i, frames, size, seed, fps, distractors, layout) for i in range(videos)]
     results = _run(jobs, workers, progress)
-    n_val = min(videos - 1, max(2, round(videos * val_fraction)))
-    lines = {"train": [], "val": []}
+    n_val, n_test = held_out(videos, val_fraction, test_fraction)
+    lines = {"train": [], "val": [], "test": []}
     ann = {"classes": list(CLASSES), "videos": {}}
     for i, (rel, label, boxes, active) in enumerate(results):
-        split = "val" if i >= videos - n_val else "train"
+        split = ("test" if i >= videos - n_test else
+                 "val" if i >= videos - n_test - n_val else "train")
         lines[split].append(f"{rel} {frames} {label}\n")
         ann["videos"][rel] = {"label": label, "class": CLASSES[label], "split": split,
                               "boxes": boxes, "active": active}
@@ -324,6 +334,15 @@ def generate(root: str | os.PathLike, videos: int = 600, frames: int = 16, size:
     atomic_write_text(root / "classes.txt", "".join(c + "\n" for c in CLASSES))
     atomic_write_text(root / "annotations.json", json.dumps(ann, sort_keys=True) + "\n")
     return root
+
+
+def held_out(videos: int, val_fraction: float, test_fraction: float) -> tuple:
+    """``(n_val, n_test)``: the last ``n_test`` videos are test, the ``n_val`` before them val."""
+    n_val = min(videos - 1, max(2, round(videos * val_fraction)))
+    n_test = 0
+    if test_fraction > 0:
+        n_test = min(videos - 1 - n_val, max(2, round(videos * test_fraction)))
+    return n_val, max(n_test, 0)
 
 
 def _run(jobs: list, workers: Optional[int], progress: bool) -> list:
