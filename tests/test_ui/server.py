@@ -40,11 +40,12 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
 
 
 @contextmanager
-def running_app(runs: Path, log: Path, timeout: float = 90.0, **env: str) -> Iterator[str]:
-    """``tsm ui --runs RUNS`` on a free port; yields its URL. Output goes to ``log``."""
+def running_app(runs: Path, log: Path, timeout: float = 90.0, args: tuple = (),
+                **env: str) -> Iterator[str]:
+    """``tsm ui --runs RUNS [args]`` on a free port; yields its URL. Output goes to ``log``."""
     port = free_port()
     cmd = [sys.executable, "-m", "tsm_apps.cli", "ui", "--runs", str(runs), "--port", str(port),
-           "--host", HOST]
+           "--host", HOST, *map(str, args)]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                 env={**os.environ, **env}, start_new_session=True)

@@ -64,20 +64,29 @@ def drop(name: str) -> None:
     st.session_state.pop(f"live_{name}", None)
 
 
+def _play(s: Stream) -> None:
+    s.playing = True
+
+
+def _pause(s: Stream) -> None:
+    s.playing = False
+
+
+def _step(s: Stream) -> None:
+    s.playing = False
+    s.advance()
+
+
 def controls(name: str, s: Stream) -> None:
-    """Play / Pause / Step / Restart (full reruns: the fragment's timer follows ``playing``)."""
+    """Play / Pause / Step / Restart. Callbacks change the stream before the page is drawn, so
+    the buttons and the fragment's timer (on while ``playing``) match the new state."""
     c = st.columns(4)
-    if c[0].button("▶ Play" if s.t < 0 else "▶ Resume", key=f"live_{name}_play",
-                   disabled=s.playing or s.done):
-        s.playing = True
-    if c[1].button("Pause", key=f"live_{name}_pause", disabled=not s.playing):
-        s.playing = False
-    if c[2].button("Step", key=f"live_{name}_step", disabled=s.done):
-        s.playing = False
-        s.advance()
-    if c[3].button("Restart", key=f"live_{name}_restart"):
-        drop(name)
-        st.rerun()
+    c[0].button("▶ Play" if s.t < 0 else "▶ Resume", key=f"live_{name}_play",
+                disabled=s.playing or s.done, on_click=_play, args=(s,))
+    c[1].button("Pause", key=f"live_{name}_pause", disabled=not s.playing, on_click=_pause,
+                args=(s,))
+    c[2].button("Step", key=f"live_{name}_step", disabled=s.done, on_click=_step, args=(s,))
+    c[3].button("Restart", key=f"live_{name}_restart", on_click=drop, args=(name,))
 
 
 def run(s: Stream, draw: Callable[[Stream], None]) -> None:
