@@ -59,10 +59,11 @@ def speed(frames: int, k: int) -> None:
 
 
 def load_fgfa(path: Path) -> types.ModuleType:
-    """FGFA's ``imagenet_vid_eval_motion.py`` (Python 2) as a module: print statements,
-    ``cPickle`` and numpy's ragged ``np.array`` (object arrays in numpy >= 1.24) fixed."""
+    """FGFA's ``imagenet_vid_eval_motion.py`` (Python 2) as a module: print statements (made
+    assignments: their progress lines are not needed), ``cPickle`` and numpy's ragged
+    ``np.array`` (object arrays in numpy >= 1.24) fixed."""
     src = Path(path).read_text()
-    src = re.sub(r"^(\s*)print (.*)$", r"\1print(\2)", src, flags=re.M)
+    src = re.sub(r"^(\s*)print\s+(?!\()", r"\1_ = ", src, flags=re.M)
     src = src.replace("import cPickle", "import pickle as cPickle")
     src = src.replace("motion_iou = np.array([[", "motion_iou = _ragged([[")
     src = re.sub(r"np\.array\((tp_cell|fp_cell|obj_labels_cell|obj_confs_cell)\)", r"_ragged(\1)",
@@ -140,7 +141,7 @@ def compare(a: argparse.Namespace) -> None:
           "FGFA - metrics.json |\n|---|---:|---:|---:|---:|")
     for k in ("mAP", "mAP_slow", "mAP_medium", "mAP_fast"):
         m = metrics.get(k)
-        diff = "-" if m is None else f"{theirs[k] - m:+.4f}"
+        diff = "-" if m is None else f"{theirs[k] - m:+.2e}"
         print(f"| {k} | {m if m is None else f'{m:.4f}'} | {theirs[k]:.4f} | "
               f"{ours[k] if ours[k] is None else f'{ours[k]:.4f}'} | {diff} |")
 
