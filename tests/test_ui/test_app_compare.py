@@ -92,4 +92,4 @@ def test_live_recognizer_steps_and_restarts(app_for, compare_runs):
     assert any(c.startswith("paused: frame 1/119") and "shift cache" in c for c in caps), caps
     assert any("online top-5 after 2 frames" in m.value for m in at.markdown)
     at.button(key="live_rec_restart").click().run()
-    assert any("press Play or Step" in c.value for c in at.caption)
+    assert any("press Stream or Step" in c.value for c in at.caption)

@@ -48,7 +48,7 @@ def test_stream_steps_carry_buffers_and_restart(app_for, det_runs):
     at = app_for(det_runs).run()
     assert "Detecting on all 6 frames of the video (frame limit 300)." in _captions(at)
     at.radio(key="det_mode").set_value("Stream (live)").run()
-    assert any("press Play or Step" in c for c in _captions(at))
+    assert any("press Stream or Step" in c for c in _captions(at))
     for _ in range(3):
         at.button(key="live_det_step").click().run()
     assert not at.exception and not at.error
@@ -68,6 +68,6 @@ def test_stream_steps_carry_buffers_and_restart(app_for, det_runs):
         np.testing.assert_allclose(got.boxes, ref.boxes, atol=1e-3)
         np.testing.assert_allclose(got.scores, ref.scores, atol=1e-5)
     at.button(key="live_det_restart").click().run()
-    assert any("press Play or Step" in c for c in _captions(at))
+    assert any("press Stream or Step" in c for c in _captions(at))
     at.radio(key="det_mode").set_value("Browse all frames").run()
     assert not at.exception and "live_det" not in at.session_state

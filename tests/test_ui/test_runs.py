@@ -60,3 +60,13 @@ def test_find_files_newest_first(tmp_path):
         os.utime(f, (1000 + i, 1000 + i))
     assert runs.find_files(tmp_path, "bench.json") == [tmp_path / "new/bench.json",
                                                         tmp_path / "old/bench.json"]
+
+
+def test_find_checkpoints_leaves_detector_folders_out(tmp_path):
+    for rel in ("train/tsm/best.pth", "train/tsn/best.pth", "detection/tsm/final.pth",
+                "a/.hidden/x.pth", "notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"")
+    (tmp_path / "detection" / "tsm" / "config.py").write_text("")
+    assert runs.find_checkpoints(tmp_path) == [tmp_path / "train/tsm/best.pth",
+                                               tmp_path / "train/tsn/best.pth"]

@@ -25,7 +25,7 @@ SLOTS = ("A", "B")
 
 @st.cache_data(show_spinner=False, ttl=30)
 def _checkpoints(root: str) -> list[str]:
-    return [str(p) for p in sources.find_checkpoints(Path(root))]
+    return [str(p) for p in runs.find_checkpoints(Path(root))]
 
 
 @st.cache_resource(show_spinner="Loading recognizer...", max_entries=4)

@@ -81,7 +81,7 @@ def controls(name: str, s: Stream) -> None:
     """Play / Pause / Step / Restart. Callbacks change the stream before the page is drawn, so
     the buttons and the fragment's timer (on while ``playing``) match the new state."""
     c = st.columns(4)
-    c[0].button("▶ Play" if s.t < 0 else "▶ Resume", key=f"live_{name}_play",
+    c[0].button("▶ Stream" if s.t < 0 else "▶ Resume", key=f"live_{name}_play",
                 disabled=s.playing or s.done, on_click=_play, args=(s,))
     c[1].button("Pause", key=f"live_{name}_pause", disabled=not s.playing, on_click=_pause,
                 args=(s,))
@@ -137,7 +137,7 @@ def recognition(models: dict, video, size: int, offline: dict) -> None:
         left, right = st.columns(2)
         with left:
             if s.last is None:
-                st.caption("press Play or Step to stream the video through the online model")
+                st.caption("press Stream or Step to play the video through the online model")
             else:
                 frame_p, running, cache = s.last
                 st.caption(status(s, f"shift cache {size_text(cache)}"))
@@ -193,7 +193,7 @@ def detection(detectors: dict, video, min_score: float, truth, render: Callable,
 
     def draw(s: Stream) -> None:
         if s.last is None:
-            st.caption("press Play or Step to stream the video through both detectors")
+            st.caption("press Stream or Step to play the video through both detectors")
             return
         st.caption(status(s))
         for col, (n, (dets, ms, cache)) in zip(st.columns(2), s.last.items()):

@@ -51,6 +51,13 @@ def find_videos(root: Path) -> list[Path]:
     return sorted(p for p in _walk(root) if p.suffix.lower() in VIDEO_SUFFIXES)
 
 
+def find_checkpoints(root: Path, limit: int = 200) -> list[Path]:
+    """Recognizer checkpoints (``*.pth``) under ``root``, sorted (at most ``limit``); detector
+    work folders (holding the ``config.py`` of ``tsm detect train``) are left out."""
+    out = [p for p in _walk(root) if p.suffix == ".pth" and not (p.parent / "config.py").is_file()]
+    return sorted(out)[:limit]
+
+
 def find_vid_snippets(root: Path) -> list[Path]:
     """ImageNet-VID val snippets (``.../Data/VID/val/<snippet>/%06d.JPEG``) under ``root``."""
     out = []

@@ -13,13 +13,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .base import Progress
-
-__all__ = ["LoadedRecognizer", "ModelMaps", "ClipInput", "find_checkpoints", "load_recognizer",
+__all__ = ["LoadedRecognizer", "ModelMaps", "ClipInput", "load_recognizer",
            "load_online", "prepare_clip", "prepare_frame", "model_maps", "top_k",
            "maps_overlay", "map_methods", "LiveRecognizer"]
 
-DETECTOR_MARKERS = ("config.py",)  # folders of `tsm detect train`: detectors, not recognizers
 _LOAD_ERRORS = (ValueError, KeyError, TypeError, RuntimeError, OSError, EOFError,
                 pickle.UnpicklingError)
 
@@ -63,16 +60,6 @@ def map_methods() -> tuple:
     from dissect import METHODS
 
     return tuple(METHODS)
-
-
-def find_checkpoints(runs: Path, limit: int = 200) -> list[Path]:
-    """Recognizer checkpoints (``*.pth``) under ``runs``, sorted; detector work folders (holding
-    a ``config.py``) are left out."""
-    from ..runs import _walk
-
-    out = [p for p in _walk(Path(runs)) if p.suffix == ".pth"
-           and not any((p.parent / m).is_file() for m in DETECTOR_MARKERS)]
-    return sorted(out)[:limit]
 
 
 def _device():
