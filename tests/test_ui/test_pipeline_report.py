@@ -15,7 +15,7 @@ def test_plan_stages_and_outputs(tmp_path):
     stages = plan(tmp_path)
     names = [[s.name for s in (g if isinstance(g, list) else [g])] for g in stages]
     assert names == [["synth temporal", "synth vid"], ["train tsn", "train tsm"],
-                     ["detect train tsn", "detect train tsm"], ["detect test tsn", "detect test tsm"],
+                     ["test tsn", "test tsm"], ["detect train tsn", "detect train tsm"], ["detect test tsn", "detect test tsm"],
                      ["dissect tsn", "dissect tsm"], ["dissect compare"]]
     train_tsm = stages[1][1]
     assert train_tsm.args[train_tsm.args.index("--shift") + 1] == "offline"
@@ -23,6 +23,9 @@ def test_plan_stages_and_outputs(tmp_path):
     assert train_tsm.outputs[0] == tmp_path / "recognizers" / "tsm" / "best.pth"
     assert train_tsm.env["OMP_NUM_THREADS"] == "1"
     assert not train_tsm.done()
+    test_tsm = stages[2][1]  # the held-out split, scored with the checkpoint chosen on val
+    assert test_tsm.args[test_tsm.args.index("--data") + 1] == tmp_path / "data" / "temporal" / "test.txt"
+    assert test_tsm.args[1] == tmp_path / "recognizers" / "tsm" / "best.pth"
 
 
 def test_report_tables_and_missing_sections(tmp_path):

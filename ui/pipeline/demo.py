@@ -41,6 +41,10 @@ def plan(root: Path, seed: int = 0) -> list:
                                  "--seed", seed, "--out", runs.recognizer(m)],
                   [runs.recognizer(m) / "best.pth", runs.recognizer_eval(m)], ONE_THREAD)
              for m in MODELS]
+    test = [Step(f"test {m}", ["test", runs.recognizer(m) / "best.pth", "--data",
+                               data_t / "test.txt", "--no-progress", "--out",
+                               runs.recognizer(m) / "test.json"],
+                 [runs.recognizer(m) / "test.json"], ONE_THREAD) for m in MODELS]
     det_train = [Step(f"detect train {m}", ["detect", "train", DETECT_CONFIGS[m], "--work-dir",
                                             runs.detector(m), "--cfg-options",
                                             f"data_root={data_v}/"],
@@ -57,7 +61,7 @@ def plan(root: Path, seed: int = 0) -> list:
     compare = Step("dissect compare", ["dissect", "compare", runs.dissection("tsm"),
                                        runs.dissection("tsn"), "--out", runs.comparison],
                    [runs.comparison / "compare.html"])
-    return [synth, train, det_train, det_test, dissect, compare]
+    return [synth, train, test, det_train, det_test, dissect, compare]
 
 
 def summary(root: Path) -> list:
@@ -67,6 +71,9 @@ def summary(root: Path) -> list:
         ev = read_json(runs.recognizer_eval(m), missing_ok=True)
         if ev:
             lines.append(f"{m.upper()} recognizer: val top-1 {ev['top1']:.1f}%")
+        held_out = read_json(runs.recognizer(m) / "test.json", missing_ok=True)
+        if held_out and held_out.get("top1") is not None:  # best.pth was chosen on val
+            lines.append(f"{m.upper()} recognizer: held-out test top-1 {held_out['top1']:.1f}%")
     for m in MODELS:
         met = read_json(runs.detection_metrics(m), missing_ok=True)
         if met:
