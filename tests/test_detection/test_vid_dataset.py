@@ -147,6 +147,20 @@ def test_synthetic_set_round_trip(tmp_path):
     for key in ("mAP", "mAP_slow", "mAP_medium", "mAP_fast", "mAP_corrupted"):
         assert m[key] is None or m[key] == pytest.approx(100.0), key
     assert m["mAP"] == pytest.approx(100.0) and m["mAP_corrupted"] == pytest.approx(100.0)
+    # the paper config's lists on the same tree: 12-frame snippets give 12 key frames each
+    # (FGFA's floor(12(2i+1)/30) has 12 distinct values); all 12 DET images listed, the 3
+    # without objects skipped as key frames, non-VID objects dropped
+    train = build(root, ann_file="ImageSets/VID_train_15frames.txt",
+                  det_ann_file="ImageSets/DET_train_30classes.txt",
+                  filter_cfg=dict(filter_empty_gt=True))
+    infos = [train.get_data_info(i) for i in range(train.num_frames())]
+    det = [i for i in infos if i["video"].startswith("DET/")]
+    assert len(train) == 2 * 12 + 9 and len(det) == 12
+    assert all(lab in (0, 6, 27, 29) for i in det for lab in
+               (o["bbox_label"] for o in i["instances"]))   # airplane, car, watercraft, zebra
+    val = build(root, ann_file="ImageSets/VID_val_videos.txt", test_mode=True)
+    assert [val.get_data_info(i)["img_id"] for i in range(len(val))] == \
+        [ds.get_data_info(i)["img_id"] for i in range(len(ds))]
 
 
 @pytest.fixture(scope="module")
