@@ -53,10 +53,14 @@ class RunLayout:
         return self.root / "failed" / f"{cid}.json"
 
     def failed_files(self) -> list:
-        return sorted((self.root / "failed").glob("*.json"))
+        return sorted(p for p in (self.root / "failed").glob("*.json")
+                      if not p.name.startswith("."))
 
     def done_ids(self) -> list:
-        return sorted(p.stem for p in (self.root / "clips").glob("*.json"))
+        """Ids of the finished clips; temporary files of a killed write (``.<id>.*.tmp.json``,
+        left when a process dies mid-write) are not records."""
+        return sorted(p.stem for p in (self.root / "clips").glob("*.json")
+                      if not p.name.startswith("."))
 
 
 @dataclass
