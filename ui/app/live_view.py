@@ -94,9 +94,14 @@ def run(s: Stream, draw: Callable[[Stream], None]) -> None:
 
     @st.fragment(run_every=INTERVAL if s.playing else None)
     def _live() -> None:
-        if s.playing:
-            s.advance()
-        draw(s)
+        try:
+            if s.playing:
+                s.advance()
+            draw(s)
+        except (ValueError, RuntimeError, sources.Unavailable) as e:  # a fragment run is
+            s.playing = False                                       # outside main's handler
+            st.error(f"The stream stopped: {e}")
+            return
         if s.playing and s.done:
             s.playing = False
             st.rerun()  # the whole page: the fragment's timer stops

@@ -146,20 +146,30 @@ def maps_overlay(frames: np.ndarray, maps: np.ndarray, per: str = "clip") -> np.
 
 class LiveRecognizer:
     """The online recognizer on a video, frame by frame: ``step(frame)`` returns that frame's
-    probabilities and keeps the running mean of the logits of the frames seen so far."""
+    probabilities and keeps the running mean of the logits of the frames seen so far.
+
+    The shift buffers belong to this object (:class:`tsm_apps.OnlineStep`: explicit buffers in
+    and out), so several streams can share one loaded model."""
 
     def __init__(self, rec: LoadedRecognizer, size: int) -> None:
-        from tsm_apps import OnlineRecognizer
+        import torch
+        from tsm_apps import OnlineStep
 
         self.rec, self.size = rec, size
-        self.online = OnlineRecognizer(rec.model)
-        self.online.reset()
+        self.stepper = OnlineStep(rec.model)
+        with torch.no_grad():
+            shapes = self.stepper.buffer_shapes((1, 3, size, size))
+        p = next(rec.model.parameters())
+        self.buffers = tuple(torch.zeros(s, dtype=p.dtype, device=p.device) for s in shapes)
         self.seen, self._sum = 0, None
 
     def step(self, frame: np.ndarray) -> np.ndarray:
         import torch
 
-        logits = self.online.step(prepare_frame(frame, self.size).to(_device()))[0].float().cpu()
+        with torch.no_grad():
+            out = self.stepper(prepare_frame(frame, self.size).to(_device()), *self.buffers)
+        self.buffers = tuple(out[1:])
+        logits = out[0][0].float().cpu()
         self._sum = logits if self._sum is None else self._sum + logits
         self.seen += 1
         return torch.softmax(logits, 0).numpy()
@@ -172,9 +182,5 @@ class LiveRecognizer:
 
     @property
     def cache_bytes(self) -> int:
-        return self.online.cache_bytes
-
-    def close(self) -> None:
-        self.online.close()
-
-
+        """Bytes of the shift buffers carried to the next frame."""
+        return sum(b.numel() * b.element_size() for b in self.buffers)
