@@ -1,17 +1,34 @@
 """TSM Apps: the shared Temporal Shift Module backbone package.
 
-Never imports mmdet/mmengine/mmcv (a test checks this in a subprocess).
+The public API below is loaded on first use (PEP 562), so ``import tsm_apps`` — and every ``tsm``
+command's early input checks — do not pay for torchvision's model zoo until a model is needed.
+Never imports mmdet/mmengine/mmcv, nor detection/dissect/ui (tests check both in a subprocess).
 """
-from .models.backbone import ARCHS, Backbone, BackboneConfig, build_backbone, set_num_segments
-from .checkpoint.reading import load_checkpoint, save_checkpoint
-from .models.online import OnlineRecognizer, OnlineStep, shift_modules, streaming
-from .models.recognizer import Recognizer, RecognizerConfig, build_recognizer, recognizer_from_config
-from .models.shift import TemporalPool, TemporalShift, online_shift_step, temporal_shift
+from __future__ import annotations
 
-__all__ = [
-    "ARCHS", "Backbone", "BackboneConfig", "build_backbone", "set_num_segments",
-    "load_checkpoint", "save_checkpoint",
-    "OnlineRecognizer", "OnlineStep", "shift_modules", "streaming",
-    "Recognizer", "RecognizerConfig", "build_recognizer", "recognizer_from_config",
-    "TemporalPool", "TemporalShift", "online_shift_step", "temporal_shift",
-]
+import importlib
+from typing import Any
+
+_API = {
+    ".models.backbone": ("ARCHS", "Backbone", "BackboneConfig", "build_backbone",
+                         "set_num_segments"),
+    ".checkpoint.reading": ("load_checkpoint", "save_checkpoint"),
+    ".models.online": ("OnlineRecognizer", "OnlineStep", "shift_modules", "streaming"),
+    ".models.recognizer": ("Recognizer", "RecognizerConfig", "build_recognizer",
+                           "recognizer_from_config"),
+    ".models.shift": ("TemporalPool", "TemporalShift", "online_shift_step", "temporal_shift"),
+}
+_WHERE = {name: module for module, names in _API.items() for name in names}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'tsm_apps' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))

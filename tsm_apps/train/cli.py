@@ -19,8 +19,21 @@ import sys
 from dataclasses import fields
 from typing import Optional
 
-from .config import (ADAPTIVE_RULES, AVERAGING, BN_MODES, CROPS, MODALITIES, OPTIMIZERS, PRESETS,
-                     SHIFTS, MultigridConfig, TrainConfig, check_factor_pairs, load_config)
+from .config import (
+    ADAPTIVE_RULES,
+    AVERAGING,
+    BN_MODES,
+    CROPS,
+    MODALITIES,
+    OPTIMIZERS,
+    PRESETS,
+    SHIFTS,
+    MultigridConfig,
+    TrainConfig,
+    check_factor_pairs,
+    load_config,
+)
+from .inputs import check_pretrained
 
 CHOICES = {"shift": SHIFTS, "bn": BN_MODES, "optimizer": OPTIMIZERS, "modality": MODALITIES,
            "crop": CROPS}
@@ -131,6 +144,8 @@ def config_from_args(args: argparse.Namespace) -> TrainConfig:
 def main(argv: Optional[list] = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     cfg = config_from_args(args)
+    if cfg.pretrained:  # before the models and data code are even imported
+        check_pretrained(cfg.pretrained)
     from .run import train  # torch/data imports only once the flags are fine
     summary = train(cfg)
     if summary["rank"] == 0:

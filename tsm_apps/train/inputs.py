@@ -15,12 +15,13 @@ from .config import TrainConfig
 
 def check_pretrained(path: str) -> str:
     """The layout of a ``--pretrained`` checkpoint; raises naming the file and the problem."""
-    from ..checkpoint.reading import checkpoint_config, read_checkpoint
+    from ..io import read_checkpoint  # torch only: a file that is no checkpoint fails here
 
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"--pretrained: checkpoint not found: {p}")
     ckpt = read_checkpoint(p)
+    from ..checkpoint.reading import checkpoint_config  # the layouts need the model zoo
     try:
         return checkpoint_config(ckpt, p.name)[0]
     except ValueError as e:
