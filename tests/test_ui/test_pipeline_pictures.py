@@ -21,7 +21,8 @@ def put(path, obj):
 
 def test_clips_chosen_by_rule():
     def rec(tsn_pred, tsm_pred, label=1):
-        return {"tsn": {"pred": tsn_pred, "label": label}, "tsm": {"pred": tsm_pred, "label": label}}
+        return {"tsn": {"pred": tsn_pred, "label": label},
+                "tsm": {"pred": tsm_pred, "label": label}}
 
     records = {"c": rec(0, 1), "a": rec(1, 1), "b": rec(0, 1), "d": rec(0, 2), "e": rec(1, 0)}
     assert choose_clips(records) == [("TSM right, TSN wrong", "b"), ("both right", "a"),

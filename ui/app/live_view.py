@@ -9,6 +9,7 @@ Streamlit queues a fragment's timed re-runs behind the running one, so the pace 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -125,8 +126,9 @@ def status(s: Stream, extra: str = "") -> str:
 def recognition(models: dict, video, size: int, offline: dict) -> None:
     """The online recognizer's top-5 as frames arrive, beside the offline answer on the clip."""
     st.subheader("Live: the online recognizer, frame by frame")
+    label = {s: f"{s}: {Path(m.path.parent.name, m.path.name)}" for s, m in models.items()}
     slot = st.radio("Model streamed", list(models), horizontal=True, key="live_rec_slot",
-                    format_func=lambda s: f"{s}: {models[s].path.name}")
+                    format_func=label.get)
     rec = models[slot]
 
     def make() -> Callable[[int], Any]:
@@ -159,8 +161,6 @@ def recognition(models: dict, video, size: int, offline: dict) -> None:
 
 @st.cache_resource(show_spinner="Loading the online model...", max_entries=2)
 def _online_cached(path: str, mtime: float) -> sources.LoadedRecognizer:
-    from pathlib import Path
-
     return sources.load_online(Path(path))
 
 

@@ -1,4 +1,4 @@
-"""Detectors found under the runs folder, run over frames; VID ground truth and per-frame matches."""
+"""Detectors of the runs folder run over frames (whole or streamed); VID ground truth, matches."""
 from __future__ import annotations
 
 from dataclasses import dataclass
