@@ -44,6 +44,7 @@ import numpy as np
 
 from ..io import atomic_write_text
 from .draw import L_RADIUS, L_SHAPE, bbox, clutter, overlaps, place, write_mp4
+from .jobs import claim, run_jobs
 
 CLASSES = ("moving left to right", "moving right to left", "moving top to bottom",
            "moving bottom to top", "growing", "shrinking", "rotating clockwise",
@@ -275,19 +276,6 @@ def _check(videos: int, frames: int, size: int, val_fraction: float, fps: int,
             raise ValueError(msg)
 
 
-def _claim(root: Path, params: dict) -> None:
-    """Record the parameters in ``synth.json``; refuse a folder generated with other ones."""
-    manifest = root / "synth.json"
-    if manifest.is_file():
-        old = json.loads(manifest.read_text())
-        if old != params:
-            raise ValueError(f"{root} already holds a synthetic set made with {old}; "
-                             f"choose another --out or delete it")
-    elif root.is_dir() and any(root.iterdir()):
-        raise ValueError(f"{root} is not empty and holds no synth.json; choose an empty --out")
-    atomic_write_text(manifest, json.dumps(params, indent=1, sort_keys=True) + "\n")
-
-
 def generate(root: str | os.PathLike, videos: int = 720, frames: int = 16, size: int = 112,
              seed: int = 0, val_fraction: float = 1 / 6, fps: int = 8,
              test_fraction: float = 1 / 6,
@@ -316,10 +304,10 @@ def generate(root: str | os.PathLike, videos: int = 720, frames: int = 16, size:
         params["test_fraction"] = test_fraction
     if layout != "path":  # sets made before layouts existed keep resuming
         params["layout"] = layout
-    _claim(root, params)
+    claim(root, params)
     (root / "videos").mkdir(parents=True, exist_ok=True)
     jobs = [(str(root), i, frames, size, seed, fps, distractors, layout) for i in range(videos)]
-    results = _run(jobs, workers, progress)
+    results = run_jobs(_video_job, jobs, workers, progress, "synth temporal")
     n_val, n_test = held_out(videos, val_fraction, test_fraction)
     lines = {"train": [], "val": [], "test": []}
     ann = {"classes": list(CLASSES), "videos": {}}
@@ -343,27 +331,3 @@ def held_out(videos: int, val_fraction: float, test_fraction: float) -> tuple:
     if test_fraction > 0:
         n_test = min(videos - 1 - n_val, max(2, round(videos * test_fraction)))
     return n_val, max(n_test, 0)
-
-
-def _run(jobs: list, workers: Optional[int], progress: bool) -> list:
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(jobs), desc="synth temporal", unit="video")
-    out = []
-    import multiprocessing as mp
-    pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
-    it = map(_video_job, jobs) if pool is None else pool.imap(_video_job, jobs, chunksize=4)
-    try:
-        for r in it:
-            out.append(r)
-            if bar is not None:
-                bar.update()
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
-        if bar is not None:
-            bar.close()
-    return out
