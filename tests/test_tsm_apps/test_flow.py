@@ -137,3 +137,21 @@ def test_official_flow_checkpoint_gives_official_logits(tmp_path):
     with torch.no_grad():
         diff = (model(x) - ref(x.reshape(2, 40, 32, 32))).abs().max().item()
     assert diff < 1e-5
+
+
+def test_flow_clip_set_gives_stacked_segments(tmp_path):
+    from tsm_apps.train.clips import ClipRecord
+    from tsm_apps.train.flow_clips import FlowClipSet
+
+    out = tmp_path / "flow"
+    extract_video(FlowJob(_moving_square(tmp_path, frames=6), out, "farneback"))
+    recs = [ClipRecord(out, count_flow(out), 1)]
+    train = FlowClipSet(recs, True, num_segments=2, size=32, new_length=2)
+    x, y = train[0]
+    assert x.shape == (2, 4, 32, 32) and y == 1
+    val = FlowClipSet(recs, False, num_segments=2, size=32, new_length=2, cache=False)
+    a, b = val[0][0], val[0][0]
+    assert torch.equal(a, b)  # evaluation: segment middles, centre crop
+    # 5 fields, L=2: 4 starts, middles 1 and 3 -> fields [1, 2] and [3, 4]
+    want = to_flow_input(torch.from_numpy(read_flow(out, [1, 2, 3, 4])).reshape(2, 2, 48, 48, 2), 32)
+    assert torch.allclose(a, want)
