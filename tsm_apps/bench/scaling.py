@@ -168,7 +168,7 @@ def figures(quick: bool, device: str) -> list:
     """Prediction / measurement of the 2-process DDP step (goal within 15%); prints the table."""
     if device != "cpu":
         return []
-    m = measure(steps=2 if quick else 4, reps=1 if quick else 3)
+    m = measure(steps=2 if quick else 4, reps=3)
     print(f"[scaling] 2 gloo processes: local step {m['local']:.3f} s, all-reduce "
           f"{m['grad_bytes'] / 1e6:.2f} MB {m['ar_big'] * 1e3:.1f} ms (bandwidth "
           f"{m['bandwidth'] / 1e9:.2f} GB/s, latency {m['latency'] * 1e6:.0f} us); DDP step "
