@@ -97,3 +97,13 @@ def test_live_recognizer_steps_and_restarts(app_for, compare_runs, slot):
     assert any("online top-5 after 2 frames" in m.value for m in at.markdown)
     at.button(key="live_rec_restart").click().run()
     assert any("press Stream or Step" in c.value for c in at.caption)
+
+
+def test_a_checkpoint_can_be_uploaded_instead(app_for, compare_runs):
+    at = _open(app_for, compare_runs)
+    box = at.selectbox(key="attc_ckpt_B")
+    assert box.options[-2:] == ["(type a path)", "(upload a checkpoint)"]
+    box.set_value("(upload a checkpoint)").run()
+    assert not at.exception
+    assert any("Choose two checkpoints" in i.value for i in at.info)  # waits for the file
+

@@ -47,3 +47,21 @@ def test_decodes_a_real_video(tmp_path):
     assert out.frames.shape == (4, 32, 48, 3) and out.frames.dtype == np.uint8
     assert out.total == 6 and out.cut
     assert upload.leftover_uploads() == []
+
+
+def test_uploaded_checkpoint_kept_once_per_content_under_its_name(private_tmp):
+    import hashlib
+
+    data = b"\x80\x02checkpoint bytes"
+    a = upload.keep_checkpoint("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth",
+                               data, max_bytes=1024)
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    assert a == private_tmp / "tsm_ui_checkpoints" / digest / a.name
+    assert a.name.startswith("TSM_kinetics_RGB_resnet50") and a.read_bytes() == data
+    mtime = a.stat().st_mtime_ns
+    assert upload.keep_checkpoint(a.name, data, max_bytes=1024) == a  # same content: same file
+    assert a.stat().st_mtime_ns == mtime
+    assert upload.keep_checkpoint("x.pth", b"other", max_bytes=1024).parent != a.parent
+    with pytest.raises(upload.UploadError, match="limit"):
+        upload.keep_checkpoint("big.pth", b"0" * 2048, max_bytes=1024)
+

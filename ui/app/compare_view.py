@@ -1,6 +1,6 @@
-"""Attention of any two recognizers on any video: checkpoints from the runs folder or a typed
-path; a VID snippet, a video of the runs folder or an upload; CAM or a Grad-CAM method; each
-model's top-1 or a chosen class; both models' top-5; maps side by side, in step."""
+"""Attention of any two recognizers on any video: checkpoints from the runs folder, a typed
+path or an upload; a VID snippet, a video of the runs folder or an upload; CAM or a Grad-CAM
+method; each model's top-1 or a chosen class; both models' top-5; maps side by side, in step."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +9,7 @@ from typing import Optional
 import pandas as pd
 import streamlit as st
 
-from . import live_view, player, runs, sources
+from . import live_view, player, runs, sources, upload
 from .cache import result_store
 from .draw import upscale
 from .settings import UISettings
@@ -17,6 +17,7 @@ from .video_source import ChosenVideo, choose_video
 
 KEY = "attc"
 TYPED = "(type a path)"
+UPLOADED = "(upload a checkpoint)"
 TOP1 = "each model's top-1"
 MIN_DISPLAY_WIDTH = 320
 DEFAULT_SEGMENTS, DEFAULT_SIZE = 8, 224
@@ -33,11 +34,22 @@ def recognizer(path: str, mtime: float) -> sources.LoadedRecognizer:
     return sources.load_recognizer(Path(path))
 
 
-def _pick_checkpoint(col, slot: str, found: list[str], root: Path, default: int) -> Optional[str]:
-    options = found + [TYPED]
+def _pick_checkpoint(col, slot: str, found: list[str], root: Path, default: int,
+                     max_bytes: int) -> Optional[str]:
+    options = found + [TYPED, UPLOADED]
     choice = col.selectbox(f"Model {slot}", options, index=min(default, len(options) - 1),
-                           key=f"{KEY}_ckpt_{slot}", format_func=lambda p: p if p == TYPED
-                           else runs.rel(Path(p), root))
+                           key=f"{KEY}_ckpt_{slot}", format_func=lambda p: p
+                           if p in (TYPED, UPLOADED) else runs.rel(Path(p), root))
+    if choice == UPLOADED:
+        f = col.file_uploader(f"Checkpoint of model {slot}", key=f"{KEY}_upload_{slot}",
+                              type=list(upload.CHECKPOINT_SUFFIXES))
+        if f is None:
+            return None
+        try:
+            return str(upload.keep_checkpoint(f.name, f.getvalue(), max_bytes))
+        except upload.UploadError as e:
+            col.error(str(e))
+            return None
     if choice != TYPED:
         return choice
     typed = col.text_input(f"Checkpoint path of model {slot}", key=f"{KEY}_path_{slot}",
@@ -103,14 +115,16 @@ def render(settings: UISettings) -> None:
     root = settings.runs_dir
     found = _checkpoints(str(root))
     cols = st.columns(2)
-    paths = {s: _pick_checkpoint(c, s, found, root, i) for i, (s, c) in enumerate(zip(SLOTS, cols))}
+    paths = {s: _pick_checkpoint(c, s, found, root, i, settings.max_upload_bytes)
+             for i, (s, c) in enumerate(zip(SLOTS, cols))}
     video = choose_video(settings, KEY)
     if video is None:
         return
     if video.cut:
         st.caption(f"Sampled from {video.limit_note(settings.max_frames)}.")
     if not all(paths.values()):
-        st.info("Choose two checkpoints (found under the runs folder, or type a path).")
+        st.info("Choose two checkpoints (found under the runs folder, a path typed in, or an "
+                "upload).")
         return
     models = {}
     for slot, path in paths.items():

@@ -5,12 +5,15 @@ deleted before the page goes on, so nothing the user uploads stays on disk.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+from tsm_apps.io import atomic_write_bytes
 
 from . import sources
 
@@ -62,3 +65,21 @@ def leftover_uploads() -> list[str]:
     """Temporary upload folders that still exist (for tests: should always be empty)."""
     root = tempfile.gettempdir()
     return sorted(n for n in os.listdir(root) if n.startswith("tsm_ui_upload_"))
+
+
+CHECKPOINT_SUFFIXES = ("pth", "pt", "tar", "ckpt")
+
+
+def keep_checkpoint(name: str, data: bytes, max_bytes: int) -> Path:
+    """An uploaded checkpoint saved once per content under ``<tmp>/tsm_ui_checkpoints/<sha256
+    prefix>/<name>`` (kept while the machine keeps its temp folder, so the app's caches can key
+    on its path; the original file name is kept, since it can name the official label set).
+    Raises :class:`UploadError` for an empty or too large file."""
+    check_size(name, len(data), max_bytes)
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir()) / "tsm_ui_checkpoints" / digest
+    path = folder / (Path(name).name or "upload.pth")
+    if not path.is_file():
+        atomic_write_bytes(path, data)
+    return path
+
