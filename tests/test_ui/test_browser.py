@@ -79,14 +79,34 @@ def _stream_mode(page) -> None:
     _wait(page, re.compile("press Stream or Step"))  # clicks during the rerun could be lost
 
 
+def _click_until(page, name: str, state: re.Pattern, tries: int = 6) -> None:
+    """Click button ``name`` until the status line matches ``state``: a click that lands while
+    a fragment rerun is in flight can be lost (seen on a loaded machine)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(tries):
+        try:
+            page.get_by_role("button", name=name).click(timeout=WAIT_MS // tries)
+        except PlaywrightTimeout:  # disabled while a rerun runs, or the state already reached
+            pass
+        try:
+            page.get_by_text(state).first.wait_for(timeout=WAIT_MS // tries)
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"clicking {name!r} {tries} times never showed {state.pattern!r}")
+
+
 def _play_pause_resume(page, last: int) -> None:
-    """Play, pause once a frame is shown, resume, play to the end."""
+    """Play, pause once a frame is shown, resume, play to the end. A stream that finishes
+    before the pause lands (a fast machine) skips the pause and resume."""
+    finished = rf"finished: frame {last}/{last} · last frame \d+ ms"
     _click(page, "▶ Stream")
-    _wait(page, re.compile(rf"playing: frame \d+/{last}"))
-    _click(page, "Pause")
-    _wait(page, re.compile(rf"paused: frame \d+/{last}"))
-    _click(page, "▶ Resume")
-    _wait(page, re.compile(rf"finished: frame {last}/{last} · last frame \d+ ms"))
+    _wait(page, re.compile(rf"(playing: frame \d+/{last})|({finished})"))
+    _click_until(page, "Pause", re.compile(rf"(paused: frame \d+/{last})|({finished})"))
+    if page.get_by_text(re.compile(rf"paused: frame \d+/{last}")).count():
+        _click_until(page, "▶ Resume", re.compile(rf"(playing: frame \d+/{last})|({finished})"))
+    _wait(page, re.compile(finished))
 
 
 def _no_exception(page) -> None:
