@@ -31,12 +31,14 @@ def test_plan_stages_and_outputs(tmp_path):
 def test_report_tables_and_missing_sections(tmp_path):
     put(tmp_path / "recognizers" / "tsn" / "eval.json", {"top1": 20.5, "top5": 70.0})
     put(tmp_path / "recognizers" / "tsm" / "eval.json", {"top1": 95.25, "top5": 100.0})
+    put(tmp_path / "recognizers" / "tsm" / "test.json", {"top1": 97.5, "top5": 99.0})
     put(tmp_path / "detection" / "tsm" / "test" / "metrics.json",
         {"mAP": 61.0, "mAP_slow": 70.0, "mAP_medium": 60.0, "mAP_fast": 50.0, "mAP_corrupted": 40.0})
     put(tmp_path / "timing.json", {"train tsm": 301.24, "synth vid": "reused"})
     md_path, html_path = write_report(tmp_path)
     md = md_path.read_text()
-    assert "| TSM | 95.250 | 100.000 |" in md and "| TSN | 20.500 | 70.000 |" in md
+    assert "| TSM | 95.250 | 100.000 | 97.500 | 99.000 |" in md
+    assert "| TSN | 20.500 | 70.000 |  |  |" in md  # no test.json: blank, never made up
     assert "| online-TSM R-FCN | 61.000 | 70.000 | 60.000 | 50.000 | 40.000 |" in md
     assert "missing: detection/tsn/test/metrics.json" in md
     assert "missing: dissect/tsn/metrics.json, dissect/tsm/metrics.json" in md
@@ -44,6 +46,7 @@ def test_report_tables_and_missing_sections(tmp_path):
     page = html_path.read_text()
     assert page.count("<table>") == 3 and "Plotly.newPlot" in page
     assert summary(tmp_path) == ["TSN recognizer: val top-1 20.5%", "TSM recognizer: val top-1 95.2%",
+                                 "TSM recognizer: held-out test top-1 97.5%",
                                  "TSM R-FCN: mAP 61.0, mAP_slow 70.0, mAP_medium 60.0, "
                                  "mAP_fast 50.0, mAP_corrupted 40.0"]
 
@@ -77,7 +80,7 @@ def test_report_dissection_rows_with_baselines_and_chance(tmp_path):
         put(tmp_path / "recognizers" / m / "eval.json",
             {"top1": 50.0, "top5": 90.0, "classes": ["a", "b", "c", "d"]})
     md = write_report(tmp_path)[0].read_text()
-    assert "| TSM | 50.000 | 90.000 | 4 | 25.000 |" in md
+    assert "| TSM | 50.000 | 90.000 |  |  | 4 | 25.000 |" in md
     assert "| pointing | 0.500 | 0.750 | 0.250 | 0.125 | 0.500 | 0.750 |" in md
     assert "| temporal_auc | 0.250 | 0.375 |  |  | 0.250 | 0.375 |" in md
     assert "| accuracy | 0.500 | 0.750 |" in md and "| detector units layer4 | 1 | 3 |" in md

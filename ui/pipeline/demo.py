@@ -43,8 +43,8 @@ def plan(root: Path, seed: int = 0) -> list:
              for m in MODELS]
     test = [Step(f"test {m}", ["test", runs.recognizer(m) / "best.pth", "--data",
                                data_t / "test.txt", "--no-progress", "--out",
-                               runs.recognizer(m) / "test.json"],
-                 [runs.recognizer(m) / "test.json"], ONE_THREAD) for m in MODELS]
+                               runs.recognizer_test(m)],
+                 [runs.recognizer_test(m)], ONE_THREAD) for m in MODELS]
     det_train = [Step(f"detect train {m}", ["detect", "train", DETECT_CONFIGS[m], "--work-dir",
                                             runs.detector(m), "--cfg-options",
                                             f"data_root={data_v}/"],
@@ -71,7 +71,7 @@ def summary(root: Path) -> list:
         ev = read_json(runs.recognizer_eval(m), missing_ok=True)
         if ev:
             lines.append(f"{m.upper()} recognizer: val top-1 {ev['top1']:.1f}%")
-        held_out = read_json(runs.recognizer(m) / "test.json", missing_ok=True)
+        held_out = read_json(runs.recognizer_test(m), missing_ok=True)
         if held_out and held_out.get("top1") is not None:  # best.pth was chosen on val
             lines.append(f"{m.upper()} recognizer: held-out test top-1 {held_out['top1']:.1f}%")
     for m in MODELS:

@@ -44,6 +44,9 @@ class RunLayout:
     def recognizer_eval(self, model: str) -> Path:
         return self.recognizer(model) / "eval.json"
 
+    def recognizer_test(self, model: str) -> Path:
+        return self.recognizer(model) / "test.json"
+
     def detector(self, model: str) -> Path:
         return self.root / "detection" / model
 
