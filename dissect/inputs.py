@@ -31,20 +31,10 @@ class CheckedInputs:
 
 def check_checkpoint(path: str) -> tuple:
     """``(checkpoint dict, layout, config fields)``; raises naming the file and the problem."""
-    from tsm_apps.checkpoint.reading import checkpoint_config, read_checkpoint
+    from tsm_apps.checkpoint.reading import inspect_checkpoint
 
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {p}")
-    ckpt = read_checkpoint(p)
-    try:
-        layout, _, fields = checkpoint_config(ckpt, p.name)
-    except ValueError as e:
-        raise ValueError(f"{p}: {e}") from None
-    if "num_classes" not in fields:
-        raise ValueError(f"{p}: {layout} layout without a classifier (no fc weights): "
-                         "dissection needs a recognizer with its class scores")
-    return ckpt, layout, fields
+    return inspect_checkpoint(path, "dissection needs a recognizer with its class scores (no "
+                                    "fc weights found)")
 
 
 def _trained_size(ckpt: dict) -> Optional[int]:

@@ -68,6 +68,23 @@ def checkpoint_config(ckpt: dict, name: str = "") -> tuple:
     return layout, sd, cfg
 
 
+def inspect_checkpoint(path: str | os.PathLike, classifier_for: str = "") -> tuple:
+    """``(checkpoint dict, layout, config fields)`` of ``path``, read safely, before any model is
+    built; errors name the file. With ``classifier_for`` (e.g. ``"tsm test needs a recognizer
+    checkpoint"``), a checkpoint without a classifier is refused with that reason."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {p}")
+    ckpt = read_checkpoint(p)
+    try:
+        layout, _, fields = checkpoint_config(ckpt, p.name)
+    except ValueError as e:
+        raise ValueError(f"{p}: {e}") from None
+    if classifier_for and "num_classes" not in fields:
+        raise ValueError(f"{p}: {layout} layout without a classifier: {classifier_for}")
+    return ckpt, layout, fields
+
+
 def load_checkpoint(path: str | os.PathLike, **overrides: Any) -> Recognizer:
     """Build the recognizer a checkpoint defines and load its weights; returns it in eval mode.
 

@@ -161,20 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _checked(args) -> tuple:
     """Everything ``tsm test`` reads, checked before the model is built or a frame decoded:
     ``(checkpoint dict, layout, config fields, videos, class names)``."""
-    from ..checkpoint.reading import checkpoint_config, read_checkpoint
+    from ..checkpoint.reading import inspect_checkpoint
     from ..data.classes import class_names
     from ..data.sources import find_sources
     path = Path(args.checkpoint)
-    if not path.is_file():
-        raise FileNotFoundError(f"checkpoint not found: {path}")
-    ckpt = read_checkpoint(path)
-    try:
-        layout, _, fields = checkpoint_config(ckpt, path.name)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
-    if "num_classes" not in fields:
-        raise ValueError(f"{path}: {layout} layout without a classifier: tsm test needs a "
-                         "recognizer checkpoint")
+    ckpt, _, fields = inspect_checkpoint(path, "tsm test needs a recognizer checkpoint")
     k = int(fields["num_classes"])
     videos = find_sources(args.data)
     bad = next((v for v in videos if v.label is not None and v.label >= k), None)
