@@ -90,11 +90,18 @@ def controls(name: str, s: Stream) -> None:
     c[3].button("Restart", key=f"live_{name}_restart", on_click=drop, args=(name,))
 
 
-def run(s: Stream, draw: Callable[[Stream], None]) -> None:
-    """Draw the stream now and, while it plays, advance one frame per fragment run."""
+def run(s: Stream, draw: Callable[[Stream], None], name: str) -> None:
+    """The controls and the stream, drawn now and, while it plays, one frame further per
+    fragment run. The buttons live in the fragment, so a click reruns only the fragment and the
+    buttons always match the state; the timer is set when the page runs, so starting a stream
+    reruns the page once to switch it on (a paused stream's timer only redraws)."""
+    timer = s.playing
 
-    @st.fragment(run_every=INTERVAL if s.playing else None)
+    @st.fragment(run_every=INTERVAL if timer else None)
     def _live() -> None:
+        controls(name, s)
+        if s.playing and not timer:
+            st.rerun()  # the whole page: the fragment's timer starts
         try:
             if s.playing:
                 s.advance()
@@ -138,7 +145,6 @@ def recognition(models: dict, video, size: int, offline: dict) -> None:
 
     key = (str(rec.path), video.key, size)
     s = stream_for("rec", key, len(video.frames), make)
-    controls("rec", s)
 
     def draw(s: Stream) -> None:
         left, right = st.columns(2)
@@ -156,7 +162,7 @@ def recognition(models: dict, video, size: int, offline: dict) -> None:
             _table(sources.top_k(offline[slot].probs, rec.names),
                    f"offline top-5 on the whole clip ({len(offline['clip'].indices)} segments)")
 
-    run(s, draw)
+    run(s, draw, "rec")
 
 
 @st.cache_resource(show_spinner="Loading the online model...", max_entries=2)
@@ -194,7 +200,6 @@ def detection(detectors: dict, video, min_score: float, truth, render: Callable,
         return step
 
     s = stream_for("det", (video.key, key), len(video.frames), make)
-    controls("det", s)
 
     def draw(s: Stream) -> None:
         if s.last is None:
@@ -208,4 +213,4 @@ def detection(detectors: dict, video, min_score: float, truth, render: Callable,
             col.caption(f"{n} frame {s.t}/{s.num_frames - 1}: {len(kept.scores)} box(es) · "
                         f"{ms:.0f} ms · shift cache {size_text(cache)}")
 
-    run(s, draw)
+    run(s, draw, "det")
