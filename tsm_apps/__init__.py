@@ -16,7 +16,8 @@ _API = {
     ".models.online": ("OnlineRecognizer", "OnlineStep", "shift_modules", "streaming"),
     ".models.recognizer": ("Recognizer", "RecognizerConfig", "build_recognizer",
                            "recognizer_from_config"),
-    ".models.shift": ("TemporalPool", "TemporalShift", "online_shift_step", "temporal_shift"),
+    ".models.temporal_pool": ("TemporalPool",),
+    ".models.shift": ("TemporalShift", "online_shift_step", "temporal_shift"),
 }
 _WHERE = {name: module for module, names in _API.items() for name in names}
 __all__ = sorted(_WHERE)

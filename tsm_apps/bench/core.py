@@ -1,8 +1,11 @@
 """The core figures of ``tsm bench``: the shift's overhead (ours and the official op's), online
 latency and cache, TSM vs a native I3D, the shift op itself and data loading. Each takes
 ``(quick, device)`` and returns :class:`~tsm_apps.bench.timing.Figure` objects measured side by
-side (round-robin medians) in one process; each detail records the load average around it."""
+side (round-robin; ratios are medians of per-round ratios) in one process; each detail records
+the load average around it."""
 from __future__ import annotations
+
+import statistics
 
 import torch
 from torch import nn
@@ -13,7 +16,7 @@ from ..models.online import OnlineRecognizer
 from ..models.recognizer import build_recognizer
 from ..models.shift import TemporalShift, temporal_shift
 from .loading import data_loading
-from .timing import Figure, load_average, time_many
+from .timing import Figure, load_average, paired_ratio, time_many, time_rounds
 
 CL, NCHW = torch.channels_last, torch.contiguous_format
 
@@ -66,16 +69,19 @@ def _ms(times: dict) -> dict:
 
 @torch.no_grad()
 def shift_overhead(quick: bool, device: str) -> list:
-    """TSM/TSN in the default layout (channels-last) and ours vs the official op, R-50 8x224 bs1."""
+    """TSM/TSN in the default layout (channels-last) and ours vs the official op, R-50 8x224 bs1,
+    inference (autograd off: our shift runs in place, the official op copies)."""
     models = {"tsm": _build("offline", device=device), "tsn": _build(None, device=device),
               "official_tsm": official_style(_build("offline", device=device)),
               "tsn_nchw": _build(None, device=device, fmt=NCHW)}
     x = torch.randn(1, 8, 3, 224, 224, device=device)
     load = load_average()
-    t = time_many({k: (lambda m=m: m(x)) for k, m in models.items()}, 3 if quick else 12, 1, device)
-    d = {**_ms(t), "official_tsm/tsn_nchw": t["official_tsm"] / t["tsn_nchw"],
-         "tsn/tsn_nchw": t["tsn"] / t["tsn_nchw"], "load": [load, load_average()]}
-    r, o = t["tsm"] / t["tsn"], t["tsm"] / t["official_tsm"]
+    rounds = time_rounds({k: (lambda m=m: m(x)) for k, m in models.items()},
+                         3 if quick else 20, 1, device)
+    t = {k: statistics.median(v) for k, v in rounds.items()}
+    d = {**_ms(t), "official_tsm/tsn_nchw": paired_ratio(rounds, "official_tsm", "tsn_nchw"),
+         "tsn/tsn_nchw": paired_ratio(rounds, "tsn", "tsn_nchw"), "load": [load, load_average()]}
+    r, o = paired_ratio(rounds, "tsm", "tsn"), paired_ratio(rounds, "tsm", "official_tsm")
     return [Figure("shift overhead: TSM/TSN latency (R50, 8x224, bs1, channels-last)", r, "x",
                    "<= 1.03", r <= 1.03, device, d),
             Figure("shift vs official op: our TSM / official-op TSM in NCHW (R50, 8x224, bs1)",
@@ -103,10 +109,11 @@ def online_latency(quick: bool, device: str) -> list:
     frame = torch.randn(1, 3, 224, 224, device=device)
     load = load_average()
     with OnlineRecognizer(tsm) as online:
-        t = time_many({"tsm": lambda: online.step(frame),
-                       "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))},
-                      5 if quick else 40, 2, device)
-    r = t["tsm"] / t["tsn"]
+        rounds = time_rounds({"tsm": lambda: online.step(frame),
+                              "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))},
+                             5 if quick else 60, 2, device)
+    t = {k: statistics.median(v) for k, v in rounds.items()}
+    r = paired_ratio(rounds, "tsm", "tsn")
     return [Figure("online per-frame latency: TSM/TSN (R50, 224, channels-last)", r, "x",
                    "<= 1.02", r <= 1.02, device, {**_ms(t), "load": [load, load_average()]}),
             _cache("resnet50", device), _cache("mobilenetv2", device)]

@@ -19,27 +19,10 @@ def _sync(device: torch.device | str | None) -> None:
         torch.cuda.synchronize()
 
 
-def time_pair(fn_a: Callable[[], object], fn_b: Callable[[], object], repeats: int = 10,
-              warmup: int = 2, device: torch.device | str | None = None) -> tuple:
-    """Median seconds of ``fn_a`` and ``fn_b``, run alternately so drift hits both equally."""
-    if repeats < 1:
-        raise ValueError(f"repeats must be >= 1, got {repeats}")
-    for _ in range(warmup):
-        fn_a(), fn_b()
-    ta, tb = [], []
-    for _ in range(repeats):
-        for fn, out in ((fn_a, ta), (fn_b, tb)):
-            _sync(device)
-            t0 = time.perf_counter()
-            fn()
-            _sync(device)
-            out.append(time.perf_counter() - t0)
-    return statistics.median(ta), statistics.median(tb)
-
-
-def time_many(fns: dict, repeats: int = 10, warmup: int = 2,
-              device: torch.device | str | None = None) -> dict:
-    """Median seconds of each ``{name: fn}``, run round-robin so drift hits all equally."""
+def time_rounds(fns: dict, repeats: int = 10, warmup: int = 2,
+                device: torch.device | str | None = None) -> dict:
+    """Seconds of each ``{name: fn}`` per round, ``{name: [s, ...]}``: the functions run
+    round-robin (one call each per round) so drift hits all equally."""
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     for _ in range(warmup):
@@ -53,7 +36,25 @@ def time_many(fns: dict, repeats: int = 10, warmup: int = 2,
             fn()
             _sync(device)
             times[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
+    return times
+
+
+def time_many(fns: dict, repeats: int = 10, warmup: int = 2,
+              device: torch.device | str | None = None) -> dict:
+    """Median seconds of each ``{name: fn}``, run round-robin so drift hits all equally."""
+    return {k: statistics.median(v) for k, v in time_rounds(fns, repeats, warmup, device).items()}
+
+
+def paired_ratio(rounds: dict, a: str, b: str) -> float:
+    """Median over rounds of ``a``'s time / ``b``'s time in the same round (robust to drift)."""
+    return statistics.median(x / y for x, y in zip(rounds[a], rounds[b]))
+
+
+def time_pair(fn_a: Callable[[], object], fn_b: Callable[[], object], repeats: int = 10,
+              warmup: int = 2, device: torch.device | str | None = None) -> tuple:
+    """Median seconds of ``fn_a`` and ``fn_b``, run alternately so drift hits both equally."""
+    t = time_many({"a": fn_a, "b": fn_b}, repeats, warmup, device)
+    return t["a"], t["b"]
 
 
 def load_average() -> float:

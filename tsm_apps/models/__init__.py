@@ -13,7 +13,8 @@ _API = {
     ".online": ("OnlineRecognizer", "OnlineStep", "shift_modules", "streaming"),
     ".recognizer": ("Recognizer", "RecognizerConfig", "build_recognizer",
                     "recognizer_from_config"),
-    ".shift": ("TemporalPool", "TemporalShift", "online_shift_step", "temporal_shift"),
+    ".temporal_pool": ("TemporalPool",),
+    ".shift": ("TemporalShift", "online_shift_step", "temporal_shift"),
 }
 _WHERE = {name: module for module, names in _API.items() for name in names}
 __all__ = sorted(_WHERE)

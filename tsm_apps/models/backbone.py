@@ -19,7 +19,8 @@ from torchvision.models import mobilenet_v2
 from torchvision.models.resnet import BasicBlock, Bottleneck
 
 from .non_local import NonLocalWrapper
-from .shift import DEFAULT_FOLD_DIV, TemporalPool, TemporalShift
+from .shift import DEFAULT_FOLD_DIV, TemporalShift
+from .temporal_pool import TemporalPool
 
 RESNET_SPECS = {
     "resnet18": (BasicBlock, (2, 2, 2, 2)),

@@ -15,8 +15,16 @@ for NCHW, ``(N, T, H*W, C)`` for channels-last (where ``torch.cat`` along C is s
 backward is the same copy kernel with the directions reversed. The values are exactly those of
 the official ``zeros_like`` + slice-copy shift. Under tracing/ONNX export the op is written with
 ``torch.cat`` of slices and zeros (no slice assignment, which the official code exports wrongly).
+
+Inference (autograd off) needs no shifted copy at all: :func:`shifted_in_place` moves only the
+shifted folds inside the input for the duration of the wrapped layer and then puts them back, so
+the layer reads exactly the official shifted values and the caller gets its tensor back bit for
+bit (``TemporalShift`` and the streaming step use it whenever autograd is off).
 """
 from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
 
 import torch
 from torch import Tensor, nn
@@ -68,6 +76,22 @@ def _unframe(v: Tensor, shape: torch.Size, cdim: int) -> Tensor:
     return v.view(nt, c, h, w)
 
 
+def _at(cdim: int, frames: slice, chans: slice) -> tuple:
+    return (slice(None), frames) + (slice(None),) * (cdim - 2) + (chans,)
+
+
+def _shift_folds(out: Tensor, v: Tensor, fold: int, dirs: tuple, cdim: int) -> None:
+    """Write the shifted folds of ``v`` into channels ``[0:len(dirs)*fold]`` of ``out``."""
+    for k, d in enumerate(dirs):
+        ch = slice(k * fold, (k + 1) * fold)
+        if d > 0:
+            dst, src, edge = slice(0, -1), slice(1, None), slice(-1, None)
+        else:
+            dst, src, edge = slice(1, None), slice(0, -1), slice(0, 1)
+        out[_at(cdim, dst, ch)] = v[_at(cdim, src, ch)]
+        out[_at(cdim, edge, ch)] = 0
+
+
 def shift_frames(v: Tensor, fold: int, dirs: tuple, cdim: int) -> Tensor:
     """Shift the folds of ``v`` ``(N, T, ...)`` along dim 1; channels on dim ``cdim`` (2 or 3).
 
@@ -75,19 +99,9 @@ def shift_frames(v: Tensor, fold: int, dirs: tuple, cdim: int) -> Tensor:
     frame is outside the clip); the channels after the last fold are copied unchanged.
     """
     out = torch.empty_like(v)
-
-    def at(frames: slice, chans: slice) -> tuple:
-        return (slice(None), frames) + (slice(None),) * (cdim - 2) + (chans,)
-    for k, d in enumerate(dirs):
-        ch = slice(k * fold, (k + 1) * fold)
-        if d > 0:
-            dst, src, edge = slice(0, -1), slice(1, None), slice(-1, None)
-        else:
-            dst, src, edge = slice(1, None), slice(0, -1), slice(0, 1)
-        out[at(dst, ch)] = v[at(src, ch)]
-        out[at(edge, ch)] = 0
-    rest = slice(len(dirs) * fold, None)
-    out[at(slice(None), rest)] = v[at(slice(None), rest)]
+    _shift_folds(out, v, fold, dirs, cdim)
+    rest = _at(cdim, slice(None), slice(len(dirs) * fold, None))
+    out[rest] = v[rest]
     return out
 
 
@@ -105,6 +119,36 @@ class _Shift(torch.autograd.Function):
         v, cdim = _frames(g, ctx.t)
         back = tuple(-d for d in ctx.dirs)
         return _unframe(shift_frames(v, ctx.fold, back, cdim), g.shape, cdim), None, None, None
+
+
+def _writable_view(x: Tensor) -> bool:
+    """True when ``x`` may be shifted in place: autograd off, no tracing, a dense memory format."""
+    return (not torch.is_grad_enabled() and not _tracing()
+            and (x.is_contiguous() or is_channels_last(x)))
+
+
+@contextmanager
+def shifted_in_place(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DIV,
+                     online: bool = False) -> Iterator[Tensor]:
+    """Shift ``x`` ``(N*T, C, H, W)`` in place inside the block; restore it exactly on exit.
+
+    Only the shifted folds move: they are saved (a compact copy of ``2*fold`` channels, ``fold``
+    online), written shifted into ``x``, and copied back when the block ends, also on error.
+    Inference only (autograd off): a restored tensor would corrupt saved activations.
+    """
+    fold = _check(x, num_segments, fold_div)
+    if not _writable_view(x):
+        raise ValueError(f"shifted_in_place needs autograd off and a dense NCHW or channels-last "
+                         f"tensor, got shape {tuple(x.shape)} strides {x.stride()}")
+    v, cdim = _frames(x, num_segments)
+    dirs = ONLINE if online else OFFLINE
+    moved = _at(cdim, slice(None), slice(0, len(dirs) * fold))
+    saved = v[moved].clone()
+    _shift_folds(v, saved, fold, dirs, cdim)
+    try:
+        yield x
+    finally:
+        v[moved] = saved
 
 
 def _shift_cat(x: Tensor, t: int, fold: int, online: bool) -> Tensor:
@@ -145,6 +189,35 @@ def temporal_shift(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DI
     return _Shift.apply(x, num_segments, fold, ONLINE if online else OFFLINE)
 
 
+def _check_buffer(x: Tensor, buffer: Tensor | None, fold_div: int) -> int:
+    fold = _check(x, 1, fold_div)
+    if buffer is not None and buffer.shape != (x.shape[0], fold, x.shape[2], x.shape[3]):
+        raise ValueError(f"shift buffer shape {tuple(buffer.shape)} does not match frame "
+                         f"{tuple(x.shape)} with fold {fold}")
+    return fold
+
+
+@contextmanager
+def online_step_in_place(x: Tensor, buffer: Tensor | None,
+                         fold_div: int = DEFAULT_FOLD_DIV) -> Iterator[Tensor]:
+    """:func:`online_shift_step` without the shifted copy (autograd off): inside the block ``x``
+    ``(N, C, H, W)`` holds the shifted frame; yields the new buffer ``(N, fold, H, W)`` (a
+    compact copy of the fold channels); ``x`` is restored exactly on exit, also on error."""
+    fold = _check_buffer(x, buffer, fold_div)
+    if not _writable_view(x):
+        raise ValueError(f"online_step_in_place needs autograd off and a dense NCHW or "
+                         f"channels-last frame, got shape {tuple(x.shape)} strides {x.stride()}")
+    new = x[:, :fold].clone()  # compact, in the layout of x
+    if buffer is None:
+        x[:, :fold] = 0
+    else:
+        x[:, :fold] = buffer
+    try:
+        yield new
+    finally:
+        x[:, :fold] = new
+
+
 def online_shift_step(x: Tensor, buffer: Tensor | None,
                       fold_div: int = DEFAULT_FOLD_DIV) -> tuple[Tensor, Tensor]:
     """One streaming step of the online shift.
@@ -159,11 +232,8 @@ def online_shift_step(x: Tensor, buffer: Tensor | None,
         format of ``x``; the new buffer is a compact copy that owns its storage (it does not keep
         ``x`` alive).
     """
-    fold = _check(x, 1, fold_div)
-    if buffer is not None and buffer.shape != (x.shape[0], fold, x.shape[2], x.shape[3]):
-        raise ValueError(f"shift buffer shape {tuple(buffer.shape)} does not match frame "
-                         f"{tuple(x.shape)} with fold {fold}")
-    new = x[:, :fold].clone(memory_format=torch.contiguous_format)
+    fold = _check_buffer(x, buffer, fold_div)
+    new = x[:, :fold].clone()  # compact, in the layout of x
     if _tracing():
         if buffer is None:
             buffer = x.new_zeros(x.shape[0], fold, x.shape[2], x.shape[3])
@@ -175,6 +245,13 @@ def online_shift_step(x: Tensor, buffer: Tensor | None,
         out[:, :fold] = buffer
     out[:, fold:] = x[:, fold:]
     return out, new
+
+
+def _own(y: Tensor, x: Tensor) -> Tensor:
+    """``y``, copied if it shares memory with ``x`` (which is about to be restored)."""
+    if y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
+        return y.clone()
+    return y
 
 
 class TemporalShift(nn.Module):
@@ -196,8 +273,16 @@ class TemporalShift(nn.Module):
         self.buffer: Tensor | None = None
 
     def forward(self, x: Tensor) -> Tensor:
+        if self.streaming and _writable_view(x):
+            with online_step_in_place(x, self.buffer, self.fold_div) as new:
+                y = _own(self.net(x), x)
+            self.buffer = new
+            return y
         if self.streaming:
             x, self.buffer = online_shift_step(x, self.buffer, self.fold_div)
+        elif _writable_view(x):
+            with shifted_in_place(x, self.num_segments, self.fold_div, self.online):
+                return _own(self.net(x), x)
         else:
             x = temporal_shift(x, self.num_segments, self.fold_div, self.online)
         return self.net(x)
@@ -205,24 +290,3 @@ class TemporalShift(nn.Module):
     def extra_repr(self) -> str:
         mode = "online" if self.online else "offline"
         return f"num_segments={self.num_segments}, fold_div={self.fold_div}, {mode}"
-
-
-class TemporalPool(nn.Module):
-    """Max-pool over time (kernel 3, stride 2, padding 1) before ``net`` (official ``temporal_pool``).
-
-    Input ``(N*T, C, H, W)`` -> ``net`` applied to ``(N*T//2, C, H, W)``.
-    """
-
-    def __init__(self, net: nn.Module, num_segments: int) -> None:
-        super().__init__()
-        self.net = net
-        self.num_segments = num_segments
-
-    def forward(self, x: Tensor) -> Tensor:
-        nt, c, h, w = x.shape
-        t = self.num_segments
-        if nt % t:
-            raise ValueError(f"TemporalPool: shape {tuple(x.shape)} not divisible by T={t}")
-        v = x.reshape(nt // t, t, c, h, w).transpose(1, 2)
-        v = nn.functional.max_pool3d(v, (3, 1, 1), (2, 1, 1), (1, 0, 0))
-        return self.net(v.transpose(1, 2).reshape(-1, c, h, w))
