@@ -4,6 +4,7 @@ Public API (what the UI and scripts call):
 
 - :func:`compute_clip_maps` (exact CAM or a Grad-CAM-family method for clips),
   :func:`compute_cam`, :func:`compute_gradcam`, :func:`class_activation_maps`
+- :func:`flow_clip_maps` (the flow stream's maps on an RGB clip's segments; :mod:`dissect.flow_cam`)
 - :func:`detector_attention` (EigenCAM-style maps for a detector backbone's frames)
 - :func:`load_run` (a ``tsm dissect run`` folder: settings, metrics, units, per-clip files)
 - :func:`overlay` / :func:`normalize_for_display` (display only)
@@ -15,6 +16,8 @@ Never imports mmdet/mmengine/mmcv.
 from .cam import ClipMaps, class_activation_maps, compute_cam, upsample_maps
 from .capture import capture
 from .detector_attention import detector_attention
+from .flow_cam import (FlowClip, compute_flow_maps, flow_clip_maps, flow_stack_indices,
+                       load_flow_clip)
 from .gradcam import compute_gradcam
 from .layout import ClipFiles, Run, load_run
 from .methods import METHODS, compute_clip_maps
@@ -22,6 +25,7 @@ from .overlay import normalize_for_display, overlay
 
 __all__ = [
     "ClipMaps", "class_activation_maps", "compute_cam", "upsample_maps", "capture",
-    "detector_attention", "compute_gradcam", "ClipFiles", "Run", "load_run", "METHODS",
-    "compute_clip_maps", "normalize_for_display", "overlay",
+    "detector_attention", "FlowClip", "compute_flow_maps", "flow_clip_maps",
+    "flow_stack_indices", "load_flow_clip", "compute_gradcam", "ClipFiles", "Run", "load_run",
+    "METHODS", "compute_clip_maps", "normalize_for_display", "overlay",
 ]

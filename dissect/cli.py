@@ -2,7 +2,7 @@
 
     tsm dissect run --checkpoint CKPT --data DATA --method cam --out DIR [--limit N]
                     [--threshold dataset|max20] [--weighting clip|frame] [--class-index K]
-                    [--clips K] [--classes FILE] ...
+                    [--clips K] [--classes FILE] [--flow-checkpoint FLOW.pth --flow-data DIR] ...
     tsm dissect compare RUN_A RUN_B --out DIR [--names TSM TSN]
     torchrun --nproc-per-node N -m tsm_apps.cli dissect run ...   (one shard of clips a rank)
 
@@ -33,6 +33,10 @@ def _run_parser(sub) -> None:
     p.add_argument("--classes", help="class names: one a line, or SSv2 labels.json "
                                      "(default: the checkpoint's, or a bundled list)")
     p.add_argument("--out", required=True, help="run folder (re-running resumes)")
+    p.add_argument("--flow-checkpoint", metavar="FLOW.pth",
+                   help="also the maps of this flow model on the same segments (two-stream)")
+    p.add_argument("--flow-data", metavar="DIR",
+                   help="--flow-checkpoint: the tsm flow extract folder of the same videos")
     p.add_argument("--method", default="cam", choices=METHODS)
     p.add_argument("--weighting", default="clip", choices=WEIGHTINGS,
                    help="Grad-CAM channel weights per clip or per frame")
@@ -73,7 +77,8 @@ def _config(a: argparse.Namespace) -> JobConfig:
                      class_index=a.class_index, size=a.size, sanity=not a.no_sanity,
                      units=not a.no_units, unit_clips=a.unit_clips,
                      unit_quantile=a.unit_quantile, overlays=not a.no_overlays, seed=a.seed,
-                     device=a.device, clips=a.clips, classes=a.classes)
+                     device=a.device, clips=a.clips, classes=a.classes,
+                     flow_checkpoint=a.flow_checkpoint, flow_data=a.flow_data)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -48,6 +48,7 @@ class ClipEntry:
     frame_template: Optional[str] = None
     start_index: int = 1
     error: Optional[str] = None            # the video could not be read when listed
+    name: Optional[str] = None             # the video's name in the data (its flow folder's)
 
 
 @dataclass
@@ -101,7 +102,7 @@ def load_entries(data: str, limit: Optional[int] = None, clips: int = 1) -> List
         for k in range(clips):
             cid = clip_id(s.name) + (f"__c{k}" if clips > 1 else "")
             out.append(ClipEntry(cid, str(s.path), s.num_frames, s.label, boxes, active, k,
-                                 clips, s.frame_template, s.start_index, s.error))
+                                 clips, s.frame_template, s.start_index, s.error, s.name))
     return out
 
 

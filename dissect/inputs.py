@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from tsm_apps.data.classes import class_names
 
@@ -21,12 +21,15 @@ from .storage import read_json
 @dataclass
 class CheckedInputs:
     """What the checks found: the checkpoint's layout and class count, the input size it was
-    trained at (None: frames as stored), the clips to process and the class names."""
+    trained at (None: frames as stored), the clips to process, the class names, the input
+    channels per segment (3: RGB) and the flow stream's checked inputs (when asked for)."""
     layout: str
     num_classes: int
     size: Optional[int]
     entries: List[ClipEntry]
     names: List[str]
+    in_channels: int = 3
+    flow: Optional[Any] = None
 
 
 def check_checkpoint(path: str) -> tuple:
@@ -72,4 +75,4 @@ def check_inputs(checkpoint: str, data: str, limit: Optional[int] = None, clips:
     if classes_file is None and data_names and names == [f"class {i}" for i in range(k)]:
         names = data_names
     return CheckedInputs(layout, k, size if size is not None else _trained_size(ckpt),
-                         entries, names)
+                         entries, names, int(fields.get("in_channels", 3)))

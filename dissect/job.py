@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from .clips import ClipEntry, load_clip, resolve_data
 from .distributed import DistEnv, barrier, env_from, pick_device, process_group, shard
+from .flow_job import FlowStream, check_flow_inputs, flow_outputs, load_flow_stream
 from .gradcam import DEFAULT_WEIGHTING
 from .inputs import check_inputs
 from .layout import RunLayout
@@ -45,7 +46,8 @@ SKIPPABLE = (RuntimeError, ValueError, OSError)  # VideoDecodeError is a Runtime
 @dataclass
 class JobConfig:
     """Everything ``tsm dissect run`` takes. ``size``: shorter-side resize + centre crop (None
-    keeps the stored frames). ``class_index``: explain this class (default: the predicted one)."""
+    keeps the stored frames). ``class_index``: explain this class (default: the predicted one).
+    ``flow_checkpoint`` + ``flow_data``: the flow stream's maps too (:mod:`dissect.flow_job`)."""
     checkpoint: str
     data: str
     out: str
@@ -64,6 +66,8 @@ class JobConfig:
     device: str = "auto"
     clips: int = 1
     classes: Optional[str] = None
+    flow_checkpoint: Optional[str] = None
+    flow_data: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -74,6 +78,9 @@ class JobConfig:
             raise ValueError(f"--limit must be >= 1, got {self.limit}")
         if self.clips < 1:
             raise ValueError(f"--clips must be >= 1, got {self.clips}")
+        if bool(self.flow_checkpoint) != bool(self.flow_data):
+            raise ValueError("--flow-checkpoint and --flow-data go together: the flow model and "
+                             "the tsm flow extract folder of the same videos")
 
     def settings(self) -> dict:
         """The fields a resumed run must share with the run that started the folder."""
@@ -81,6 +88,8 @@ class JobConfig:
         out = {k: getattr(self, k) for k in keys}
         out["checkpoint"] = str(Path(self.checkpoint).resolve())
         out["data"] = str(resolve_data(self.data)[0].resolve())
+        for k in ("flow_checkpoint", "flow_data"):
+            out[k] = str(Path(getattr(self, k)).resolve()) if getattr(self, k) else None
         return out
 
 
@@ -101,6 +110,7 @@ class _Context:
     device: torch.device
     size: Optional[int]
     names: List[str] = field(default_factory=list)
+    flow: Optional[FlowStream] = None
 
     def class_name(self, index: Optional[int]) -> Optional[str]:
         if index is None:
@@ -178,11 +188,18 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
         scores["sanity"] = _scores(rnd, boxes, clip.active)
         record["sanity_rank_corr"] = rank_correlation(maps, rnd)
     record["scores"] = scores
+    if ctx.flow is not None:
+        flow_arrays, record["flow"] = flow_outputs(ctx.flow, clip, ctx.size, cfg.method,
+                                                   cfg.class_index, cfg.weighting, ctx.names)
+        arrays.update(flow_arrays)
     save_npz(ctx.lay.maps(entry.id), arrays)
     if cfg.overlays:
         ov = overlay(clip.frames, maps, "clip", boxes=boxes)
         write_png(ctx.lay.png(entry.id), strip(ov))
         write_gif(ctx.lay.gif(entry.id), ov)
+        if ctx.flow is not None:
+            write_png(ctx.lay.flow_png(entry.id),
+                      strip(overlay(clip.frames, arrays["flow_maps"], "clip", boxes=boxes)))
     write_json(ctx.lay.record(entry.id), record)
     return record
 
@@ -200,6 +217,9 @@ def run_job(cfg: JobConfig, progress: bool = True, env: Optional[DistEnv] = None
     env = env or env_from()
     checked = check_inputs(cfg.checkpoint, cfg.data, cfg.limit, cfg.clips, cfg.class_index,
                            cfg.classes, cfg.size)
+    if cfg.flow_checkpoint:
+        checked.flow = check_flow_inputs(cfg.flow_checkpoint, cfg.flow_data, checked,
+                                         cfg.checkpoint)
     lay = RunLayout(cfg.out)
     check_settings(lay, cfg, write=False)
     device = pick_device(cfg.device, env)
@@ -218,7 +238,8 @@ def _run(cfg: JobConfig, checked, lay: RunLayout, device: torch.device, env: Dis
     barrier()
     model = _load_model(cfg, device)
     rnd = randomized_copy(model, cfg.seed) if cfg.sanity else None
-    ctx = _Context(cfg, lay, model, rnd, device, checked.size, checked.names)
+    flow = load_flow_stream(checked.flow, device) if checked.flow else None
+    ctx = _Context(cfg, lay, model, rnd, device, checked.size, checked.names, flow)
     with file_log(lay.log if env.is_main else lay.root / f"job.rank{env.rank}.log", log):
         result = _loop(ctx, shard(checked.entries, env), progress)
         result.total = len(checked.entries)

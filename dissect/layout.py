@@ -9,6 +9,8 @@
                               boxes, active flags, sanity-check maps (float16)
     OUT/overlays/<id>.png     strip of the T frames with the map overlaid (per-clip scale)
     OUT/overlays/<id>.gif     the same as an animation
+    OUT/overlays/<id>.flow.png  the flow stream's maps over the same frames (runs with
+                              --flow-checkpoint; its arrays are flow_* in maps/<id>.npz)
     OUT/metrics.json          per-clip scores + aggregates (method, baselines, sanity check)
     OUT/units.json            unit dissection per layer
     OUT/report.html           HTML report with Plotly charts
@@ -49,6 +51,9 @@ class RunLayout:
     def gif(self, cid: str) -> Path:
         return self.root / "overlays" / f"{cid}.gif"
 
+    def flow_png(self, cid: str) -> Path:
+        return self.root / "overlays" / f"{cid}.flow.png"
+
     def failed(self, cid: str) -> Path:
         return self.root / "failed" / f"{cid}.json"
 
@@ -70,6 +75,7 @@ class ClipFiles:
     png: Optional[Path]
     gif: Optional[Path]
     record: dict
+    flow_png: Optional[Path] = None
 
     def load_maps(self) -> Dict[str, np.ndarray]:
         """The clip's arrays: ``maps`` (T, H, W) raw, ``lowres``, ``logits``, ``indices``, ..."""
@@ -95,7 +101,8 @@ def load_run(root) -> Run:
     units = read_json(lay.units) if lay.units.is_file() else {}
     clips = {}
     for cid in lay.done_ids():
-        png, gif = lay.png(cid), lay.gif(cid)
+        png, gif, flow = lay.png(cid), lay.gif(cid), lay.flow_png(cid)
         clips[cid] = ClipFiles(lay.maps(cid), png if png.is_file() else None,
-                               gif if gif.is_file() else None, read_json(lay.record(cid)))
+                               gif if gif.is_file() else None, read_json(lay.record(cid)),
+                               flow if flow.is_file() else None)
     return Run(lay.root, read_json(lay.settings), metrics, units, clips)

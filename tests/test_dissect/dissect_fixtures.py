@@ -54,3 +54,33 @@ def write_tiny_set(root: Path, n: int = 3, frames: int = 8, corrupt: int | None 
     ann = {"classes": [f"c{k}" for k in range(NUM_CLASSES)], "videos": videos}
     (root / "annotations.json").write_text(json.dumps(ann))
     return root
+
+
+def write_flow_folder(folder: Path, fields: int, size: int = SIZE, seed: int = 0,
+                      constant: bool = False) -> Path:
+    """``fields`` flow fields as ``tsm flow extract`` names them (``flow_x_00001.jpg``...).
+
+    ``constant``: field ``k`` (0-based) is x = 20 + 10 k, y = 200 - 10 k everywhere (the field
+    read is visible in the input); else 8x8 blocks of seeded random values (JPEG keeps them
+    exactly). Returns ``folder``."""
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    for k in range(fields):
+        for axis, value in (("x", 20 + 10 * k), ("y", 200 - 10 * k)):
+            if constant:
+                img = np.full((size, size), value, np.uint8)
+            else:
+                blocks = rng.integers(0, 256, (size // 8, size // 8), dtype=np.uint8)
+                img = np.kron(blocks, np.ones((8, 8), np.uint8))
+            Image.fromarray(img).save(folder / f"flow_{axis}_{k + 1:05d}.jpg", quality=100)
+    return folder
+
+
+def read_flow_by_hand(folder: Path, field: int) -> tuple:
+    """Field ``field`` (0-based) of ``folder`` as float ``(x, y)`` arrays, read with PIL."""
+    from PIL import Image
+
+    return tuple(np.asarray(Image.open(folder / f"flow_{a}_{field + 1:05d}.jpg"), np.float64)
+                 for a in ("x", "y"))

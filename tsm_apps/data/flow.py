@@ -49,6 +49,16 @@ def count_flow(folder: str | Path) -> int:
     return n
 
 
+def flow_subfolder(name: str, is_file: bool) -> Path:
+    """Where ``tsm flow extract`` puts a video's flow, relative to its ``--out``: the video's name
+    (its path relative to the input) without the file suffix; a name that is absolute or leaves
+    the input (``..``) keeps only its last part."""
+    rel = Path(name)
+    if rel.is_absolute() or ".." in rel.parts:
+        rel = Path(rel.name)
+    return rel.with_suffix("") if is_file else rel
+
+
 def read_flow(folder: str | Path, indices: Sequence[int]) -> np.ndarray:
     """Flow fields ``indices`` (0-based) of ``folder`` as uint8 ``(len(indices), H, W, 2)``."""
     import cv2

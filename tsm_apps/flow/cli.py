@@ -42,11 +42,9 @@ def _sources(src: Path) -> dict:
 
 
 def _job(s, out: Path, method: str, bound: float):
+    from ..data.flow import flow_subfolder
     from .extract import FlowJob
-    name = Path(s.name)
-    if name.is_absolute() or ".." in name.parts:  # list lines with absolute/outside paths
-        name = Path(name.name)
-    rel = name.with_suffix("") if s.path.is_file() else name
+    rel = flow_subfolder(s.name, s.path.is_file())
     return FlowJob(s.path, out / rel, method, bound, s.frame_template, s.start_index)
 
 

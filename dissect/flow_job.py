@@ -1,0 +1,103 @@
+"""The flow stream of a dissection job: ``tsm dissect run ... --flow-checkpoint FLOW.pth
+--flow-data DIR`` stores the flow model's maps beside the RGB model's.
+
+Checked with the other inputs, before any model is built or frame decoded
+(:func:`check_flow_inputs`): the RGB checkpoint takes 3 channels, the flow checkpoint is a flow
+model (``2 * new_length`` channels) with the RGB model's class count, and every video has its
+flow folder under ``DIR`` (``tsm flow extract DATA --out DIR``) with one field per pair of
+consecutive frames. Per clip (:func:`flow_outputs`), on the RGB clip's segments
+(:mod:`dissect.flow_cam`), explaining ``--class-index`` or the flow model's own top-1::
+
+    maps/<id>.npz             flow_maps (T, H, W) float32 at the RGB maps' resolution,
+                              flow_lowres (T', h, w), flow_logits (K,), flow_indices (T, L)
+    clips/<id>.json           "flow": folder, indices, pred, top-5, class explained
+    overlays/<id>.flow.png    the flow maps over the RGB frames (per-clip scale)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import numpy as np
+import torch
+
+from .clips import Clip
+from .flow_cam import (check_flow_folder, compute_flow_maps, flow_new_length, load_flow_clip,
+                       video_flow_folder)
+from .inputs import CheckedInputs, check_checkpoint
+
+
+@dataclass
+class FlowInputs:
+    """The checked flow stream: its checkpoint, ``new_length`` and each clip's flow folder."""
+    checkpoint: str
+    new_length: int
+    folders: Dict[str, Path]
+
+
+@dataclass
+class FlowStream:
+    """The flow model (eval mode, on the job's device) and its checked inputs."""
+    model: torch.nn.Module
+    inputs: FlowInputs
+
+
+def _check_checkpoints(flow_checkpoint: str, checked: CheckedInputs, rgb: str) -> int:
+    if checked.in_channels != 3:
+        raise ValueError(f"--checkpoint {rgb} takes {checked.in_channels} input channels per "
+                         "segment: expected the RGB model (3) beside --flow-checkpoint")
+    fields = check_checkpoint(flow_checkpoint)[2]
+    new_length = flow_new_length(fields, flow_checkpoint)
+    k = int(fields["num_classes"])
+    if k != checked.num_classes:
+        raise ValueError(f"--flow-checkpoint {flow_checkpoint} has {k} classes, --checkpoint "
+                         f"{rgb} has {checked.num_classes}: expected the same classes")
+    return new_length
+
+
+def check_flow_inputs(flow_checkpoint: str, flow_data: str, checked: CheckedInputs,
+                      rgb_checkpoint: str) -> FlowInputs:
+    """Check the flow stream's inputs (see the module docstring); errors name the file and
+    what was expected. Videos already known to be unreadable are left to the job's skips."""
+    new_length = _check_checkpoints(flow_checkpoint, checked, rgb_checkpoint)
+    root = Path(flow_data).resolve()
+    if not root.is_dir():
+        raise FileNotFoundError(f"--flow-data not found: {root} (expected the folder that "
+                                "tsm flow extract DATA --out DIR wrote)")
+    folders: Dict[str, Path] = {}
+    for e in checked.entries:
+        if e.error is not None:
+            continue
+        folder = video_flow_folder(root, e.name or Path(e.path).name, Path(e.path).is_file())
+        check_flow_folder(folder, e.num_frames, e.path)
+        folders[e.id] = folder
+    return FlowInputs(flow_checkpoint, new_length, folders)
+
+
+def load_flow_stream(inputs: FlowInputs, device: torch.device) -> FlowStream:
+    from tsm_apps.checkpoint.reading import load_checkpoint
+
+    return FlowStream(load_checkpoint(inputs.checkpoint).to(device).eval(), inputs)
+
+
+def flow_outputs(stream: FlowStream, clip: Clip, size: Optional[int], method: str,
+                 class_idx: Optional[int], weighting: str, names: List[str]) -> tuple:
+    """``(arrays, record)`` of the flow model's maps on ``clip``'s segments (module docstring)."""
+    from .job import top_predictions
+
+    fclip = load_flow_clip(stream.inputs.folders[clip.entry.id], clip.indices,
+                           stream.inputs.new_length, size)
+    if tuple(fclip.input.shape[-2:]) != tuple(clip.input.shape[-2:]):
+        raise ValueError(f"{fclip.folder}: flow fields give {tuple(fclip.input.shape[-2:])} "
+                         f"inputs, the RGB frames {tuple(clip.input.shape[-2:])}: pass --size")
+    res = compute_flow_maps(stream.model, fclip, method, class_idx, weighting)
+    arrays = {"flow_maps": res.maps[0].cpu().numpy().astype(np.float32),
+              "flow_lowres": res.lowres[0].cpu().numpy().astype(np.float32),
+              "flow_logits": res.logits[0].cpu().numpy(), "flow_indices": fclip.indices}
+    top5 = top_predictions(res.logits[0], names)
+    cls = int(res.classes[0])
+    record = {"folder": str(fclip.folder), "indices": fclip.indices.tolist(),
+              "pred": top5[0]["index"], "pred_name": top5[0]["name"], "top5": top5,
+              "class": cls, "class_name": names[cls] if names else f"class {cls}"}
+    return arrays, record
