@@ -9,6 +9,7 @@ import statistics
 
 import torch
 from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from ..models.backbone import set_memory_format
 from ..models.inflate import I3D
@@ -132,8 +133,17 @@ def tsm_vs_i3d(quick: bool, device: str) -> list:
     t = time_many({"tsm": lambda: tsm(x), **{k: (lambda m=m: m(x)) for k, m in i3d.items()}},
                   3 if quick else 10, 1, device)
     r = min(t["i3d"], t["i3d_cl3d"]) / t["tsm"]
+    macs = {k: _gmacs(m, x) for k, m in (("tsm", tsm), ("i3d", i3d["i3d"]))}
     return [Figure(f"TSM vs native I3D throughput (R50, 8x{size})", r, "x", ">= 1.5", r >= 1.5,
-                   device, {**_ms(t), "load": [load, load_average()]})]
+                   device, {**_ms(t), "gmacs": macs, "mac_ratio": macs["i3d"] / macs["tsm"],
+                            "load": [load, load_average()]})]
+
+
+def _gmacs(model: nn.Module, x: torch.Tensor) -> float:
+    """Multiply-accumulates of one forward, in billions (torch's FLOP counter / 2)."""
+    with FlopCounterMode(display=False) as counter:
+        model(x)
+    return counter.get_total_flops() / 2e9
 
 
 def shift_op_speed(quick: bool, device: str) -> list:
