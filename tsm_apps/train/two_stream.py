@@ -5,8 +5,9 @@ clip (the validation protocol of training); the fused score is the weighted mean
 softmax scores, ``(w_rgb * p_rgb + w_flow * p_flow) / (w_rgb + w_flow)``. Reported for 1:1 and
 TSN's 1:1.5 (RGB:Flow) unless ``--fuse-weights`` names others.
 
-Early recognition: :mod:`tsm_apps.train.online_eval`; writes ``early.csv`` (fraction, one column
-per method), ``early.json`` (with whole-video online vs offline) and ``early.html`` (Plotly).
+Early recognition: :mod:`tsm_apps.train.online_eval`; its files (``early.csv``: fraction, one
+column per method; ``early.json`` with whole-video online vs offline; ``early.html``, Plotly) are
+written and read by :mod:`tsm_apps.train.early_files`.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from ..io import atomic_write_json, atomic_write_text
+from ..io import atomic_write_text
+from .early_files import write_early as write_online  # noqa: F401  (tsm test --online --out)
 
 PAPER_WEIGHTS = (1.0, 1.5)  # TSN: RGB 1, Flow 1.5
 
@@ -138,24 +140,6 @@ def run_online(args: argparse.Namespace, device: torch.device) -> dict:
     for i, p in enumerate(res["fractions"]):
         print(f"{p:8.1f} " + " ".join(f"{v[i]:12.1f}" for v in res["top1"].values()))
     return res
-
-
-def write_online(res: dict, out: str) -> None:
-    """``early.json``, ``early.csv`` and ``early.html`` (Plotly) in the folder ``out``."""
-    out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out_dir / "early.json", res)
-    cols = list(res["top1"])
-    lines = ["fraction," + ",".join(cols)] + [
-        f"{p}," + ",".join(f"{res['top1'][c][i]:.4f}" for c in cols)
-        for i, p in enumerate(res["fractions"])]
-    atomic_write_text(out_dir / "early.csv", "\n".join(lines) + "\n")
-    import plotly.graph_objects as go
-    fig = go.Figure([go.Scatter(x=[100 * p for p in res["fractions"]], y=res["top1"][c],
-                                mode="lines+markers", name=c) for c in cols])
-    fig.update_layout(xaxis_title="video seen (%)", yaxis_title="top-1 (%)",
-                      title="Early recognition")
-    atomic_write_text(out_dir / "early.html", fig.to_html(include_plotlyjs="cdn"))
 
 
 def main_streams(args: argparse.Namespace) -> int:

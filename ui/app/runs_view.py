@@ -1,4 +1,5 @@
-"""Runs view: training curves, benchmark tables and the TSN vs TSM dissection comparison."""
+"""Runs view: training curves, benchmark tables, early recognition (``early.csv`` of ``tsm test
+--online``) and the TSN vs TSM dissection comparison."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -83,6 +84,38 @@ def _benchmarks(root: Path) -> bool:
     return True
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _early_csv(path: str, mtime: float) -> dict:
+    from tsm_apps.train.early_files import read_early_csv
+
+    return read_early_csv(Path(path))
+
+
+def _early(root: Path) -> bool:
+    from tsm_apps.train.early_files import EARLY_CSV, early_figure, label, whole_video
+
+    st.subheader("Early recognition")
+    files = _find(str(root), EARLY_CSV)
+    if not files:
+        st.info(f"No early-recognition results (`{EARLY_CSV}`, written by `tsm test ONLINE.pth "
+                "--online ... --out DIR`) found.")
+        return False
+    for i, p in enumerate(files):
+        name = runs.rel(Path(p), root)
+        try:
+            res = _early_csv(p, Path(p).stat().st_mtime)
+        except (ValueError, OSError) as e:
+            st.error(f"Cannot read `{name}`: {e}")
+            continue
+        st.plotly_chart(early_figure(res, f"Early recognition: {name}"), width="stretch",
+                        key=f"{KEY}_early_{i}")
+        whole = whole_video(res)
+        if whole:
+            st.caption("whole video: " + ", ".join(f"{label(m)} {v:.1f}% top-1"
+                                                   for m, v in whole.items()))
+    return True
+
+
 def _dissection(root: Path) -> bool:
     st.subheader("Dissection: TSN vs TSM")
     try:
@@ -107,6 +140,6 @@ def _dissection(root: Path) -> bool:
 def render(settings: UISettings) -> None:
     st.header("Runs")
     root = settings.runs_dir
-    shown = [_training(root), _benchmarks(root), _dissection(root)]
+    shown = [_training(root), _benchmarks(root), _early(root), _dissection(root)]
     if not any(shown):
         st.info(DEMO_HINT.format(runs=root))

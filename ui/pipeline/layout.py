@@ -9,6 +9,7 @@ The demo writes it, the report reads it and the app finds its files in it::
     <root>/dissect/<m>/              tsm dissect run output: metrics.json, units.json
     <root>/dissect/compare/          tsm dissect compare output: compare.html
     <root>/bench/bench.json          tsm bench (optional)
+    <root>/early/early.csv           tsm test ONLINE.pth --online ... --out <root>/early (optional)
     <root>/timing.json, logs/, REPORT.md, REPORT.html
 
 with ``<m>`` one of :data:`MODELS` (``tsn``: no shift, ``tsm``: the shift).
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from tsm_apps.train.early_files import EARLY_CSV
 
 MODELS = ("tsn", "tsm")
 DEFAULT_ROOT = Path("runs") / "demo"
@@ -63,6 +66,11 @@ class RunLayout:
     @property
     def bench(self) -> Path:
         return self.root / "bench" / "bench.json"
+
+    @property
+    def early_csv(self) -> Path:
+        """Early recognition (``tsm test --online --out <root>/early``), not part of the demo."""
+        return self.root / "early" / EARLY_CSV
 
     @property
     def timing(self) -> Path:

@@ -2,7 +2,8 @@
 
 Reads only the JSON files the steps wrote (layout: :mod:`ui.pipeline.layout`):
 ``recognizers/{tsn,tsm}/eval.json``, ``detection/{tsn,tsm}/test/metrics.json``,
-``dissect/{tsn,tsm}/metrics.json``, ``bench/bench.json`` and the step timings ``timing.json``.
+``dissect/{tsn,tsm}/metrics.json``, ``early/early.csv`` (optional), ``bench/bench.json`` and the
+step timings ``timing.json``.
 A missing file leaves its section saying which file is missing, never a made-up number.
 """
 from __future__ import annotations
@@ -176,6 +177,27 @@ def _dissection_figure(rows: list, classes: Optional[int]) -> Any:
     return panels_figure("Dissection metrics (one panel per metric)", panels)
 
 
+def early_table(root: Path) -> Table:
+    """Early recognition (``tsm test --online --out <root>/early``, not part of the demo): top-1
+    per method at each fraction of the video seen, and the figure the app shows too."""
+    from tsm_apps.train.early_files import early_figure, label, read_early_csv, whole_video
+
+    title, lay = "Early recognition (top-1 vs fraction of the video seen)", RunLayout(root)
+    if not lay.early_csv.is_file():
+        return Table(title, [], [], "not part of the demo run; `tsm test ONLINE.pth --online "
+                     "--offline-checkpoint TSM.pth --tsn-checkpoint TSN.pth --data DATA --out "
+                     f"{lay.early_csv.parent}` adds it")
+    try:
+        res = read_early_csv(lay.early_csv)
+    except ValueError as e:
+        return Table(title, [], [], f"cannot read it: {e}")
+    rows = [[label(m)] + list(v) for m, v in res["top1"].items()]
+    whole = ", ".join(f"{label(m)} {v:.1f}%" for m, v in whole_video(res).items())
+    note = f"top-1 (%) from {lay.rel(lay.early_csv)}" + (f"; whole video: {whole}" if whole else "")
+    return Table(title, ["method"] + [f"{100 * p:g}%" for p in res["fractions"]], rows, note,
+                 early_figure(res, title))
+
+
 def bench_table(root: Path) -> Table:
     b = read_json(RunLayout(root).bench, missing_ok=True)
     if b is None:
@@ -203,4 +225,4 @@ def timing_table(root: Path) -> Table:
 
 def build_tables(root: Path) -> list:
     return [recognition_table(root), detection_table(root), dissection_table(root),
-            bench_table(root), timing_table(root)]
+            early_table(root), bench_table(root), timing_table(root)]
