@@ -12,13 +12,14 @@ SEGMENTS = 4
 SIZE = 32
 
 
-def tiny_recognizer(shift, num_classes: int, seed: int):
-    """ResNet-18 at width 1/8, fc re-drawn so the CAMs are not all near zero."""
+def tiny_recognizer(shift, num_classes: int, seed: int, in_channels: int = 3):
+    """ResNet-18 at width 1/8, fc re-drawn so the CAMs are not all near zero (``in_channels``
+    10: a flow model of new_length 5)."""
     from tsm_apps import build_recognizer
 
     torch.manual_seed(seed)
     m = build_recognizer("resnet18", num_classes=num_classes, num_segments=SEGMENTS, shift=shift,
-                         width=0.125, dropout=0.0)
+                         width=0.125, dropout=0.0, in_channels=in_channels)
     with torch.no_grad():
         m.fc.weight.normal_()
         m.fc.bias.zero_()
@@ -33,10 +34,11 @@ def write_temporal_data(root: Path) -> Path:
     return root
 
 
-def write_dissection_runs(runs: Path, data: Path, overlays: bool = False, limit: int = 2) -> dict:
+def write_dissection_runs(runs: Path, data: Path, overlays: bool = False, limit: int = 2,
+                          flow: tuple = (None, None)) -> dict:
     """TSN and TSM checkpoints under ``runs/train/{tsn,tsm}`` and their dissection runs under
     ``runs/dissect/{tsn,tsm}`` (``limit`` clips each, no units/sanity, overlays only when asked,
-    to stay fast)."""
+    to stay fast); ``flow = (flow checkpoint, flow data)``: the TSM run's flow stream."""
     from dissect.job import JobConfig, run_job
     from tsm_apps.checkpoint.reading import save_checkpoint
 
@@ -46,8 +48,10 @@ def write_dissection_runs(runs: Path, data: Path, overlays: bool = False, limit:
         ckpt = save_checkpoint(runs / "train" / name / "best.pth",
                                tiny_recognizer(shift, len(classes), seed))
         out[name] = runs / "dissect" / name
+        fc, fd = flow if name == "tsm" else (None, None)
         run_job(JobConfig(checkpoint=str(ckpt), data=str(data), out=str(out[name]), limit=limit,
-                          sanity=False, units=False, overlays=overlays, device="cpu"),
+                          sanity=False, units=False, overlays=overlays, device="cpu",
+                          flow_checkpoint=fc and str(fc), flow_data=fd and str(fd)),
                 progress=False)
     return out
 
@@ -118,3 +122,20 @@ def write_vid_annotations(root: Path, frames: int = 6, h: int = 64, w: int = 96,
         frame = VIDFrame("val/ILSVRC2015_val_00000000", f"{t:06d}", w, h, objs)
         (folder / f"{t:06d}.xml").write_bytes(frame_to_xml(frame))
     return folder
+
+
+def write_flow_checkpoint(path: Path, classes: int, seed: int = 7) -> Path:
+    """A random-weight tiny flow TSM (new_length 5: 10 input channels), class names stored."""
+    from tsm_apps.checkpoint.reading import save_checkpoint
+
+    return save_checkpoint(path, tiny_recognizer("offline", classes, seed, in_channels=10),
+                           {"classes": [f"action {i}" for i in range(classes)]})
+
+
+def extract_flow(src: Path, out: Path) -> Path:
+    """``tsm flow extract SRC --out OUT --method farneback`` (the real extraction, fast)."""
+    from tsm_apps.flow.cli import main
+
+    assert main(["extract", str(src), "--out", str(out), "--method", "farneback",
+                 "--no-progress"]) == 0
+    return out

@@ -16,6 +16,7 @@ from .settings import DEMO_HINT, UISettings
 KEY = "att"
 MIN_DISPLAY_WIDTH = 320
 PANEL_TITLES = {"TSN": "TSN (2D, no temporal shift)", "TSM": "TSM (temporal shift)"}
+FLOW_TITLE = "{model} run: flow stream (same segments)"  # tsm dissect run --flow-checkpoint
 
 
 @st.cache_resource(show_spinner="Loading dissection runs...", max_entries=4)
@@ -55,6 +56,13 @@ def _metrics_table(clip: sources.AttentionClip) -> None:
     df = pd.DataFrame(clip.metrics).T
     st.dataframe(df.style.format(lambda v: "-" if v is None or v != v else f"{v:.3f}"),
                  width="stretch")
+
+
+def _caption(clip: sources.AttentionClip, model: str, flow: bool, i: int) -> str:
+    if flow:
+        return f"{model} " + sources.flow_caption(clip.flow[model], i)
+    return (f"{model} frame {i}/{len(clip.frames) - 1}: attention mass "
+            f"{float(clip.mass[model][i]):.3g}")
 
 
 RUN_MODE, ANY_MODE = "Clips of a dissection run", "Any two checkpoints on any video"
@@ -98,21 +106,22 @@ def _render_run(settings: UISettings) -> None:
         st.error(f"Cannot show clip {name}: {e}")
         return
     n = len(clip.frames)
-    images = {m: sources.attention_overlay(clip, m, per) for m in clip.maps}
+    panels = [(m, f) for m in sources.MODELS for f in (False, True) if not f or m in clip.flow]
+    images = {(m, f): sources.attention_overlay(clip, m, per, flow=f)
+              for m, f in panels if m in clip.maps}
     t = player.frame_slider(KEY, n)
     slots = {}
-    for col, model in zip(st.columns(2), sources.MODELS):
-        col.markdown(f"**{PANEL_TITLES[model]}**")
-        slots[model] = (col.empty(), col.empty())
+    for col, (model, flow) in zip(st.columns(len(panels)), panels):
+        col.markdown(f"**{FLOW_TITLE.format(model=model) if flow else PANEL_TITLES[model]}**")
+        slots[(model, flow)] = (col.empty(), col.empty())
 
     def show(i: int) -> None:
-        for model, (img_slot, cap_slot) in slots.items():
-            if model not in images:
+        for (model, flow), (img_slot, cap_slot) in slots.items():
+            if (model, flow) not in images:
                 img_slot.warning(f"no {model} maps in this run")
                 continue
-            img_slot.image(upscale(images[model][i], MIN_DISPLAY_WIDTH), width="stretch")
-            cap_slot.caption(f"{model} frame {i}/{n - 1}: attention mass "
-                             f"{float(clip.mass[model][i]):.3g}")
+            img_slot.image(upscale(images[(model, flow)][i], MIN_DISPLAY_WIDTH), width="stretch")
+            cap_slot.caption(_caption(clip, model, flow, i))
 
     show(t)
     if clip.gt_boxes is not None:

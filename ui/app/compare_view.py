@@ -1,6 +1,7 @@
 """Attention of any two recognizers on any video: checkpoints from the runs folder, a typed
 path or an upload; a VID snippet, a video of the runs folder or an upload; CAM or a Grad-CAM
-method; each model's top-1 or a chosen class; both models' top-5; maps side by side, in step."""
+method; each model's top-1 or a chosen class; both models' top-5; maps side by side, in step;
+optionally a flow model's maps beside them (:mod:`ui.app.flow_panel`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Optional
 import pandas as pd
 import streamlit as st
 
-from . import live_view, player, runs, sources, upload
+from . import flow_panel, live_view, player, runs, sources, upload
 from .cache import result_store
 from .draw import upscale
 from .settings import UISettings
@@ -120,6 +121,7 @@ def render(settings: UISettings) -> None:
     video = choose_video(settings, KEY)
     if video is None:
         return
+    flow_choice = flow_panel.choose(found, root)
     if video.cut:
         st.caption(f"Sampled from {video.limit_note(settings.max_frames)}.")
     if not all(paths.values()):
@@ -140,15 +142,24 @@ def render(settings: UISettings) -> None:
         st.error(f"Cannot compute the maps: {e}")
         return
     clip = res["clip"]
+    flow = flow_panel.compute(flow_choice, video, clip, method, size, cls)
     images = {s: sources.maps_overlay(clip.frames, res[s].maps, per) for s in models}
     i = player.frame_slider(KEY, len(clip.indices))
-    panels = {}
-    for col, (slot, rec) in zip(st.columns(2), models.items()):
+    panels, cols = {}, st.columns(len(models) + (flow is not None))
+    for col, (slot, rec) in zip(cols, models.items()):
         col.markdown(f"**Model {slot}: {runs.rel(rec.path, root.resolve())}** — {rec.kind}")
         panels[slot] = (col.empty(), col.empty())
+    if flow is not None:
+        images["flow"] = sources.maps_overlay(clip.frames, flow.maps, per)
+        cols[-1].markdown(f"**{flow_panel.TITLE}**")
+        panels["flow"] = (cols[-1].empty(), cols[-1].empty())
 
     def show(k: int) -> None:
         for slot, (img, cap) in panels.items():
+            if slot == "flow":
+                img.image(upscale(images[slot][k], MIN_DISPLAY_WIDTH), width="stretch")
+                cap.caption(sources.flow_caption(flow, k))
+                continue
             m, rec = res[slot], models[slot]
             img.image(upscale(images[slot][k], MIN_DISPLAY_WIDTH), width="stretch")
             cap.caption(f"{slot} frame {k}/{len(clip.indices) - 1} (video frame "

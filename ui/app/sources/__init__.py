@@ -5,10 +5,12 @@ Views only see the plain records defined here (:class:`FrameDetections`, :class:
 ``detection`` (mmdet) and ``dissect`` are imported inside the functions that use them, so a
 view that needs neither starts fast; results that are absent raise :class:`Unavailable`, which
 the views show as a message. One module per concern: :mod:`.base` (video), :mod:`.detection`,
-:mod:`.dissection`, :mod:`.recognition` (checkpoints, maps and streaming on any video).
+:mod:`.dissection`, :mod:`.recognition` (checkpoints, maps and streaming on any video),
+:mod:`.flow` (the flow stream's maps beside the RGB ones).
 """
 from .base import (MODELS, VID_FRAME_TEMPLATE, Decoded, Progress, Unavailable, VideoDecodeError,
                    read_frames, read_video)
 from .detection import *  # noqa: F401,F403
 from .dissection import *  # noqa: F401,F403
+from .flow import *  # noqa: F401,F403
 from .recognition import *  # noqa: F401,F403

@@ -11,6 +11,7 @@ from tsm_apps.checkpoint.reading import read_checkpoint
 from tsm_apps.io import read_json
 
 from .base import MODELS, Progress
+from .flow import FlowMaps
 
 __all__ = ["AttentionClip", "Dissection", "find_dissection", "dissection_stamp", "load_dissection",
            "dissection_clips", "clip_attention", "BASELINES", "dissection_summary",
@@ -23,7 +24,8 @@ class AttentionClip:
 
     ``frames (T, H, W, 3)`` uint8 (the pixels the maps explain); ``maps[model]`` raw float
     ``(T, H, W)``; ``mass[model]`` ``(T,)`` per-frame attention mass; ``gt_boxes`` ``(T, 4)`` or
-    ``None`` (rows of NaN where the actor is absent); ``metrics[model]`` the clip's scores.
+    ``None`` (rows of NaN where the actor is absent); ``metrics[model]`` the clip's scores;
+    ``flow[model]`` the flow stream's maps when that run was given a flow checkpoint.
     """
     frames: np.ndarray
     maps: dict[str, np.ndarray]
@@ -31,6 +33,7 @@ class AttentionClip:
     gt_boxes: Optional[np.ndarray] = None
     label: str = ""
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    flow: dict[str, FlowMaps] = field(default_factory=dict)
 
 
 @dataclass
@@ -121,13 +124,17 @@ def _class_name(run: Any, label: int) -> str:
 def clip_attention(d: Dissection, clip: str, progress: Optional[Progress] = None
                    ) -> AttentionClip:
     """Maps, per-frame mass, GT box and scores of ``clip`` in every model's run."""
-    maps, mass, metrics, boxes = {}, {}, {}, None
+    maps, mass, metrics, flow, boxes = {}, {}, {}, {}, None
     for i, (model, run) in enumerate(d.runs.items()):
         files = run.clips[clip]
         arrays = files.load_maps()
         maps[model] = arrays["maps"]
         mass[model] = np.asarray(files.record["scores"]["method"]["mass"], dtype=np.float64)
         metrics[model] = _clip_scores(files.record)
+        if "flow_maps" in arrays:  # tsm dissect run --flow-checkpoint
+            flow[model] = FlowMaps(arrays["flow_maps"], arrays["flow_indices"],
+                                   files.record["flow"]["class_name"],
+                                   run.settings["settings"].get("method", "cam"))
         if boxes is None and not np.isnan(arrays["boxes"]).all():
             boxes = arrays["boxes"]
         if progress:
@@ -136,7 +143,7 @@ def clip_attention(d: Dissection, clip: str, progress: Optional[Progress] = None
     frames, label = _clip_frames(first, first.clips[clip].record, len(maps[next(iter(maps))]))
     if progress:
         progress(1.0)
-    return AttentionClip(frames, maps, mass, boxes, label, metrics)
+    return AttentionClip(frames, maps, mass, boxes, label, metrics, flow)
 
 
 BASELINES = {"centre": "centre prior", "random": "random map"}
@@ -157,9 +164,12 @@ def dissection_summary(d: Dissection) -> dict[str, dict[str, Any]]:
     return out
 
 
-def attention_overlay(clip: AttentionClip, model: str, per: str = "clip") -> np.ndarray:
-    """``(T, H, W, 3)`` uint8: ``model``'s maps over the clip's frames (GT box drawn when known),
-    colour scale per clip or per frame (:func:`dissect.overlay.overlay`)."""
+def attention_overlay(clip: AttentionClip, model: str, per: str = "clip",
+                      flow: bool = False) -> np.ndarray:
+    """``(T, H, W, 3)`` uint8: ``model``'s maps (``flow``: its run's flow-stream maps) over the
+    clip's frames (GT box drawn when known), colour scale per clip or per frame
+    (:func:`dissect.overlay.overlay`)."""
     from dissect.overlay import overlay
 
-    return overlay(clip.frames, clip.maps[model], per=per, boxes=clip.gt_boxes)
+    maps = clip.flow[model].maps if flow else clip.maps[model]
+    return overlay(clip.frames, maps, per=per, boxes=clip.gt_boxes)
