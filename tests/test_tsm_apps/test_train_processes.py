@@ -1,12 +1,13 @@
 """Process-level paths the README promises, each run in real processes: SLURM variables, a
-SIGTERM mid-epoch, K-step averaging over gloo. (A torchrun elastic restart is not tested: with
-torch 2.14.1 the restarted gloo group fails in ``connectFullMesh`` even for a bare
-``init_process_group`` + ``all_reduce`` script; docs/experiments/performance.md.)
+SIGTERM mid-epoch, K-step averaging over gloo, a torchrun elastic restart after a killed worker.
 
 This file is also the worker script: ``python test_train_processes.py train CONFIG_JSON`` trains
 like the worker of ``test_train_distributed.py``; ``TSM_TEST_SIGNAL_AT_STEP=N`` with
 ``TSM_TEST_SIGNAL=TERM|KILL`` (and ``TSM_TEST_SIGNAL_RANK``) makes that rank signal itself in
-step ``N + 1``; ``python test_train_processes.py kavg OUT``
+step ``N + 1``, only in torchrun attempt ``TSM_TEST_SIGNAL_ATTEMPT`` when that is set
+(``TORCHELASTIC_RESTART_COUNT``); in a restarted attempt, rank ``TSM_TEST_RESTART_DELAY_RANK``
+starts 2 s late; the printed summary adds ``restart`` and ``steps_run`` (steps this process
+trained). ``python test_train_processes.py kavg OUT``
 runs K-step averaging rounds on this rank and saves the packed state.
 """
 from __future__ import annotations
@@ -14,8 +15,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -71,6 +74,64 @@ def test_sigterm_mid_epoch_saves_a_checkpoint_that_resumes_exactly(tmp_path):
     assert s["steps"] == 6 and not s["stopped"]
     assert _max_diff(_weights(tmp_path / "full"), _weights(tmp_path / "term")) <= 1e-6
     assert _step_losses(tmp_path / "full") == _step_losses(tmp_path / "term")
+
+
+@pytest.mark.slow
+def test_torchrun_restarts_a_killed_worker_and_it_resumes_from_the_last_checkpoint(tmp_path):
+    # rank 1 SIGKILLs itself in step 5 of attempt 0 (last.pth holds step 4: checkpoint_every=2);
+    # torchrun stops rank 0, restarts both, and `resume` continues from step 4. In attempt 1
+    # rank 1 starts 2 s late, so rank 0 reads the group's keys first: without a namespace per
+    # attempt (distributed.attempt_store) it would read rank 1's gloo address from attempt 0
+    # and fail in connectFullMesh ("Connection refused")
+    cfg = dict(BASE, checkpoint_every=2, resume=True, work_dir=str(tmp_path / "elastic"))
+    full = dict(cfg, work_dir=str(tmp_path / "full"))
+    s_full = _summaries(_run(["train", json.dumps(full)], TORCHRUN))
+    assert sorted((s["restart"], s["steps_run"]) for s in s_full) == [(0, 6), (0, 6)]
+    r = _run(["train", json.dumps(cfg)], TORCHRUN + ["--max-restarts=1"],
+             env=dict(ENV, TSM_TEST_SIGNAL_AT_STEP="4", TSM_TEST_SIGNAL="KILL",
+                      TSM_TEST_SIGNAL_RANK="1", TSM_TEST_SIGNAL_ATTEMPT="0",
+                      TSM_TEST_RESTART_DELAY_RANK="1"))
+    s = _summaries(r)  # attempt 0 printed nothing: rank 1 was killed, rank 0 failed
+    assert sorted((x["rank"], x["restart"], x["steps_run"], x["steps"]) for x in s) == \
+        [(0, 1, 2, 6), (1, 1, 2, 6)], r.stderr[-3000:]
+    assert "connectFullMesh" not in r.stderr
+    assert _max_diff(_weights(tmp_path / "full"), _weights(tmp_path / "elastic")) <= 1e-6
+    assert _step_losses(tmp_path / "full") == _step_losses(tmp_path / "elastic")
+
+
+def test_attempt_store_skips_a_killed_attempts_published_beacon():
+    # the agent's store still names the previous attempt's beacon: first a dead port, then a
+    # live store without this attempt's nonce; rank 1 takes only what rank 0 publishes
+    import threading
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    from tsm_apps.train.distributed import ATTEMPT_KEY, DistEnv, attempt_store
+    agent = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    agent.set(ATTEMPT_KEY, f"{dead} 00")
+    env = dict(world_size=2, master_addr="127.0.0.1", master_port=agent.port,
+               launcher="torchrun", agent_store=True)
+    got = {}
+    t = threading.Thread(target=lambda: got.setdefault(1, attempt_store(
+        DistEnv(rank=1, **env), timedelta(seconds=10), probe_s=1.0)))
+    t.start()
+    time.sleep(0.5)
+    foreign = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
+    foreign.set("nonce", "11")
+    agent.set(ATTEMPT_KEY, f"{foreign.port} 22")
+    time.sleep(0.5)
+    assert t.is_alive()  # still looking: neither the dead port nor the foreign store will do
+    s0, beacon = attempt_store(DistEnv(rank=0, **env), timedelta(seconds=10))
+    t.join(10)
+    assert not t.is_alive() and got[1][1] is None and beacon is not None
+    s0.set("k", "v")  # one namespace, in the agent's store
+    assert got[1][0].get("k") == b"v"
+    nonce = agent.get(ATTEMPT_KEY).decode().split()[1]
+    assert agent.check([f"{ATTEMPT_KEY}/{nonce}/k"])
 
 
 def _kavg_worker(rank: int, all_reduce_mean, rounds: int = 3, k: int = 2) -> torch.Tensor:
@@ -133,20 +194,25 @@ def _train_worker(cfg_json: str) -> None:
     cfg = TrainConfig.from_dict(json.loads(cfg_json))
     at = int(os.environ.get("TSM_TEST_SIGNAL_AT_STEP", "0"))
     rank_ok = os.environ.get("RANK", "0") == os.environ.get("TSM_TEST_SIGNAL_RANK", "0")
-    if at and rank_ok:
-        sig = getattr(signal, "SIG" + os.environ["TSM_TEST_SIGNAL"])
-        step = trainer.Trainer.train_step
+    restart = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+    attempt_ok = os.environ.get("TSM_TEST_SIGNAL_ATTEMPT", restart) == restart
+    sig = getattr(signal, "SIG" + os.environ["TSM_TEST_SIGNAL"]) if at else None
+    step, steps_run = trainer.Trainer.train_step, [0]
 
-        def signalled_step(self, x, y):
-            out = step(self, x, y)
-            if self.step == at:
-                os.kill(os.getpid(), sig)
-            return out
-        trainer.Trainer.train_step = signalled_step
+    def counted_step(self, x, y):
+        out = step(self, x, y)
+        steps_run[0] += 1
+        if at and rank_ok and attempt_ok and self.step == at:
+            os.kill(os.getpid(), sig)
+        return out
+    trainer.Trainer.train_step = counted_step
+    if restart != "0" and os.environ.get("RANK") == os.environ.get("TSM_TEST_RESTART_DELAY_RANK"):
+        time.sleep(2)
     videos, labels = motion_videos(32, frames=8, size=32, seed=1)
     tr = ClipSet.from_tensor(videos[:24], labels[:24], True, cfg.segments, cfg.size, seed=cfg.seed)
     va = ClipSet.from_tensor(videos[24:], labels[24:], False, cfg.segments, cfg.size)
-    sys.stdout.write(json.dumps(train(cfg, tr, va, 2)) + "\n")
+    summary = dict(train(cfg, tr, va, 2), restart=int(restart), steps_run=steps_run[0])
+    sys.stdout.write(json.dumps(summary) + "\n")
     sys.stdout.flush()
 
 

@@ -3,14 +3,27 @@ rendezvous) or SLURM ``srun``; no home-made spawner.
 
 Backend: NCCL when the process uses a CUDA device, gloo otherwise (CPU). Collectives used by the
 trainer go through :class:`CommCounter` so runs can report how many all-reduce calls they made.
+
+Elastic restarts: torchrun's agent hosts the store at ``MASTER_ADDR:MASTER_PORT``
+(``TORCHELASTIC_USE_AGENT_STORE=True``) and keeps that same server, with every key written into
+it, across ``--max-restarts`` attempts (torch 2.14.1: ``static_tcp_rendezvous.py`` creates it
+once; ``dynamic_rendezvous.py`` only while ``_bootstrap_store_info is None``). The process group's
+keys (``default_pg/0//cpu/...``: each rank's gloo address, NCCL's unique id) are the same in every
+attempt, so a restarted rank that reads a peer's key before that peer has rewritten it gets the
+killed attempt's address: ``Gloo connectFullMesh failed ... Connection refused``
+(pytorch/pytorch#135712). :func:`attempt_store` gives each attempt a namespace of its own.
 """
 from __future__ import annotations
 
 import os
 import re
+import secrets
+import socket
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Optional
+from datetime import timedelta
+from typing import Iterator, Mapping, Optional, Tuple
 
 import torch
 import torch.distributed as dist
@@ -28,6 +41,7 @@ class DistEnv:
     master_addr: str = ""
     master_port: int = 0
     launcher: str = "none"  # "torchrun" | "slurm" | "none"
+    agent_store: bool = False  # torchrun's agent hosts the store at master_addr:master_port
 
     @property
     def distributed(self) -> bool:
@@ -67,7 +81,7 @@ def env_from(environ: Optional[Mapping[str, str]] = None) -> DistEnv:
         return DistEnv(_int(environ, "RANK"), _int(environ, "WORLD_SIZE"),
                        _int(environ, "LOCAL_RANK") if "LOCAL_RANK" in environ else 0,
                        environ.get("MASTER_ADDR", ""), int(environ.get("MASTER_PORT", 0) or 0),
-                       "torchrun")
+                       "torchrun", environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True")
     if "SLURM_PROCID" in environ and "SLURM_NTASKS" in environ:
         addr = environ.get("MASTER_ADDR") or first_host(
             environ.get("SLURM_JOB_NODELIST") or environ.get("SLURM_NODELIST") or "localhost")
@@ -93,9 +107,57 @@ def pick_backend(device: torch.device) -> str:
     return "nccl" if device.type == "cuda" else "gloo"
 
 
+ATTEMPT_KEY = "tsm_apps/attempt"  # key in the agent's store: "PORT NONCE" of the live attempt
+
+
+def attempt_store(env: DistEnv, timeout: timedelta = dist.default_pg_timeout,
+                  probe_s: float = 2.0) -> Tuple[dist.Store, Optional[dist.TCPStore]]:
+    """This attempt's own namespace in the agent's store, and (rank 0) a beacon to keep alive.
+
+    Rank 0 draws a random nonce, starts a small ``TCPStore`` (the beacon) on a free port holding
+    it, and publishes ``"PORT NONCE"`` under :data:`ATTEMPT_KEY` in the agent's store. The other
+    ranks read that key, which may still be the killed attempt's: they accept it only if its
+    beacon answers with that nonce (a dead attempt's port refuses; a reused one lacks the nonce),
+    else read again. Every rank then uses ``PrefixStore("tsm_apps/attempt/NONCE", agent)``:
+    keys no earlier attempt wrote, in a store that outlives rank 0 (the agent's, as torch
+    intends). This needs no restart count, which differs between nodes (only the failed node's
+    agent counts a restart). Returns ``(store, beacon)``; rank 0 keeps the beacon referenced
+    while the group lives (``None`` on the other ranks).
+    """
+    agent = dist.TCPStore(env.master_addr, env.master_port, is_master=False, timeout=timeout)
+    beacon = None
+    if env.rank == 0:
+        nonce = secrets.token_hex(8)
+        beacon = dist.TCPStore(env.master_addr, 0, is_master=True, timeout=timeout,
+                               wait_for_workers=False)
+        beacon.set("nonce", nonce)
+        agent.set(ATTEMPT_KEY, f"{beacon.port} {nonce}")
+    else:
+        deadline = time.monotonic() + timeout.total_seconds()
+        while True:
+            port, nonce = agent.get(ATTEMPT_KEY).decode().split()
+            try:  # a plain connect first: a dead port refuses at once, without TCPStore's retries
+                socket.create_connection((env.master_addr, int(port)), timeout=probe_s).close()
+                probe = dist.TCPStore(env.master_addr, int(port), is_master=False,
+                                      timeout=timedelta(seconds=probe_s))
+                if probe.get("nonce").decode() == nonce:
+                    break
+            except (OSError, RuntimeError):  # refused, or DistNetworkError / DistStoreError
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"rank {env.rank}: no live attempt published under "
+                                   f"{ATTEMPT_KEY!r} at {env.master_addr}:{env.master_port}")
+            time.sleep(0.1)
+    return dist.PrefixStore(f"{ATTEMPT_KEY}/{nonce}", agent), beacon
+
+
 @contextmanager
 def process_group(env: DistEnv, device: torch.device) -> Iterator[DistEnv]:
-    """Initialise the default process group for ``env`` (no-op for one process); always torn down."""
+    """Initialise the default process group for ``env`` (no-op for one process); always torn down.
+
+    Under torchrun's agent store the group's keys go to :func:`attempt_store` (safe across
+    ``--max-restarts``); otherwise (SLURM, ``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``) ``env://``,
+    where rank 0 hosts a store that dies with its attempt."""
     if not env.distributed or dist.is_initialized():
         yield env
         return
@@ -104,11 +166,14 @@ def process_group(env: DistEnv, device: torch.device) -> Iterator[DistEnv]:
     if env.launcher == "slurm":  # env:// rendezvous reads these
         os.environ.setdefault("MASTER_ADDR", env.master_addr)
         os.environ.setdefault("MASTER_PORT", str(env.master_port))
-    dist.init_process_group(pick_backend(device), rank=env.rank, world_size=env.world_size)
-    try:
+    store, beacon = attempt_store(env) if env.agent_store else (None, None)
+    dist.init_process_group(pick_backend(device), store=store, rank=env.rank,
+                            world_size=env.world_size)
+    try:  # rank 0 keeps its beacon as long as the group (NCCL connects lazily, at first use)
         yield env
     finally:
         dist.destroy_process_group()
+        del beacon
 
 
 class CommCounter:
