@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from ui_fixtures import write_dissection_runs, write_temporal_data
+from ui_fixtures import captions, image_urls, write_dissection_runs, write_temporal_data
 
 
 @pytest.fixture(scope="module")
@@ -14,14 +14,6 @@ def dissect_runs(tmp_path_factory):
     data = write_temporal_data(root / "data")
     write_dissection_runs(root / "runs", data)
     return root / "runs"
-
-
-def _image_urls(at) -> list:
-    return [img.url for el in at.get("image") for img in el.proto.imgs]
-
-
-def _captions(at) -> list:
-    return [c.value for c in at.caption]
 
 
 def test_attention_view_panels_slider_and_curves(app_for, dissect_runs):
@@ -33,10 +25,10 @@ def test_attention_view_panels_slider_and_curves(app_for, dissect_runs):
     clip_box = at.selectbox(key="att_clip")
     runs = {m: load_run(dissect_runs / "dissect" / m.lower()) for m in ("TSN", "TSM")}
     assert list(clip_box.options) == sorted(runs["TSM"].clips)
-    caps = _captions(at)
+    caps = captions(at)
     assert any(c.startswith("TSN frame 0/3") for c in caps)
     assert any(c.startswith("TSM frame 0/3") for c in caps)
-    urls0 = _image_urls(at)
+    urls0 = image_urls(at)
     assert len(urls0) == 2 and urls0[0] != urls0[1]
 
     # the mass curves are the per-frame masses the dissection stored for this clip
@@ -51,18 +43,18 @@ def test_attention_view_panels_slider_and_curves(app_for, dissect_runs):
 
     at.slider(key="att").set_value(2).run()
     assert not at.exception
-    assert any(c.startswith("TSM frame 2/3") for c in _captions(at))
-    urls2 = _image_urls(at)
+    assert any(c.startswith("TSM frame 2/3") for c in captions(at))
+    urls2 = image_urls(at)
     assert len(urls2) == 2 and set(urls2).isdisjoint(urls0)
 
 
 def test_attention_view_other_clip_and_scale(app_for, dissect_runs):
     at = app_for(dissect_runs).run()
     at.sidebar.radio(key="view").set_value("Attention").run()
-    before = _image_urls(at)
+    before = image_urls(at)
     box = at.selectbox(key="att_clip")
     box.set_value(box.options[1]).run()
-    assert not at.exception and _image_urls(at) != before
+    assert not at.exception and image_urls(at) != before
     at.radio(key="att_per").set_value("frame").run()
     assert not at.exception and not at.error
 

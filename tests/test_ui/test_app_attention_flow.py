@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from tests.sample_videos import sample_video
-from ui_fixtures import (extract_flow, write_checkpoints, write_dissection_runs,
-                         write_flow_checkpoint, write_temporal_data)
+from ui_fixtures import (captions, extract_flow, image_urls, write_checkpoints,
+                         write_dissection_runs, write_flow_checkpoint, write_temporal_data)
 
 MODE = "Any two checkpoints on any video"
 
@@ -27,14 +27,6 @@ def flow_runs(tmp_path_factory):
     return root / "runs"
 
 
-def _urls(at) -> list:
-    return [img.url for el in at.get("image") for img in el.proto.imgs]
-
-
-def _captions(at) -> list:
-    return [c.value for c in at.caption]
-
-
 def test_dissection_run_with_flow_shows_the_flow_cam_beside_rgb(app_for, flow_runs):
     from dissect.layout import load_run
 
@@ -45,13 +37,13 @@ def test_dissection_run_with_flow_shows_the_flow_cam_beside_rgb(app_for, flow_ru
     rec = load_run(flow_runs / "dissect" / "tsm").clips[cid].record
     assert rec["indices"] == [1, 3, 5, 7]            # 8 frames, 4 segments; 7 flow fields
     assert "**TSM run: flow stream (same segments)**" in [m.value for m in at.markdown]
-    urls = _urls(at)
+    urls = image_urls(at)
     assert len(urls) == 3 and len(set(urls)) == 3    # TSN, TSM, TSM's flow stream
     want = f"(from the RGB frame on); cam of '{rec['flow']['class_name']}'"
-    assert f"TSM flow frame 0/3: flow fields 1-5 {want}" in _captions(at)
+    assert f"TSM flow frame 0/3: flow fields 1-5 {want}" in captions(at)
     at.slider(key="att").set_value(2).run()
-    assert f"TSM flow frame 2/3: flow fields 5-6 {want}" in _captions(at)
-    assert any(c.startswith("TSN frame 2/3") for c in _captions(at))
+    assert f"TSM flow frame 2/3: flow fields 5-6 {want}" in captions(at)
+    assert any(c.startswith("TSN frame 2/3") for c in captions(at))
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +67,7 @@ def _open(app_for, runs, flow_ckpt, flow_dir):
     at.sidebar.number_input(key="attc_segments").set_value(4).run()
     at.sidebar.number_input(key="attc_size").set_value(32).run()
     at.radio(key="attc_kind").set_value("Video in the runs folder").run()
-    assert len(_urls(at)) == 2                       # no flow checkpoint: the two models only
+    assert len(image_urls(at)) == 2                       # no flow checkpoint: the two models only
     at.selectbox(key="attf_ckpt").set_value("(type a path)").run()
     at.text_input(key="attf_path").input(str(flow_ckpt)).run()
     at.text_input(key="attf_dir").input(str(flow_dir)).run()
@@ -89,7 +81,7 @@ def test_any_video_with_a_flow_checkpoint_shows_its_cam(app_for, video_runs):
     root = video_runs.parent
     at = _open(app_for, video_runs, root / "flow.pth", root / "flow")
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert len(_urls(at)) == 3
+    assert len(image_urls(at)) == 3
     # RGB frames 15, 45, 75, 105 of 120 (T=4): flow stacks 15-19, 45-49, ... (new_length 5)
     clip = load_flow_clip(root / "flow" / "carphone", [15, 45, 75, 105], 5, 32)
     assert clip.indices[:, 0].tolist() == [15, 45, 75, 105]
@@ -97,20 +89,20 @@ def test_any_video_with_a_flow_checkpoint_shows_its_cam(app_for, video_runs):
     with torch.no_grad():
         top1 = int(model(clip.input[None]).argmax())
     assert (f"flow frame 0/3: flow fields 15-19 (from the RGB frame on); cam of 'action {top1}'"
-            in _captions(at))
+            in captions(at))
     at.slider(key="attc").set_value(3).run()
-    assert any(c.startswith("flow frame 3/3: flow fields 105-109") for c in _captions(at))
+    assert any(c.startswith("flow frame 3/3: flow fields 105-109") for c in captions(at))
 
 
 def test_bad_flow_inputs_are_messages_and_rgb_maps_stay(app_for, video_runs):
     root = video_runs.parent
     at = _open(app_for, video_runs, root / "flow.pth", root / "nowhere")
-    assert not at.exception and len(_urls(at)) == 2
+    assert not at.exception and len(image_urls(at)) == 2
     assert [e.value for e in at.error] == [
         f"Flow stream: flow folder not found for videos/carphone.mp4: expected "
         f"{root / 'nowhere' / 'carphone'} (tsm flow extract DATA --out FLOW_DATA)"]
     rgb = video_runs / "train" / "tsm" / "best.pth"
     at = _open(app_for, video_runs, rgb, root / "flow")
-    assert not at.exception and len(_urls(at)) == 2
+    assert not at.exception and len(image_urls(at)) == 2
     assert any("best.pth is not a flow model: it takes 3 input channels" in e.value
                for e in at.error)

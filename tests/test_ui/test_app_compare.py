@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tests.sample_videos import sample_video
-from ui_fixtures import write_checkpoints
+from ui_fixtures import image_urls, write_checkpoints
 
 MODE = "Any two checkpoints on any video"
 
@@ -29,10 +29,6 @@ def _open(app_for, runs, **env):
     at.sidebar.number_input(key="attc_size").set_value(32).run()
     at.radio(key="attc_kind").set_value("Video in the runs folder").run()
     return at
-
-
-def _urls(at) -> list:
-    return [img.url for el in at.get("image") for img in el.proto.imgs]
 
 
 def test_two_checkpoints_maps_top5_class_and_slider(app_for, compare_runs):
@@ -60,11 +56,11 @@ def test_two_checkpoints_maps_top5_class_and_slider(app_for, compare_runs):
         order = np.argsort(-p)[:5]
         assert table["class"].tolist() == [f"action {i}" for i in order]
         assert table["probability"].to_numpy() == pytest.approx(p[order], abs=1e-5)
-    before = _urls(at)
+    before = image_urls(at)
     assert len(before) == 2 and before[0] != before[1]
     at.slider(key="attc").set_value(2).run()
     assert any(c.startswith("B frame 2/3 (video frame 75)") for c in (c.value for c in at.caption))
-    assert set(_urls(at)[:2]).isdisjoint(before)
+    assert set(image_urls(at)[:2]).isdisjoint(before)
     # a chosen class: both models explain class 3
     at.selectbox(key="attc_class").set_value("3: action 3").run()
     assert not at.exception

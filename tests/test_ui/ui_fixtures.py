@@ -139,3 +139,13 @@ def extract_flow(src: Path, out: Path) -> Path:
     assert main(["extract", str(src), "--out", str(out), "--method", "farneback",
                  "--no-progress"]) == 0
     return out
+
+
+def image_urls(at) -> list:
+    """URLs of every image an AppTest page shows, in page order."""
+    return [img.url for el in at.get("image") for img in el.proto.imgs]
+
+
+def captions(at) -> list:
+    """Text of every caption of an AppTest page."""
+    return [c.value for c in at.caption]

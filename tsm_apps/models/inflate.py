@@ -14,6 +14,7 @@ import copy
 import torch
 from torch import Tensor, nn
 
+from .clip_layout import to_clips, to_frames
 from .shift import TemporalShift
 
 
@@ -38,13 +39,7 @@ class TemporalConv(nn.Module):
                 self.conv.bias.copy_(conv2d.bias)
 
     def forward(self, x: Tensor) -> Tensor:
-        nt, c, h, w = x.shape
-        t = self.num_segments
-        if nt % t:
-            raise ValueError(f"TemporalConv: shape {tuple(x.shape)} not divisible by T={t}")
-        v = x.reshape(nt // t, t, c, h, w).transpose(1, 2)
-        y = self.conv(v)
-        return y.transpose(1, 2).reshape(nt, y.shape[1], y.shape[3], y.shape[4])
+        return to_frames(self.conv(to_clips(x, self.num_segments, "TemporalConv")))
 
 
 def inflate_shifts(model: nn.Module) -> nn.Module:
