@@ -1,0 +1,111 @@
+"""The science, guarded: where a recognizer looks. On the two motion pairs of the synthetic
+temporal set (an "L" moving left to right / right to left / top to bottom / bottom to top,
+beside 0-2 static distractors of the same look on a cluttered background; a class and its pair
+differ only in the order of the frames), TSM's exact CAM puts its maximum on the moving actor
+far more often than TSN's: the strict pointing game of :mod:`dissect.metrics`, scored as
+``tsm dissect run --method cam`` scores it (the CAM of the predicted class of ``best.pth``,
+bilinearly upsampled to the input, every frame with a box).
+
+Reduced setting (``SETTING``): clips rendered in memory (no mp4), 8 frames at ``size`` px, the
+first four classes, ``n_train`` train / ``n_val`` val clips, ResNet-18 at width 0.25 with
+output stride 16 (as the demo's recognizers), the ``synthetic`` preset's optimiser for
+``epochs`` epochs, training seed 0, one thread. The margin was measured with seeds (see the
+comment above ``MARGIN``)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from dissect.cam import compute_cam
+from dissect.metrics import clip_scores, summarise
+from tsm_apps.checkpoint.reading import load_checkpoint
+from tsm_apps.synth.temporal import plan_clip, render_clip
+from tsm_apps.train import TrainConfig, train
+from tsm_apps.train.clips import ClipSet
+
+FRAMES = 8
+SETTING = dict(size=80, epochs=12, n_train=192, n_val=96, classes=4)
+
+
+def make_clips(n: int, offset: int, size: int, classes: int) -> tuple:
+    """``n`` clips of the first ``classes`` classes: uint8 ``(n, T, S, S, 3)``, labels, actor
+    boxes ``(n, T, 4)`` (NaN rows where the actor is invisible)."""
+    videos, labels, boxes = [], [], []
+    for i in range(n):
+        label = i % classes  # a pair (2k, 2k + 1) shares the plan, played backwards
+        plan = plan_clip(7, offset + i // classes, FRAMES, size, label=label)
+        videos.append(render_clip(plan, size))
+        labels.append(label)
+        boxes.append([b if b is not None else [np.nan] * 4 for b in plan.boxes(size)])
+    return torch.from_numpy(np.stack(videos)), labels, np.asarray(boxes, np.float64)
+
+
+def pointing(model, val: ClipSet, boxes: np.ndarray) -> float:
+    """Strict pointing over every val frame with a box: the maximum of the predicted class's
+    CAM (at input resolution) lies on the actor's box."""
+    model.eval()
+    records = []
+    for i in range(len(val)):
+        x, _ = val[i]
+        maps = compute_cam(model, x[None]).maps[0].numpy()
+        records.append(clip_scores(maps, boxes[i], None, {}))
+    return summarise(records)["pointing"]
+
+
+def run(shift: str, seed: int, tmp, size: int, epochs: int, n_train: int, n_val: int,
+        classes: int) -> tuple:
+    """``(best val top-1 %, strict pointing of best.pth)`` of a recognizer with ``shift``."""
+    tv, tl, _ = make_clips(n_train, 0, size, classes)
+    vv, vl, vb = make_clips(n_val, 1000, size, classes)
+    work = tmp / f"{shift}{seed}_{size}_{epochs}_{n_train}_{classes}"
+    cfg = TrainConfig(work_dir=str(work), arch="resnet18", width=0.25, segments=FRAMES,
+                      size=size, shift=shift, output_stride=16, epochs=epochs, batch_size=16,
+                      optimizer="adam", lr_per_8=0.001, warmup_epochs=1.0, dropout=0.5,
+                      seed=seed, progress=False, tensorboard=False)
+    tr = ClipSet.from_tensor(tv, tl, True, FRAMES, size, seed=seed)
+    va = ClipSet.from_tensor(vv, vl, False, FRAMES, size)
+    top1 = train(cfg, tr, va, classes)["best_top1"]
+    return top1, pointing(load_checkpoint(work / "best.pth"), va, vb)
+
+
+# measured (OMP_NUM_THREADS=1 .venv/bin/python tests/test_dissect/test_science_regression_dissect.py
+# 0 1 2 3; 2 shared cores, load 2-4), strict pointing TSM / TSN (best val top-1 TSM / TSN):
+#   seed 0: 0.592 / 0.240 = +0.352 (100% / 39%)
+#   seed 1: 0.525 / 0.276 = +0.249 (100% / 35%)
+#   seed 2: 0.576 / 0.333 = +0.243 (100% / 34%)
+#   seed 3: 0.518 / 0.276 = +0.242 (100% / 35%)
+# centre prior 0.521, random map 0.160 on these val clips; 90-175 s per model at that load.
+# Not reliable, so not used: the left/right pair alone (TSN at chance, so its CAM lands anywhere:
+# at 64 px TSM - TSN +0.20 / +0.20 / +0.27 / -0.13 for seeds 0-3, at 96 px +0.21 / -0.02 /
+# +0.06 / +0.18), and four classes at 64 px (+0.09 / +0.30, TSM under the centre prior).
+# At 96 px (12 epochs) TSM points better (seed 0: 0.783 / 0.211) at twice the cost.
+MARGIN = 0.15
+
+
+@pytest.mark.slow
+def test_tsm_points_at_the_actor_more_than_tsn(tmp_path):
+    torch.set_num_threads(1)
+    (_, tsm), (_, tsn) = (run(s, 0, tmp_path, **SETTING) for s in ("offline", "none"))
+    assert tsm - tsn >= MARGIN, (tsm, tsn)
+
+
+if __name__ == "__main__":
+    import argparse
+    import tempfile
+    import time
+    from pathlib import Path
+    p = argparse.ArgumentParser(description="re-measure the margin: seeds, and the setting")
+    p.add_argument("seeds", nargs="*", type=int, default=[0])
+    for k, v in SETTING.items():
+        p.add_argument(f"--{k.replace('_', '-')}", type=int, default=v)
+    a = p.parse_args()
+    setting = {k: getattr(a, k) for k in SETTING}
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as d:
+        for seed in a.seeds:
+            for shift in ("offline", "none"):
+                t0 = time.time()
+                top1, pt = run(shift, seed, Path(d), **setting)
+                print(f"RESULT {setting} seed {seed} {shift}: best val top-1 {top1:.1f}% "
+                      f"strict pointing {pt:.3f} in {time.time() - t0:.0f} s", flush=True)
