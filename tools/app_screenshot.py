@@ -7,63 +7,26 @@ writes a PNG (default docs/app.png). The UI process is always stopped.
 from __future__ import annotations
 
 import argparse
-import os
-import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
-
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(url: str, proc: subprocess.Popen, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"tsm ui exited with code {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"tsm ui did not answer at {url}")
 
 
 def shoot(runs: Path, out: Path, view: str, settle_s: float) -> Path:
     from playwright.sync_api import sync_playwright
 
-    port = _port()
-    url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([sys.executable, "-m", "tsm_apps.cli", "ui", "--runs", str(runs),
-                             "--port", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        _wait(url, proc)
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.goto(url)
-            page.get_by_text(view, exact=True).first.click()
-            page.wait_for_selector("img", timeout=120_000)
-            time.sleep(settle_s)  # let the page finish its rerun
-            out.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(out), full_page=False)
-            browser.close()
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=15)
+    from ui.headless import CHROMIUM, CHROMIUM_ARGS, running_app
+
+    with running_app(runs, timeout=120.0) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(url)
+        page.get_by_text(view, exact=True).first.click()
+        page.wait_for_selector("img", timeout=120_000)
+        time.sleep(settle_s)  # let the page finish its rerun
+        out.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(out), full_page=False)
+        browser.close()
     return out
 
 

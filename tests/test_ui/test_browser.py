@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from server import CHROMIUM, CHROMIUM_ARGS, running_app
+from ui.headless import CHROMIUM, CHROMIUM_ARGS, running_app
 from tests.sample_videos import sample_video
 from ui_fixtures import (write_checkpoints, write_detectors, write_dissection_runs,
                          write_temporal_data, write_vid_annotations, write_vid_snippet)

@@ -1,4 +1,5 @@
-"""Start ``tsm ui`` headless on a free loopback port for browser tests; always stopped."""
+"""``tsm ui`` headless on a free loopback port, for browser tests, benchmarks and screenshots:
+started, waited for until healthy, and always stopped (the whole process group)."""
 from __future__ import annotations
 
 import os
@@ -25,7 +26,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
+    """Block until Streamlit's health endpoint at ``url`` answers ``ok``; errors if ``proc`` exits."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -40,18 +42,19 @@ def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
 
 
 @contextmanager
-def running_app(runs: Path, log: Path, timeout: float = 90.0, args: tuple = (),
+def running_app(runs: Path, log: Path | None = None, timeout: float = 90.0, args: tuple = (),
                 **env: str) -> Iterator[str]:
-    """``tsm ui --runs RUNS [args]`` on a free port; yields its URL. Output goes to ``log``."""
+    """``tsm ui --runs RUNS [args]`` on a free port; yields its URL. Output goes to ``log``
+    (discarded when ``None``). ``tsm`` is this interpreter's console script."""
     port = free_port()
-    cmd = [sys.executable, "-m", "tsm_apps.cli", "ui", "--runs", str(runs), "--port", str(port),
-           "--host", HOST, *map(str, args)]
-    with open(log, "wb") as out:
+    cmd = [str(Path(sys.executable).with_name("tsm")), "ui", "--runs", str(runs), "--port",
+           str(port), "--host", HOST, *map(str, args)]
+    with open(log if log is not None else os.devnull, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                 env={**os.environ, **env}, start_new_session=True)
         try:
             url = f"http://{HOST}:{port}"
-            _wait_healthy(url, proc, timeout)
+            wait_healthy(url, proc, timeout)
             yield url
         finally:
             if proc.poll() is None:
