@@ -127,6 +127,12 @@ def _writable_view(x: Tensor) -> bool:
             and (x.is_contiguous() or is_channels_last(x)))
 
 
+def _require_writable(x: Tensor, who: str) -> None:
+    if not _writable_view(x):
+        raise ValueError(f"{who} needs autograd off and a dense NCHW or channels-last tensor, "
+                         f"got shape {tuple(x.shape)} strides {x.stride()}")
+
+
 @contextmanager
 def shifted_in_place(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DIV,
                      online: bool = False) -> Iterator[Tensor]:
@@ -137,9 +143,7 @@ def shifted_in_place(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_
     Inference only (autograd off): a restored tensor would corrupt saved activations.
     """
     fold = _check(x, num_segments, fold_div)
-    if not _writable_view(x):
-        raise ValueError(f"shifted_in_place needs autograd off and a dense NCHW or channels-last "
-                         f"tensor, got shape {tuple(x.shape)} strides {x.stride()}")
+    _require_writable(x, "shifted_in_place")
     v, cdim = _frames(x, num_segments)
     dirs = ONLINE if online else OFFLINE
     moved = _at(cdim, slice(None), slice(0, len(dirs) * fold))
@@ -204,9 +208,7 @@ def online_step_in_place(x: Tensor, buffer: Tensor | None,
     ``(N, C, H, W)`` holds the shifted frame; yields the new buffer ``(N, fold, H, W)`` (a
     compact copy of the fold channels); ``x`` is restored exactly on exit, also on error."""
     fold = _check_buffer(x, buffer, fold_div)
-    if not _writable_view(x):
-        raise ValueError(f"online_step_in_place needs autograd off and a dense NCHW or "
-                         f"channels-last frame, got shape {tuple(x.shape)} strides {x.stride()}")
+    _require_writable(x, "online_step_in_place")
     new = x[:, :fold].clone()  # compact, in the layout of x
     if buffer is None:
         x[:, :fold] = 0
