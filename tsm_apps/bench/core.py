@@ -5,8 +5,6 @@ side (round-robin; ratios are medians of per-round ratios) in one process; each 
 the load average around it."""
 from __future__ import annotations
 
-import statistics
-
 import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
@@ -17,7 +15,7 @@ from ..models.online import OnlineRecognizer
 from ..models.recognizer import build_recognizer
 from ..models.shift import TemporalShift, temporal_shift
 from .loading import data_loading
-from .timing import Figure, load_average, paired_ratio, time_many, time_rounds
+from .timing import Figure, load_average, medians, paired_ratio, time_many, time_rounds
 
 CL, NCHW = torch.channels_last, torch.contiguous_format
 
@@ -79,7 +77,7 @@ def shift_overhead(quick: bool, device: str) -> list:
     load = load_average()
     rounds = time_rounds({k: (lambda m=m: m(x)) for k, m in models.items()},
                          3 if quick else 20, 1, device)
-    t = {k: statistics.median(v) for k, v in rounds.items()}
+    t = medians(rounds)
     d = {**_ms(t), "official_tsm/tsn_nchw": paired_ratio(rounds, "official_tsm", "tsn_nchw"),
          "tsn/tsn_nchw": paired_ratio(rounds, "tsn", "tsn_nchw"), "load": [load, load_average()]}
     r, o = paired_ratio(rounds, "tsm", "tsn"), paired_ratio(rounds, "tsm", "official_tsm")
@@ -113,7 +111,7 @@ def online_latency(quick: bool, device: str) -> list:
         rounds = time_rounds({"tsm": lambda: online.step(frame),
                               "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))},
                              5 if quick else 60, 2, device)
-    t = {k: statistics.median(v) for k, v in rounds.items()}
+    t = medians(rounds)
     r = paired_ratio(rounds, "tsm", "tsn")
     return [Figure("online per-frame latency: TSM/TSN (R50, 224, channels-last)", r, "x",
                    "<= 1.02", r <= 1.02, device, {**_ms(t), "load": [load, load_average()]}),

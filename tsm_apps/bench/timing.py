@@ -42,7 +42,12 @@ def time_rounds(fns: dict, repeats: int = 10, warmup: int = 2,
 def time_many(fns: dict, repeats: int = 10, warmup: int = 2,
               device: torch.device | str | None = None) -> dict:
     """Median seconds of each ``{name: fn}``, run round-robin so drift hits all equally."""
-    return {k: statistics.median(v) for k, v in time_rounds(fns, repeats, warmup, device).items()}
+    return medians(time_rounds(fns, repeats, warmup, device))
+
+
+def medians(rounds: dict) -> dict:
+    """``{name: median seconds}`` of :func:`time_rounds`' output."""
+    return {k: statistics.median(v) for k, v in rounds.items()}
 
 
 def paired_ratio(rounds: dict, a: str, b: str) -> float:
