@@ -22,18 +22,21 @@ def _sync(device: torch.device | str | None) -> None:
 def time_rounds(fns: dict, repeats: int = 10, warmup: int = 2,
                 device: torch.device | str | None = None) -> dict:
     """Seconds of each ``{name: fn}`` per round, ``{name: [s, ...]}``: the functions run
-    round-robin (one call each per round) so drift hits all equally."""
+    round-robin (one call each per round) so drift hits all equally, and round ``r`` starts
+    at the ``r % n``-th function so none always runs right after the same other one (a model
+    timed after another model pays that model's cache and allocator state)."""
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     for _ in range(warmup):
         for fn in fns.values():
             fn()
-    times: dict = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, fn in fns.items():
+    names = list(fns)
+    times: dict = {k: [] for k in names}
+    for r in range(repeats):
+        for k in names[r % len(names):] + names[:r % len(names)]:
             _sync(device)
             t0 = time.perf_counter()
-            fn()
+            fns[k]()
             _sync(device)
             times[k].append(time.perf_counter() - t0)
     return times
