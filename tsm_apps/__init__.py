@@ -6,8 +6,7 @@ Never imports mmdet/mmengine/mmcv, nor detection/dissect/ui (tests check both in
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .lazy import lazy_exports
 
 _API = {
     ".models.backbone": ("ARCHS", "Backbone", "BackboneConfig", "build_backbone",
@@ -19,17 +18,4 @@ _API = {
     ".models.temporal_pool": ("TemporalPool",),
     ".models.shift": ("TemporalShift", "online_shift_step", "temporal_shift"),
 }
-_WHERE = {name: module for module, names in _API.items() for name in names}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'tsm_apps' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list:
-    return sorted(set(globals()) | set(__all__))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _API)

@@ -3,13 +3,7 @@ mmaction2, torchvision and mmpretrain layouts (:mod:`.layouts`), and ONNX export
 (:mod:`.export`). ``load_checkpoint`` / ``save_checkpoint`` load on first use."""
 from __future__ import annotations
 
-from typing import Any
+from ..lazy import lazy_exports
 
-__all__ = ["load_checkpoint", "save_checkpoint"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from . import reading
-        return getattr(reading, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__, {".reading": ("load_checkpoint", "save_checkpoint")})

@@ -5,8 +5,7 @@
 :mod:`.modality`) does not import torchvision's model zoo."""
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..lazy import lazy_exports
 
 _API = {
     ".backbone": ("ARCHS", "Backbone", "BackboneConfig", "build_backbone", "set_num_segments"),
@@ -16,13 +15,4 @@ _API = {
     ".temporal_pool": ("TemporalPool",),
     ".shift": ("TemporalShift", "online_shift_step", "temporal_shift"),
 }
-_WHERE = {name: module for module, names in _API.items() for name in names}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
-    globals()[name] = value
-    return value
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _API)

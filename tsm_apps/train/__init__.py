@@ -5,15 +5,8 @@ first use, so the command line checks its inputs before the models and data code
 """
 from __future__ import annotations
 
-from typing import Any
-
+from ..lazy import lazy_exports
 from .config import AveragingConfig, MultigridConfig, TrainConfig, load_config
 
-__all__ = ["AveragingConfig", "MultigridConfig", "TrainConfig", "load_config", "train"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "train":
-        from .run import train
-        return train
-    raise AttributeError(f"module 'tsm_apps.train' has no attribute {name!r}")
+_LAZY, __getattr__, __dir__ = lazy_exports(__name__, {".run": ("train",)})
+__all__ = ["AveragingConfig", "MultigridConfig", "TrainConfig", "load_config", *_LAZY]
