@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from tsm_apps.data.sampling import sample_multi_clip, sample_test
-from tsm_apps.data.sources import LIST_NAMES, find_sources
+from tsm_apps.data.sources import find_sources, resolve_list
 
 from .storage import clip_id, read_json
 
@@ -66,15 +66,7 @@ class Clip:
 def resolve_data(data: str) -> Tuple[Path, Optional[Path]]:
     """``(input path, annotations.json or None)``: a folder holding ``val.txt``/``test.txt``
     resolves to that list; ground truth is ``annotations.json`` beside a list file."""
-    p = Path(data)
-    if not p.exists():
-        raise FileNotFoundError(f"data not found: {p} (expected a video, a folder of videos or "
-                                "frame folders, a list file or a Something-Something JSON)")
-    if p.is_dir():
-        lists = [p / n for n in LIST_NAMES if (p / n).is_file()]
-        if not lists:
-            return p, None
-        p = lists[0]
+    p = resolve_list(data)
     ann = p.parent / "annotations.json"
     return p, (ann if p.suffix == ".txt" and ann.is_file() else None)
 

@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from tests.sample_videos import sample_video
-from tsm_apps.data.sources import find_sources, frame_folder_template
+from tsm_apps.data.sources import find_sources, frame_folder_template, resolve_list
 
 REAL = "carphone_pristine.mp4"          # 120 frames
 
@@ -86,3 +86,14 @@ def test_bad_inputs_are_named(tmp_path):
     got = {s.name: (s.num_frames, s.error) for s in find_sources(tmp_path)}
     assert got["ok.mp4"] == (120, None) and got["broken.mp4"][0] == 0
     assert got["broken.mp4"][1].startswith("cannot open")
+
+
+def test_resolve_list_prefers_val_then_test_and_names_a_missing_path(tmp_path):
+    assert resolve_list(tmp_path) == tmp_path                     # no list: the folder itself
+    (tmp_path / "test.txt").write_text("")
+    assert resolve_list(tmp_path) == tmp_path / "test.txt"
+    (tmp_path / "val.txt").write_text("")
+    assert resolve_list(str(tmp_path)) == tmp_path / "val.txt"
+    assert resolve_list(tmp_path / "test.txt") == tmp_path / "test.txt"
+    with pytest.raises(FileNotFoundError, match=f"data not found: {tmp_path / 'gone'}"):
+        resolve_list(tmp_path / "gone")

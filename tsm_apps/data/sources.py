@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Optional, Union
 
-__all__ = ["VideoSource", "find_sources", "read_source_list", "frame_folder_template",
-           "VIDEO_SUFFIXES", "LIST_NAMES"]
+__all__ = ["VideoSource", "find_sources", "resolve_list", "read_source_list",
+           "frame_folder_template", "VIDEO_SUFFIXES", "LIST_NAMES"]
 
 PathLike = Union[str, os.PathLike]
 VIDEO_SUFFIXES = (".mp4", ".m4v", ".webm", ".avi", ".mkv", ".mov", ".mpg", ".mpeg", ".flv",
@@ -198,19 +198,24 @@ def _walk(root: Path, counter: Optional[Callable]) -> List[VideoSource]:
     return sorted(out, key=lambda s: s.name)
 
 
+def resolve_list(data: PathLike) -> Path:
+    """``data`` as a path, or the list it holds (the first of ``LIST_NAMES``) where it is a
+    folder with one; raises ``FileNotFoundError`` naming the path where nothing is there."""
+    p = Path(data)
+    if not p.exists():
+        raise FileNotFoundError(f"data not found: {p} (expected a video, a folder of videos or "
+                                "frame folders, a list file or a Something-Something JSON)")
+    lists = [p / n for n in LIST_NAMES if (p / n).is_file()] if p.is_dir() else []
+    return lists[0] if lists else p
+
+
 def find_sources(data: PathLike, counter: Optional[Callable] = None) -> List[VideoSource]:
     """The videos of ``data`` (see the module docstring for the forms), in a stable order.
 
     ``counter(path) -> int`` replaces the decoder's frame count (tests, caching).
     """
-    p = Path(data)
-    if not p.exists():
-        raise FileNotFoundError(f"data not found: {p} (expected a video, a folder of videos or "
-                                "frame folders, a list file or a Something-Something JSON)")
+    p = resolve_list(data)
     if p.is_dir():
-        lists = [p / n for n in LIST_NAMES if (p / n).is_file()]
-        if lists:
-            return read_source_list(lists[0], counter)
         if frame_folder_template(p) is not None:
             return [_source(p, p.name, None, None, counter, keep_unreadable=False)]
         found = _walk(p, counter)
