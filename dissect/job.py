@@ -192,6 +192,7 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
         flow_arrays, record["flow"] = flow_outputs(ctx.flow, clip, ctx.size, cfg.method,
                                                    cfg.class_index, cfg.weighting, ctx.names)
         arrays.update(flow_arrays)
+        scores["flow"] = _scores(flow_arrays["flow_maps"], boxes, clip.active)
     save_npz(ctx.lay.maps(entry.id), arrays)
     if cfg.overlays:
         ov = overlay(clip.frames, maps, "clip", boxes=boxes)

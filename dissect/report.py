@@ -18,8 +18,8 @@ ROWS = (("pointing", "pointing game (all frames with a box)"),
         ("iou_max20", "IoU, 20%-of-max threshold"),
         ("temporal_auc", "temporal AUC of per-frame mass (active vs not)"),
         ("mass_ratio", "mass ratio active / inactive frames"))
-KIND_NAMES = {"method": "maps", "centre": "centre prior", "random": "random map",
-              "sanity": "randomised weights"}
+KIND_NAMES = {"method": "maps", "flow": "flow stream", "centre": "centre prior",
+              "random": "random map", "sanity": "randomised weights"}
 MAX_CLIPS_SHOWN = 16
 MASS_CLIPS = 6
 MAX_PREDICTIONS = 50
@@ -68,35 +68,38 @@ def run_name(run: Run) -> str:
 
 
 def _columns(runs: Sequence[Run], names: Sequence[str]) -> tuple:
-    """Table columns: each run's maps and sanity check, then the first run's baselines."""
-    cols, header = [], []
+    """Table columns: each run's maps, flow stream and sanity check, then the first run's
+    baselines; ``(header, aggregates, (top-1, top-5) of each column's model or None)``."""
+    cols, header, acc = [], [], []
     for run, name in zip(runs, names):
-        agg = run.metrics.get("aggregate", {})
+        agg, m = run.metrics.get("aggregate", {}), run.metrics
         cols.append(agg.get("method", {}))
         header.append(name)
-        if "sanity" in agg:
-            cols.append(agg["sanity"])
-            header.append(f"{name}: randomised weights")
+        acc.append((m.get("accuracy"), m.get("top5_accuracy")))
+        for kind, top in (("flow", (m.get("flow_accuracy"), None)), ("sanity", (None, None))):
+            if kind in agg:
+                cols.append(agg[kind])
+                header.append(f"{name}: {KIND_NAMES[kind]}")
+                acc.append(top)
     base = runs[0].metrics.get("aggregate", {})
     for kind in ("centre", "random"):
         cols.append(base.get(kind, {}))
         header.append(KIND_NAMES[kind])
-    return header, cols
+        acc.append((None, None))
+    return header, cols, acc
 
 
 def _summary_table(runs: Sequence[Run], names: Sequence[str]) -> str:
-    header, cols = _columns(runs, names)
+    header, cols, acc = _columns(runs, names)
     rows = [[label] + [c.get(key) for c in cols] for key, label in ROWS]
-    for key, label in (("accuracy", "top-1 accuracy"), ("top5_accuracy", "top-5 accuracy")):
-        rows.append([label] + [r.metrics.get(key) for r in runs]
-                    + [None] * (len(cols) - len(runs)))
+    rows += [["top-1 accuracy"] + [a[0] for a in acc], ["top-5 accuracy"] + [a[1] for a in acc]]
     return _table(["metric"] + header, rows)
 
 
 def _bars(runs: Sequence[Run], names: Sequence[str]):
     import plotly.graph_objects as go
 
-    header, cols = _columns(runs, names)
+    header, cols, _ = _columns(runs, names)
     keys = ("pointing", "pointing_active", "iou_dataset", "temporal_auc")
     fig = go.Figure([go.Bar(name=h, x=list(keys), y=[c.get(k) for k in keys])
                      for h, c in zip(header, cols)])
@@ -240,6 +243,8 @@ def compare_table(runs: Sequence[Run], names: Sequence[str]) -> dict:
         agg = run.metrics.get("aggregate", {})
         layers = run.units.get("layers", {})
         out["runs"][name] = {"root": str(run.root), "maps": agg.get("method"),
-                             "sanity": agg.get("sanity"), "accuracy": run.metrics.get("accuracy"),
+                             "sanity": agg.get("sanity"), "flow": agg.get("flow"),
+                             "flow_accuracy": run.metrics.get("flow_accuracy"),
+                             "accuracy": run.metrics.get("accuracy"),
                              "detector_units": {k: v["detectors"] for k, v in layers.items()}}
     return out

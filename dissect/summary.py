@@ -28,7 +28,7 @@ from .units import ND_MIN_IOU, UnitCollector, default_unit_layers
 from .units_sharded import dissect_layer_sharded
 
 log = logging.getLogger("dissect")
-KINDS = ("method", "centre", "random", "sanity")
+KINDS = ("method", "flow", "centre", "random", "sanity")
 
 
 def baseline_seed(cid: str, seed: int) -> int:
@@ -40,6 +40,8 @@ def _kind_maps(arrays: Dict[str, np.ndarray], cid: str, seed: int) -> Dict[str, 
     maps = arrays["maps"]
     out = {"method": maps, "centre": centre_prior(maps.shape),
            "random": random_map(maps.shape, baseline_seed(cid, seed))}
+    if "flow_maps" in arrays:
+        out["flow"] = arrays["flow_maps"]
     if "sanity_maps" in arrays:
         out["sanity"] = arrays["sanity_maps"].astype(np.float32)
     return out
@@ -64,6 +66,8 @@ def add_dataset_scores(lay: RunLayout, records: List[dict], seed: int) -> Dict[s
         arrays = load_npz(lay.maps(r["id"]))
         boxes = arrays["boxes"]
         for kind, m in _kind_maps(arrays, r["id"], seed).items():
+            if kind not in r["scores"]:   # a record from before its kind was scored
+                continue
             iou = mask_box_iou(m >= thresholds[kind], boxes)
             r["scores"][kind]["iou_dataset"] = [None if np.isnan(v) else float(v) for v in iou]
             hits = pointing_hits(m, boxes, standard_tolerance(m.shape[1:]))
@@ -83,9 +87,11 @@ def _counts(lay: RunLayout, records: List[dict], result) -> dict:
     return {"counts": out, "failed": failed}
 
 
-def _accuracy(records: List[dict]) -> Optional[float]:
-    return mean_defined([None if r.get("label") is None else float(r["pred"] == r["label"])
-                         for r in records])
+def _accuracy(records: List[dict], stream: Optional[str] = None) -> Optional[float]:
+    """Top-1 over the labelled clips, of the RGB model or of ``record[stream]`` ("flow")."""
+    preds = [r[stream]["pred"] if stream else r["pred"] for r in records]
+    return mean_defined([None if r.get("label") is None else float(p == r["label"])
+                         for r, p in zip(records, preds)])
 
 
 def summarise_run(lay: RunLayout, threshold: str, seed: int, result=None,
@@ -109,6 +115,7 @@ def summarise_run(lay: RunLayout, threshold: str, seed: int, result=None,
         "primary_iou": "iou_dataset" if threshold == "dataset" else "iou_max20",
         "accuracy": _accuracy(records),
         "top5_accuracy": mean_defined([r.get("top5_hit") for r in records]),
+        "flow_accuracy": _accuracy(records, "flow") if "flow" in kinds else None,
         "aggregate": {k: summarise([r["scores"][k] for r in records]) for k in kinds},
         "sanity_rank_corr": mean_defined([r.get("sanity_rank_corr") for r in records]),
         **counts,

@@ -10,6 +10,7 @@ import pytest
 
 from dissect import flow_clip_maps
 from dissect.layout import load_run
+from dissect.report import _summary_table
 from dissect_fixtures import tiny_model, write_flow_folder, write_tiny_set
 from tsm_apps.checkpoint.reading import load_checkpoint, save_checkpoint
 from tsm_apps.cli import main as tsm_main
@@ -50,6 +51,39 @@ def test_run_stores_the_flow_maps_beside_the_rgb_maps(data, tmp_path):
         np.testing.assert_allclose(arr["flow_maps"], ref.maps[0].numpy(), rtol=1e-6, atol=1e-5)
         assert rec["flow"]["pred"] == int(np.argmax(arr["flow_logits"])) == rec["flow"]["class"]
         assert clip.flow_png is not None and clip.flow_png.stat().st_size > 0
+
+
+def _first_max_in_box(m, box) -> bool:
+    """The pointing game by hand: the first maximum's pixel centre inside the box."""
+    y, x = divmod(int(np.argmax(m)), m.shape[1])
+    return bool(box[0] <= x + 0.5 <= box[2] and box[1] <= y + 0.5 <= box[3])
+
+
+def test_metrics_score_the_flow_stream_like_the_rgb_maps(data, tmp_path):
+    out = tmp_path / "run"
+    assert tsm_main(_args(data, out)) == 0
+    run = load_run(out)
+    hits = {"method": [], "flow": []}
+    flow_right = []
+    for clip in run.clips.values():
+        arr, rec = clip.load_maps(), clip.record
+        for kind, key in (("method", "maps"), ("flow", "flow_maps")):
+            hits[kind] += [_first_max_in_box(m, b) for m, b in zip(arr[key], arr["boxes"])
+                           if not np.isnan(b).any()]
+        flow_right.append(rec["flow"]["pred"] == rec["label"])
+    agg = run.metrics["aggregate"]
+    assert len(hits["flow"]) == agg["flow"]["pointing_frames"] > 0
+    for kind in hits:
+        assert agg[kind]["pointing"] == pytest.approx(np.mean(hits[kind]), abs=1e-12)
+    assert {"iou_dataset", "iou_max20", "pointing_tol"} <= set(agg["flow"])
+    assert run.metrics["flow_accuracy"] == pytest.approx(np.mean(flow_right), abs=1e-12)
+    table = _summary_table([run], ["tsm"])
+    assert "tsm: flow stream" in table
+    # accuracy sits under the column of the model it belongs to
+    top1 = table.split("top-1 accuracy</td>")[1].split("</tr>")[0]
+    cells = [c.split("</td>")[0] for c in top1.split("<td>")[1:]]
+    expect = [run.metrics["accuracy"], run.metrics["flow_accuracy"], None, None]
+    assert cells == ["–" if v is None else f"{v:.3f}" for v in expect]
 
 
 def _one_error_line(err: str) -> str:
