@@ -146,13 +146,13 @@ def shifted_in_place(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_
     _require_writable(x, "shifted_in_place")
     v, cdim = _frames(x, num_segments)
     dirs = ONLINE if online else OFFLINE
-    moved = _at(cdim, slice(None), slice(0, len(dirs) * fold))
-    saved = v[moved].clone()
+    moved = v[_at(cdim, slice(None), slice(0, len(dirs) * fold))]
+    saved = moved.clone()
     _shift_folds(v, saved, fold, dirs, cdim)
     try:
         yield x
     finally:
-        v[moved] = saved
+        moved.copy_(saved)
 
 
 def _shift_cat(x: Tensor, t: int, fold: int, online: bool) -> Tensor:
@@ -209,15 +209,16 @@ def online_step_in_place(x: Tensor, buffer: Tensor | None,
     compact copy of the fold channels); ``x`` is restored exactly on exit, also on error."""
     fold = _check_buffer(x, buffer, fold_div)
     _require_writable(x, "online_step_in_place")
-    new = x[:, :fold].clone()  # compact, in the layout of x
+    folds = x[:, :fold]
+    new = folds.clone()  # compact, in the layout of x
     if buffer is None:
-        x[:, :fold] = 0
+        folds.zero_()
     else:
-        x[:, :fold] = buffer
+        folds.copy_(buffer)
     try:
         yield new
     finally:
-        x[:, :fold] = new
+        folds.copy_(new)
 
 
 def online_shift_step(x: Tensor, buffer: Tensor | None,
