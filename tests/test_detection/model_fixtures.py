@@ -1,6 +1,7 @@
 """Tiny ClipRFCN model configs and inputs shared by the detection tests (and usable by others)."""
 import torch
-from mmdet.registry import MODELS
+from mmdet.models.task_modules.assigners import AssignResult
+from mmdet.registry import MODELS, TASK_UTILS
 from mmdet.structures import DetDataSample
 from mmengine.structures import InstanceData
 
@@ -61,3 +62,33 @@ def samples(video="a", frames=(0, 1), boxes=((8, 8, 40, 36), (20, 16, 60, 56))):
 
 def frames(n, seed=0):
     return torch.randn(n, 3, H, W, generator=torch.Generator().manual_seed(seed))
+
+
+class FixedLossContext:
+    """A stand-in RoI head for the OHEM sampler: RoI ``i`` (its x1 is ``i``) gets background
+    logit ``bg[i]``, all other logits and box deltas 0, so its cross-entropy is a known function
+    of ``bg[i]`` and its label."""
+
+    def __init__(self, head, bg):
+        self.bbox_head, self.bg = head, bg
+
+    def _bbox_forward(self, feats, rois):
+        cls = torch.zeros(rois.shape[0], self.bbox_head.num_classes + 1)
+        cls[:, -1] = self.bg[rois[:, 1].long()]
+        return dict(cls_score=cls, bbox_pred=torch.zeros(rois.shape[0], 4))
+
+
+def hardest_sample(head, bg, gt_inds, num: int = 4, with_box_loss: bool = False):
+    """``HardestRoISampler`` on RoIs ``[i, 0, i + 20, 20]`` (``i`` < ``len(bg)``) against one
+    ground-truth box ``[0, 0, 30, 20]`` of class 0, with :class:`FixedLossContext` losses."""
+    n = len(bg)
+    sampler = TASK_UTILS.build(dict(type="HardestRoISampler", num=num, add_gt_as_proposals=False,
+                                    with_box_loss=with_box_loss),
+                               default_args=dict(context=FixedLossContext(head, bg)))
+    priors = torch.stack([torch.arange(n, dtype=torch.float), torch.zeros(n),
+                          torch.arange(n) + 20.0, torch.full((n,), 20.0)], 1)
+    labels = torch.where(gt_inds > 0, 0, -1)
+    return sampler.sample(AssignResult(1, gt_inds, torch.ones(n), labels=labels),
+                          InstanceData(priors=priors),
+                          InstanceData(bboxes=torch.tensor([[0, 0, 30, 20.0]]),
+                                       labels=torch.tensor([0])), feats=None)

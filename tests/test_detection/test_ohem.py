@@ -3,23 +3,10 @@ losses computed by hand (cross-entropy, mmdet's delta encoding and smooth L1 wri
 import math
 
 import torch
-from mmdet.models.task_modules.assigners import AssignResult
-from mmdet.registry import MODELS, TASK_UTILS
-from mmengine.structures import InstanceData
+from mmdet.registry import MODELS
 
 import detection  # noqa: F401  (registers the head and the sampler)
-
-
-class FixedContext:
-    """RoI ``i`` (x1 = i) gets background logit ``bg[i]``, class logits 0, box deltas 0."""
-
-    def __init__(self, head, bg):
-        self.bbox_head, self.bg = head, bg
-
-    def _bbox_forward(self, feats, rois):
-        cls = torch.zeros(rois.shape[0], self.bbox_head.num_classes + 1)
-        cls[:, -1] = self.bg[rois[:, 1].long()]
-        return dict(cls_score=cls, bbox_pred=torch.zeros(rois.shape[0], 4))
+from model_fixtures import hardest_sample
 
 
 def _smooth_l1(d):
@@ -30,18 +17,8 @@ def _sample(with_box_loss):
     head = MODELS.build(dict(type="RFCNBBoxHead", num_classes=3, in_channels=16,
                              mid_channels=8, k=3))
     bg = torch.tensor([0.0, -3, 0, -2, 2, 3, -1, 0, 0, 1])
-    sampler = TASK_UTILS.build(dict(type="HardestRoISampler", num=4, add_gt_as_proposals=False,
-                                    with_box_loss=with_box_loss),
-                               default_args=dict(context=FixedContext(head, bg)))
-    n = 10
-    priors = torch.stack([torch.arange(n, dtype=torch.float), torch.zeros(n),
-                          torch.arange(n) + 20.0, torch.full((n,), 20.0)], 1)
     gt_inds = torch.tensor([1, 0, 1, 0, 1, 1, 0, 1, 0, 0])
-    labels = torch.where(gt_inds > 0, 0, -1)
-    res = sampler.sample(AssignResult(1, gt_inds, torch.ones(n), labels=labels),
-                         InstanceData(priors=priors),
-                         InstanceData(bboxes=torch.tensor([[0, 0, 30, 20.0]]),
-                                      labels=torch.tensor([0])), feats=None)
+    res = hardest_sample(head, bg, gt_inds, with_box_loss=with_box_loss)
     return bg.tolist(), gt_inds.tolist(), res
 
 

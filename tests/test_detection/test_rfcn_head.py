@@ -1,8 +1,7 @@
 """R-FCN head: PS pooling channel order and the vote on hand-made maps, head shapes, OHEM."""
 import pytest
 import torch
-from mmdet.models.task_modules.assigners import AssignResult
-from mmdet.registry import MODELS, TASK_UTILS
+from mmdet.registry import MODELS
 from mmengine.structures import InstanceData
 from torchvision.ops import ps_roi_pool
 
@@ -10,6 +9,7 @@ import detection  # noqa: F401  (registers the classes)
 from detection.ohem import rank_hardest
 from detection.ps_roi import PSRoIVote, ps_roi_vote
 from detection.rfcn_head import RFCNBBoxHead
+from model_fixtures import hardest_sample
 
 
 def quadrant_maps() -> torch.Tensor:
@@ -108,36 +108,14 @@ def test_rank_hardest_returns_largest_losses_first():
     assert sorted(rank_hardest(loss, 10).tolist()) == [0, 1, 2, 3, 4]
 
 
-class FixedLossContext:
-    """A stand-in RoI head: RoI ``i`` (its x1 is ``i``) gets background logit ``bg[i]``, all
-    other logits 0, so its cross-entropy is a known function of ``bg[i]`` and its label."""
-
-    def __init__(self, head, bg):
-        self.bbox_head, self.bg = head, bg
-
-    def _bbox_forward(self, feats, rois):
-        cls = torch.zeros(rois.shape[0], self.bbox_head.num_classes + 1)
-        cls[:, -1] = self.bg[rois[:, 1].long()]
-        return dict(cls_score=cls, bbox_pred=torch.zeros(rois.shape[0], 4))
-
-
 def test_hardest_roi_sampler_keeps_the_n_highest_loss_rois_whatever_their_label():
     head = tiny_head()
     n = 10
     bg = torch.tensor([-8.0, 9, 1, 8, 2, 7, 3, 6, 4, 5])
-    sampler = TASK_UTILS.build(dict(type="HardestRoISampler", num=4, add_gt_as_proposals=False,
-                                    with_box_loss=False),
-                               default_args=dict(context=FixedLossContext(head, bg)))
-    priors = torch.stack([torch.arange(n, dtype=torch.float), torch.zeros(n),
-                          torch.arange(n) + 20.0, torch.full((n,), 20.0)], 1)
     gt_inds = torch.ones(n, dtype=torch.long)
     gt_inds[[0, 5, 6]] = 0  # negatives; 0 is a hard one (low bg logit)
     gt_inds[3] = -1         # ignored: never kept
-    labels = torch.where(gt_inds > 0, 0, -1)
-    res = sampler.sample(AssignResult(1, gt_inds, torch.ones(n), labels=labels),
-                         InstanceData(priors=priors),
-                         InstanceData(bboxes=torch.tensor([[0, 0, 30, 20.0]]),
-                                      labels=torch.tensor([0])), feats=None)
+    res = hardest_sample(head, bg, gt_inds)
     # CE = log(3 + e^bg) - 0 for positives (label 0), log(3 + e^bg) - bg for negatives
     ce = torch.log(3 + bg.exp()) - torch.where(gt_inds == 0, bg, torch.zeros(n))
     ce[3] = -1.0
