@@ -10,6 +10,7 @@ import torchvision
 
 from dissect.cli import main
 from tests.sample_videos import copy_sample_videos, sample_video
+from tests.test_tsm_apps.test_checkpoint import to_mmaction2
 
 OFFICIAL = "TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth"
 MMACTION2 = "tsm_imagenet-pretrained-r50_8xb16-1x1x8-50e_kinetics400-rgb_20220831-64d69186.pth"
@@ -28,23 +29,6 @@ def official_state_dict() -> dict:
         out["module.base_model." + k] = v
     out["module.new_fc.weight"] = torch.randn(400, 2048) * 0.01
     out["module.new_fc.bias"] = torch.zeros(400)
-    return out
-
-
-def to_mmaction2(sd: dict) -> dict:
-    """mmaction2 ResNetTSM / TSMHead key names (ConvModule ``conv``/``bn``)."""
-    out = {}
-    for k, v in sd.items():
-        k = k.replace("module.", "").replace("new_fc.", "cls_head.fc_cls.")
-        k = re.sub(r"^base_model\.conv1\.", "backbone.conv1.conv.", k)
-        k = re.sub(r"^base_model\.bn1\.", "backbone.conv1.bn.", k)
-        k = k.replace("base_model.", "backbone.")
-        if ".layer" in k:
-            k = re.sub(r"\.conv(\d)\.", r".conv\1.conv.", k)
-            k = re.sub(r"\.bn(\d)\.", r".conv\1.bn.", k)
-        k = k.replace("downsample.0.", "downsample.conv.").replace("downsample.1.",
-                                                                    "downsample.bn.")
-        out[k] = v
     return out
 
 
