@@ -1,0 +1,66 @@
+"""TSM/TSN latency ratios with many rounds and a confidence interval (the goals' figures).
+
+    .venv/bin/python benchmarks/bench_shift_ratio.py [--rounds 80] [--online-factor 5]
+
+``tsm bench`` times each figure over 20 rounds (60 online), which moves by a few percent between
+runs on a 2-core machine; the goals (offline <= 1.03, online <= 1.02) are closer than that.
+This script times only the two pairs, ResNet-50 in the default layout (channels-last), autograd
+off: one 8x224 clip through TSM and TSN (``--rounds`` rounds), one 224 frame through the online
+TSM (``OnlineRecognizer``) and TSN's per-frame forward (``--online-factor`` times as many
+rounds). Each round runs both models (starting with the other one every round); the figure is
+the median of the per-round ratios with a 95% bootstrap interval (2,000 resamples, seed 0).
+Prints the load average before and after each pair (the machine may be shared).
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+
+import torch
+
+from tsm_apps.bench.core import _build
+from tsm_apps.bench.timing import load_average, time_rounds
+from tsm_apps.models.online import OnlineRecognizer
+
+
+def median_ci(values: list, resamples: int = 2000, seed: int = 0) -> tuple:
+    """``(median, low, high)``: the median and its 95% percentile-bootstrap interval."""
+    rng = random.Random(seed)
+    boot = sorted(statistics.median(rng.choices(values, k=len(values)))
+                  for _ in range(resamples))
+    return statistics.median(values), boot[int(0.025 * resamples)], boot[int(0.975 * resamples) - 1]
+
+
+def report(name: str, rounds: dict, goal: float, load: float) -> None:
+    ratios = [a / b for a, b in zip(rounds["tsm"], rounds["tsn"])]
+    med, lo, hi = median_ci(ratios)
+    ms = {k: statistics.median(v) * 1e3 for k, v in rounds.items()}
+    print(f"{name}: TSM/TSN {med:.4f} (95% CI {lo:.4f}-{hi:.4f}, goal <= {goal}) over "
+          f"{len(ratios)} rounds; medians TSM {ms['tsm']:.2f} ms, TSN {ms['tsn']:.2f} ms; "
+          f"load {load:.2f} -> {load_average():.2f}", flush=True)
+
+
+@torch.no_grad()
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=80)
+    p.add_argument("--online-factor", type=int, default=5)
+    a = p.parse_args()
+    print(f"threads {torch.get_num_threads()}")
+    tsm, tsn = _build("offline"), _build(None)
+    x = torch.randn(1, 8, 3, 224, 224)
+    load = load_average()
+    report("offline, R-50 8x224 clip",
+           time_rounds({"tsm": lambda: tsm(x), "tsn": lambda: tsn(x)}, a.rounds, 2), 1.03, load)
+    frame = torch.randn(1, 3, 224, 224)
+    load = load_average()
+    with OnlineRecognizer(_build("online")) as online:
+        rounds = time_rounds({"tsm": lambda: online.step(frame),
+                              "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))},
+                             a.online_factor * a.rounds, 2)
+    report("online, R-50 224 frame", rounds, 1.02, load)
+
+
+if __name__ == "__main__":
+    main()
