@@ -19,9 +19,8 @@ import statistics
 
 import torch
 
-from tsm_apps.bench.core import _build
+from tsm_apps.bench.core import clip_pair, frame_pair
 from tsm_apps.bench.timing import load_average, time_rounds
-from tsm_apps.models.online import OnlineRecognizer
 
 
 def median_ci(values: list, resamples: int = 2000, seed: int = 0) -> tuple:
@@ -48,19 +47,13 @@ def main() -> None:
     p.add_argument("--online-factor", type=int, default=5)
     a = p.parse_args()
     print(f"threads {torch.get_num_threads()}")
-    tsm, tsn = _build("offline"), _build(None)
-    x = torch.randn(1, 8, 3, 224, 224)
+    fns = clip_pair()
     load = load_average()
-    report("offline, R-50 8x224 clip",
-           time_rounds({"tsm": lambda: tsm(x), "tsn": lambda: tsn(x)}, a.rounds, 2), 1.03, load)
-    frame = torch.randn(1, 3, 224, 224)
-    load = load_average()
-    with OnlineRecognizer(_build("online")) as online:
-        rounds = time_rounds({"tsm": lambda: online.step(frame),
-                              "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))},
-                             a.online_factor * a.rounds, 2)
+    report("offline, R-50 8x224 clip", time_rounds(fns, a.rounds, 2), 1.03, load)
+    with frame_pair() as fns:
+        load = load_average()
+        rounds = time_rounds(fns, a.online_factor * a.rounds, 2)
     report("online, R-50 224 frame", rounds, 1.02, load)
-
 
 if __name__ == "__main__":
     main()

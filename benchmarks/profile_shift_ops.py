@@ -17,9 +17,8 @@ import argparse
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from tsm_apps.bench.core import _build
+from tsm_apps.bench.core import clip_pair, frame_pair
 from tsm_apps.bench.timing import load_average
-from tsm_apps.models.online import OnlineRecognizer
 
 SHARED = ("convolution", "batch_norm", "add_", "clamp_min", "relu", "max_pool", "addmm", "mean",
           "sum", "div_")
@@ -68,15 +67,8 @@ def main() -> None:
     p.add_argument("--sessions", type=int, default=2)
     a = p.parse_args()
     print(f"threads {torch.get_num_threads()}, load {load_average():.2f}")
-    tsm, tsn = _build("offline"), _build(None)
-    x = torch.randn(1, 8, 3, 224, 224)
-    report("offline, R-50 8x224 clip", *compare({"tsm": lambda: tsm(x), "tsn": lambda: tsn(x)},
-                                                a.repeats, a.sessions))
-    online_tsm = _build("online")
-    frame = torch.randn(1, 3, 224, 224)
-    with OnlineRecognizer(online_tsm) as online:
-        fns = {"tsm": lambda: online.step(frame),
-               "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))}
+    report("offline, R-50 8x224 clip", *compare(clip_pair(), a.repeats, a.sessions))
+    with frame_pair() as fns:
         report("online, R-50 224 frame", *compare(fns, 4 * a.repeats, a.sessions))
     print(f"\nload after {load_average():.2f}")
 

@@ -5,6 +5,9 @@ side (round-robin; ratios are medians of per-round ratios) in one process; each 
 the load average around it."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
@@ -62,6 +65,25 @@ def _build(shift, arch="resnet50", device="cpu", fmt=None) -> nn.Module:
     return m.to(device).eval()
 
 
+def clip_pair(device: str = "cpu") -> dict:
+    """``{"tsm": fn, "tsn": fn}``: one ``(1, 8, 3, 224, 224)`` clip through R-50 offline TSM
+    and TSN in the default layout (call under ``torch.no_grad()`` for inference)."""
+    tsm, tsn = _build("offline", device=device), _build(None, device=device)
+    x = torch.randn(1, 8, 3, 224, 224, device=device)
+    return {"tsm": lambda: tsm(x), "tsn": lambda: tsn(x)}
+
+
+@contextmanager
+def frame_pair(device: str = "cpu") -> Iterator[dict]:
+    """``{"tsm": fn, "tsn": fn}``: one ``(1, 3, 224, 224)`` frame through R-50 online TSM
+    (an :class:`OnlineRecognizer` step, shift buffers carried) and TSN's per-frame forward."""
+    tsm, tsn = _build("online", device=device), _build(None, device=device)
+    frame = torch.randn(1, 3, 224, 224, device=device)
+    with OnlineRecognizer(tsm) as online:
+        yield {"tsm": lambda: online.step(frame),
+               "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))}
+
+
 def _ms(times: dict) -> dict:
     return {f"{k}_ms": round(v * 1e3, 2) for k, v in times.items()}
 
@@ -104,13 +126,9 @@ def _cache(arch: str, device: str) -> Figure:
 @torch.no_grad()
 def online_latency(quick: bool, device: str) -> list:
     """Per-frame latency of online TSM vs TSN (ResNet-50, 224x224), caches of R-50 and MBv2."""
-    tsm, tsn = _build("online", device=device), _build(None, device=device)
-    frame = torch.randn(1, 3, 224, 224, device=device)
     load = load_average()
-    with OnlineRecognizer(tsm) as online:
-        rounds = time_rounds({"tsm": lambda: online.step(frame),
-                              "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))},
-                             5 if quick else 60, 2, device)
+    with frame_pair(device) as fns:
+        rounds = time_rounds(fns, 5 if quick else 60, 2, device)
     t = medians(rounds)
     r = paired_ratio(rounds, "tsm", "tsn")
     return [Figure("online per-frame latency: TSM/TSN (R50, 224, channels-last)", r, "x",
