@@ -106,3 +106,19 @@ def test_bad_flow_inputs_are_messages_and_rgb_maps_stay(app_for, video_runs):
     assert not at.exception and len(image_urls(at)) == 2
     assert any("best.pth is not a flow model: it takes 3 input channels" in e.value
                for e in at.error)
+
+
+def test_runs_view_summary_has_a_row_for_the_flow_stream(app_for, flow_runs):
+    from dissect.layout import load_run
+
+    metrics = load_run(flow_runs / "dissect" / "tsm").metrics
+    flow = metrics["aggregate"]["flow"]
+    at = app_for(flow_runs).run()
+    at.sidebar.radio(key="view").set_value("Runs").run()
+    assert not at.exception
+    tables = [df.value for df in at.dataframe if "TSM: flow stream" in df.value.index]
+    assert len(tables) == 1
+    t = tables[0]
+    assert list(t.index) == ["TSN", "TSM", "TSM: flow stream", "centre prior", "random map"]
+    assert t.loc["TSM: flow stream", "pointing"] == pytest.approx(flow["pointing"])
+    assert t.loc["TSM: flow stream", "accuracy"] == pytest.approx(metrics["flow_accuracy"])

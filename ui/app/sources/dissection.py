@@ -151,11 +151,15 @@ BASELINES = {"centre": "centre prior", "random": "random map"}
 
 def dissection_summary(d: Dissection) -> dict[str, dict[str, Any]]:
     """``{row: {metric: value}}`` from each run's ``metrics.json``: one row per model (its maps'
-    aggregates and top-1 accuracy), then the baselines (centre prior, random map)."""
+    aggregates and top-1 accuracy) and, for a run made with a flow stream, one for its flow
+    maps, then the baselines (centre prior, random map)."""
     out: dict[str, dict[str, Any]] = {}
     for model, run in d.runs.items():
-        agg = run.metrics.get("aggregate", {}).get("method", {})
-        out[model] = {"accuracy": run.metrics.get("accuracy"), **agg}
+        aggs = run.metrics.get("aggregate", {})
+        out[model] = {"accuracy": run.metrics.get("accuracy"), **aggs.get("method", {})}
+        if "flow" in aggs:
+            out[f"{model}: flow stream"] = {"accuracy": run.metrics.get("flow_accuracy"),
+                                            **aggs["flow"]}
     first = next(iter(d.runs.values()), None)
     for kind, label in BASELINES.items():
         agg = first.metrics.get("aggregate", {}).get(kind) if first else None
