@@ -20,24 +20,23 @@ import statistics
 import torch
 
 from tsm_apps.bench.core import clip_pair, frame_pair
-from tsm_apps.bench.timing import load_average, time_rounds
+from tsm_apps.bench.timing import load_average, medians, paired_ratio, round_ratios, time_rounds
 
 
-def median_ci(values: list, resamples: int = 2000, seed: int = 0) -> tuple:
-    """``(median, low, high)``: the median and its 95% percentile-bootstrap interval."""
+def median_interval(values: list, resamples: int = 2000, seed: int = 0) -> tuple:
+    """``(low, high)``: the 95% percentile-bootstrap interval of the median of ``values``."""
     rng = random.Random(seed)
     boot = sorted(statistics.median(rng.choices(values, k=len(values)))
                   for _ in range(resamples))
-    return statistics.median(values), boot[int(0.025 * resamples)], boot[int(0.975 * resamples) - 1]
+    return boot[int(0.025 * resamples)], boot[int(0.975 * resamples) - 1]
 
 
 def report(name: str, rounds: dict, goal: float, load: float) -> None:
-    ratios = [a / b for a, b in zip(rounds["tsm"], rounds["tsn"])]
-    med, lo, hi = median_ci(ratios)
-    ms = {k: statistics.median(v) * 1e3 for k, v in rounds.items()}
-    print(f"{name}: TSM/TSN {med:.4f} (95% CI {lo:.4f}-{hi:.4f}, goal <= {goal}) over "
-          f"{len(ratios)} rounds; medians TSM {ms['tsm']:.2f} ms, TSN {ms['tsn']:.2f} ms; "
-          f"load {load:.2f} -> {load_average():.2f}", flush=True)
+    lo, hi = median_interval(round_ratios(rounds, "tsm", "tsn"))
+    ms = {k: v * 1e3 for k, v in medians(rounds).items()}
+    print(f"{name}: TSM/TSN {paired_ratio(rounds, 'tsm', 'tsn'):.4f} (95% CI {lo:.4f}-{hi:.4f}, "
+          f"goal <= {goal}) over {len(rounds['tsm'])} rounds; medians TSM {ms['tsm']:.2f} ms, "
+          f"TSN {ms['tsn']:.2f} ms; load {load:.2f} -> {load_average():.2f}", flush=True)
 
 
 @torch.no_grad()
@@ -54,6 +53,7 @@ def main() -> None:
         load = load_average()
         rounds = time_rounds(fns, a.online_factor * a.rounds, 2)
     report("online, R-50 224 frame", rounds, 1.02, load)
+
 
 if __name__ == "__main__":
     main()

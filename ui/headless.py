@@ -37,7 +37,8 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
                 if r.read().strip() == b"ok":
                     return
         except OSError:
-            time.sleep(0.3)
+            pass
+        time.sleep(0.3)  # not up yet, or not healthy yet: ask again shortly
     raise TimeoutError(f"tsm ui did not answer at {url} within {timeout:.0f} s")
 
 

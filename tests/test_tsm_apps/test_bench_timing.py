@@ -26,6 +26,7 @@ def test_rounds_rotate_the_order_and_pair_times_by_round(monkeypatch):
 
 def test_paired_ratio_is_the_median_of_per_round_ratios():
     rounds = {"a": [2.0, 9.0, 3.0], "b": [1.0, 3.0, 2.0]}   # ratios 2.0, 3.0, 1.5
+    assert timing.round_ratios(rounds, "a", "b") == [2.0, 3.0, 1.5]
     assert timing.paired_ratio(rounds, "a", "b") == 2.0
 
 

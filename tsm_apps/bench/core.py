@@ -126,8 +126,8 @@ def _cache(arch: str, device: str) -> Figure:
 @torch.no_grad()
 def online_latency(quick: bool, device: str) -> list:
     """Per-frame latency of online TSM vs TSN (ResNet-50, 224x224), caches of R-50 and MBv2."""
-    load = load_average()
     with frame_pair(device) as fns:
+        load = load_average()
         rounds = time_rounds(fns, 5 if quick else 60, 2, device)
     t = medians(rounds)
     r = paired_ratio(rounds, "tsm", "tsn")

@@ -53,9 +53,14 @@ def medians(rounds: dict) -> dict:
     return {k: statistics.median(v) for k, v in rounds.items()}
 
 
+def round_ratios(rounds: dict, a: str, b: str) -> list:
+    """``a``'s time / ``b``'s time in each round of :func:`time_rounds`' output."""
+    return [x / y for x, y in zip(rounds[a], rounds[b])]
+
+
 def paired_ratio(rounds: dict, a: str, b: str) -> float:
     """Median over rounds of ``a``'s time / ``b``'s time in the same round (robust to drift)."""
-    return statistics.median(x / y for x, y in zip(rounds[a], rounds[b]))
+    return statistics.median(round_ratios(rounds, a, b))
 
 
 def time_pair(fn_a: Callable[[], object], fn_b: Callable[[], object], repeats: int = 10,
