@@ -21,6 +21,15 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/python"
   exit 0
 fi
 echo "[bootstrap] setting up $VENV (stamp $want)"
+# a new environment takes ~7.1 GB (torch's CUDA libraries are most of it): refuse early, in one
+# line, rather than let pip fail half-way with "No space left on device"
+if [ ! -x "$VENV/bin/python" ]; then
+  free_kb=$(df -Pk . | awk 'NR==2 {print $4}')
+  if [ "$free_kb" -lt $((7500 * 1024)) ]; then
+    echo "[bootstrap] error: $(pwd) has $((free_kb / 1024)) MiB free; a new $VENV needs about 7,500 MiB" >&2
+    exit 2
+  fi
+fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 PIP="$VENV/bin/python -m pip"
 $PIP install -q --upgrade pip wheel
