@@ -6,16 +6,9 @@ Never imports mmdet/mmengine/mmcv, nor detection/dissect/ui (tests check both in
 """
 from __future__ import annotations
 
+from . import checkpoint, models  # light: both load their own names on first use
 from .lazy import lazy_exports
 
-_API = {
-    ".models.backbone": ("ARCHS", "Backbone", "BackboneConfig", "build_backbone",
-                         "set_num_segments"),
-    ".checkpoint.reading": ("load_checkpoint", "save_checkpoint"),
-    ".models.online": ("OnlineRecognizer", "OnlineStep", "shift_modules", "streaming"),
-    ".models.recognizer": ("Recognizer", "RecognizerConfig", "build_recognizer",
-                           "recognizer_from_config"),
-    ".models.temporal_pool": ("TemporalPool",),
-    ".models.shift": ("TemporalShift", "online_shift_step", "temporal_shift"),
-}
-__all__, __getattr__, __dir__ = lazy_exports(__name__, _API)
+# the public names are those of the two subpackages, served through their own lazy exports
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__, {".models": models.__all__, ".checkpoint": checkpoint.__all__})
