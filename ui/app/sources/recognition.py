@@ -13,9 +13,11 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .shared import session_copy
+
 __all__ = ["LoadedRecognizer", "ModelMaps", "ClipInput", "load_recognizer",
            "load_online", "prepare_clip", "prepare_frame", "model_maps", "top_k",
-           "maps_overlay", "map_methods", "LiveRecognizer"]
+           "maps_overlay", "map_methods", "LiveRecognizer", "for_session"]
 
 _LOAD_ERRORS = (ValueError, KeyError, TypeError, RuntimeError, OSError, EOFError,
                 pickle.UnpicklingError)
@@ -85,6 +87,12 @@ def load_recognizer(path: Path, **overrides: Any) -> LoadedRecognizer:
     return LoadedRecognizer(model, list(names), path)
 
 
+def for_session(rec: LoadedRecognizer) -> LoadedRecognizer:
+    """``rec`` with its own module tree (weights shared): a use that sets state on the model
+    (CAM hooks, the number of segments) leaves other sessions' uses of ``rec`` alone."""
+    return LoadedRecognizer(session_copy(rec.model), rec.names, rec.path)
+
+
 def load_online(path: Path) -> LoadedRecognizer:
     """The checkpoint's recognizer with the causal (online) shift for streaming; a TSN stays
     TSN (per-frame, nothing carried)."""
@@ -149,14 +157,15 @@ class LiveRecognizer:
     probabilities and keeps the running mean of the logits of the frames seen so far.
 
     The shift buffers belong to this object (:class:`tsm_apps.OnlineStep`: explicit buffers in
-    and out), so several streams can share one loaded model."""
+    and out) and it steps its own module tree (weights shared, :func:`.shared.session_copy`),
+    so several streams, of any sessions, can share one loaded model."""
 
     def __init__(self, rec: LoadedRecognizer, size: int) -> None:
         import torch
         from tsm_apps import OnlineStep
 
         self.rec, self.size = rec, size
-        self.stepper = OnlineStep(rec.model)
+        self.stepper = OnlineStep(session_copy(rec.model))
         with torch.no_grad():
             shapes = self.stepper.buffer_shapes((1, 3, size, size))
         p = next(rec.model.parameters())
@@ -164,6 +173,7 @@ class LiveRecognizer:
         self.seen, self._sum = 0, None
 
     def step(self, frame: np.ndarray) -> np.ndarray:
+        """The probabilities ``(K,)`` of uint8 ``(H, W, 3)`` ``frame`` given the frames before."""
         import torch
 
         with torch.no_grad():
