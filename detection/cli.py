@@ -150,8 +150,13 @@ def train(a: argparse.Namespace) -> int:
     from .hooks import PlainCheckpointHook
 
     from .backbone import check_random_frozen
+    from .schedule import batch_note
 
     cfg = _config(a.config, a.cfg_options)
+    note = batch_note(cfg.get("solver"), int(os.environ.get("WORLD_SIZE", 1)),
+                      int(cfg.train_dataloader.get("batch_size", 1)))
+    if note and os.environ.get("RANK", "0") == "0":
+        print(f"tsm detect train: {note}", file=sys.stderr)
     bb = cfg.model.get("backbone", {})
     if bb.get("type") == "TSMResNet" and not (a.resume or cfg.get("load_from")):
         check_random_frozen(bb.get("checkpoint"), bb.get("frozen_stages", -1),

@@ -5,13 +5,22 @@ mmengine config::
     train_dataloader = dict(
         batch_size=2,                       # clips per batch (per GPU)
         sampler=dict(type='DefaultSampler', shuffle=True),
-        batch_sampler=dict(type='ClipBatchSampler', clip_len=4),
+        batch_sampler=dict(type='ClipBatchSampler', clip_len=4, key_position='end'),
         ...)
 
 The inner sampler draws key frames (dataset indices; it handles shuffling, epochs and
 distributed ranks); for each key frame the clip is ``T`` consecutive frames of its video that
-contain it, starting at a uniformly random position (MSRA/FGFA-style frame sampling). A video
-shorter than ``T`` (a DET image is a one-frame video) repeats its last frame. A batch is the
+contain it (:func:`clip_for_key`):
+
+* ``key_position='end'`` (default; the paper config): the clip ends at the key frame, so the
+  key frame sees the ``T - 1`` frames before it, as the online detector does at test time. A
+  key frame among the first ``T - 1`` frames of its video gets the video's first ``T`` frames
+  (it then sees exactly the frames the stream has seen before it).
+* ``key_position='random'``: the clip starts at a uniformly random position among those that
+  contain the key frame.
+
+A video shorter than ``T`` (a DET image is a one-frame video) gives all its frames and then its
+last frame repeated. A batch is the
 ``batch_size * T`` indices, clip by clip, so the model sees ``(N*T, 3, H, W)`` with the frames
 of a clip contiguous. Frames of one video share a size, so mmdet's default collate and
 ``DetDataPreprocessor`` (padding per batch) need nothing else.
@@ -29,7 +38,7 @@ pass over ``dataset.get_data_info(i)['video' / 'frame_id']``.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, Iterator, List, Mapping, Sequence
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence
 
 import numpy as np
 from mmdet.registry import DATA_SAMPLERS
@@ -56,18 +65,31 @@ def build_video_index(dataset) -> Dict[object, List[int]]:
     return {v: [i for _, i in sorted(fr)] for v, fr in frames.items()}
 
 
-def clip_around(frames: Sequence[int], pos: int, clip_len: int, rng: np.random.Generator) -> list:
-    """``clip_len`` consecutive entries of ``frames`` containing ``frames[pos]``, random start.
+KEY_POSITIONS = ("end", "random")
 
-    Shorter videos: all frames, then the last one repeated.
+
+def clip_for_key(frames: Sequence[int], pos: int, clip_len: int, key_position: str = "end",
+                 rng: Optional[np.random.Generator] = None) -> list:
+    """``clip_len`` consecutive entries of ``frames`` containing the key frame ``frames[pos]``.
+
+    ``key_position='end'``: the clip ends at the key frame (the first ``clip_len`` frames when
+    ``pos < clip_len - 1``); ``'random'``: a uniformly random start drawn from ``rng``. Videos
+    of at most ``clip_len`` frames: all frames, then the last one repeated.
     """
     n = len(frames)
     if not 0 <= pos < n:
         raise ValueError(f"position {pos} outside a video of {n} frames")
+    if key_position not in KEY_POSITIONS:
+        raise ValueError(f"key_position must be one of {KEY_POSITIONS}, got {key_position!r}")
     if n <= clip_len:
         return list(frames) + [frames[-1]] * (clip_len - n)
     lo, hi = max(0, pos - clip_len + 1), min(pos, n - clip_len)
-    start = int(rng.integers(lo, hi + 1))
+    if key_position == "end":
+        start = lo
+    elif rng is None:
+        raise ValueError("key_position='random' needs an rng")
+    else:
+        start = int(rng.integers(lo, hi + 1))
     return list(frames[start:start + clip_len])
 
 
@@ -80,21 +102,27 @@ class ClipBatchSampler(Sampler):
             whose ``dataset`` holds frame-level entries with ``video`` and ``frame_id``.
         batch_size: clips per batch.
         clip_len: ``T``, equal to the backbone's ``num_segments``.
+        key_position: ``'end'`` (the clip ends at the key frame) or ``'random'`` (see the
+            module docstring).
         drop_last: drop a last incomplete batch.
-        seed: seed of the clip start positions (default: the inner sampler's ``seed``, else 0);
+        seed: seed of the random clip starts (default: the inner sampler's ``seed``, else 0);
             starts also depend on the epoch, so they differ between epochs but not between runs.
     """
 
     def __init__(self, sampler: Sampler, batch_size: int, clip_len: int = 2,
-                 drop_last: bool = False, seed: int | None = None) -> None:
+                 key_position: str = "end", drop_last: bool = False,
+                 seed: int | None = None) -> None:
         if batch_size < 1 or clip_len < 1:
             raise ValueError(f"batch_size and clip_len must be >= 1, got {batch_size}, {clip_len}")
+        if key_position not in KEY_POSITIONS:
+            raise ValueError(f"ClipBatchSampler: key_position must be one of {KEY_POSITIONS}, "
+                             f"got {key_position!r}")
         dataset = getattr(sampler, "dataset", None)
         if dataset is None:
             raise TypeError(f"ClipBatchSampler needs a sampler with a .dataset, got "
                             f"{type(sampler).__name__}")
         self.sampler, self.batch_size, self.clip_len = sampler, batch_size, clip_len
-        self.drop_last = drop_last
+        self.key_position, self.drop_last = key_position, drop_last
         self.seed = int(seed if seed is not None else (getattr(sampler, "seed", None) or 0))
         self.videos = build_video_index(dataset)
         self.where = {i: (v, p) for v, idx in self.videos.items() for p, i in enumerate(idx)}
@@ -105,7 +133,7 @@ class ClipBatchSampler(Sampler):
         if index not in self.where:
             raise ValueError(f"dataset index {index} belongs to no video of the index")
         video, pos = self.where[index]
-        return clip_around(self.videos[video], pos, self.clip_len, rng)
+        return clip_for_key(self.videos[video], pos, self.clip_len, self.key_position, rng)
 
     def __iter__(self) -> Iterator[list]:
         epoch = int(getattr(self.sampler, "epoch", 0))

@@ -1,31 +1,39 @@
 # Online-TSM R-FCN, ResNet-101, ImageNet VID (+ DET): the TSM paper's detection setup
 # (table 9: online TSM 76.3 mAP, slow 83.4 / medium 74.8 / fast 56.0; R-FCN 74.7) with the
-# MSRA R-FCN head (_base_/rfcn_r101_msra.py) and FGFA's data and solver.
+# MSRA R-FCN head (_base_/rfcn_r101_msra.py) and FGFA's data and solver. Every value and its
+# source: docs/recipes.md (tests/test_detection/test_recipe_table.py holds them to it).
 #
 # Data: data_root = the ILSVRC2015 folder with FGFA/MSRA's lists in ImageSets/ (paths relative
 #   to Data/VID and Data/DET, as FGFA reads them):
 #   train: ImageSets/VID_train_15frames.txt (one line per key frame: 15 per snippet, each
-#     trained as a clip of `clip_len` consecutive frames ending at it, ClipBatchSampler) +
+#     trained as a clip of `clip_len` consecutive frames ending at it, ClipBatchSampler
+#     key_position='end'; the first frames of a video: its first clip_len frames) +
 #     ImageSets/DET_train_30classes.txt (DET images with a VID class, one-frame clips; objects
-#     of the other 170 DET classes dropped). Key frames without objects are skipped.
+#     of the other 170 DET classes dropped). Key frames without objects are skipped. Boxes on or
+#     past the image border are clipped to it (FGFA's imagenet_vid.py).
 #   test: ImageSets/VID_val_videos.txt (all 176,126 val frames, online: frame by frame in video
-#     order, VideoShardSampler).
+#     order, VideoShardSampler); boxes scored as the XML gives them.
 # Images: shorter side 600, longer side at most 1000 (FGFA); horizontal flip of whole clips.
 # Weights: model.backbone.checkpoint=<ImageNet ResNet-101: torchvision state dict or mmpretrain
 #   checkpoint> (required: conv1/res2 and BN are frozen; nothing is downloaded).
-# Solver (FGFA: lr 2.5e-4 on the gradient summed over 4 GPUs = 1e-3 on the mean of 4 clips):
-#   SGD momentum 0.9, weight decay 5e-4, lr 1e-3 for 4 GPUs x 1 clip, x0.1 after 1.333 of 2
-#   epochs of the 111,473 listed images (37,148 of 55,737 iterations, FGFA: int(epoch * images / 4)); no warm-up, no clipping.
+# Solver (detection/schedule.py): FGFA's code on 4 GPUs x 1 image: SGD momentum 0.9, lr 2.5e-4
+#   and wd 5e-4 on gradients summed over the 4 GPUs = lr 1e-3 and wd 1.25e-4 on DDP's mean over
+#   4 processes x 1 clip; 2 epochs of the 111,473 listed images and their 111,473 mirrors
+#   (FLIP) = 111,472 iterations, x0.1 after 74,296 (1.333 epochs); no warm-up, no clipping.
+#   Other process counts P x N clips: fgfa_solver(P, N) (lr 2.5e-4*B, wd 5e-4/B, iterations
+#   for batch B = P*N); `tsm detect train` warns when the run's batch differs from `solver`.
 #   torchrun --nproc-per-node 4 -m tsm_apps.cli detect train <this file>
 #       --cfg-options model.backbone.checkpoint=resnet101.pth
 # Overrides: data_root=DIR/ re-points every dataset; img_scale=W,H every Resize (tsm detect).
 _base_ = ['./_base_/rfcn_r101_msra.py', './_base_/vid_runtime.py']
+from detection.schedule import fgfa_solver  # noqa: E402  (after _base_: a plain config)
 
 data_root = 'data/ILSVRC2015/'
 dataset_type = 'ImageNetVIDDataset'
 clip_len = 4  # frames per training clip; equals model.backbone.num_segments
 img_scale = (1000, 600)
-max_iters = 55737
+solver = fgfa_solver(processes=4, clips_per_process=1)
+max_iters = solver['max_iters']
 backend_args = None
 stream_meta = ('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'video',
                'frame_id')
@@ -49,7 +57,7 @@ train_dataloader = dict(
     num_workers=2,
     persistent_workers=True,
     sampler=dict(type='DefaultSampler', shuffle=True),
-    batch_sampler=dict(type='ClipBatchSampler', clip_len=clip_len),
+    batch_sampler=dict(type='ClipBatchSampler', clip_len=clip_len, key_position='end'),
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
@@ -83,10 +91,11 @@ test_cfg = dict(type='TestLoop')
 
 optim_wrapper = dict(
     type='OptimWrapper',
-    optimizer=dict(type='SGD', lr=0.001, momentum=0.9, weight_decay=0.0005),
+    optimizer=dict(type='SGD', lr=solver['lr'], momentum=0.9,
+                   weight_decay=solver['weight_decay']),
     clip_grad=None)
 param_scheduler = [
-    dict(type='MultiStepLR', by_epoch=False, begin=0, end=max_iters, milestones=[37148],
-         gamma=0.1),
+    dict(type='MultiStepLR', by_epoch=False, begin=0, end=max_iters,
+         milestones=solver['milestones'], gamma=0.1),
 ]
-auto_scale_lr = dict(enable=False, base_batch_size=4)
+auto_scale_lr = dict(enable=False, base_batch_size=4)  # the solver is already for 4 x 1

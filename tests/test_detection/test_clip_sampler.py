@@ -1,4 +1,5 @@
-"""Clip batch sampler, and a tiny ClipRFCN trained and tested end to end by mmengine's Runner."""
+"""Clip batch sampler (clips end at their key frame, or start at random), and a tiny ClipRFCN
+trained and tested end to end by mmengine's Runner."""
 import numpy as np
 import pytest
 import torch
@@ -8,7 +9,7 @@ from mmengine.runner import Runner
 
 import detection  # noqa: F401
 from detection.clips import ClipBatchSampler, VideoShardSampler, build_video_index, \
-    clip_around
+    clip_for_key
 from model_fixtures import tiny_cfg
 
 # (video, number of frames): frame entries are listed in a shuffled order on purpose
@@ -49,20 +50,51 @@ class FakeVID(torch.utils.data.Dataset):
             gt_bboxes_labels=np.array([1]), gt_ignore_flags=np.array([False])))
 
 
-def test_clip_around_contains_the_key_frame_with_a_random_start():
+def test_clip_ends_at_the_key_frame():
+    frames = list(range(100, 110))
+    # key frame at position p >= T-1: frames p-3..p; earlier: the video's first 4 frames
+    assert clip_for_key(frames, 5, 4) == [102, 103, 104, 105]
+    assert clip_for_key(frames, 9, 4, "end") == [106, 107, 108, 109]
+    assert clip_for_key(frames, 3, 4) == [100, 101, 102, 103]
+    assert clip_for_key(frames, 1, 4) == [100, 101, 102, 103]
+    assert clip_for_key([7, 8], 1, 4) == [7, 8, 8, 8]          # short video: repeat the last
+    assert clip_for_key([7], 0, 4) == [7, 7, 7, 7]             # a DET image
+    with pytest.raises(ValueError, match="outside a video"):
+        clip_for_key(frames, 10, 4)
+    with pytest.raises(ValueError, match="key_position must be one of"):
+        clip_for_key(frames, 5, 4, "middle")
+
+
+def test_random_clip_start_contains_the_key_frame():
     frames = list(range(100, 110))
     rng = np.random.default_rng(0)
     starts = set()
     for _ in range(200):
-        c = clip_around(frames, 5, 4, rng)
+        c = clip_for_key(frames, 5, 4, "random", rng)
         assert 105 in c and c == list(range(c[0], c[0] + 4))
         starts.add(c[0])
     assert starts == {102, 103, 104, 105}
-    assert clip_around(frames, 0, 4, rng) == [100, 101, 102, 103]
-    assert clip_around(frames, 9, 4, rng) == [106, 107, 108, 109]
-    assert clip_around([7, 8], 1, 4, rng) == [7, 8, 8, 8]
-    with pytest.raises(ValueError, match="outside a video"):
-        clip_around(frames, 10, 4, rng)
+    assert clip_for_key(frames, 0, 4, "random", rng) == [100, 101, 102, 103]
+    assert clip_for_key(frames, 9, 4, "random", rng) == [106, 107, 108, 109]
+    with pytest.raises(ValueError, match="needs an rng"):
+        clip_for_key(frames, 5, 4, "random")
+
+
+def test_sampler_clips_end_at_their_key_frames_by_default():
+    ds = FakeVID()
+    inner = torch.utils.data.SequentialSampler(ds)
+    inner.dataset = ds
+    clips = [b[3 * c:3 * c + 3] for b in ClipBatchSampler(inner, batch_size=2, clip_len=3)
+             for c in range(len(b) // 3)]
+    got = [tuple(ds.entries[i] for i in clip) for clip in clips]
+    # every entry is a key frame here, drawn in dataset order: "a" has 5 frames, "b" 3, "det" 1
+    want = {("a", 0): [0, 1, 2], ("a", 1): [0, 1, 2], ("a", 2): [0, 1, 2], ("a", 3): [1, 2, 3],
+            ("a", 4): [2, 3, 4], ("b", 0): [0, 1, 2], ("b", 1): [0, 1, 2], ("b", 2): [0, 1, 2],
+            ("det", 0): [0, 0, 0]}
+    assert [[f for _, f in c] for c in got] == [want[k] for k in ds.entries]
+    assert all(len({v for v, _ in c}) == 1 and c[0][0] == k[0] for c, k in zip(got, ds.entries))
+    with pytest.raises(ValueError, match="key_position must be one of"):
+        ClipBatchSampler(inner, batch_size=2, clip_len=3, key_position="start")
 
 
 @pytest.mark.parametrize("with_index", [False, True])
@@ -71,7 +103,7 @@ def test_batches_are_clips_of_consecutive_frames_of_one_video(with_index):
     assert build_video_index(ds)["a"] == [ds.entries.index(("a", f)) for f in range(5)]
     inner = torch.utils.data.SequentialSampler(ds)
     inner.dataset = ds
-    bs = ClipBatchSampler(inner, batch_size=2, clip_len=3, seed=1)
+    bs = ClipBatchSampler(inner, batch_size=2, clip_len=3, key_position="random", seed=1)
     batches = list(bs)
     assert len(batches) == len(bs) == 5  # 9 key frames, 2 clips per batch, last one partial
     keys = [k for b in batches for k in b[::3]]
@@ -89,8 +121,10 @@ def test_batches_are_clips_of_consecutive_frames_of_one_video(with_index):
 def test_epochs_change_the_clip_starts_deterministically():
     ds = FakeVID()
     from mmengine.dataset import DefaultSampler
-    a = ClipBatchSampler(DefaultSampler(ds, shuffle=False, seed=3), batch_size=9, clip_len=2)
-    b = ClipBatchSampler(DefaultSampler(ds, shuffle=False, seed=3), batch_size=9, clip_len=2)
+    a = ClipBatchSampler(DefaultSampler(ds, shuffle=False, seed=3), batch_size=9, clip_len=2,
+                         key_position="random")
+    b = ClipBatchSampler(DefaultSampler(ds, shuffle=False, seed=3), batch_size=9, clip_len=2,
+                         key_position="random")
     assert list(a) == list(b)
     epochs = []
     for e in range(4):

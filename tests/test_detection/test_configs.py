@@ -56,12 +56,16 @@ def test_paper_config_is_the_msra_rfcn_with_fgfa_data_and_solver():
                                               "ImageSets/DET_train_30classes.txt")
     assert cfg.test_dataloader.dataset.ann_file == "ImageSets/VID_val_videos.txt"
     assert cfg.train_dataloader.batch_sampler.clip_len == b.num_segments
-    # FGFA: lr 2.5e-4 x 4 GPUs (summed gradients), x0.1 at 1.333 of 2 epochs of 111,473 images
+    assert cfg.train_dataloader.batch_sampler.key_position == "end"
+    # FGFA: lr 2.5e-4, wd 5e-4 on gradients summed over 4 GPUs = 1e-3, 1.25e-4 on their mean;
+    # 2 epochs of (53,639 + 57,834) x 2 (mirrors) = 222,946 entries, 55,736 iterations each;
+    # x0.1 after int(1.333 * 222,946 / 4) = int(74,296.75) (docs/recipes.md has the sources)
     assert cfg.optim_wrapper.optimizer == dict(type="SGD", lr=0.001, momentum=0.9,
-                                               weight_decay=0.0005)
+                                               weight_decay=0.000125)
     assert cfg.optim_wrapper.clip_grad is None and len(cfg.param_scheduler) == 1
-    assert cfg.train_cfg.max_iters == -(-2 * 111473 // 4)
-    assert cfg.param_scheduler[0].milestones == [int(1.333 * 111473 / 4)]
+    assert cfg.train_cfg.max_iters == 111472
+    assert cfg.param_scheduler[0].milestones == [74296]
+    assert m.rpn_head.loss_bbox == dict(type="SmoothL1Loss", beta=1.0, loss_weight=1.0)
 
 
 @pytest.mark.parametrize("name", PAPER)

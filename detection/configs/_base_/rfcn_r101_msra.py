@@ -6,8 +6,10 @@
 #   neck: feat_conv_3x3 (3x3, dilation 6, 2048 -> 1024, ReLU); channels [0:512] -> RPN (two
 #     1x1 convs: 2A softmax scores, 4A deltas), [512:1024] -> 7x7 position-sensitive maps
 #     (7*7*31 scores, 7*7*8 class-agnostic deltas), quantised PS RoI pooling at 1/16, vote.
-#   training: RPN 256 anchors (0.7/0.3), 300 proposals (NMS 0.7 of 6000), OHEM 128 RoIs by
-#     cls + box loss; test: 300 proposals, NMS 0.3, 300 detections per image.
+#   training: RPN 256 anchors (0.7/0.3, and each GT's best anchors), smooth-L1 beta 1 on
+#     deltas normalised by (0.1, 0.1, 0.4, 0.4); 300 proposals (NMS 0.7 of 6000), OHEM 128 RoIs
+#     by cls + box loss; test: 300 proposals, NMS 0.3, 300 detections per image.
+#   Every value and its source: docs/recipes.md.
 # TSN baseline: model.backbone.shift=None.
 custom_imports = dict(imports=['detection'], allow_failed_imports=False)
 
@@ -57,7 +59,9 @@ model = dict(
             target_means=[0.0, 0.0, 0.0, 0.0],
             target_stds=[0.1, 0.1, 0.4, 0.4]),  # FGFA ANCHOR_STDS with NORMALIZE_RPN
         loss_cls=dict(type='CrossEntropyLoss', use_sigmoid=False, loss_weight=1.0),
-        loss_bbox=dict(type='SmoothL1Loss', beta=1.0 / 9.0, loss_weight=1.0)),
+        # MSRA's smooth_l1 scalar 1.0 (beta = 1/scalar^2) on the normalised targets above;
+        # its scalar 3.0 (beta 1/9) is for un-normalised targets only
+        loss_bbox=dict(type='SmoothL1Loss', beta=1.0, loss_weight=1.0)),
     roi_head=dict(
         type='RFCNRoIHead',
         bbox_head=dict(
@@ -80,7 +84,7 @@ model = dict(
                 type='MaxIoUAssigner',
                 pos_iou_thr=0.7,
                 neg_iou_thr=0.3,
-                min_pos_iou=0.3,
+                min_pos_iou=0.0,  # MSRA assign_anchor: each GT's best anchors, any IoU
                 match_low_quality=True,
                 ignore_iof_thr=-1),
             sampler=dict(
