@@ -8,6 +8,7 @@ Config (paths relative to ``data_root``)::
          det_ann_file='ImageSets/DET_train_30classes.txt',  # optional DET images
          frames_per_video=None,                    # k evenly spaced key frames per snippet
          metainfo=dict(classes=('car', 'dog')),    # default: the 30 VID classes
+         clip_boxes=None,                          # default: clip in training, not in test_mode
          on_bad_frame='raise', pipeline=[...])
 
 Accepted ``ann_file`` lists (one format per file; an entry may start with its split,
@@ -50,7 +51,14 @@ video to the indices of all its frames in frame order (what
 ``indices=`` (mmengine subsets) is not supported: it would break that order, and an mmengine
 ``ConcatDataset`` only reaches the key frames: add DET images with ``det_ann_file`` instead.
 
-Bad frames (unreadable or malformed XML, a box outside the image, a missing image):
+Boxes on or past the image border (the ILSVRC XML has ``xmax = width``, ``ymax = height`` and
+beyond): with ``clip_boxes`` (default in training, i.e. not ``test_mode``) they are clipped as
+FGFA's ``imagenet_vid.py`` does, ``xmin, ymin >= 0`` and ``xmax <= width - 1``, ``ymax <=
+height - 1`` (inclusive), and an object with nothing left inside the image is dropped (counted
+in ``dropped_objects``); in ``test_mode`` they are kept as given, as FGFA's evaluation reads
+them. Either way the frame is kept.
+
+Bad frames (unreadable or malformed XML, an inverted box, a missing image):
 ``on_bad_frame='raise'`` raises ``ValueError`` naming the file; ``'skip'`` drops the frame and
 logs how many were skipped (``skipped_frames`` lists them).
 """
@@ -67,9 +75,10 @@ from mmengine.dataset.base_dataset import force_full_init
 from mmengine.logging import print_log
 from tqdm import tqdm
 
-from tsm_apps.data.vid_layout import NAME_TO_WNID, VID_CLASSES, WNID_TO_NAME, \
+from tsm_apps.data.vid_layout import NAME_TO_WNID, VID_CLASSES, WNID_TO_NAME, VIDFrame, \
     read_frame_xml, read_list
 
+from .clips import clip_for_key
 from .corruptions import frame_corruption, load_corruptions
 
 BAD_FRAME_MODES = ("raise", "skip")
@@ -82,6 +91,17 @@ def key_positions(n: int, k: Optional[int]) -> list[int]:
     if k is None or n <= k:
         return list(range(n))
     return sorted({int((i + 0.5) * n / k) for i in range(k)})
+
+
+def clip_box(box: Sequence[int], width: int, height: int) -> Optional[list[float]]:
+    """FGFA's training clip of an inclusive XML box ``(xmin, ymin, xmax, ymax)`` to a
+    ``width`` x ``height`` image, as edge coordinates ``[x1, y1, x2 + 1, y2 + 1]``; ``None``
+    when no pixel of the box is inside the image."""
+    x1, y1 = max(box[0], 0), max(box[1], 0)
+    x2, y2 = min(box[2], width - 1), min(box[3], height - 1)
+    if x1 > x2 or y1 > y2:
+        return None
+    return [float(x1), float(y1), float(x2 + 1), float(y2 + 1)]
 
 
 def _split_prefix(entry: str, default: str) -> tuple[str, str]:
@@ -103,7 +123,7 @@ class ImageNetVIDDataset(BaseDetDataset):
 
     def __init__(self, *args, split: Optional[str] = None, det_ann_file: Optional[str] = None,
                  frames_per_video: Optional[int] = None, on_bad_frame: str = "raise",
-                 **kwargs) -> None:
+                 clip_boxes: Optional[bool] = None, **kwargs) -> None:
         if on_bad_frame not in BAD_FRAME_MODES:
             raise ValueError(f"on_bad_frame must be one of {BAD_FRAME_MODES}, got {on_bad_frame!r}")
         if frames_per_video is not None and int(frames_per_video) < 1:
@@ -114,7 +134,10 @@ class ImageNetVIDDataset(BaseDetDataset):
         self.split, self.det_ann_file = split, det_ann_file
         self.frames_per_video = None if frames_per_video is None else int(frames_per_video)
         self.on_bad_frame = on_bad_frame
+        self.clip_boxes = (not kwargs.get("test_mode", False)) if clip_boxes is None \
+            else bool(clip_boxes)
         self.skipped_frames: list[str] = []
+        self.dropped_objects: list[str] = []
         self.video_index: dict[str, list[int]] = {}
         self._num_keys = 0
         super().__init__(*args, **kwargs)
@@ -139,6 +162,23 @@ class ImageNetVIDDataset(BaseDetDataset):
             raise ValueError(msg)
         self.skipped_frames.append(msg)
 
+    def _instances(self, frame: VIDFrame, xml: str, labels: dict[str, int]) -> list[dict]:
+        """mmdet instances of a frame's objects of ``labels``' classes; boxes clipped to the
+        image when ``clip_boxes`` (objects with nothing inside dropped), else as given."""
+        out = []
+        for j, o in enumerate(frame.objects):
+            if o.name not in labels:
+                continue
+            box = clip_box(o.box, frame.width, frame.height) if self.clip_boxes \
+                else [float(o.box[0]), float(o.box[1]), float(o.box[2] + 1), float(o.box[3] + 1)]
+            if box is None:
+                self.dropped_objects.append(f"{xml}: object {j} {o.box} outside the "
+                                            f"{frame.width}x{frame.height} image")
+                continue
+            out.append({"bbox": box, "bbox_label": labels[o.name], "ignore_flag": 0,
+                        "instance_id": o.trackid})
+        return out
+
     # ------------------------------------------------------------------ parsing
     def _frame_info(self, source: str, split: str, entry: str, video: str, frame_id: int,
                     video_length: int, labels: dict[str, int]) -> Optional[dict]:
@@ -151,10 +191,7 @@ class ImageNetVIDDataset(BaseDetDataset):
             return self._bad(str(e) if isinstance(e, ValueError) else f"{xml}: unreadable ({e})")
         if not osp.isfile(img):
             return self._bad(f"{img}: image missing (annotation {xml})")
-        instances = [{"bbox": [float(o.box[0]), float(o.box[1]), float(o.box[2] + 1),
-                               float(o.box[3] + 1)],
-                      "bbox_label": labels[o.name], "ignore_flag": 0, "instance_id": o.trackid}
-                     for o in frame.objects if o.name in labels]
+        instances = self._instances(frame, xml, labels)
         img_id = f"{split}/{entry}" if source == "VID" else f"DET/{split}/{entry}"
         return {"img_path": img, "img_id": img_id, "height": frame.height,
                 "width": frame.width, "instances": instances, "video": video,
@@ -221,11 +258,15 @@ class ImageNetVIDDataset(BaseDetDataset):
         """Frame infos, key frames first (see the module docstring); fills ``video_index``."""
         self._corruptions = load_corruptions(self.data_root)
         labels = self._label_of()
-        self.skipped_frames = []
+        self.skipped_frames, self.dropped_objects = [], []
         videos = self._load_videos(labels)
         if self.skipped_frames:
             print_log(f"ImageNetVIDDataset: skipped {len(self.skipped_frames)} bad frame(s), "
                       f"first: {self.skipped_frames[0]}", logger="current", level=30)
+        if self.dropped_objects:
+            print_log(f"ImageNetVIDDataset: dropped {len(self.dropped_objects)} object(s) with no "
+                      f"pixel in the image, first: {self.dropped_objects[0]}", logger="current",
+                      level=30)
         filter_empty = (not self.test_mode and bool((self.filter_cfg or {})
                                                     .get("filter_empty_gt", False)))
         keys, rest = [], []
@@ -259,11 +300,7 @@ class ImageNetVIDDataset(BaseDetDataset):
 
     def clip_indices(self, idx: int, clip_len: int) -> list[int]:
         """Indices of the ``clip_len`` consecutive frames of ``idx``'s video that end at
-        ``idx`` (start of a video: the first ``clip_len``; shorter videos repeat the last)."""
-        info = self.get_data_info(idx)
-        frames = self.video_index[info["video"]]
-        pos = frames.index(idx)
-        if len(frames) <= clip_len:
-            return frames + [frames[-1]] * (clip_len - len(frames))
-        start = min(max(0, pos - clip_len + 1), len(frames) - clip_len)
-        return frames[start:start + clip_len]
+        ``idx`` (start of a video: the first ``clip_len``; shorter videos repeat the last), as
+        :class:`~detection.clips.ClipBatchSampler` with ``key_position='end'`` draws them."""
+        frames = self.video_index[self.get_data_info(idx)["video"]]
+        return clip_for_key(frames, frames.index(idx), clip_len, "end")

@@ -8,7 +8,9 @@ import torch
 
 from detection.metric import VIDMetric, split_image_path
 from detection.vid_dataset import ImageNetVIDDataset
-from vid_fixtures import VAL, make_vid
+from fgfa_vid_eval import fgfa_map, snippet_frames
+from tsm_apps.data.vid_layout import VID_CLASSES
+from vid_fixtures import VAL, make_border_vid, make_vid
 
 CLASSES = ImageNetVIDDataset.METAINFO["classes"]
 CAR, DOG, CAT = 6, 8, 9
@@ -143,3 +145,37 @@ def test_motion_iou_from_fgfa_mat_agrees_with_the_computed_split(root, tmp_path)
     with pytest.raises(ValueError, match=r"motion.mat: cell 2 .* has 1 values, but the frame's "
                                          r"XML has 2 objects"):
         run(motion_iou_file="motion.mat")
+
+
+# detections (edge coordinates, as the detector gives them; the dog and cat of frame 2 clipped to
+# the 48x32 image) with distinct scores, matched, missed, misclassified and background boxes
+BORDER_DETS = {0: [([2, 3, 12, 13], CAR, 0.9), ([30, 10, 40, 20], DOG, 0.35)],
+               1: [([3, 3, 13, 13], CAR, 0.8), ([20, 4, 30, 14], DOG, 0.6),
+                   ([0, 0, 10, 10], CAT, 0.3)],
+               2: [([38, 4, 48, 14], DOG, 0.7), ([0, 22, 10, 32], CAT, 0.5),
+                   ([30, 20, 45, 30], CAR, 0.45), ([2, 3, 12, 13], CAR, 0.4),
+                   ([39, 5, 48, 14], CAT, 0.2)]}
+
+
+def test_border_boxes_are_scored_as_given_like_fgfa(tmp_path):
+    """val XML with xmax = width and ymax = height: evaluation completes and equals the
+    re-typed FGFA evaluation (tests/test_detection/fgfa_vid_eval.py) on every split."""
+    root = make_border_vid(tmp_path / "b")
+    m = VIDMetric()
+    m.dataset_meta = {"classes": CLASSES}
+    for t, dets in BORDER_DETS.items():
+        s = sample(root, t, [(b, c) for b, c, _ in dets])
+        s["pred_instances"]["scores"] = torch.tensor([p for _, _, p in dets])
+        m.process({}, [s])
+    ours = m.evaluate(3)
+    wnids = [w for w, _ in VID_CLASSES]
+    ref = fgfa_map(snippet_frames(root / "Annotations" / "VID" / "val" / VAL, wnids, {
+        f"{t:06d}": [(p, c, [b[0], b[1], b[2] - 1, b[3] - 1]) for b, c, p in dets]
+        for t, dets in BORDER_DETS.items()}))
+    assert (ours["n_gt_slow"], ours["n_gt_medium"], ours["n_gt_fast"]) == (3, 0, 3)
+    for key in ("mAP", "mAP_slow", "mAP_fast"):
+        assert ours[key] == pytest.approx(ref[key], abs=1e-9), key
+    assert ours["mAP_medium"] is None and ref["mAP_medium"] is None
+    # by hand: car 3 GT, ranked 0.9 TP, 0.8 TP, 0.45 FP, 0.4 TP -> AP 1*2/3 + 3/4*1/3 = 11/12;
+    # dog 2 GT: 0.7 TP, 0.6 TP, 0.35 FP -> 1; cat 1 GT: 0.5 TP, 0.3 FP, 0.2 FP -> 1
+    assert ours["mAP"] == pytest.approx(100 * (11 / 12 + 1 + 1) / 3)

@@ -84,3 +84,25 @@ def write_msra_lists(root: Path) -> Path:
         "train/ILSVRC2013_train/n02958343/n02958343_1 1\n"
         "train/ILSVRC2013_train/n02958343/n02958343_2 1\n")
     return root
+
+
+def write_frame(root: Path, split: str, snippet: str, t: int, objects: list) -> None:
+    """Overwrite frame ``t``'s XML of a VID snippet with ``objects`` (``VIDObject``)."""
+    xml = root / "Annotations" / "VID" / split / snippet / f"{t:06d}.xml"
+    xml.write_bytes(frame_to_xml(VIDFrame(snippet, f"{t:06d}", W, H, list(objects))))
+
+
+def make_border_vid(root: Path) -> Path:
+    """:func:`make_vid`'s tree with boxes on and past the 48x32 border, as the ILSVRC XML has
+    them: val frame 2's dog ends at xmax = 48 = width and its cat at ymax = 32 = height; train
+    A's frame 15 car at xmax = 49, frame 16 at ymax = 32; train B's frame 2 also holds a dog
+    entirely right of the image (xmin = 50)."""
+    make_vid(root)
+    car = VIDObject(0, CAR, (2, 3, 11, 12))
+    write_frame(root, "val", VAL, 2, [car, VIDObject(1, DOG, (38, 4, 48, 13)),
+                                      VIDObject(2, CAT, (0, 22, 9, 32))])
+    write_frame(root, "train", TRAIN_A, 15, [VIDObject(3, CAR, (40, 0, 49, 9))])
+    write_frame(root, "train", TRAIN_A, 16, [VIDObject(3, CAR, (16, 25, 25, 32))])
+    write_frame(root, "train", TRAIN_B, 2, [VIDObject(0, DOG, (1, 1, 10, 10)),
+                                            VIDObject(1, DOG, (50, 1, 55, 10))])
+    return root

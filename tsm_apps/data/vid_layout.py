@@ -20,7 +20,9 @@ relative to ``Data/VID`` or ``Data/DET`` (split first)::
 
 Train snippets are ``ILSVRC2015_VID_train_%04d/ILSVRC2015_train_%05d%03d`` (batch of 1000,
 video id, snippet id); val snippets ``ILSVRC2015_val_%05d%03d``. Boxes are integer pixel
-coordinates with inclusive ends (``0 <= xmin <= xmax <= width - 1``), the devkit's convention.
+coordinates with inclusive ends (``0 <= xmin <= xmax <= width - 1``), the devkit's convention;
+the released XML also has boxes on or past the border (``xmax = width``, ``ymax = height``), which
+:func:`read_frame_xml` returns as given (FGFA clips them for training, scores them as given).
 This module never imports mmdet; ``detection`` parses the same files for training.
 """
 from __future__ import annotations
@@ -123,8 +125,9 @@ def _text(el: ET.Element, tag: str, path: Path) -> str:
 
 
 def read_frame_xml(path: str | Path, det: bool = False) -> VIDFrame:
-    """Parse one frame's XML; a missing field, a non-integer, an unknown WordNet id or a box
-    outside the image raises ``ValueError`` naming the file. ``det=True`` reads an ImageNet DET
+    """Parse one frame's XML; a missing field, a non-integer, an unknown WordNet id or an
+    inverted box (``xmin > xmax`` or ``ymin > ymax``) raises ``ValueError`` naming the file.
+    Boxes on or past the image border are returned as given. ``det=True`` reads an ImageNet DET
     image's XML: objects without ``trackid``/``occluded``/``generated`` get their index, 0, 0,
     and objects of the DET classes that are not VID classes are dropped."""
     path = Path(path)
@@ -147,9 +150,9 @@ def read_frame_xml(path: str | Path, det: bool = False) -> VIDFrame:
         if bb is None:
             raise ValueError(f"{path}: object {i} has no <bndbox>")
         box = tuple(_int(bb, t, path) for t in ("xmin", "ymin", "xmax", "ymax"))
-        if not (0 <= box[0] <= box[2] < frame.width and 0 <= box[1] <= box[3] < frame.height):
-            raise ValueError(f"{path}: object {i} box {box} is inverted or outside the "
-                             f"{frame.width}x{frame.height} image")
+        if box[0] > box[2] or box[1] > box[3]:
+            raise ValueError(f"{path}: object {i} box {box} is inverted (expected xmin <= xmax "
+                             f"and ymin <= ymax)")
         opt = {t: d for t, d in (("trackid", i), ("occluded", 0), ("generated", 0))
                if det and el.find(t) is None}
         tid, occ, gen = (opt[t] if t in opt else _int(el, t, path)
