@@ -12,6 +12,7 @@ import json
 import os
 import re
 import tempfile
+import warnings
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -94,19 +95,34 @@ def numpy_safe_globals() -> list:
     return funcs + old_names + [np.ndarray, np.dtype] + dtypes
 
 
-def safe_load(path: str | os.PathLike) -> Any:
-    """``torch.load(path, weights_only=True)`` on CPU, numpy data admitted. Raises
-    FileNotFoundError for a missing file and ValueError with one line for anything else:
-    ``<file>: not a PyTorch checkpoint`` or ``<file>: contains objects a safe load refuses
-    (<first type>)``."""
+LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19"
+"""How a legacy (pre-zip) ``torch.save`` file starts: its magic number, pickled (protocol 2)."""
+
+
+def safe_load(path: str | os.PathLike, mmap: bool = False) -> Any:
+    """``torch.load(path, weights_only=True)`` on CPU, numpy data admitted, torch's warnings
+    silenced; ``mmap``: tensors of a zip checkpoint are memory-mapped, not read.
+
+    Raises FileNotFoundError for a missing file and ValueError with one line naming the file
+    and what it is instead, whatever the file holds (a folder, an empty file, a plain pickle,
+    a zip without ``data.pkl``, a truncated checkpoint, random bytes, objects a safe load
+    refuses); the message never quotes torch's advice to load unsafely."""
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path}: a folder, expected a checkpoint file")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: checkpoint not found")
+    kind = checkpoint_format(path)
+    if kind not in ("zip", "legacy"):
+        raise ValueError(f"{path}: {kind}")
     try:
-        with torch.serialization.safe_globals(numpy_safe_globals()):
-            return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # pickle errors, truncated zip, foreign files, ...
-        raise ValueError(_load_error(path, e)) from None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. "Detected pickle protocol 4 ..."
+            with torch.serialization.safe_globals(numpy_safe_globals()):
+                return torch.load(path, map_location="cpu", weights_only=True,
+                                  mmap=mmap and kind == "zip")
+    except Exception as e:  # pickle errors, damaged records, refused objects, ...
+        raise ValueError(f"{path}: {_load_error(path, e)}") from None
 
 
 def read_checkpoint(path: str | os.PathLike) -> dict:
@@ -118,9 +134,31 @@ def read_checkpoint(path: str | os.PathLike) -> dict:
     return obj
 
 
+def checkpoint_format(path: Path) -> str:
+    """``'zip'`` (``torch.save`` since torch 1.6), ``'legacy'`` (the older pickle stream), or
+    what the file is instead, as the phrase of a message (``'<file>: <phrase>'``)."""
+    with open(path, "rb") as f:
+        head = f.read(len(LEGACY_MAGIC))
+    if not head:
+        return "not a PyTorch checkpoint: an empty file"
+    if head.startswith(b"PK\x03\x04"):
+        try:
+            with zipfile.ZipFile(path) as z:
+                names = z.namelist()
+        except (zipfile.BadZipFile, OSError):
+            return "a truncated or damaged zip archive, expected a PyTorch checkpoint"
+        if not any(n.endswith("data.pkl") for n in names):
+            return "not a PyTorch checkpoint: a zip archive without data.pkl"
+        return "zip"
+    if head == LEGACY_MAGIC:
+        return "legacy"
+    if len(head) >= 2 and head[0] == 0x80 and head[1] <= 5:  # pickle PROTO opcode
+        return "not a PyTorch checkpoint: a plain pickle (torch.save writes a zip archive)"
+    return "not a PyTorch checkpoint (neither a zip archive nor a pickle)"
+
+
 def _load_error(path: Path, err: Exception) -> str:
-    if not _looks_like_torch_file(path):
-        return f"{path}: not a PyTorch checkpoint"
+    """Why torch could not load a file that looks like a checkpoint, in one line."""
     try:
         unsafe = torch.serialization.get_unsafe_globals_in_checkpoint(path)
     except Exception:  # legacy (non-zip) format: read the name from torch's message
@@ -129,19 +167,13 @@ def _load_error(path: Path, err: Exception) -> str:
                for g in numpy_safe_globals()}
     unsafe = [g for g in unsafe if g not in allowed]
     if unsafe:
-        return f"{path}: contains objects a safe load refuses ({unsafe[0]})"
-    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return f"{path}: not a readable PyTorch checkpoint ({first[:200]})"
-
-
-def _looks_like_torch_file(path: Path) -> bool:
-    """A zip with a ``data.pkl`` record (torch >= 1.6) or a legacy pickle stream."""
-    if zipfile.is_zipfile(path):
-        try:
-            with zipfile.ZipFile(path) as z:
-                return any(n.endswith("data.pkl") for n in z.namelist())
-        except zipfile.BadZipFile:
-            return False
-    with open(path, "rb") as f:
-        head = f.read(2)
-    return len(head) == 2 and head[0] == 0x80 and head[1] in (2, 3, 4, 5)  # pickle PROTO
+        return f"contains objects a safe load refuses ({unsafe[0]}), expected tensors and " \
+               "plain data"
+    text = str(err)
+    if any(w in text for w in ("central directory", "zip archive", "EOF")) or \
+            isinstance(err, EOFError):
+        return "a truncated or damaged PyTorch checkpoint"
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    if not first or "weights_only" in first.lower() or "weights only" in first.lower():
+        first = type(err).__name__  # never pass on torch's advice to load unsafely
+    return f"not a readable PyTorch checkpoint ({first[:200]})"

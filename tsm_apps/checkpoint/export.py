@@ -86,11 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    from .reading import load_checkpoint
+    from .reading import inspect_checkpoint, load_checkpoint
 
     if args.size < 32:
         raise ValueError(f"--size must be >= 32 (the trunk downsamples by 32), got {args.size}")
     overrides = {} if args.num_segments is None else {"num_segments": args.num_segments}
+    inspect_checkpoint(args.checkpoint, "tsm export needs a recognizer checkpoint")  # one line
     model = load_checkpoint(args.checkpoint, **overrides)
     if args.online and model.config.shift == "offline":
         print(f"tsm export: note: {args.checkpoint} was trained with the offline (bi-directional) "
