@@ -64,6 +64,7 @@ train_dataloader = dict(
         ann_file='ImageSets/VID_train_15frames.txt',
         det_ann_file='ImageSets/DET_train_30classes.txt',
         filter_cfg=dict(filter_empty_gt=True),
+        clip_boxes=True,  # boxes on or past the border clipped to the image (FGFA)
         on_bad_frame='skip',
         pipeline=train_pipeline))
 test_dataloader = dict(
@@ -77,6 +78,7 @@ test_dataloader = dict(
         data_root=data_root,
         ann_file='ImageSets/VID_val_videos.txt',
         test_mode=True,
+        clip_boxes=False,  # boxes as the XML gives them (FGFA's evaluation reads them so)
         pipeline=test_pipeline))
 # Motion IoU computed from the val XML (FGFA's rule); to read FGFA's published file instead:
 # dict(type='VIDMetric', motion_iou_file='/path/imagenet_vid_groundtruth_motion_iou.mat')
