@@ -7,7 +7,7 @@ Public API (what the UI and scripts call):
 - :func:`flow_clip_maps` (the flow stream's maps on an RGB clip's segments; :mod:`dissect.flow_cam`)
 - :func:`detector_attention` (EigenCAM-style maps for a detector backbone's frames)
 - :func:`load_run` (a ``tsm dissect run`` folder: settings, metrics, units, per-clip files)
-- :func:`overlay` / :func:`normalize_for_display` (display only)
+- :func:`overlay` / :func:`overlay_in_frame` / :func:`normalize_for_display` (display only)
 - metrics, thresholds and unit dissection in :mod:`dissect.metrics`, :mod:`dissect.threshold`,
   :mod:`dissect.units`; batch jobs in :mod:`dissect.job`, reports in :mod:`dissect.report`.
 
@@ -21,11 +21,11 @@ from .flow_cam import (FlowClip, compute_flow_maps, flow_clip_maps, flow_stack_i
 from .gradcam import compute_gradcam
 from .layout import ClipFiles, Run, load_run
 from .methods import METHODS, compute_clip_maps
-from .overlay import normalize_for_display, overlay
+from .overlay import normalize_for_display, overlay, overlay_in_frame
 
 __all__ = [
     "ClipMaps", "class_activation_maps", "compute_cam", "upsample_maps", "capture",
     "detector_attention", "FlowClip", "compute_flow_maps", "flow_clip_maps",
     "flow_stack_indices", "load_flow_clip", "compute_gradcam", "ClipFiles", "Run", "load_run",
-    "METHODS", "compute_clip_maps", "normalize_for_display", "overlay",
+    "METHODS", "compute_clip_maps", "normalize_for_display", "overlay", "overlay_in_frame",
 ]

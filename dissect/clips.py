@@ -7,30 +7,26 @@ Ground truth, when present, is ``annotations.json`` beside the list file (the sy
 temporal set's format: per video, per-frame ``boxes`` ``[x1, y1, x2, y2]`` in pixels of the
 stored frames and ``active`` flags).
 
-Each clip is sampled like TSN's test mode (the centre frame of each of ``T`` equal segments;
-with ``clips=K`` per video, clip ``k`` takes offset ``(k + 0.5) / K`` in every segment),
-decoded with :func:`tsm_apps.data.video.read_video_frames`, resized (shorter side) and
-centre-cropped, then normalised; boxes follow the same resize and crop.
+Each clip goes through the one clip pipeline (:mod:`tsm_apps.data.pipeline`) under the
+checkpoint's test protocol (:mod:`tsm_apps.data.protocol`): the protocol's frame sampling (clip
+``k`` of ``K`` per video), its resize and its centre view (or the whole frame with
+``view='frame'``) -- exactly the pixels ``tsm test`` scores. Boxes follow the same resize and
+crop.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 from torch import Tensor
 
-from tsm_apps.data.sampling import sample_multi_clip, sample_test
+from tsm_apps.data.pipeline import ClipViews, clip_indices, views_from_frames
+from tsm_apps.data.protocol import TestProtocol
 from tsm_apps.data.sources import find_sources, resolve_list
 
 from .storage import clip_id, read_json
-
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
-
 
 @dataclass
 class ClipEntry:
@@ -54,13 +50,15 @@ class ClipEntry:
 @dataclass
 class Clip:
     """A sampled, preprocessed clip. ``input``: ``(T, 3, S, S)`` float; ``frames``: the same
-    pixels as uint8 ``(T, S, S, 3)`` for display; ``boxes`` ``(T, 4)`` in input pixels."""
+    pixels as uint8 ``(T, S, S, 3)`` for display; ``boxes`` ``(T, 4)`` in input pixels;
+    ``views``: the pipeline's record (``views.boxes[0]``: the view in the frame's pixels)."""
     entry: ClipEntry
     indices: np.ndarray
     input: Tensor
     frames: np.ndarray
     boxes: Optional[np.ndarray]
     active: Optional[np.ndarray]
+    views: Optional[ClipViews] = None
 
 
 def resolve_data(data: str) -> Tuple[Path, Optional[Path]]:
@@ -98,28 +96,27 @@ def load_entries(data: str, limit: Optional[int] = None, clips: int = 1) -> List
     return out
 
 
-def centre_indices(num_frames: int, num_segments: int, clip: int = 0,
-                   num_clips: int = 1) -> np.ndarray:
-    """TSN test sampling: the centre frame of each of ``num_segments`` equal segments (clip
-    ``clip`` of ``num_clips``: :func:`tsm_apps.data.sampling.sample_multi_clip`)."""
-    if num_clips == 1:
-        return sample_test(num_frames, num_segments)
-    all_idx = sample_multi_clip(num_frames, num_segments, num_clips)
-    return all_idx[clip * num_segments:(clip + 1) * num_segments]
+def dissection_protocol(protocol: TestProtocol) -> TestProtocol:
+    """The view dissection explains: the protocol's sampling and resize, one view per clip --
+    its centre crop (or the whole frame with ``view='frame'``)."""
+    return protocol.with_options(crops=1)
 
 
-def _resize_crop(frames: np.ndarray, size: Optional[int]) -> Tuple[Tensor, float, Tuple[int, int]]:
-    """uint8 ``(T, H, W, 3)`` -> float ``(T, 3, S, S)`` in [0, 255], scale and crop offset."""
-    x = torch.from_numpy(np.ascontiguousarray(frames)).permute(0, 3, 1, 2).float()
-    h, w = x.shape[-2:]
-    if size is None:
-        return x, 1.0, (0, 0)
-    scale = size / min(h, w)
-    if scale != 1.0:
-        x = F.interpolate(x, size=(round(h * scale), round(w * scale)), mode="bilinear",
-                          align_corners=False, antialias=scale < 1).clamp(0, 255)
-    top, left = (x.shape[-2] - size) // 2, (x.shape[-1] - size) // 2
-    return x[..., top:top + size, left:left + size], scale, (left, top)
+def clip_frames(entry: ClipEntry, num_segments: int, protocol: TestProtocol) -> np.ndarray:
+    """``(T,)`` frames of clip ``entry.clip`` of ``entry.num_clips`` under ``protocol``."""
+    proto = protocol.with_options(clips=entry.num_clips)
+    if proto.sampling == "twice" and entry.num_clips != 2:
+        proto = proto.with_options(sampling="multi" if entry.num_clips > 1 else "tsn")
+    return clip_indices(proto, entry.num_frames, num_segments)[entry.clip]
+
+
+def _to_input_pixels(boxes: np.ndarray, view: np.ndarray, size: tuple) -> np.ndarray:
+    """Boxes ``(..., 4)`` in the frame's pixels -> pixels of the view ``(x0, y0, x1, y1)`` of
+    the frame shown at ``size = (h, w)``."""
+    x0, y0, x1, y1 = view
+    h, w = size
+    sx, sy = w / (x1 - x0), h / (y1 - y0)
+    return (boxes - np.array([x0, y0, x0, y0])) * np.array([sx, sy, sx, sy])
 
 
 def _per_frame(entry: ClipEntry, values: np.ndarray, idx: np.ndarray, what: str) -> np.ndarray:
@@ -129,25 +126,23 @@ def _per_frame(entry: ClipEntry, values: np.ndarray, idx: np.ndarray, what: str)
     return values[idx]
 
 
-def load_clip(entry: ClipEntry, num_segments: int, size: Optional[int] = None,
-              mean: Sequence[float] = IMAGENET_MEAN, std: Sequence[float] = IMAGENET_STD) -> Clip:
-    """Decode and preprocess one clip (raises ``VideoDecodeError`` for unreadable videos)."""
+def load_clip(entry: ClipEntry, num_segments: int, protocol: TestProtocol) -> Clip:
+    """Decode and preprocess one clip under ``protocol``'s dissection view (raises
+    ``VideoDecodeError`` for unreadable videos)."""
     from tsm_apps.data.video import VideoDecodeError, read_video_frames
 
     if entry.error is not None:
         raise VideoDecodeError(entry.path, entry.error)
-
-    idx = centre_indices(entry.num_frames, num_segments, entry.clip, entry.num_clips)
-    raw = read_video_frames(entry.path, idx, entry.frame_template, entry.start_index)
-    x, scale, (left, top) = _resize_crop(raw, size)
-    frames = x.round().byte().permute(0, 2, 3, 1).numpy()
-    m = torch.tensor(mean).view(1, 3, 1, 1)
-    s = torch.tensor(std).view(1, 3, 1, 1)
-    inp = (x / 255.0 - m) / s
+    proto = dissection_protocol(protocol)
+    idx = clip_frames(entry, num_segments, protocol)
+    views = views_from_frames(
+        lambda i: read_video_frames(entry.path, i, entry.frame_template, entry.start_index),
+        idx[None], proto)
+    frames = views.frames[0]
     boxes = active = None
     if entry.boxes is not None:
-        boxes = _per_frame(entry, entry.boxes, idx, "boxes") * scale
-        boxes = boxes - np.array([left, top, left, top], np.float64)
+        boxes = _to_input_pixels(_per_frame(entry, entry.boxes, idx, "boxes"), views.boxes[0],
+                                 frames.shape[1:3])
     if entry.active is not None:
         active = _per_frame(entry, entry.active, idx, "active")
-    return Clip(entry, idx, inp, frames, boxes, active)
+    return Clip(entry, idx, views.input[0], frames, boxes, active, views)

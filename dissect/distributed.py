@@ -1,8 +1,8 @@
 """Ranks of a dissection job under ``torchrun`` or SLURM ``srun``.
 
-The environment is read by :func:`tsm_apps.train.distributed.env_from` (torchrun's
+The environment is read by :func:`tsm_apps.distributed.env_from` (torchrun's
 ``RANK/WORLD_SIZE/LOCAL_RANK``, multi-node c10d rendezvous, or SLURM's ``SLURM_PROCID/NTASKS``)
-and the process group is :func:`tsm_apps.train.distributed.process_group` (gloo on CPU, NCCL on
+and the process group is :func:`tsm_apps.distributed.process_group` (gloo on CPU, NCCL on
 GPU), as for ``tsm train``. Each rank takes the whole clips ``items[rank::world_size]`` of a
 list every rank builds identically; collectives here are the identity for one process, so the
 single-process job runs the same code.
@@ -15,7 +15,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from tsm_apps.train.distributed import DistEnv, env_from, pick_device, process_group
+from tsm_apps.distributed import DistEnv, env_from, pick_device, process_group
 
 __all__ = ["DistEnv", "env_from", "pick_device", "process_group", "shard", "active",
            "all_reduce_sum", "all_gather_objects", "barrier"]

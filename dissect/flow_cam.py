@@ -1,17 +1,17 @@
 """The flow stream's maps on the segments of an RGB clip (two-stream dissection).
 
-An RGB clip samples frames ``i_0 < ... < i_{T-1}`` of a video (TSN test sampling,
-:func:`dissect.clips.centre_indices`). ``tsm flow extract`` writes flow field ``k`` (0-based,
+An RGB clip samples frames ``i_0 < ... < i_{T-1}`` of a video (the checkpoint's test protocol,
+:func:`dissect.clips.clip_frames`). ``tsm flow extract`` writes flow field ``k`` (0-based,
 files ``flow_x_{k+1:05d}.jpg`` / ``flow_y_{k+1:05d}.jpg``) as the motion from frame ``k`` to
 ``k + 1``, so the flow stack of segment ``t`` starts at that segment's RGB frame: fields
 ``i_t, i_t + 1, ..., i_t + L - 1`` (``L = new_length``, :func:`flow_stack_indices`); an index
-past the video's last field repeats the last one (:func:`tsm_apps.data.flow.stack_indices`).
+past the video's last field repeats the last one (:func:`tsm_apps.data.pipeline.flow_stacks`).
 
 Tensor layouts: stack indices ``(T, L)`` int; the fields read, uint8 ``(T, L, H, W, 2)``; the
 flow input, float ``(T, 2L, S, S)`` with channels ``[x_1, y_1, ..., x_L, y_L]``
-(:mod:`tsm_apps.models.modality`), normalised with mean 0.5 / std 0.226, resized (shorter side
-to ``S``) and centre-cropped exactly like the RGB clip (:func:`dissect.clips.load_clip`), so the
-flow maps ``(T, S, S)`` lie on the RGB clip's pixels. The exact CAM is the RGB one
+(:mod:`tsm_apps.models.modality`), normalised with mean 0.5 / std 0.226, resized and cropped by
+the clip pipeline exactly like the RGB clip (:func:`dissect.clips.load_clip`), so the flow maps
+``(T, S, S)`` lie on the RGB clip's pixels. The exact CAM is the RGB one
 (:func:`dissect.cam.compute_cam`) on ``(1, T, 2L, S, S)``: class ``k``'s row of ``fc.weight``
 dotted with the flow model's last conv features ``(1, T', C, h, w)``, upsampled.
 """
@@ -24,12 +24,11 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 from torch import Tensor, nn
 
-from tsm_apps.data.flow import (X_TEMPLATE, count_flow, flow_subfolder, read_flow,
-                                stack_indices)
-from tsm_apps.models.modality import FLOW_MEAN, FLOW_STD
+from tsm_apps.data.flow import X_TEMPLATE, count_flow, flow_subfolder, read_flow
+from tsm_apps.data.pipeline import flow_stacks, views_from_frames
+from tsm_apps.data.protocol import TestProtocol
 
 from .cam import ClassIndex, ClipMaps
-from .clips import _resize_crop
 from .gradcam import DEFAULT_WEIGHTING
 from .methods import compute_clip_maps
 
@@ -58,8 +57,7 @@ def flow_stack_indices(rgb_indices: Sequence[int], new_length: int, num_flow: in
     ``(T,)``: row ``t`` is ``i_t .. i_t + L - 1``, clamped to the last field ``num_flow - 1``."""
     if num_flow < 1 or new_length < 1:
         raise ValueError(f"need num_flow >= 1 and new_length >= 1, got {num_flow}, {new_length}")
-    starts = [int(i) for i in np.asarray(rgb_indices).reshape(-1)]
-    return np.asarray(stack_indices(starts, new_length, num_flow), dtype=np.int64)
+    return flow_stacks(np.asarray(rgb_indices, np.int64).reshape(-1), new_length, num_flow)
 
 
 def video_flow_folder(flow_data: str | Path, name: str, is_file: bool) -> Path:
@@ -88,32 +86,20 @@ def check_flow_folder(folder: str | Path, num_frames: int, video: str) -> int:
     return n
 
 
-def flow_input(fields: np.ndarray, size: Optional[int]) -> Tensor:
-    """uint8 ``(T, L, H, W, 2)`` -> float ``(T, 2L, S, S)``, channels ``[x_1, y_1, ...]``,
-    normalised; shorter side to ``size`` and centre crop as the RGB clip (None: as stored)."""
-    if fields.ndim != 5 or fields.shape[-1] != 2 or fields.dtype != np.uint8:
-        raise ValueError(f"expected uint8 flow fields (T, L, H, W, 2), got {fields.dtype} "
-                         f"{fields.shape}")
-    t, length, h, w, _ = fields.shape
-    chans = fields.transpose(0, 2, 3, 1, 4).reshape(t, h, w, 2 * length)
-    x = _resize_crop(chans, size)[0]
-    return (x / 255.0 - FLOW_MEAN) / FLOW_STD
-
-
 def load_flow_clip(folder: str | Path, rgb_indices: Sequence[int], new_length: int,
-                   size: Optional[int], num_frames: Optional[int] = None,
+                   protocol: TestProtocol, num_frames: Optional[int] = None,
                    video: str = "the video") -> FlowClip:
-    """The flow stacks of the segments whose RGB frames are ``rgb_indices`` (see the module
-    docstring). With ``num_frames`` the folder is checked against the video's length first."""
+    """The flow stacks of the segments whose RGB frames are ``rgb_indices``, through the clip
+    pipeline with the RGB clip's ``protocol`` (same resize and view, so the maps share the RGB
+    clip's pixels). With ``num_frames`` the folder is checked against the video's length."""
     folder = Path(folder)
-    if num_frames is not None:
-        n = check_flow_folder(folder, num_frames, video)
-    else:
-        n = count_flow(folder)
+    n = check_flow_folder(folder, num_frames, video) if num_frames is not None \
+        else count_flow(folder)
     idx = flow_stack_indices(rgb_indices, new_length, n)
-    raw = read_flow(folder, idx.reshape(-1).tolist())
-    fields = raw.reshape(idx.shape[0], new_length, *raw.shape[1:])
-    return FlowClip(folder, idx, flow_input(fields, size))
+    starts = np.asarray(rgb_indices, np.int64).reshape(1, -1)
+    views = views_from_frames(lambda i: read_flow(folder, i), starts,
+                              protocol.with_options(crops=1), "flow", idx[None])
+    return FlowClip(folder, idx, views.input[0])
 
 
 def compute_flow_maps(model: nn.Module, clip: FlowClip, method: str = "cam",
@@ -132,10 +118,10 @@ def compute_flow_maps(model: nn.Module, clip: FlowClip, method: str = "cam",
 
 
 def flow_clip_maps(model: nn.Module, folder: str | Path, rgb_indices: Sequence[int],
-                   size: Optional[int], method: str = "cam", class_idx: ClassIndex = None,
+                   protocol: TestProtocol, method: str = "cam", class_idx: ClassIndex = None,
                    num_frames: Optional[int] = None) -> tuple:
     """``(FlowClip, ClipMaps)``: the flow model's maps on the flow stacks of an RGB clip's
     segments (``rgb_indices (T,)``); ``new_length`` is the model's ``in_channels // 2``."""
     new_length = flow_new_length(vars(model.config), type(model).__name__)
-    clip = load_flow_clip(folder, rgb_indices, new_length, size, num_frames)
+    clip = load_flow_clip(folder, rgb_indices, new_length, protocol, num_frames)
     return clip, compute_flow_maps(model, clip, method, class_idx)

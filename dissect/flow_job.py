@@ -22,6 +22,9 @@ from typing import Dict, List, Optional
 import numpy as np
 import torch
 
+from tsm_apps.data.protocol import TestProtocol
+from tsm_apps.evaluation.scoring import fuse_views, top_k
+
 from .clips import Clip
 from .flow_cam import (check_flow_folder, compute_flow_maps, flow_new_length, load_flow_clip,
                        video_flow_folder)
@@ -81,21 +84,21 @@ def load_flow_stream(inputs: FlowInputs, device: torch.device) -> FlowStream:
     return FlowStream(load_checkpoint(inputs.checkpoint).to(device).eval(), inputs)
 
 
-def flow_outputs(stream: FlowStream, clip: Clip, size: Optional[int], method: str,
+def flow_outputs(stream: FlowStream, clip: Clip, protocol: TestProtocol, method: str,
                  class_idx: Optional[int], weighting: str, names: List[str]) -> tuple:
-    """``(arrays, record)`` of the flow model's maps on ``clip``'s segments (module docstring)."""
-    from .job import top_predictions
-
+    """``(arrays, record)`` of the flow model's maps on ``clip``'s segments (module docstring),
+    through the clip pipeline with the RGB clip's ``protocol``."""
     fclip = load_flow_clip(stream.inputs.folders[clip.entry.id], clip.indices,
-                           stream.inputs.new_length, size)
+                           stream.inputs.new_length, protocol)
     if tuple(fclip.input.shape[-2:]) != tuple(clip.input.shape[-2:]):
         raise ValueError(f"{fclip.folder}: flow fields give {tuple(fclip.input.shape[-2:])} "
-                         f"inputs, the RGB frames {tuple(clip.input.shape[-2:])}: pass --size")
+                         f"inputs, the RGB frames {tuple(clip.input.shape[-2:])}: the flow "
+                         "fields must have the frames' size (tsm flow extract of the same videos)")
     res = compute_flow_maps(stream.model, fclip, method, class_idx, weighting)
     arrays = {"flow_maps": res.maps[0].cpu().numpy().astype(np.float32),
               "flow_lowres": res.lowres[0].cpu().numpy().astype(np.float32),
               "flow_logits": res.logits[0].cpu().numpy(), "flow_indices": fclip.indices}
-    top5 = top_predictions(res.logits[0], names)
+    top5 = top_k(fuse_views(res.logits[:1].detach().cpu(), protocol.fusion), names)
     cls = int(res.classes[0])
     record = {"folder": str(fclip.folder), "indices": fclip.indices.tolist(),
               "pred": top5[0]["index"], "pred_name": top5[0]["name"], "top5": top5,

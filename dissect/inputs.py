@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 from tsm_apps.data.classes import class_names
+from tsm_apps.data.protocol import TestProtocol, protocol_for
 
 from .clips import ClipEntry, load_entries, resolve_data
 from .storage import read_json
@@ -20,12 +21,12 @@ from .storage import read_json
 
 @dataclass
 class CheckedInputs:
-    """What the checks found: the checkpoint's layout and class count, the input size it was
-    trained at (None: frames as stored), the clips to process, the class names, the input
-    channels per segment (3: RGB) and the flow stream's checked inputs (when asked for)."""
+    """What the checks found: the checkpoint's layout and class count, its test protocol (with
+    the job's changes), the clips to process, the class names, the input channels per segment
+    (3: RGB) and the flow stream's checked inputs (when asked for)."""
     layout: str
     num_classes: int
-    size: Optional[int]
+    protocol: TestProtocol
     entries: List[ClipEntry]
     names: List[str]
     in_channels: int = 3
@@ -40,12 +41,6 @@ def check_checkpoint(path: str) -> tuple:
                                     "fc weights found)")
 
 
-def _trained_size(ckpt: dict) -> Optional[int]:
-    meta = ckpt.get("meta") if isinstance(ckpt.get("meta"), dict) else {}
-    train = meta.get("train_config", {})
-    return int(train["size"]) if isinstance(train, dict) and train.get("size") else None
-
-
 def _data_classes(data: str) -> Optional[list]:
     """Class names of the data's ``annotations.json`` (None without one)."""
     ann = resolve_data(data)[1]
@@ -53,11 +48,15 @@ def _data_classes(data: str) -> Optional[list]:
     return [str(c) for c in classes] if classes else None
 
 
-def check_inputs(checkpoint: str, data: str, limit: Optional[int] = None, clips: int = 1,
+def check_inputs(checkpoint: str, data: str, limit: Optional[int] = None,
                  class_index: Optional[int] = None, classes_file: Optional[str] = None,
-                 size: Optional[int] = None) -> CheckedInputs:
-    """Validate everything a dissection job reads (see the module docstring)."""
+                 protocol_options: Optional[dict] = None) -> CheckedInputs:
+    """Validate everything a dissection job reads (see the module docstring); the clips follow
+    the checkpoint's test protocol changed by ``protocol_options`` (``clips``, ``crop_size``,
+    ``scale_size``, ``view``; None values keep the checkpoint's)."""
     ckpt, layout, fields = check_checkpoint(checkpoint)
+    protocol = protocol_for(layout, ckpt, Path(checkpoint).name).with_options(
+        **(protocol_options or {}))
     k = int(fields["num_classes"])
     if class_index is not None and not 0 <= class_index < k:
         raise ValueError(f"--class-index {class_index} out of range: checkpoint {checkpoint} "
@@ -66,7 +65,7 @@ def check_inputs(checkpoint: str, data: str, limit: Optional[int] = None, clips:
     if data_names is not None and len(data_names) != k:
         raise ValueError(f"checkpoint {checkpoint} does not match the data: the model has "
                          f"{k} classes, {data} has {len(data_names)}")
-    entries = load_entries(data, limit, clips)
+    entries = load_entries(data, limit, protocol.clips)
     bad = next((e for e in entries if e.label is not None and not 0 <= e.label < k), None)
     if bad is not None:
         raise ValueError(f"{bad.path}: label {bad.label} out of range for the {k}-class "
@@ -74,5 +73,4 @@ def check_inputs(checkpoint: str, data: str, limit: Optional[int] = None, clips:
     names = class_names(k, ckpt, classes_file, file_name=Path(checkpoint).name)
     if classes_file is None and data_names and names == [f"class {i}" for i in range(k)]:
         names = data_names
-    return CheckedInputs(layout, k, size if size is not None else _trained_size(ckpt),
-                         entries, names, int(fields.get("in_channels", 3)))
+    return CheckedInputs(layout, k, protocol, entries, names, int(fields.get("in_channels", 3)))

@@ -23,10 +23,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from tsm_apps.data.protocol import VIEWS, TestProtocol
+from tsm_apps.evaluation.scoring import fuse_views, top_k
+from tsm_apps.options import SHARED_HELP
+
 from .clips import ClipEntry, load_clip, resolve_data
 from .distributed import DistEnv, barrier, env_from, pick_device, process_group, shard
 from .flow_job import FlowStream, check_flow_inputs, flow_outputs, load_flow_stream
-from .gradcam import DEFAULT_WEIGHTING
+from .gradcam import DEFAULT_WEIGHTING, WEIGHTINGS
 from .inputs import check_inputs
 from .layout import RunLayout
 from .logs import file_log
@@ -43,31 +47,49 @@ log = logging.getLogger("dissect")
 SKIPPABLE = (RuntimeError, ValueError, OSError)  # VideoDecodeError is a RuntimeError
 
 
+def _help(text: str, **kw) -> dict:
+    return {"metadata": {"help": text, **kw}}
+
+
 @dataclass
 class JobConfig:
-    """Everything ``tsm dissect run`` takes. ``size``: shorter-side resize + centre crop (None
-    keeps the stored frames). ``class_index``: explain this class (default: the predicted one).
-    ``flow_checkpoint`` + ``flow_data``: the flow stream's maps too (:mod:`dissect.flow_job`)."""
+    """Everything ``tsm dissect run`` takes (each field a flag: :mod:`tsm_apps.options`).
+
+    Clips are sampled, resized and cropped by the checkpoint's test protocol, the view ``tsm
+    test`` scores; ``segments``, ``clips``, ``size``, ``scale_size``, ``view`` change it
+    (``view='frame'``: the whole frame). ``class_index``: explain this class (default: the
+    predicted one). ``flow_checkpoint`` + ``flow_data``: the flow stream's maps too
+    (:mod:`dissect.flow_job`)."""
     checkpoint: str
     data: str
-    out: str
-    method: str = "cam"
-    weighting: str = DEFAULT_WEIGHTING
-    threshold: str = "dataset"
-    limit: Optional[int] = None
-    class_index: Optional[int] = None
+    out: str = field(**_help("run folder (re-running resumes)"))
+    method: str = field(default="cam", **_help("map method", choices=METHODS))
+    weighting: str = field(default=DEFAULT_WEIGHTING, **_help(
+        "Grad-CAM channel weights per clip or per frame", choices=WEIGHTINGS))
+    threshold: str = field(default="dataset", **_help(
+        "primary IoU threshold: dataset (20% of pixels) or max20 (20% of max)",
+        choices=THRESHOLD_KINDS))
+    limit: Optional[int] = field(default=None, **_help("only the first N clips"))
+    class_index: Optional[int] = field(default=None, **_help(
+        "explain this class (default: the predicted one)"))
+    segments: Optional[int] = None
+    clips: Optional[int] = None
     size: Optional[int] = None
-    sanity: bool = True
-    units: bool = True
-    unit_clips: int = 32
-    unit_quantile: float = ND_QUANTILE
-    overlays: bool = True
+    scale_size: Optional[int] = None
+    view: Optional[str] = field(default=None, **_help(SHARED_HELP["view"], choices=VIEWS))
+    sanity: bool = field(default=True, **_help("the randomised-weights sanity check"))
+    units: bool = field(default=True, **_help("unit dissection"))
+    unit_clips: int = field(default=32, **_help("clips used for unit dissection"))
+    unit_quantile: float = field(default=ND_QUANTILE, **_help("unit activation quantile"))
+    overlays: bool = field(default=True, **_help("PNG/GIF overlays"))
     seed: int = 0
     device: str = "auto"
-    clips: int = 1
     classes: Optional[str] = None
-    flow_checkpoint: Optional[str] = None
-    flow_data: Optional[str] = None
+    flow_checkpoint: Optional[str] = field(default=None, **_help(
+        "also the maps of this flow model on the same segments (two-stream)"))
+    flow_data: Optional[str] = field(default=None, **_help(
+        "--flow-checkpoint: the tsm flow extract folder of the same videos"))
+    progress: bool = True
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -76,7 +98,7 @@ class JobConfig:
             raise ValueError(f"unknown threshold {self.threshold!r}; expected {THRESHOLD_KINDS}")
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"--limit must be >= 1, got {self.limit}")
-        if self.clips < 1:
+        if self.clips is not None and self.clips < 1:
             raise ValueError(f"--clips must be >= 1, got {self.clips}")
         if bool(self.flow_checkpoint) != bool(self.flow_data):
             raise ValueError("--flow-checkpoint and --flow-data go together: the flow model and "
@@ -84,7 +106,8 @@ class JobConfig:
 
     def settings(self) -> dict:
         """The fields a resumed run must share with the run that started the folder."""
-        keys = ("method", "weighting", "class_index", "size", "sanity", "seed", "clips")
+        keys = ("method", "weighting", "class_index", "segments", "clips", "size", "scale_size",
+                "view", "sanity", "seed")
         out = {k: getattr(self, k) for k in keys}
         out["checkpoint"] = str(Path(self.checkpoint).resolve())
         out["data"] = str(resolve_data(self.data)[0].resolve())
@@ -108,7 +131,7 @@ class _Context:
     model: torch.nn.Module
     random_model: Optional[torch.nn.Module]
     device: torch.device
-    size: Optional[int]
+    protocol: TestProtocol
     names: List[str] = field(default_factory=list)
     flow: Optional[FlowStream] = None
 
@@ -118,8 +141,16 @@ class _Context:
         return self.names[index] if self.names else f"class {index}"
 
 
-def check_settings(lay: RunLayout, cfg: JobConfig, write: bool = True) -> None:
-    """Check ``cfg`` against ``run.json`` when the folder holds a run; write it if ``write``."""
+def protocol_options(cfg: JobConfig) -> dict:
+    """The test-protocol changes the job asks for (None: the checkpoint's own)."""
+    return {"clips": cfg.clips, "crop_size": cfg.size, "scale_size": cfg.scale_size,
+            "view": cfg.view}
+
+
+def check_settings(lay: RunLayout, cfg: JobConfig, write: bool = True,
+                   protocol: Optional[TestProtocol] = None) -> None:
+    """Check ``cfg`` against ``run.json`` when the folder holds a run; write it if ``write``
+    (with the resolved test ``protocol`` the clips follow, for readers of the run)."""
     want = cfg.settings()
     if lay.settings.is_file():
         have = read_json(lay.settings).get("settings", {})
@@ -128,19 +159,8 @@ def check_settings(lay: RunLayout, cfg: JobConfig, write: bool = True) -> None:
             raise ValueError(f"{lay.root} holds a run with other settings {diff} "
                              "(existing, requested); use another --out")
     if write:
-        write_json(lay.settings, {"settings": want, "config": asdict(cfg)})
-
-
-TOPK = 5
-
-
-def top_predictions(logits: torch.Tensor, names: List[str], k: int = TOPK) -> List[dict]:
-    """``[{"index", "name", "prob"}]`` of the ``k`` most probable classes (softmax of the
-    ``(K,)`` clip logits), most probable first."""
-    probs = torch.softmax(logits.detach().double().cpu(), dim=0)
-    p, i = probs.topk(min(k, probs.numel()))
-    return [{"index": int(c), "name": names[int(c)] if names else f"class {int(c)}",
-             "prob": float(v)} for v, c in zip(p, i)]
+        extra = {"protocol": protocol.to_dict()} if protocol is not None else {}
+        write_json(lay.settings, {"settings": want, "config": asdict(cfg), **extra})
 
 
 def _maps_of(model, clip_input: torch.Tensor, cfg: JobConfig, cls=None):
@@ -153,7 +173,7 @@ def _scores(maps: np.ndarray, boxes: np.ndarray, active) -> dict:
 
 def _record(ctx: _Context, entry: ClipEntry, indices: np.ndarray, res) -> dict:
     """The clip's JSON record: label, prediction, top-5 with names, the frames used."""
-    top5 = top_predictions(res.logits[0], ctx.names)
+    top5 = top_k(fuse_views(res.logits[:1].detach().cpu(), ctx.protocol.fusion), ctx.names)
     label, cls = entry.label, int(res.classes[0])
     return {"id": entry.id, "path": entry.path, "label": label,
             "label_name": ctx.class_name(label), "pred": top5[0]["index"],
@@ -168,7 +188,7 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
     cfg, k = ctx.cfg, ctx.model.config.num_classes
     if entry.label is not None and not 0 <= entry.label < k:
         raise ValueError(f"{entry.path}: label {entry.label} out of range for a {k}-class model")
-    clip = load_clip(entry, ctx.model.num_segments, ctx.size)
+    clip = load_clip(entry, ctx.model.num_segments, ctx.protocol)
     x = clip.input[None].to(ctx.device)
     res = _maps_of(ctx.model, x, cfg, cfg.class_index)
     maps = res.maps[0].cpu().numpy().astype(np.float32)
@@ -189,7 +209,7 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
         record["sanity_rank_corr"] = rank_correlation(maps, rnd)
     record["scores"] = scores
     if ctx.flow is not None:
-        flow_arrays, record["flow"] = flow_outputs(ctx.flow, clip, ctx.size, cfg.method,
+        flow_arrays, record["flow"] = flow_outputs(ctx.flow, clip, ctx.protocol, cfg.method,
                                                    cfg.class_index, cfg.weighting, ctx.names)
         arrays.update(flow_arrays)
         scores["flow"] = _scores(flow_arrays["flow_maps"], boxes, clip.active)
@@ -208,7 +228,8 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
 def _load_model(cfg: JobConfig, device: torch.device) -> torch.nn.Module:
     from tsm_apps.checkpoint.reading import load_checkpoint
 
-    return load_checkpoint(cfg.checkpoint).to(device).eval()
+    overrides = {"num_segments": cfg.segments} if cfg.segments else {}
+    return load_checkpoint(cfg.checkpoint, **overrides).to(device).eval()
 
 
 def run_job(cfg: JobConfig, progress: bool = True, env: Optional[DistEnv] = None) -> JobResult:
@@ -216,8 +237,8 @@ def run_job(cfg: JobConfig, progress: bool = True, env: Optional[DistEnv] = None
     from the environment unless ``env`` is given); then write ``metrics.json``, ``units.json``
     and the report (process 0). Inputs are checked before the model is built."""
     env = env or env_from()
-    checked = check_inputs(cfg.checkpoint, cfg.data, cfg.limit, cfg.clips, cfg.class_index,
-                           cfg.classes, cfg.size)
+    checked = check_inputs(cfg.checkpoint, cfg.data, cfg.limit, cfg.class_index, cfg.classes,
+                           protocol_options(cfg))
     if cfg.flow_checkpoint:
         checked.flow = check_flow_inputs(cfg.flow_checkpoint, cfg.flow_data, checked,
                                          cfg.checkpoint)
@@ -235,19 +256,19 @@ def _run(cfg: JobConfig, checked, lay: RunLayout, device: torch.device, env: Dis
     barrier()  # every rank has checked run.json before rank 0 (re)writes it
     if env.is_main:
         lay.root.mkdir(parents=True, exist_ok=True)
-        check_settings(lay, cfg)
+        check_settings(lay, cfg, protocol=checked.protocol)
     barrier()
     model = _load_model(cfg, device)
     rnd = randomized_copy(model, cfg.seed) if cfg.sanity else None
     flow = load_flow_stream(checked.flow, device) if checked.flow else None
-    ctx = _Context(cfg, lay, model, rnd, device, checked.size, checked.names, flow)
+    ctx = _Context(cfg, lay, model, rnd, device, checked.protocol, checked.names, flow)
     with file_log(lay.log if env.is_main else lay.root / f"job.rank{env.rank}.log", log):
         result = _loop(ctx, shard(checked.entries, env), progress)
         result.total = len(checked.entries)
         barrier()
         summarise_run(lay, cfg.threshold, cfg.seed, result, env)
         if cfg.units:
-            dissect_run_units(lay, model, checked.entries, ctx.size, cfg.unit_clips,
+            dissect_run_units(lay, model, checked.entries, ctx.protocol, cfg.unit_clips,
                               cfg.unit_quantile, device, progress, env)
     if env.is_main:
         write_run_report(lay.root)

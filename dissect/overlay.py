@@ -72,6 +72,30 @@ def overlay(frames: np.ndarray, maps: np.ndarray, per: str = "clip", alpha: floa
     return out
 
 
+def overlay_in_frame(frames: np.ndarray, maps: np.ndarray, view, per: str = "clip",
+                     alpha: float = DEFAULT_ALPHA, dim: float = 0.5,
+                     colour=(255, 255, 255)) -> np.ndarray:
+    """Maps over the whole frames as they are: ``frames (T, H, W, 3)`` uint8 at any size,
+    ``maps (T, S, S)`` of the view the model saw, ``view = (x0, y0, x1, y1)`` that view's box in
+    these frames' pixels. The maps are resized onto the box (the frame's aspect kept), the
+    rest of the frame is dimmed by ``dim`` and the box outlined: ``(T, H, W, 3)`` uint8."""
+    frames, maps = np.asarray(frames), np.asarray(maps)
+    if frames.ndim != 4 or maps.ndim != 3 or len(frames) != len(maps):
+        raise ValueError(f"frames (T, H, W, 3) {frames.shape} and maps (T, S, S) {maps.shape} "
+                         "must have the same T")
+    h, w = frames.shape[1:3]
+    x0, y0, x1, y1 = (int(round(float(v))) for v in view)
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(max(x1, x0 + 1), w), min(max(y1, y0 + 1), h)
+    heat = colorize(normalize_for_display(maps, per))                     # (T, S, S, 3)
+    out = np.round(frames * (1 - dim)).astype(np.uint8)
+    for t in range(len(frames)):
+        patch = np.asarray(Image.fromarray(heat[t]).resize((x1 - x0, y1 - y0), Image.BILINEAR))
+        inside = frames[t, y0:y1, x0:x1].astype(np.float64)
+        out[t, y0:y1, x0:x1] = np.round(inside * (1 - alpha) + patch * alpha).astype(np.uint8)
+        draw_box(out[t], (x0, y0, x1, y1), colour)
+    return out
+
+
 def strip(images: np.ndarray, gap: int = 2) -> np.ndarray:
     """``(T, H, W, 3)`` -> one ``(H, T*W + (T-1)*gap, 3)`` image, frames left to right."""
     t, h, w, _ = images.shape

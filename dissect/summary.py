@@ -17,6 +17,8 @@ import torch
 from tqdm import tqdm
 
 from .capture import capture
+from tsm_apps.data.protocol import TestProtocol
+
 from .clips import ClipEntry, load_clip
 from .distributed import DistEnv, all_gather_objects, all_reduce_sum, shard
 from .layout import RunLayout
@@ -133,7 +135,7 @@ def _index(lay: RunLayout, ids: List[str], failed: dict) -> dict:
 
 
 def dissect_run_units(lay: RunLayout, model: torch.nn.Module, entries: List[ClipEntry],
-                      size: Optional[int], max_clips: int, quantile: float,
+                      protocol: TestProtocol, max_clips: int, quantile: float,
                       device: torch.device, progress: bool = True,
                       env: Optional[DistEnv] = None) -> Optional[dict]:
     """Unit dissection over the first ``max_clips`` finished clips that have boxes, split
@@ -152,7 +154,7 @@ def dissect_run_units(lay: RunLayout, model: torch.nn.Module, entries: List[Clip
     layers = default_unit_layers(model)
     collector = UnitCollector(layers)
     for e in tqdm(shard(chosen, env), desc="units", unit="clip", disable=not progress):
-        clip = load_clip(e, model.num_segments, size)
+        clip = load_clip(e, model.num_segments, protocol)
         with capture(model, layers) as cap, torch.no_grad():
             model(clip.input[None].to(device))
         collector.add(cap.activations, box_masks(clip.boxes, clip.input.shape[-2:]))

@@ -8,10 +8,13 @@ import numpy as np
 import torch
 
 from tsm_apps import build_recognizer
+from tsm_apps.data.protocol import TestProtocol
 
 NUM_CLASSES = 5
 SEGMENTS = 4
 SIZE = 64
+# our checkpoints record the test protocol of their training; these tiny ones: frames as stored
+AS_STORED = {"test_protocol": TestProtocol(scale_size=SIZE, crop_size=SIZE).to_dict()}
 
 
 def tiny_model(shift="offline", seed: int = 0, **kw) -> torch.nn.Module:

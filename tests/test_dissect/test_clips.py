@@ -1,19 +1,27 @@
 import numpy as np
 import pytest
 
-from dissect.clips import _resize_crop, centre_indices, load_entries, resolve_data
+from dissect.clips import ClipEntry, _to_input_pixels, clip_frames, load_entries, resolve_data
 from dissect.storage import clip_id
+from tsm_apps.data.protocol import TestProtocol
 
 
-def test_centre_indices_are_segment_centres():
-    assert centre_indices(16, 4).tolist() == [2, 6, 10, 14]
-    assert centre_indices(10, 4).tolist() == [1, 3, 6, 8]      # tick 2.5: int(1.25 + 2.5 i)
+def entry(num_frames, clip=0, num_clips=1):
+    return ClipEntry("v", "v.mp4", num_frames, None, clip=clip, num_clips=num_clips)
+
+
+def test_clip_frames_are_the_protocols_segment_centres():
+    assert clip_frames(entry(16), 4, TestProtocol()).tolist() == [2, 6, 10, 14]
+    assert clip_frames(entry(10), 4, TestProtocol()).tolist() == [1, 3, 6, 8]  # int(1.25 + 2.5i)
 
 
 def test_several_clips_per_video_take_offsets_inside_the_segments():
     # K=2 clips of T=4 in 16 frames: floor(16 * (i + (k + 0.5) / 2) / 4) = 4i + 1, 4i + 3
-    assert centre_indices(16, 4, 0, 2).tolist() == [1, 5, 9, 13]
-    assert centre_indices(16, 4, 1, 2).tolist() == [3, 7, 11, 15]
+    assert clip_frames(entry(16, 0, 2), 4, TestProtocol()).tolist() == [1, 5, 9, 13]
+    assert clip_frames(entry(16, 1, 2), 4, TestProtocol()).tolist() == [3, 7, 11, 15]
+    # dense: window 64, stride 16; 100 frames: starts linspace(0, 36, 2) = 0, 36
+    dense = TestProtocol(sampling="dense", clips=2)
+    assert clip_frames(entry(100, 1, 2), 4, dense).tolist() == [36, 52, 68, 84]
 
 
 def test_list_parsing_names_file_and_line(tmp_path):
@@ -33,12 +41,12 @@ def test_list_parsing_names_file_and_line(tmp_path):
         resolve_data(str(tmp_path / "nope.txt"))
 
 
-def test_resize_and_centre_crop_geometry():
-    frames = np.zeros((2, 40, 80, 3), np.uint8)
-    x, scale, offset = _resize_crop(frames, 20)
-    assert x.shape == (2, 3, 20, 20) and scale == 0.5 and offset == (10, 0)
-    x, scale, offset = _resize_crop(frames, None)
-    assert x.shape == (2, 3, 40, 80) and scale == 1.0 and offset == (0, 0)
+def test_boxes_follow_the_resize_and_the_crop():
+    # a 40x80 frame at shorter side 20 is 20x40; the centre 20x20 view is x 20..60 of the frame
+    view = np.array([20.0, 0.0, 60.0, 40.0])
+    boxes = np.array([[20.0, 0.0, 60.0, 40.0], [30.0, 10.0, 40.0, 30.0]])
+    np.testing.assert_allclose(_to_input_pixels(boxes, view, (20, 20)),
+                               [[0, 0, 20, 20], [5, 5, 10, 15]])
 
 
 def test_clip_ids_are_file_name_safe():

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from dissect_fixtures import tiny_model, write_tiny_set
+from dissect_fixtures import AS_STORED, tiny_model, write_tiny_set
 from tsm_apps.checkpoint.reading import save_checkpoint
 
 HERE = Path(__file__).parent
@@ -24,7 +24,7 @@ CLIPS = 5                                              # split 3 / 2 between two
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     root = write_tiny_set(tmp_path_factory.mktemp("data"), n=CLIPS)
-    save_checkpoint(root / "tsm.pth", tiny_model("offline"))
+    save_checkpoint(root / "tsm.pth", tiny_model("offline"), meta=AS_STORED)
     return root
 
 
@@ -41,7 +41,7 @@ def _single(data, out, method):
 
 def _run(data, out, method, nproc=0, script=None, env_extra=None):
     args = ["dissect", "run", "--checkpoint", str(data / "tsm.pth"), "--data", str(data),
-            "--out", str(out), "--method", method, "--quiet", "--no-overlays",
+            "--out", str(out), "--method", method, "--no-progress", "--no-overlays",
             "--unit-clips", "4"]
     if nproc:
         launch = [sys.executable, "-m", "torch.distributed.run", "--standalone",

@@ -12,7 +12,7 @@ from dissect.cli import main  # noqa: E402
 from dissect.job import JobConfig, run_job  # noqa: E402
 from dissect.layout import load_run  # noqa: E402
 from dissect.metrics import has_box, pointing_hits  # noqa: E402
-from dissect_fixtures import tiny_model, write_tiny_set  # noqa: E402
+from dissect_fixtures import AS_STORED, tiny_model, write_tiny_set  # noqa: E402
 from tsm_apps.checkpoint.reading import save_checkpoint  # noqa: E402
 from tsm_apps.cli import main as tsm_main  # noqa: E402
 
@@ -20,14 +20,14 @@ from tsm_apps.cli import main as tsm_main  # noqa: E402
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     root = write_tiny_set(tmp_path_factory.mktemp("data"), n=4, corrupt=2)
-    save_checkpoint(root / "tsm" / "best.pth", tiny_model("offline"))
-    save_checkpoint(root / "tsn" / "best.pth", tiny_model(None, seed=1))
+    save_checkpoint(root / "tsm" / "best.pth", tiny_model("offline"), meta=AS_STORED)
+    save_checkpoint(root / "tsn" / "best.pth", tiny_model(None, seed=1), meta=AS_STORED)
     return root
 
 
 def _args(data, out, *extra, ckpt="tsm"):
     return ["run", "--checkpoint", str(data / ckpt / "best.pth"), "--data", str(data),
-            "--out", str(out), "--quiet", "--unit-clips", "2", *extra]
+            "--out", str(out), "--no-progress", "--unit-clips", "2", *extra]
 
 
 def _mtimes(out):

@@ -58,7 +58,7 @@ def _check_top5(rec, frames):
     assert rec["num_frames"] == frames
 
 
-FAST = ["--quiet", "--no-units", "--no-sanity", "--no-overlays", "--size", "112"]
+FAST = ["--no-progress", "--no-units", "--no-sanity", "--no-overlays", "--size", "112"]
 
 
 @pytest.mark.slow

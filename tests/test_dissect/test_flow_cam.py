@@ -5,12 +5,14 @@ import torch
 import torch.nn.functional as F
 
 from dissect import flow_clip_maps, flow_stack_indices, load_flow_clip
-from dissect.clips import centre_indices
+from tsm_apps.data.protocol import TestProtocol
+from tsm_apps.data.sampling import sample_test as centre_indices
 from dissect.flow_cam import check_flow_folder, compute_flow_maps, flow_new_length
 from dissect_fixtures import (NUM_CLASSES, SEGMENTS, read_flow_by_hand, tiny_model,
                               write_flow_folder)
 
 FLOW_SIZE = 64
+AS_STORED = TestProtocol(scale_size=FLOW_SIZE, crop_size=FLOW_SIZE)  # 64x64 fields: no resize
 
 
 def test_stack_indices_start_at_the_rgb_frames():
@@ -26,7 +28,7 @@ def test_stack_indices_start_at_the_rgb_frames():
 
 def test_flow_input_channels_are_the_fields_of_each_segment(tmp_path):
     folder = write_flow_folder(tmp_path / "v", 7, FLOW_SIZE, constant=True)
-    clip = load_flow_clip(folder, [1, 3, 5, 7], 2, None, num_frames=8)
+    clip = load_flow_clip(folder, [1, 3, 5, 7], 2, AS_STORED, num_frames=8)
     assert clip.input.shape == (4, 4, FLOW_SIZE, FLOW_SIZE)
     fields = {0: [1, 2], 1: [3, 4], 2: [5, 6], 3: [6, 6]}   # by hand: fields i_t, i_t + 1
     for t, ks in fields.items():
@@ -56,7 +58,7 @@ def test_flow_cam_is_fc_weights_times_features_on_the_stacked_flow(tmp_path, cla
     folder = write_flow_folder(tmp_path / "v", 15, FLOW_SIZE, seed=3)
     model = tiny_model("offline", seed=5, in_channels=10)        # new_length 5
     rgb = centre_indices(16, SEGMENTS)
-    clip, res = flow_clip_maps(model, folder, rgb, None, class_idx=class_idx, num_frames=16)
+    clip, res = flow_clip_maps(model, folder, rgb, AS_STORED, class_idx=class_idx, num_frames=16)
     stacks = [[2, 3, 4, 5, 6], [6, 7, 8, 9, 10], [10, 11, 12, 13, 14], [14] * 5]
     assert clip.indices.tolist() == stacks
     low, logits, k = _cam_by_hand(model, folder, stacks, class_idx)
@@ -73,7 +75,7 @@ def test_flow_cam_is_fc_weights_times_features_on_the_stacked_flow(tmp_path, cla
 
 def test_resized_flow_follows_the_rgb_geometry(tmp_path):
     folder = write_flow_folder(tmp_path / "v", 7, FLOW_SIZE, seed=1)
-    clip = load_flow_clip(folder, [1, 3, 5, 7], 2, 16)
+    clip = load_flow_clip(folder, [1, 3, 5, 7], 2, TestProtocol(scale_size=16, crop_size=16))
     assert clip.input.shape == (4, 4, 16, 16)
     res = compute_flow_maps(tiny_model(None, in_channels=4), clip)
     assert res.maps.shape == (1, 4, 16, 16) and res.logits.shape == (1, NUM_CLASSES)
@@ -90,7 +92,7 @@ def test_bad_flow_inputs_are_named(tmp_path):
                                          r"channels per segment"):
         flow_new_length({"in_channels": 3}, "rgb.pth")
     assert flow_new_length({"in_channels": 10}, "flow.pth") == 5
-    clip = load_flow_clip(folder, [0, 1, 2, 3], 2, None)
+    clip = load_flow_clip(folder, [0, 1, 2, 3], 2, AS_STORED)
     with pytest.raises(ValueError, match=r"takes 10 channels per segment \(new_length 5\), the "
                                          r"flow clip of .* is \(4, 4, 64, 64\)"):
         compute_flow_maps(tiny_model(None, in_channels=10), clip)

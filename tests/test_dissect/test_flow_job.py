@@ -11,8 +11,9 @@ import pytest
 from dissect import flow_clip_maps
 from dissect.layout import load_run
 from dissect.report import _summary_table
-from dissect_fixtures import tiny_model, write_flow_folder, write_tiny_set
+from dissect_fixtures import AS_STORED, tiny_model, write_flow_folder, write_tiny_set
 from tsm_apps.checkpoint.reading import load_checkpoint, save_checkpoint
+from tsm_apps.data.protocol import TestProtocol
 from tsm_apps.cli import main as tsm_main
 
 VIDEOS = [f"videos/val_{i:05d}" for i in range(3)]
@@ -23,14 +24,14 @@ def data(tmp_path_factory):
     root = write_tiny_set(tmp_path_factory.mktemp("data"), n=3)   # 8 frames a video
     for i, rel in enumerate(VIDEOS):
         write_flow_folder(root / "flow" / rel, 7, seed=i)          # tsm flow extract's layout
-    save_checkpoint(root / "rgb.pth", tiny_model("offline"))
-    save_checkpoint(root / "flow.pth", tiny_model("offline", seed=2, in_channels=4))
+    save_checkpoint(root / "rgb.pth", tiny_model("offline"), meta=AS_STORED)
+    save_checkpoint(root / "flow.pth", tiny_model("offline", seed=2, in_channels=4), meta=AS_STORED)
     return root
 
 
 def _args(data, out, flow="flow.pth", flow_data="flow"):
     return ["dissect", "run", "--checkpoint", str(data / "rgb.pth"), "--data", str(data),
-            "--out", str(out), "--quiet", "--no-units", "--no-sanity",
+            "--out", str(out), "--no-progress", "--no-units", "--no-sanity",
             "--flow-checkpoint", str(data / flow), "--flow-data", str(data / flow_data)]
 
 
@@ -47,7 +48,8 @@ def test_run_stores_the_flow_maps_beside_the_rgb_maps(data, tmp_path):
         assert rec["flow"]["indices"] == [[1, 2], [3, 4], [5, 6], [6, 6]]
         assert rec["flow"]["folder"] == str((data / "flow" / VIDEOS[int(cid[-1])]).resolve())
         assert arr["flow_maps"].shape == arr["maps"].shape == (4, 64, 64)
-        _, ref = flow_clip_maps(flow_model, rec["flow"]["folder"], rec["indices"], 64)
+        _, ref = flow_clip_maps(flow_model, rec["flow"]["folder"], rec["indices"],
+                                TestProtocol.from_dict(AS_STORED["test_protocol"]))
         np.testing.assert_allclose(arr["flow_maps"], ref.maps[0].numpy(), rtol=1e-6, atol=1e-5)
         assert rec["flow"]["pred"] == int(np.argmax(arr["flow_logits"])) == rec["flow"]["class"]
         assert clip.flow_png is not None and clip.flow_png.stat().st_size > 0

@@ -11,6 +11,7 @@ from dissect.layout import load_run
 from dissect.metrics import has_box
 from tsm_apps import build_recognizer
 from tsm_apps.checkpoint.reading import save_checkpoint
+from tsm_apps.data.protocol import TestProtocol
 from tsm_apps.synth import temporal as synth_temporal
 from tsm_apps.synth.draw import L_SHAPE, bbox, place
 
@@ -36,7 +37,8 @@ def test_maxima_on_actor_distractor_and_background(tmp_path):
     synth_temporal.generate(data, videos=10, frames=FRAMES, size=SIZE, seed=0,
                             distractors=(2, 2), progress=False)
     ckpt = save_checkpoint(tmp_path / "m.pth", build_recognizer(
-        "resnet18", num_classes=10, num_segments=4, shift="offline", width=0.125))
+        "resnet18", num_classes=10, num_segments=4, shift="offline", width=0.125),
+        meta={"test_protocol": TestProtocol(scale_size=SIZE, crop_size=SIZE).to_dict()})
     out = tmp_path / "run"
     run_job(JobConfig(checkpoint=str(ckpt), data=str(data), out=str(out), limit=2, sanity=False,
                       units=False, overlays=False, device="cpu"), progress=False)

@@ -22,7 +22,7 @@ from dissect.metrics import clip_scores, summarise
 from tsm_apps.checkpoint.reading import load_checkpoint
 from tsm_apps.synth.temporal import plan_clip, render_clip
 from tsm_apps.train import TrainConfig, train
-from tsm_apps.train.clips import ClipSet
+from tsm_apps.data.dataset import VideoDataset
 
 FRAMES = 8
 SETTING = dict(size=80, epochs=12, n_train=192, n_val=96, classes=4)
@@ -41,7 +41,7 @@ def make_clips(n: int, offset: int, size: int, classes: int) -> tuple:
     return torch.from_numpy(np.stack(videos)), labels, np.asarray(boxes, np.float64)
 
 
-def pointing(model, val: ClipSet, boxes: np.ndarray) -> float:
+def pointing(model, val: VideoDataset, boxes: np.ndarray) -> float:
     """Strict pointing over every val frame with a box: the maximum of the predicted class's
     CAM (at input resolution) lies on the actor's box."""
     model.eval()
@@ -63,8 +63,8 @@ def run(shift: str, seed: int, tmp, size: int, epochs: int, n_train: int, n_val:
                       size=size, shift=shift, output_stride=16, epochs=epochs, batch_size=16,
                       optimizer="adam", lr_per_8=0.001, warmup_epochs=1.0, dropout=0.5,
                       seed=seed, progress=False, tensorboard=False)
-    tr = ClipSet.from_tensor(tv, tl, True, FRAMES, size, seed=seed)
-    va = ClipSet.from_tensor(vv, vl, False, FRAMES, size)
+    tr = VideoDataset.from_tensor(tv, tl, True, FRAMES, size, seed=seed)
+    va = VideoDataset.from_tensor(vv, vl, False, FRAMES, size)
     top1 = train(cfg, tr, va, classes)["best_top1"]
     return top1, pointing(load_checkpoint(work / "best.pth"), va, vb)
 

@@ -3,10 +3,11 @@ import numpy as np
 import pytest
 import torch
 
+from tsm_apps.data.crops import fixed_offsets
 from tsm_apps.data.transforms import (Compose, GroupCenterCrop, GroupMultiScaleCrop,
-                                      GroupRandomCrop, GroupRandomHorizontalFlip, GroupScale,
-                                      GroupTenCrop, GroupThreeCrop, Normalize, ToTensor,
-                                      eval_transform, fixed_offsets, train_transform)
+                                      GroupRandomCrop, GroupRandomHorizontalFlip,
+                                      GroupRandomResizedCrop, GroupScale, GroupViews, Normalize,
+                                      ToTensor, train_transform)
 
 
 class StubRng:
@@ -49,10 +50,12 @@ def test_every_frame_gets_the_same_transform(transform, resized):
         assert_same_for_every_frame(out, resized=resized)
 
 
-@pytest.mark.parametrize("transform, k", [(GroupThreeCrop(40), 3), (GroupTenCrop(40), 10)])
+@pytest.mark.parametrize("transform, k", [(GroupViews(40, 3), 3), (GroupViews(40, 10), 10),
+                                          (GroupViews((60, 40), 3, "mmaction2"), 3),
+                                          (GroupViews(40, 10, "mmaction2"), 10)])
 def test_multi_crop_keeps_frames_of_a_crop_contiguous(transform, k):
     out = transform(clip(), None)
-    assert out.shape == (4 * k, 40, 40, 3)
+    assert out.shape == (4 * k, *transform.size, 3)
     for c in range(k):
         assert_same_for_every_frame(out[4 * c:4 * c + 4])
 
@@ -97,13 +100,25 @@ def test_crop_positions():
     np.testing.assert_array_equal(GroupCenterCrop((20, 30))(frames), frames[:, 20:40, 25:55])
     np.testing.assert_array_equal(GroupRandomCrop((20, 30))(frames, StubRng(7)),
                                   frames[:, 7:27, 7:37])
-    three = GroupThreeCrop(60)(frames)
-    for c, x in enumerate([0, 10, 20]):
+    # official: 3 = GroupFullResSample: x = 0, 4*ws, 2*ws with ws = (80 - 60) // 4 = 5, y = 0
+    three = GroupViews(60, 3)(frames)
+    for c, x in enumerate([0, 20, 10]):
         np.testing.assert_array_equal(three[4 * c:4 * c + 4], frames[:, :, x:x + 60])
-    ten = GroupTenCrop(40)(frames)
+    # mmaction2 ThreeCrop: x = 0, 2*s, s with s = (80 - 60) // 2 = 10
+    three = GroupViews(60, 3, "mmaction2")(frames)
+    for c, x in enumerate([0, 20, 10]):
+        np.testing.assert_array_equal(three[4 * c:4 * c + 4], frames[:, :, x:x + 60])
+    # 10 = each of the quarter-grid corners and centre followed by its mirror (steps 5, 10)
+    ten = GroupViews(40, 10)(frames)
     np.testing.assert_array_equal(ten[:4], frames[:, :40, :40])
-    np.testing.assert_array_equal(ten[16:20], frames[:, 10:50, 20:60])   # centre (steps 5, 10)
-    np.testing.assert_array_equal(ten[20:40], ten[:20][:, :, ::-1])
+    np.testing.assert_array_equal(ten[4:8], frames[:, :40, :40][:, :, ::-1])
+    np.testing.assert_array_equal(ten[32:36], frames[:, 10:50, 20:60])
+    np.testing.assert_array_equal(ten, GroupViews(40, 10, "mmaction2")(frames))
+    # centre crop of 21 from 80: official rounds (80 - 21) / 2 = 29.5 to 30 (Python: to even),
+    # mmaction2 floors to 29
+    np.testing.assert_array_equal(GroupCenterCrop((60, 21))(frames), frames[:, :, 30:51])
+    np.testing.assert_array_equal(GroupCenterCrop((60, 21), "mmaction2")(frames),
+                                  frames[:, :, 29:50])
     with pytest.raises(ValueError, match="does not fit frames of 60x80"):
         GroupCenterCrop(70)(frames)
 
@@ -123,22 +138,26 @@ def test_to_tensor_and_normalize_exact():
     assert torch.equal(x[1, 2, 0, 4] * 255, torch.tensor(float(frames[1, 0, 4, 2])))
     y = Normalize((0.5, 0.25, 0.0), (0.5, 0.25, 2.0))(torch.ones(1, 3, 1, 1))
     assert torch.equal(y.flatten(), torch.tensor([1.0, 3.0, 0.5]))
-    with pytest.raises(ValueError, match="3, H, W"):
+    with pytest.raises(ValueError, match="3 mean / 3 std values for 4 channels"):
         Normalize()(torch.ones(2, 4, 3, 3))
-    with pytest.raises(ValueError, match=r"uint8 frames \(T, H, W, 3\)"):
+    with pytest.raises(ValueError, match=r"uint8 frames \(N, H, W, 3\)"):
         ToTensor()(frames.astype(np.float32))
 
 
 def test_standard_pipelines_and_seed_determinism():
     frames = clip(t=3, h=64, w=86)
-    tr = train_transform(56)
-    a = tr(frames, np.random.default_rng(1))
-    assert a.shape == (3, 3, 56, 56) and a.dtype == torch.float32
-    assert torch.equal(a, tr(frames, np.random.default_rng(1)))
-    assert not all(torch.equal(a, tr(frames, np.random.default_rng(s))) for s in range(2, 6))
-    assert eval_transform(56)(frames).shape == (3, 3, 56, 56)
-    assert eval_transform(56, crops=3)(frames).shape == (9, 3, 56, 56)
-    assert eval_transform(56, crops=10)(frames).shape == (30, 3, 56, 56)
-    assert isinstance(eval_transform(56), Compose)
-    with pytest.raises(ValueError, match="crops"):
-        eval_transform(56, crops=5)
+    for crop in ("multiscale", "area"):
+        tr = train_transform(56, crop)
+        a = tr(frames, np.random.default_rng(1))
+        assert a.shape == (3, 3, 56, 56) and a.dtype == torch.float32
+        assert torch.equal(a, tr(frames, np.random.default_rng(1)))
+        assert not all(torch.equal(a, tr(frames, np.random.default_rng(s))) for s in range(2, 6))
+    with pytest.raises(ValueError, match="crop must be one of"):
+        train_transform(56, "corners")
+
+
+def test_random_resized_crop_box_covers_min_area_to_all():
+    crop = GroupRandomResizedCrop(32, min_area=0.5)
+    for seed in range(40):
+        y, x, h, w = crop.box(60, 80, np.random.default_rng(seed))
+        assert 0.5 * 4800 * 0.95 <= h * w <= 4800 and 0 <= y <= 60 - h and 0 <= x <= 80 - w

@@ -9,8 +9,10 @@ from torch import nn
 
 from tests.test_tsm_apps.test_checkpoint import RefTSN, randomize
 from tsm_apps.checkpoint.reading import load_checkpoint, save_checkpoint
-from tsm_apps.data.flow import (count_flow, flow_to_uint8, read_flow, segment_starts,
-                                stack_indices, to_flow_input)
+from tsm_apps.data.flow import count_flow, flow_to_uint8, read_flow
+from tsm_apps.data.pipeline import clip_indices, flow_stacks, views_from_frames
+from tsm_apps.data.protocol import TestProtocol
+from tsm_apps.data.transforms import mirror
 from tsm_apps.flow.extract import FlowJob, extract_video
 from tsm_apps.models import build_recognizer
 from tsm_apps.models.modality import cross_modality_weight, rgb_to_flow_state
@@ -53,24 +55,24 @@ def test_extract_writes_tsn_files_resumes_and_sees_the_direction(tmp_path, metho
 
 
 def test_segment_starts_and_stacks_by_hand():
-    # 15 flow fields, L=5: 11 starts in 3 segments of 11/3; middles int(1.83), int(5.5), int(9.17)
-    assert segment_starts(15, 3, 5, None) == [1, 5, 9]
-    assert segment_starts(15, 3, 5, [0.0, 0.5, 0.99]) == [0, 5, 10]
-    assert stack_indices([9], 5, 12) == [[9, 10, 11, 11, 11]]  # clamped at the last field
+    # 15 flow fields, L=5: 11 starts in 3 segments, tick 11/3: int(tick/2 + tick*i) = 1, 5, 9
+    # (official _get_test_indices with new_length 5)
+    assert clip_indices(TestProtocol(), 15, 3, new_length=5).tolist() == [[1, 5, 9]]
+    assert flow_stacks(np.array([9]), 5, 12).tolist() == [[9, 10, 11, 11, 11]]  # clamped
 
 
-def test_to_flow_input_order_normalisation_and_flip():
-    st = torch.zeros(1, 2, 2, 2, 2, dtype=torch.uint8)  # (T, L, H, W, 2)
-    st[0, 0, ..., 0], st[0, 0, ..., 1], st[0, 1, ..., 0], st[0, 1, ..., 1] = 255, 0, 51, 102
-    out = to_flow_input(st, 2)
+def test_flow_views_order_normalisation_and_mirror():
+    fields = np.zeros((2, 2, 2, 2), np.uint8)  # (T*L, H, W, 2): T=1, L=2
+    fields[0, ..., 0], fields[0, ..., 1], fields[1, ..., 0], fields[1, ..., 1] = 255, 0, 51, 102
+    proto = TestProtocol(scale_size=2, crop_size=2)
+    out = views_from_frames(lambda i: fields[i], np.array([[0]]), proto, "flow",
+                            np.array([[[0, 1]]])).input
     want = [(v / 255 - 0.5) / 0.226 for v in (255, 0, 51, 102)]  # [x1, y1, x2, y2]
-    assert out.shape == (1, 4, 2, 2)
-    assert torch.allclose(out[0, :, 0, 0], torch.tensor(want), atol=1e-6)
-    flipped = to_flow_input(st, 2, flip=True)  # x -> 255 - x, y unchanged
-    want_f = [(v / 255 - 0.5) / 0.226 for v in (0, 0, 204, 102)]
-    assert torch.allclose(flipped[0, :, 0, 0], torch.tensor(want_f), atol=1e-6)
-    with pytest.raises(ValueError, match=r"\(T, L, H, W, 2\)"):
-        to_flow_input(st[0], 2)
+    assert out.shape == (1, 1, 4, 2, 2)
+    assert torch.allclose(out[0, 0, :, 0, 0], torch.tensor(want), atol=1e-6)
+    flipped = mirror(fields)  # x -> 255 - x, y unchanged
+    assert flipped[..., 0].tolist() == (255 - fields[..., 0]).tolist()
+    assert flipped[..., 1].tolist() == fields[..., 1].tolist()
 
 
 def test_cross_modality_weight_by_hand():
@@ -139,19 +141,25 @@ def test_official_flow_checkpoint_gives_official_logits(tmp_path):
     assert diff < 1e-5
 
 
-def test_flow_clip_set_gives_stacked_segments(tmp_path):
-    from tsm_apps.train.clips import ClipRecord
-    from tsm_apps.train.flow_clips import FlowClipSet
+def test_flow_dataset_gives_stacked_segments(tmp_path):
+    from PIL import Image
+
+    from tsm_apps.data.dataset import VideoDataset
+    from tsm_apps.data.lists import VideoRecord
 
     out = tmp_path / "flow"
     extract_video(FlowJob(_moving_square(tmp_path, frames=6), out, "farneback"))
-    recs = [ClipRecord(out, count_flow(out), 1)]
-    train = FlowClipSet(recs, True, num_segments=2, size=32, new_length=2)
+    recs = [VideoRecord(out, count_flow(out), 1)]
+    train = VideoDataset(recs, 2, "train", 32, modality="flow", new_length=2)
     x, y = train[0]
     assert x.shape == (2, 4, 32, 32) and y == 1
-    val = FlowClipSet(recs, False, num_segments=2, size=32, new_length=2, cache=False)
+    val = VideoDataset(recs, 2, "val", 32, modality="flow", new_length=2)
     a, b = val[0][0], val[0][0]
     assert torch.equal(a, b)  # evaluation: segment middles, centre crop
-    # 5 fields, L=2: 4 starts, middles 1 and 3 -> fields [1, 2] and [3, 4]
-    want = to_flow_input(torch.from_numpy(read_flow(out, [1, 2, 3, 4])).reshape(2, 2, 48, 48, 2), 32)
-    assert torch.allclose(a, want)
+    # 5 fields, L=2: 4 starts, tick 2: middles int(1 + 2 i) = 1, 3 -> fields [1, 2] and [3, 4];
+    # each 8-bit x/y image resized by PIL to shorter side 32 * 256 // 224 = 36, crop 32 at 2
+    fields = read_flow(out, [1, 2, 3, 4])                                   # (4, 48, 48, 2)
+    chans = [np.asarray(Image.fromarray(f[..., c]).resize((36, 36), Image.BILINEAR))[2:34, 2:34]
+             for f in fields for c in (0, 1)]
+    want = (torch.tensor(np.stack(chans), dtype=torch.float32) / 255 - 0.5) / 0.226
+    assert torch.allclose(a, want.reshape(2, 4, 32, 32), atol=1e-6)

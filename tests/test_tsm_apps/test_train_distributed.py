@@ -95,7 +95,7 @@ def test_sigkill_mid_epoch_then_resume_ends_with_identical_weights(tmp_path):
 def _worker(cfg_json: str) -> None:
     from tsm_apps.train import TrainConfig, train
     from tsm_apps.train import trainer
-    from tsm_apps.train.clips import ClipSet
+    from tsm_apps.data.dataset import VideoDataset
     from tests.test_tsm_apps.toy_videos import motion_videos
 
     torch.set_num_threads(1)
@@ -111,8 +111,8 @@ def _worker(cfg_json: str) -> None:
             return out
         trainer.Trainer.train_step = dying_step
     videos, labels = motion_videos(32, frames=8, size=32, seed=1)
-    tr = ClipSet.from_tensor(videos[:24], labels[:24], True, cfg.segments, cfg.size, seed=cfg.seed)
-    va = ClipSet.from_tensor(videos[24:], labels[24:], False, cfg.segments, cfg.size)
+    tr = VideoDataset.from_tensor(videos[:24], labels[:24], True, cfg.segments, cfg.size, seed=cfg.seed)
+    va = VideoDataset.from_tensor(videos[24:], labels[24:], False, cfg.segments, cfg.size)
     # both ranks share the launcher's stdout pipe: one write per summary (under PIPE_BUF, so
     # atomic); print() writes the text and the newline separately, and two ranks' lines can
     # then run together

@@ -7,8 +7,8 @@ import torch
 import tsm_apps.train
 from tsm_apps.checkpoint.reading import read_checkpoint
 from tsm_apps.train import TrainConfig
-from tsm_apps.train.clips import ClipSet
-from tsm_apps.train.distributed import DistEnv
+from tsm_apps.data.dataset import VideoDataset
+from tsm_apps.distributed import DistEnv
 from tsm_apps.train.hooks import (CheckpointHook, EvaluationHook, HookBase, LogHook,
                                   MultigridHook)
 from tsm_apps.train.trainer import Trainer
@@ -47,8 +47,8 @@ class Recorder(HookBase):
 
 def _trainer(tmp_path: Path, hooks=None, **kw) -> Trainer:
     videos, labels = motion_videos(12, frames=4, size=32)
-    tr = ClipSet.from_tensor(videos[:8], labels[:8], True, 2, 32)
-    va = ClipSet.from_tensor(videos[8:], labels[8:], False, 2, 32)
+    tr = VideoDataset.from_tensor(videos[:8], labels[:8], True, 2, 32)
+    va = VideoDataset.from_tensor(videos[8:], labels[8:], False, 2, 32)
     cfg = TrainConfig(**dict(dict(arch="resnet18", width=0.125, segments=2, size=32, epochs=2,
                                   batch_size=4, dropout=0.0, work_dir=str(tmp_path),
                                   progress=False, tensorboard=False), **kw))

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from tsm_apps.train import MultigridConfig, TrainConfig, train
-from tsm_apps.train.clips import ClipSet
+from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.train.multigrid import MultigridSchedule, long_cycle_schedule
 from tests.test_tsm_apps.toy_videos import motion_videos
 
@@ -71,8 +71,8 @@ def test_min_steps_caps_the_batch_and_the_lr_scale():
 
 def test_multigrid_run_changes_num_segments_without_rebuilding(tmp_path, monkeypatch):
     videos, labels = motion_videos(24, frames=8, size=32)
-    tr = ClipSet.from_tensor(videos, labels, True, 4, 32)
-    va = ClipSet.from_tensor(videos[:8], labels[:8], False, 4, 32)
+    tr = VideoDataset.from_tensor(videos, labels, True, 4, 32)
+    va = VideoDataset.from_tensor(videos[:8], labels[:8], False, 4, 32)
     seen = []
     from tsm_apps.train import trainer
     orig = trainer.Trainer.train_step

@@ -1,7 +1,7 @@
 """The seeds' recipes as presets, and TSN's multi-scale crop for training clips."""
-import torch
+import numpy as np
 
-from tsm_apps.train.clips import multiscale_box
+from tsm_apps.data.transforms import GroupMultiScaleCrop
 from tsm_apps.train.config import load_config
 
 
@@ -20,13 +20,15 @@ def test_official_preset_is_the_official_kinetics_script():
         (50, 0.5, 20.0, 1e-4, 8)
 
 
-def test_multiscale_box_uses_tsn_scales_and_fixed_offsets():
+def test_multiscale_crop_uses_tsn_scales_and_fixed_offsets():
     # 112 x 112 frames: sides int(112 * s) for s in (1, .875, .75, .66) = 112, 98, 84, 73;
     # pairs at most one scale apart; offsets on the 4 x 4 grid of (112 - side) // 4
     sides = [112, 98, 84, 73]
-    g = torch.Generator().manual_seed(0)
-    for _ in range(50):
-        y, x, ch, cw = multiscale_box(112, 112, 64, g)
-        assert ch in sides and cw in sides and abs(sides.index(ch) - sides.index(cw)) <= 1
-        assert y % max((112 - ch) // 4, 1) == 0 and x % max((112 - cw) // 4, 1) == 0
-        assert y + ch <= 112 and x + cw <= 112
+    frames = np.arange(112 * 112 * 3, dtype=np.int64).reshape(1, 112, 112, 3) % 251
+    crop = GroupMultiScaleCrop(112)
+    crop.size = (112, 112)
+    for seed in range(50):
+        pairs = crop.crop_pairs(112, 112)
+        assert all(abs(sides.index(h) - sides.index(w)) <= 1 for h, w in pairs)
+        out = GroupMultiScaleCrop((112, 112))(frames.astype(np.uint8), np.random.default_rng(seed))
+        assert out.shape == (1, 112, 112, 3)

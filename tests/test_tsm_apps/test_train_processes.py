@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_train_distributed import BASE, ENV, _max_diff, _step_losses, _summaries, _weights  # noqa: E402
 
 from tsm_apps.train.averaging import KStepAverager, pack  # noqa: E402
-from tsm_apps.train.distributed import env_from  # noqa: E402
+from tsm_apps.distributed import env_from  # noqa: E402
 
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone",
             "--nproc-per-node=2", "--monitor-interval=0.5"]
@@ -107,7 +107,7 @@ def test_attempt_store_skips_a_killed_attempts_published_beacon():
 
     import torch.distributed as dist
 
-    from tsm_apps.train.distributed import ATTEMPT_KEY, DistEnv, attempt_store
+    from tsm_apps.distributed import ATTEMPT_KEY, DistEnv, attempt_store
     agent = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -188,7 +188,7 @@ def test_k_step_averaging_in_two_gloo_processes_equals_the_simulated_all_reduce(
 def _train_worker(cfg_json: str) -> None:
     from tests.test_tsm_apps.toy_videos import motion_videos
     from tsm_apps.train import TrainConfig, train, trainer
-    from tsm_apps.train.clips import ClipSet
+    from tsm_apps.data.dataset import VideoDataset
 
     torch.set_num_threads(1)
     cfg = TrainConfig.from_dict(json.loads(cfg_json))
@@ -209,8 +209,8 @@ def _train_worker(cfg_json: str) -> None:
     if restart != "0" and os.environ.get("RANK") == os.environ.get("TSM_TEST_RESTART_DELAY_RANK"):
         time.sleep(2)
     videos, labels = motion_videos(32, frames=8, size=32, seed=1)
-    tr = ClipSet.from_tensor(videos[:24], labels[:24], True, cfg.segments, cfg.size, seed=cfg.seed)
-    va = ClipSet.from_tensor(videos[24:], labels[24:], False, cfg.segments, cfg.size)
+    tr = VideoDataset.from_tensor(videos[:24], labels[:24], True, cfg.segments, cfg.size, seed=cfg.seed)
+    va = VideoDataset.from_tensor(videos[24:], labels[24:], False, cfg.segments, cfg.size)
     summary = dict(train(cfg, tr, va, 2), restart=int(restart), steps_run=steps_run[0])
     sys.stdout.write(json.dumps(summary) + "\n")
     sys.stdout.flush()
@@ -219,7 +219,7 @@ def _train_worker(cfg_json: str) -> None:
 def _kavg_main(out: str) -> None:
     import torch.distributed as dist
 
-    from tsm_apps.train.distributed import CommCounter, process_group
+    from tsm_apps.distributed import CommCounter, process_group
     torch.set_num_threads(1)
     env = env_from()
     with process_group(env, torch.device("cpu")):

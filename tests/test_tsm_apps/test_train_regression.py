@@ -13,7 +13,7 @@ import torch
 
 from tsm_apps.synth.temporal import plan_clip, render_clip
 from tsm_apps.train import TrainConfig, train
-from tsm_apps.train.clips import ClipSet
+from tsm_apps.data.dataset import VideoDataset
 
 FRAMES, SIZE = 8, 64
 
@@ -35,8 +35,8 @@ def run(shift: str, seed: int, tmp, epochs: int = 8) -> float:
                       segments=FRAMES, size=SIZE, shift=shift, epochs=epochs, batch_size=16,
                       optimizer="adam", lr_per_8=0.001, warmup_epochs=1.0, dropout=0.5,
                       seed=seed, progress=False, tensorboard=False)
-    tr = ClipSet.from_tensor(tv, tl, True, FRAMES, SIZE, seed=seed)
-    va = ClipSet.from_tensor(vv, vl, False, FRAMES, SIZE)
+    tr = VideoDataset.from_tensor(tv, tl, True, FRAMES, SIZE, seed=seed)
+    va = VideoDataset.from_tensor(vv, vl, False, FRAMES, SIZE)
     return train(cfg, tr, va, 2)["best_top1"]
 
 

@@ -1,6 +1,6 @@
 """``tsm bench`` data-loading figure: the default training preset's loader vs its step.
 
-The loader is the training one (:class:`~tsm_apps.train.clips.ClipSet` with decoded frames kept
+The loader is the training one (:class:`~tsm_apps.data.dataset.VideoDataset` with decoded frames kept
 in memory, as the preset does, behind a ``DataLoader`` with the configured workers); the step is
 the preset's model forward + backward + optimiser step on one batch. Both are measured in clips
 per second; the figure is their ratio (>= 1: the loader keeps up).
@@ -8,12 +8,14 @@ per second; the figure is their ratio (>= 1: the loader keeps up).
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import torch
 from torch.utils.data import DataLoader
 
 from ..models.recognizer import build_recognizer
-from ..train.clips import ClipSet
+from ..data.dataset import VideoDataset
+from ..data.transforms import train_transform
 from ..train.config import load_config
 from .timing import Figure, load_average, time_one
 
@@ -26,8 +28,9 @@ def _videos(n: int, frames: int, size: int) -> torch.Tensor:
 def loader_rate(cfg, size: int, workers: int, batches: int) -> float:
     """Clips/s of the training ``DataLoader`` (after its first batch: workers started)."""
     videos = _videos(cfg.batch_size * (batches + 1), 16, size)
-    ds = ClipSet.from_tensor(videos, [0] * len(videos), True, cfg.segments, size,
-                             min_area=cfg.min_area, flip=cfg.flip)
+    ds = VideoDataset.from_tensor(
+        videos, [0] * len(videos), True, cfg.segments, size,
+        transform=partial(train_transform, crop=cfg.crop, flip=cfg.flip, min_area=cfg.min_area))
     it = iter(DataLoader(ds, batch_size=cfg.batch_size, num_workers=workers))
     next(it)
     t0 = time.perf_counter()

@@ -94,7 +94,14 @@ def load_checkpoint(path: str | os.PathLike, **overrides: Any) -> Recognizer:
     ``shift='online'``). Raises ValueError listing missing/unexpected keys and shape conflicts.
     """
     path = Path(path)
-    layout, sd, fields = checkpoint_config(read_checkpoint(path), path.name)
+    return build_from_checkpoint(read_checkpoint(path), path, **overrides)
+
+
+def build_from_checkpoint(ckpt: dict, path: str | os.PathLike, **overrides: Any) -> Recognizer:
+    """:func:`load_checkpoint` of a checkpoint already read (``path`` names it: the official file
+    name carries its config)."""
+    path = Path(path)
+    layout, sd, fields = checkpoint_config(ckpt, path.name)
     fields.update(overrides)
     cfg = RecognizerConfig.from_dict(fields)
     model = recognizer_from_config(cfg)

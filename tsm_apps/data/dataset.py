@@ -1,65 +1,106 @@
-"""A torch Dataset of TSN-sampled clips from video files or frame folders.
+"""A torch Dataset of clips for training and validation, on the same pipeline as test time.
 
-``VideoDataset[i]`` returns ``(clip, label)``: ``clip`` float ``(T, 3, H, W)``, or
-``(K*T, 3, H, W)`` for ``K`` test clips and/or crops (the ``T`` frames of one clip contiguous).
-Every item draws its randomness (segment offsets, crop, flip) from a generator seeded by
-``(seed, epoch, index)``: the same item is the same clip whatever worker or resume point asks.
+``VideoDataset[key]`` returns ``(clip, label)`` with ``clip`` float ``(T, C, S, S)`` (``C`` = 3,
+or ``2L`` for flow stacks ``[x_1, y_1, ..., x_L, y_L]``). ``key`` is an index, or
+``(index, T, S)`` when the clip shape changes from batch to batch (multigrid).
 
-Bad videos. ``on_error='raise'`` (default) lets :class:`VideoDecodeError` propagate.
-``on_error='skip'`` logs a warning, records ``(index, path, reason)`` in :attr:`skipped` and
-returns ``None`` for that item -- never another video in its place. Use
-:func:`collate_skip_none` as the DataLoader's ``collate_fn``: it drops the ``None`` items and
-returns ``None`` when a whole batch was skipped, which the training loop must then skip. With
-``num_workers > 0`` each worker holds its own :attr:`skipped` list; the log lines are the record
-that crosses processes.
+* ``mode='train'``: the sampler of ``sampling`` (TSN: a random frame in each of ``T`` segments;
+  dense: ``T`` frames ``window // T`` apart from a random start; :mod:`~tsm_apps.data.sampling`)
+  then ``transform(S)`` (:func:`~tsm_apps.data.transforms.train_transform`: crop, mirror,
+  normalise). Each item draws its randomness from a generator seeded by ``(seed, epoch,
+  index)``: the same item is the same clip whatever process, worker or resume point asks.
+* ``mode='val'``: one view under ``protocol`` (:mod:`~tsm_apps.data.protocol`), exactly the
+  pixels ``tsm test`` scores (:func:`~tsm_apps.data.pipeline.views_from_frames`), at crop size
+  ``S``.
+
+Decoding: frames (or flow fields) are read per request, or once for the whole video and kept as
+uint8 in memory (``cache=True``; ``frames=`` gives them directly, e.g. generated clips).
+
+Bad videos: ``on_error='raise'`` (default) lets :class:`VideoDecodeError` propagate;
+``on_error='skip'`` logs, records ``(index, path, reason)`` in :attr:`skipped` and returns
+``None`` for that item (use :func:`collate_skip_none`), never another video in its place.
 """
 from __future__ import annotations
 
 import logging
-from typing import Callable, Optional, Sequence
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import Callable, Optional, Sequence, Union
 
 import numpy as np
 import torch
 from torch.utils.data import Dataset, default_collate
 
 from .lists import VideoRecord
-from .sampling import DENSE_WINDOW, Sampler, make_sampler
-from .transforms import ToTensor
-from .video import DEFAULT_START_INDEX, VideoDecodeError, read_video_frames
+from .pipeline import clip_indices, flow_stacks, views_from_frames
+from .protocol import TestProtocol
+from .sampling import DENSE_WINDOW, make_sampler
+from .transforms import train_transform
+from .video import VideoDecodeError
 
 log = logging.getLogger(__name__)
+Key = Union[int, Sequence[int]]
+SAMPLINGS = ("tsn", "dense")
 
 __all__ = ["VideoDataset", "collate_skip_none"]
 
 
 class VideoDataset(Dataset):
-    """Clips of ``records`` (:class:`VideoRecord`: path, num_frames, label).
+    """Clips of ``records`` (``path``, ``num_frames``, ``label``; see the module docstring).
 
-    ``mode``: ``'train'`` (random offsets), ``'val'`` (segment centres) or ``'test'`` (segment
-    centres; ``twice``, ``num_clips > 1`` or ``dense`` for several clips). ``transform``:
-    ``(uint8 (N, H, W, 3), rng) -> float (N', 3, H, W)`` (default: :class:`ToTensor` only).
-    ``sampler`` overrides the mode's sampler: ``(num_frames, rng) -> indices``.
-    ``frame_template``/``start_index`` apply to frame folders.
+    ``transform``: ``size -> (uint8 (N, H, W, C), rng) -> float (N, C, S, S)`` for training
+    (default: :func:`train_transform` at that size, area crop, no mirror; pass something
+    picklable, e.g. a ``functools.partial``, for DataLoader workers). ``protocol``: validation's
+    views (default: shorter side ``size * 256 // 224``, centre crop). ``modality``: ``"rgb"``
+    (video files / frame folders) or ``"flow"`` (flow folders, ``new_length`` fields a segment).
     """
 
     def __init__(self, records: Sequence[VideoRecord], num_segments: int, mode: str = "train",
-                 transform: Optional[Callable] = None, on_error: str = "raise",
-                 dense: bool = False, twice: bool = False, num_clips: int = 1,
-                 dense_window: int = DENSE_WINDOW, sampler: Optional[Sampler] = None,
-                 frame_template: Optional[str] = None, start_index: int = DEFAULT_START_INDEX,
-                 seed: int = 0) -> None:
+                 size: int = 224, transform: Optional[Callable[[int], Callable]] = None,
+                 protocol: Optional[TestProtocol] = None, sampling: str = "tsn",
+                 dense_window: int = DENSE_WINDOW, modality: str = "rgb", new_length: int = 1,
+                 cache: bool = False, frames: Optional[Sequence] = None, on_error: str = "raise",
+                 seed: int = 0, progress: bool = False, frame_template: Optional[str] = None,
+                 start_index: int = 1) -> None:
+        if mode not in ("train", "val"):
+            raise ValueError(f"mode must be 'train' or 'val', got {mode!r}")
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-        if num_segments < 1:
-            raise ValueError(f"num_segments must be >= 1, got {num_segments}")
+        if sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+        if num_segments < 1 or size < 1:
+            raise ValueError(f"num_segments and size must be >= 1, got {num_segments}, {size}")
         self.records = list(records)
-        self.num_segments, self.mode, self.on_error = num_segments, mode, on_error
-        self.sampler = sampler or make_sampler(mode, num_segments, dense=dense, twice=twice,
-                                               num_clips=num_clips, window=dense_window)
-        self.transform = transform if transform is not None else ToTensor()
+        self.num_segments, self.size, self.mode, self.on_error = num_segments, size, mode, on_error
+        self.sampling, self.dense_window = sampling, dense_window
+        self.modality, self.new_length = modality, (new_length if modality == "flow" else 1)
+        self.make_transform = transform or partial(train_transform, crop="area", flip=False,
+                                                   modality=modality)
         self.frame_template, self.start_index = frame_template, start_index
+        self.protocol = protocol or TestProtocol(scale_size=size * 256 // 224, crop_size=size,
+                                                 source="validation")
         self.seed, self.epoch = seed, 0
         self.skipped: list = []
+        self._transforms: dict = {}
+        self.frames = [np.asarray(f) for f in frames] if frames is not None else None
+        if cache and self.frames is None:
+            self.frames = [self._read(r, np.arange(int(r.num_frames)))
+                           for r in _maybe_tqdm(self.records, progress, "decoding videos")]
+
+    @classmethod
+    def from_tensor(cls, videos: torch.Tensor, labels: Sequence[int], train: bool,
+                    num_segments: int, size: int, **kw) -> "VideoDataset":
+        """Clips of uint8 videos ``(N, F, H, W, 3)`` held in memory (tests, generated data)."""
+        if videos.dim() != 5 or videos.shape[-1] != 3 or videos.dtype != torch.uint8:
+            raise ValueError(f"videos must be uint8 (N, F, H, W, 3), got {videos.dtype} "
+                             f"{tuple(videos.shape)}")
+        if len(labels) != len(videos):
+            raise ValueError(f"{len(videos)} videos but {len(labels)} labels")
+        records = [VideoRecord(Path(f"<memory:{i}>"), videos.shape[1], int(lab))
+                   for i, lab in enumerate(labels)]
+        return cls(records, num_segments, "train" if train else "val", size,
+                   frames=[v.numpy() for v in videos], **kw)
 
     def __len__(self) -> int:
         return len(self.records)
@@ -76,27 +117,61 @@ class VideoDataset(Dataset):
         """The generator of item ``index`` in the current epoch."""
         return np.random.default_rng([self.seed, self.epoch, index])
 
-    def indices(self, index: int, rng: Optional[np.random.Generator] = None) -> np.ndarray:
-        """Frame indices sampled for item ``index`` (uses :meth:`rng` unless given one)."""
-        r = self.records[index]
-        return self.sampler(r.num_frames, rng if rng is not None else self.rng(index))
+    def _read(self, r: VideoRecord, indices: np.ndarray) -> np.ndarray:
+        if self.modality == "flow":
+            from .flow import read_flow
+            return read_flow(r.path, indices)
+        from .video import read_video_frames
+        return read_video_frames(r.path, indices, self.frame_template, self.start_index)
 
-    def load(self, index: int) -> tuple:
-        """``(clip, label)`` of item ``index``; raises :class:`VideoDecodeError`."""
-        r = self.records[index]
+    def _reader(self, index: int) -> Callable[[np.ndarray], np.ndarray]:
+        if self.frames is not None:
+            return lambda i: self.frames[index][np.asarray(i, np.int64)]
+        return lambda i: self._read(self.records[index], np.asarray(i, np.int64))
+
+    def _count(self, index: int) -> int:
+        return len(self.frames[index]) if self.frames is not None else \
+            int(self.records[index].num_frames)
+
+    def indices(self, index: int, t: int, rng: np.random.Generator) -> np.ndarray:
+        """``(T,)`` training start frames of item ``index`` (the mode's sampler)."""
+        n = self._count(index)
+        positions = max(n - self.new_length + 1, 1)
+        dense = self.sampling == "dense"
+        sampler = make_sampler("train", t, dense=dense, window=self.dense_window)
+        return sampler(n if dense else positions, rng)
+
+    def transform(self, size: int) -> Callable:
+        if size not in self._transforms:
+            self._transforms[size] = self.make_transform(size)
+        return self._transforms[size]
+
+    def load(self, index: int, t: int, size: int) -> tuple:
+        """``(clip (T, C, S, S), label)`` of item ``index``; raises VideoDecodeError."""
+        label = self.records[index].label
+        read, n = self._reader(index), self._count(index)
+        if self.mode == "val":
+            dense = "dense" if self.protocol.sampling == "dense" else "tsn"
+            proto = replace(self.protocol, crop_size=size, clips=1, crops=1, sampling=dense)
+            idx = clip_indices(proto, n, t, self.new_length)
+            stacks = flow_stacks(idx, self.new_length, n) if self.modality == "flow" else None
+            return views_from_frames(read, idx, proto, self.modality, stacks).input[0], label
         rng = self.rng(index)
-        frames = read_video_frames(r.path, self.indices(index, rng),
-                                   frame_template=self.frame_template,
-                                   start_index=self.start_index)
-        clip = self.transform(frames, rng)
-        if not torch.is_tensor(clip) or clip.dim() != 4 or clip.shape[1] != 3:
-            raise TypeError(f"transform must return a float tensor (N, 3, H, W), got "
-                            f"{tuple(clip.shape) if torch.is_tensor(clip) else type(clip)}")
-        return clip, r.label
+        idx = self.indices(index, t, rng)
+        flat = flow_stacks(idx, self.new_length, n).reshape(-1) if self.modality == "flow" \
+            else idx
+        x = self.transform(size)(read(flat), rng)                   # (T*L, C, S, S)
+        if not torch.is_tensor(x) or x.dim() != 4 or x.shape[0] != len(flat):
+            got = tuple(x.shape) if torch.is_tensor(x) else type(x).__name__
+            raise TypeError(f"transform must return a float tensor (N, C, H, W) with N = "
+                            f"{len(flat)} frames, got {got}")
+        return x.reshape(t, -1, *x.shape[-2:]), label
 
-    def __getitem__(self, index: int):
+    def __getitem__(self, key: Key):
+        index, t, s = (key, self.num_segments, self.size) if isinstance(key, (int, np.integer)) \
+            else key
         try:
-            return self.load(index)
+            return self.load(int(index), int(t), int(s))
         except VideoDecodeError as e:
             if self.on_error == "raise":
                 raise
@@ -110,3 +185,10 @@ def collate_skip_none(batch: Sequence) -> Optional[tuple]:
     """``default_collate`` over the items that are not ``None``; ``None`` if none is left."""
     kept = [b for b in batch if b is not None]
     return default_collate(kept) if kept else None
+
+
+def _maybe_tqdm(items: Sequence, enabled: bool, desc: str):
+    if not enabled:
+        return items
+    from tqdm import tqdm
+    return tqdm(items, desc=desc, leave=False)

@@ -5,9 +5,10 @@ pair of consecutive frames: values clipped to ``[-BOUND, BOUND]`` pixels and map
 0-255 (dense_flow's ``CAST``: ``round(255 * (v + BOUND) / (2 * BOUND))``).
 
 A flow segment is ``new_length`` consecutive flow fields starting at a sampled index (TSN's
-``_sample_indices`` over ``num_flow - new_length + 1`` starts), read as uint8
-``(T, new_length, H, W, 2)`` and turned into float ``(T, 2 * new_length, S, S)`` with channels
-``[x_1, y_1, x_2, y_2, ...]`` normalised by mean 0.5 and std 0.226 (official TSM).
+samplers over ``num_flow - new_length + 1`` starts); the clip pipeline
+(:mod:`tsm_apps.data.pipeline`) reads them with :func:`read_flow` and turns them into float
+``(T, 2 * new_length, S, S)`` with channels ``[x_1, y_1, x_2, y_2, ...]``, normalised by mean 0.5
+and std 0.226 (official TSM).
 """
 from __future__ import annotations
 
@@ -16,11 +17,6 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-import torch
-from torch import Tensor
-from torch.nn import functional as F
-
-from ..models.modality import FLOW_MEAN, FLOW_STD
 
 BOUND = 20.0
 X_TEMPLATE, Y_TEMPLATE = "flow_x_{:05d}.jpg", "flow_y_{:05d}.jpg"
@@ -77,48 +73,3 @@ def read_flow(folder: str | Path, indices: Sequence[int]) -> np.ndarray:
                              f"{pair[0].shape} vs {pair[1].shape}")
         out[i] = np.stack(pair, axis=-1)
     return np.stack([out[int(i)] for i in indices])
-
-
-def segment_starts(num_flow: int, t: int, new_length: int, offsets: Sequence[float] | None) -> list:
-    """First flow index of each of ``t`` segments over the ``num_flow - new_length + 1`` starts.
-
-    ``offsets`` (``t`` values in [0, 1)): training, a random start within each segment;
-    ``None``: evaluation, the segment's middle. Videos too short repeat their last field.
-    """
-    starts = max(num_flow - new_length + 1, 1)
-    seg = starts / t
-    if offsets is None:
-        return [min(int(seg * (i + 0.5)), starts - 1) for i in range(t)]
-    return [min(int(seg * i + offsets[i] * seg), starts - 1) for i in range(t)]
-
-
-def stack_indices(starts: Sequence[int], new_length: int, num_flow: int) -> list:
-    """Flow indices ``[t][new_length]`` read for segments starting at ``starts`` (clamped)."""
-    return [[min(s + j, num_flow - 1) for j in range(new_length)] for s in starts]
-
-
-def to_flow_input(stacks: Tensor, size: int, box: tuple | None = None,
-                  flip: bool = False) -> Tensor:
-    """uint8 ``(T, L, H, W, 2)`` -> normalised float ``(T, 2L, size, size)``, ``[x1, y1, ...]``.
-
-    ``box = (y, x, h, w)`` crops (else the centre square); ``flip`` mirrors and inverts x
-    (TSN's ``GroupRandomHorizontalFlip(is_flow=True)``: ``x -> 255 - x``).
-    """
-    if stacks.dim() != 5 or stacks.shape[-1] != 2 or stacks.dtype != torch.uint8:
-        raise ValueError(f"expected uint8 flow stacks (T, L, H, W, 2), got {stacks.dtype} "
-                         f"{tuple(stacks.shape)}")
-    t, length, h, w, _ = stacks.shape
-    if box is None:
-        side = min(h, w)
-        box = ((h - side) // 2, (w - side) // 2, side, side)
-    y, x, ch, cw = box
-    v = stacks[:, :, y:y + ch, x:x + cw].permute(0, 1, 4, 2, 3).reshape(t, 2 * length, ch, cw)
-    v = v.float()
-    if flip:
-        v = v.flip(-1)
-        v[:, 0::2] = 255.0 - v[:, 0::2]
-    v = v.div_(255)
-    if (ch, cw) != (size, size):
-        v = F.interpolate(v, size=(size, size), mode="bilinear", align_corners=False,
-                          antialias=True)
-    return (v - FLOW_MEAN) / FLOW_STD

@@ -1,29 +1,35 @@
 """Group transforms: the same crop box, scale and flip for every frame of a clip.
 
-A transform is a callable ``(frames, rng) -> frames`` on uint8 numpy ``(T, H, W, 3)`` with an
-explicit ``numpy.random.Generator`` (one draw per clip, never per frame). Multi-crop transforms
-return ``(K*T, h, w, 3)``, the ``T`` frames of each crop contiguous. :class:`ToTensor` turns
-frames into float ``(T, 3, H, W)`` in ``[0, 1]``; :class:`Normalize` then works on that tensor.
-Sizes are ints (square) or ``(height, width)``. Geometry follows the official TSM
-``ops/transforms.py`` (multi-scale crop with the 13 fixed offsets, scales 1, .875, .75, .66).
+A transform is a callable ``(frames, rng) -> frames`` on uint8 numpy ``(N, H, W, C)`` (``C`` = 3
+RGB, or 2 for flow x/y fields) with an explicit ``numpy.random.Generator`` (one draw per clip,
+never per frame). :class:`GroupViews` returns ``(K*N, h, w, C)``, the ``N`` frames of each view
+contiguous. :class:`ToTensor` turns frames into float ``(N, C, H, W)`` in ``[0, 1]``;
+:class:`Normalize` then works on that tensor. Sizes are ints (square) or ``(height, width)``.
+Geometry follows the official TSM ``ops/transforms.py`` (multi-scale crop with the 13 fixed
+offsets, scales 1, .875, .75, .66; test views in :mod:`tsm_apps.data.crops`); resizing is
+:mod:`tsm_apps.data.resize`. Mirroring a flow clip also inverts its x fields (``255 - x``), as
+the official ``GroupRandomHorizontalFlip(is_flow=True)`` does.
 """
 from __future__ import annotations
 
+import math
 from typing import Optional, Sequence, Union
 
 import numpy as np
 import torch
-from torch.nn import functional as F
 
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
+from .crops import centre_offset, fixed_offsets, view_offsets
+from .normalization import IMAGENET_MEAN, IMAGENET_STD, Stat, modality_stats, normalize
+from .resize import check_frames, resize_frames, short_side_size
+
 MULTI_SCALES = (1.0, 0.875, 0.75, 0.66)
 Size = Union[int, Sequence[int]]
 
 __all__ = ["Compose", "GroupScale", "GroupCenterCrop", "GroupRandomCrop", "GroupMultiScaleCrop",
-           "GroupRandomHorizontalFlip", "GroupThreeCrop", "GroupTenCrop", "ToTensor",
-           "Normalize", "fixed_offsets", "resize_frames", "train_transform", "eval_transform",
-           "IMAGENET_MEAN", "IMAGENET_STD", "MULTI_SCALES"]
+           "GroupRandomResizedCrop", "GroupRandomHorizontalFlip", "GroupViews", "ToTensor",
+           "Normalize", "mirror", "train_transform", "MULTI_SCALES", "TRAIN_CROPS"]
+
+TRAIN_CROPS = ("area", "multiscale")
 
 
 def _hw(size: Size) -> tuple:
@@ -33,14 +39,6 @@ def _hw(size: Size) -> tuple:
     return int(h), int(w)
 
 
-def _check_frames(frames: np.ndarray) -> np.ndarray:
-    if not isinstance(frames, np.ndarray) or frames.dtype != np.uint8 or frames.ndim != 4 \
-            or frames.shape[-1] != 3:
-        got = f"{frames.dtype} {frames.shape}" if isinstance(frames, np.ndarray) else type(frames)
-        raise ValueError(f"expected uint8 frames (T, H, W, 3), got {got}")
-    return frames
-
-
 def _crop(frames: np.ndarray, y: int, x: int, h: int, w: int) -> np.ndarray:
     H, W = frames.shape[1:3]
     if h > H or w > W or y < 0 or x < 0 or y + h > H or x + w > W:
@@ -48,15 +46,12 @@ def _crop(frames: np.ndarray, y: int, x: int, h: int, w: int) -> np.ndarray:
     return frames[:, y:y + h, x:x + w]
 
 
-def resize_frames(frames: np.ndarray, size: tuple) -> np.ndarray:
-    """Bilinear (antialiased) resize of uint8 ``(T, H, W, 3)`` to ``size = (h, w)``."""
-    _check_frames(frames)
-    h, w = size
-    if frames.shape[1:3] == (h, w):
-        return frames
-    x = torch.from_numpy(np.ascontiguousarray(frames)).permute(0, 3, 1, 2).float()
-    x = F.interpolate(x, size=(h, w), mode="bilinear", align_corners=False, antialias=True)
-    return x.round_().clamp_(0, 255).to(torch.uint8).permute(0, 2, 3, 1).contiguous().numpy()
+def mirror(frames: np.ndarray) -> np.ndarray:
+    """Left-right mirror of uint8 ``(N, H, W, C)``; flow (``C == 2``) also gets ``x -> 255 - x``."""
+    out = np.ascontiguousarray(frames[:, :, ::-1])
+    if out.shape[-1] == 2:
+        out[..., 0] = 255 - out[..., 0]
+    return out
 
 
 class Compose:
@@ -72,32 +67,32 @@ class Compose:
 
 
 class GroupScale:
-    """Resize so the shorter side is ``size`` (int; longer side ``int(size * long / short)``,
-    as torchvision) or to exactly ``(h, w)``."""
+    """Resize so the shorter side is ``size`` (int; the longer side by ``rounding``, see
+    :func:`~tsm_apps.data.resize.short_side_size`) or to exactly ``(h, w)``, with ``backend``."""
 
-    def __init__(self, size: Size) -> None:
-        self.size = size
+    def __init__(self, size: Size, backend: str = "pil", rounding: str = "floor") -> None:
+        self.size, self.backend, self.rounding = size, backend, rounding
+
+    def output_size(self, H: int, W: int) -> tuple:
+        if isinstance(self.size, (int, np.integer)):
+            return short_side_size(H, W, int(self.size), self.rounding)
+        return _hw(self.size)
 
     def __call__(self, frames: np.ndarray, rng=None) -> np.ndarray:
-        H, W = _check_frames(frames).shape[1:3]
-        if isinstance(self.size, (int, np.integer)):
-            s = int(self.size)
-            out = (s, int(s * W / H)) if H <= W else (int(s * H / W), s)
-        else:
-            out = _hw(self.size)
-        return resize_frames(frames, out)
+        H, W = check_frames(frames).shape[1:3]
+        return resize_frames(frames, self.output_size(H, W), self.backend)
 
 
 class GroupCenterCrop:
-    """The central ``size`` crop (offsets ``round((H - h) / 2)``, ``round((W - w) / 2)``)."""
+    """The central ``size`` crop; offsets rounded (``"official"``) or floored (``"mmaction2"``)."""
 
-    def __init__(self, size: Size) -> None:
-        self.size = _hw(size)
+    def __init__(self, size: Size, style: str = "official") -> None:
+        self.size, self.style = _hw(size), style
 
     def __call__(self, frames: np.ndarray, rng=None) -> np.ndarray:
-        H, W = _check_frames(frames).shape[1:3]
+        H, W = check_frames(frames).shape[1:3]
         h, w = self.size
-        return _crop(frames, int(round((H - h) / 2.0)), int(round((W - w) / 2.0)), h, w)
+        return _crop(frames, *centre_offset(H, W, h, w, self.style), h, w)
 
 
 class GroupRandomCrop:
@@ -107,22 +102,12 @@ class GroupRandomCrop:
         self.size = _hw(size)
 
     def __call__(self, frames: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        H, W = _check_frames(frames).shape[1:3]
+        H, W = check_frames(frames).shape[1:3]
         h, w = self.size
         if h > H or w > W:
             raise ValueError(f"random crop {h}x{w} does not fit frames of {H}x{W}")
         y, x = int(rng.integers(0, H - h + 1)), int(rng.integers(0, W - w + 1))
         return _crop(frames, y, x, h, w)
-
-
-def fixed_offsets(H: int, W: int, h: int, w: int, more: bool = True) -> list:
-    """The official fixed crop positions ``(y, x)``: 4 corners and the centre, plus (``more``)
-    4 edge centres and 4 quarter points -- 13 in all. Steps are ``(H - h) // 4``, ``(W - w) // 4``."""
-    hs, ws = (H - h) // 4, (W - w) // 4
-    grid = [(0, 0), (0, 4), (4, 0), (4, 4), (2, 2)]
-    if more:
-        grid += [(2, 0), (2, 4), (4, 2), (0, 2), (1, 1), (1, 3), (3, 1), (3, 3)]
-    return [(gy * hs, gx * ws) for gy, gx in grid]
 
 
 class GroupMultiScaleCrop:
@@ -132,10 +117,12 @@ class GroupMultiScaleCrop:
     ``fix_crop``), then resized to ``size``."""
 
     def __init__(self, size: Size, scales: Sequence[float] = MULTI_SCALES, max_distort: int = 1,
-                 fix_crop: bool = True, more_fix_crop: bool = True) -> None:
+                 fix_crop: bool = True, more_fix_crop: bool = True,
+                 backend: str = "pil") -> None:
         self.size = _hw(size)
         self.scales = tuple(scales)
         self.max_distort, self.fix_crop, self.more_fix_crop = max_distort, fix_crop, more_fix_crop
+        self.backend = backend
 
     def crop_pairs(self, H: int, W: int) -> list:
         """Candidate ``(crop_h, crop_w)`` pairs for frames of ``H x W``."""
@@ -146,7 +133,7 @@ class GroupMultiScaleCrop:
                 if abs(i - j) <= self.max_distort]
 
     def __call__(self, frames: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        H, W = _check_frames(frames).shape[1:3]
+        H, W = check_frames(frames).shape[1:3]
         pairs = self.crop_pairs(H, W)
         h, w = pairs[int(rng.integers(len(pairs)))]
         if self.fix_crop:
@@ -154,100 +141,95 @@ class GroupMultiScaleCrop:
             y, x = offs[int(rng.integers(len(offs)))]
         else:
             y, x = int(rng.integers(0, H - h + 1)), int(rng.integers(0, W - w + 1))
-        return resize_frames(_crop(frames, y, x, h, w), self.size)
+        return resize_frames(_crop(frames, y, x, h, w), self.size, self.backend)
+
+
+class GroupRandomResizedCrop:
+    """A random box covering ``[min_area, 1]`` of the frame area with aspect ``3/4 .. 4/3``
+    (log-uniform), clamped to the frame, then resized to ``size`` (Inception-style crop)."""
+
+    def __init__(self, size: Size, min_area: float = 0.5, backend: str = "pil") -> None:
+        if not 0 < min_area <= 1:
+            raise ValueError(f"min_area must be in (0, 1], got {min_area}")
+        self.size, self.min_area, self.backend = _hw(size), min_area, backend
+
+    def box(self, H: int, W: int, rng: np.random.Generator) -> tuple:
+        """``(y, x, h, w)`` of one draw for frames of ``H x W``."""
+        area = H * W * (self.min_area + (1 - self.min_area) * rng.random())
+        ratio = math.exp(math.log(3 / 4) + (math.log(4 / 3) - math.log(3 / 4)) * rng.random())
+        w = min(W, max(1, int(round(math.sqrt(area * ratio)))))
+        h = min(H, max(1, int(round(math.sqrt(area / ratio)))))
+        return int(rng.integers(0, H - h + 1)), int(rng.integers(0, W - w + 1)), h, w
+
+    def __call__(self, frames: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        H, W = check_frames(frames).shape[1:3]
+        return resize_frames(_crop(frames, *self.box(H, W, rng)), self.size, self.backend)
 
 
 class GroupRandomHorizontalFlip:
-    """Flip the whole clip left-right with probability ``p``. ``enabled=False`` turns it off
-    (for direction-sensitive labels such as "moving something from left to right")."""
+    """Mirror the whole clip with probability ``p`` (:func:`mirror`: flow x is inverted).
+    ``enabled=False`` turns it off (direction-sensitive labels such as "moving something from
+    left to right")."""
 
     def __init__(self, p: float = 0.5, enabled: bool = True) -> None:
         self.p, self.enabled = p, enabled
 
     def __call__(self, frames: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        _check_frames(frames)
+        check_frames(frames)
         if self.enabled and rng.random() < self.p:
-            return np.ascontiguousarray(frames[:, :, ::-1])
+            return mirror(frames)
         return frames
 
 
-class GroupThreeCrop:
-    """Three ``size`` crops along the longer side (start, centre, end; centred across the other
-    side) -> ``(3*T, h, w, 3)``. Test-time augmentation."""
+class GroupViews:
+    """The ``crops`` test views of ``size`` (:func:`~tsm_apps.data.crops.view_offsets` of
+    ``style``) -> ``(crops*N, h, w, C)``, the ``N`` frames of a view contiguous."""
 
-    def __init__(self, size: Size) -> None:
-        self.size = _hw(size)
+    def __init__(self, size: Size, crops: int = 1, style: str = "official") -> None:
+        self.size, self.crops, self.style = _hw(size), crops, style
 
-    def __call__(self, frames: np.ndarray, rng=None) -> np.ndarray:
-        H, W = _check_frames(frames).shape[1:3]
-        h, w = self.size
-        if W - w >= H - h:
-            y = (H - h) // 2
-            boxes = [(y, 0), (y, (W - w) // 2), (y, W - w)]
-        else:
-            x = (W - w) // 2
-            boxes = [(0, x), ((H - h) // 2, x), (H - h, x)]
-        return np.concatenate([_crop(frames, y, x, h, w) for y, x in boxes])
-
-
-class GroupTenCrop:
-    """Four corners and the centre, then the same five flipped -> ``(10*T, h, w, 3)``."""
-
-    def __init__(self, size: Size) -> None:
-        self.size = _hw(size)
+    def offsets(self, H: int, W: int) -> list:
+        return view_offsets(self.style, self.crops, H, W, *self.size)
 
     def __call__(self, frames: np.ndarray, rng=None) -> np.ndarray:
-        H, W = _check_frames(frames).shape[1:3]
+        H, W = check_frames(frames).shape[1:3]
         h, w = self.size
-        crops = [_crop(frames, y, x, h, w) for y, x in fixed_offsets(H, W, h, w, more=False)]
-        crops += [c[:, :, ::-1] for c in crops]
-        return np.concatenate(crops)
+        views = [_crop(frames, y, x, h, w) for y, x, _ in self.offsets(H, W)]
+        views = [mirror(v) if f else v for v, (_, _, f) in zip(views, self.offsets(H, W))]
+        return np.concatenate(views)
 
 
 class ToTensor:
-    """uint8 ``(T, H, W, 3)`` -> float32 tensor ``(T, 3, H, W)``, divided by 255 when ``div``."""
+    """uint8 ``(N, H, W, C)`` -> float32 tensor ``(N, C, H, W)``, divided by 255 when ``div``."""
 
     def __init__(self, div: bool = True) -> None:
         self.div = div
 
     def __call__(self, frames: np.ndarray, rng=None) -> torch.Tensor:
-        x = torch.from_numpy(np.ascontiguousarray(_check_frames(frames))).permute(0, 3, 1, 2)
+        x = torch.from_numpy(np.ascontiguousarray(check_frames(frames))).permute(0, 3, 1, 2)
         x = x.float()
         return x.div_(255.0) if self.div else x
 
 
 class Normalize:
-    """``(x - mean) / std`` per channel on a float tensor ``(..., 3, H, W)``."""
+    """``(x - mean) / std`` on a float tensor ``(..., C, H, W)``
+    (:func:`tsm_apps.data.normalization.normalize`)."""
 
-    def __init__(self, mean: Sequence[float] = IMAGENET_MEAN,
-                 std: Sequence[float] = IMAGENET_STD) -> None:
-        self.mean, self.std = tuple(mean), tuple(std)
+    def __init__(self, mean: Stat = IMAGENET_MEAN, std: Stat = IMAGENET_STD) -> None:
+        self.mean, self.std = mean, std
 
     def __call__(self, x: torch.Tensor, rng=None) -> torch.Tensor:
-        if not torch.is_tensor(x) or x.dim() < 3 or x.shape[-3] != 3:
-            raise ValueError(f"Normalize expects a float tensor (..., 3, H, W), got "
-                             f"{tuple(x.shape) if torch.is_tensor(x) else type(x)}")
-        m = x.new_tensor(self.mean).view(3, 1, 1)
-        s = x.new_tensor(self.std).view(3, 1, 1)
-        return (x - m) / s
+        return normalize(x, self.mean, self.std)
 
 
-def train_transform(size: int = 224, flip: bool = True, scales: Sequence[float] = MULTI_SCALES,
-                    mean: Sequence[float] = IMAGENET_MEAN,
-                    std: Sequence[float] = IMAGENET_STD) -> Compose:
-    """The official training augmentation: multi-scale crop, optional flip, tensor, normalise."""
-    return Compose([GroupMultiScaleCrop(size, scales), GroupRandomHorizontalFlip(enabled=flip),
-                    ToTensor(), Normalize(mean, std)])
-
-
-def eval_transform(size: int = 224, scale_size: Optional[int] = None, crops: int = 1,
-                   mean: Sequence[float] = IMAGENET_MEAN,
-                   std: Sequence[float] = IMAGENET_STD) -> Compose:
-    """Evaluation: shorter side to ``scale_size`` (default ``size * 256 // 224``), then a centre
-    crop (``crops=1``), three crops at full resolution (``crops=3``, shorter side ``size``) or ten
-    crops (``crops=10``); tensor; normalise."""
-    if crops not in (1, 3, 10):
-        raise ValueError(f"crops must be 1, 3 or 10, got {crops}")
-    scale = size if crops == 3 else (scale_size or size * 256 // 224)
-    crop = {1: GroupCenterCrop, 3: GroupThreeCrop, 10: GroupTenCrop}[crops](size)
-    return Compose([GroupScale(scale), crop, ToTensor(), Normalize(mean, std)])
+def train_transform(size: int = 224, crop: str = "multiscale", flip: bool = True,
+                    min_area: float = 0.5, scales: Sequence[float] = MULTI_SCALES,
+                    modality: str = "rgb", backend: str = "pil") -> Compose:
+    """Training augmentation: ``crop`` = ``"multiscale"`` (the official TSN/TSM crop) or
+    ``"area"`` (:class:`GroupRandomResizedCrop`), optional mirror, tensor, normalise."""
+    if crop not in TRAIN_CROPS:
+        raise ValueError(f"crop must be one of {TRAIN_CROPS}, got {crop!r}")
+    first = (GroupMultiScaleCrop(size, scales, backend=backend) if crop == "multiscale"
+             else GroupRandomResizedCrop(size, min_area, backend))
+    return Compose([first, GroupRandomHorizontalFlip(enabled=flip), ToTensor(),
+                    Normalize(*modality_stats(modality))])

@@ -16,8 +16,9 @@ from typing import Mapping
 import torch
 from torch import Tensor, nn
 
+from ..data.normalization import FLOW_MEAN, FLOW_STD  # noqa: F401  (defined once there)
+
 MODALITIES = ("rgb", "flow")
-FLOW_MEAN, FLOW_STD = 0.5, 0.226  # official TSM: input_mean [0.5], input_std [mean(ImageNet std)]
 FIRST_CONV_KEYS = ("backbone.conv1.weight", "backbone.features.0.0.weight")  # ResNet, MobileNetV2
 
 

@@ -17,13 +17,45 @@ below ``b1`` times the best so far (Algorithm 1), up to a cap; the prose's margi
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 import torch
 from torch import Tensor, nn
 
-from .config import ADAPTIVE_RULES
 from .recipe import bn_layers
+
+AVERAGING = ("none", "kavg")
+ADAPTIVE_RULES = ("factor", "margin")
+
+
+@dataclass
+class AveragingConfig:
+    """K-step model averaging (AAVG, Algorithm 2): ``k`` local steps, then one averaging round.
+
+    ``k = -1`` averages once per epoch. The per-process batch grows by ``b2`` (up to
+    ``batch_cap`` clips per process) when the val top-1 ``a`` stalls against the best ``a*``:
+    ``adaptive_rule="factor"`` (Algorithm 1, line 15): ``a < a* x b1``; ``"margin"`` (the
+    paper's prose): ``a < a* + b1`` points.
+    """
+    method: str = "none"
+    k: int = 8
+    b1: float = 1.0
+    b2: int = 2
+    batch_cap: int = 0  # 0: 4x the starting per-process batch
+    adaptive_rule: str = "factor"
+
+    def __post_init__(self) -> None:
+        if self.adaptive_rule not in ADAPTIVE_RULES:
+            raise ValueError(f"adaptive_rule must be one of {ADAPTIVE_RULES}, "
+                             f"got {self.adaptive_rule!r}")
+        if self.method not in AVERAGING:
+            raise ValueError(f"averaging must be one of {AVERAGING}, got {self.method!r}")
+        if self.k == 0 or self.k < -1:
+            raise ValueError(f"k must be >= 1 or -1 (once per epoch), got {self.k}")
+        if self.b2 < 1:
+            raise ValueError(f"b2 (batch growth factor) must be >= 1, got {self.b2}")
+
 
 MOMENT_KEYS = ("exp_avg", "exp_avg_sq", "momentum_buffer")
 

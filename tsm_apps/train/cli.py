@@ -27,6 +27,7 @@ from .config import (
     MODALITIES,
     OPTIMIZERS,
     PRESETS,
+    SAMPLINGS,
     SHIFTS,
     MultigridConfig,
     TrainConfig,
@@ -36,7 +37,7 @@ from .config import (
 from .inputs import check_pretrained
 
 CHOICES = {"shift": SHIFTS, "bn": BN_MODES, "optimizer": OPTIMIZERS, "modality": MODALITIES,
-           "crop": CROPS}
+           "crop": CROPS, "sampling": SAMPLINGS}
 NESTED = {  # flag -> (section, key)
     "multigrid": ("multigrid", "enabled"),
     "averaging": ("averaging", "method"),

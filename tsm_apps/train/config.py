@@ -22,95 +22,18 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
 
+from ..data.protocol import TestProtocol
 from ..io import atomic_write_text
 from ..models.modality import MODALITIES
+from .averaging import ADAPTIVE_RULES, AVERAGING, AveragingConfig  # noqa: F401  (re-exported)
+from .multigrid import MultigridConfig, check_factor_pairs  # noqa: F401  (re-exported)
 from .presets import PRESETS
 
 SHIFTS = ("offline", "online", "none")
 BN_MODES = ("train", "partial", "frozen")
 OPTIMIZERS = ("sgd", "adam")
-AVERAGING = ("none", "kavg")
-ADAPTIVE_RULES = ("factor", "margin")
 CROPS = ("area", "multiscale")
-
-
-@dataclass
-class MultigridConfig:
-    """Multigrid schedule as SlowFast runs it (Wu et al. 2020, ``slowfast/utils/multigrid.py``).
-
-    ``long_factors``: ``(temporal, spatial)`` factors of the long cycle, coarsest first
-    (SlowFast ``LONG_CYCLE_FACTORS``). ``short_factors``: spatial factors of the BASE crop for
-    the short cycle (``SHORT_CYCLE_FACTORS``). ``steps``/``max_epoch``: the LR stages of the
-    reference schedule (``SOLVER.STEPS``/``MAX_EPOCH`` of SlowFast's stepwise Kinetics configs);
-    one long cycle runs per stage, the phase after ``steps[-1]`` trains the base shape, and the
-    table is rescaled to the run's ``epochs``. ``bn_base_size``: clips per BN group
-    (``BN_BASE_SIZE``; 0 = the base per-process batch), kept by sub-batch BN.
-    ``min_steps``: fewest steps an epoch keeps; a batch is capped at ``clips // min_steps`` (a
-    small data set otherwise gets a handful of huge-LR steps per coarse epoch).
-    """
-    enabled: bool = False
-    long_cycle: bool = True
-    short_cycle: bool = True
-    long_factors: list = field(default_factory=lambda: [[0.25, 0.5 ** 0.5], [0.5, 0.5 ** 0.5],
-                                                        [0.5, 1.0], [1.0, 1.0]])
-    short_factors: list = field(default_factory=lambda: [0.5, 0.5 ** 0.5])
-    steps: list = field(default_factory=lambda: [0, 94, 154, 196])
-    max_epoch: float = 239
-    bn_base_size: int = 0
-    scale_lr: bool = True
-    min_steps: int = 4
-
-    def __post_init__(self) -> None:
-        if self.min_steps < 1:
-            raise ValueError(f"multigrid min_steps must be >= 1, got {self.min_steps}")
-        if self.bn_base_size < 0:
-            raise ValueError(f"multigrid bn_base_size must be >= 0, got {self.bn_base_size}")
-        st = [float(v) for v in self.steps]
-        if len(st) < 2 or st[0] != 0 or any(b <= a for a, b in zip(st, st[1:])) \
-                or self.max_epoch < st[-1]:
-            raise ValueError(f"multigrid steps must rise from 0 with at least 2 entries and "
-                             f"end at or before max_epoch {self.max_epoch}, got {self.steps!r}")
-        check_factor_pairs(self.long_factors)
-
-
-def check_factor_pairs(pairs: Any) -> list:
-    """``pairs`` as ``[[temporal, spatial], ...]`` floats, each factor in ``(0, 1]``."""
-    try:
-        out = [[float(v) for v in pair] for pair in pairs]
-    except (TypeError, ValueError):
-        out = []
-    if not out or any(len(pair) != 2 or not all(0 < v <= 1 for v in pair) for pair in out):
-        raise ValueError(f"multigrid long_factors: expected [temporal, spatial] pairs with "
-                         f"factors in (0, 1], e.g. [[0.5, 0.7071], [1, 1]], got {pairs!r}")
-    return out
-
-
-@dataclass
-class AveragingConfig:
-    """K-step model averaging (AAVG, Algorithm 2): ``k`` local steps, then one averaging round.
-
-    ``k = -1`` averages once per epoch. The per-process batch grows by ``b2`` (up to
-    ``batch_cap`` clips per process) when the val top-1 ``a`` stalls against the best ``a*``:
-    ``adaptive_rule="factor"`` (Algorithm 1, line 15): ``a < a* x b1``; ``"margin"`` (the
-    paper's prose): ``a < a* + b1`` points.
-    """
-    method: str = "none"
-    k: int = 8
-    b1: float = 1.0
-    b2: int = 2
-    batch_cap: int = 0  # 0: 4x the starting per-process batch
-    adaptive_rule: str = "factor"
-
-    def __post_init__(self) -> None:
-        if self.adaptive_rule not in ADAPTIVE_RULES:
-            raise ValueError(f"adaptive_rule must be one of {ADAPTIVE_RULES}, "
-                             f"got {self.adaptive_rule!r}")
-        if self.method not in AVERAGING:
-            raise ValueError(f"averaging must be one of {AVERAGING}, got {self.method!r}")
-        if self.k == 0 or self.k < -1:
-            raise ValueError(f"k must be >= 1 or -1 (once per epoch), got {self.k}")
-        if self.b2 < 1:
-            raise ValueError(f"b2 (batch growth factor) must be >= 1, got {self.b2}")
+SAMPLINGS = ("tsn", "dense")
 
 
 @dataclass
@@ -137,6 +60,11 @@ class TrainConfig:
     min_area: float = 0.5  # random crop covers [min_area, 1] of the frame area ("area" crop)
     crop: str = "area"  # "multiscale": TSN's GroupMultiScaleCrop (scales 1, .875, .75, .66)
     flip: bool = False  # off by default: flipping changes the meaning of left/right motion
+    scale_size: int = 0  # shorter side before validation's centre crop (0: size * 256 // 224)
+    sampling: str = "tsn"  # "dense": I3D dense sampling (64-frame window) in training and test
+    test_clips: int = 1  # the test protocol recorded in checkpoints: clips per video
+    test_crops: int = 1  # ... views per clip (1 centre, 3 along the long side, 10)
+    test_full_res: bool = False  # ... crops of scale_size instead of size (official --full_res)
     cache: bool = True  # decode every video once and keep the uint8 frames in memory
     workers: int = 0
     # optimisation
@@ -189,7 +117,14 @@ class TrainConfig:
                   (self.modality in MODALITIES,
                    f"modality must be one of {MODALITIES}, got {self.modality!r}"),
                   (self.new_length >= 1, f"new_length must be >= 1, got {self.new_length}"),
-                  (self.crop in CROPS, f"crop must be one of {CROPS}, got {self.crop!r}")]
+                  (self.crop in CROPS, f"crop must be one of {CROPS}, got {self.crop!r}"),
+                  (self.sampling in SAMPLINGS,
+                   f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}"),
+                  (self.scale_size == 0 or self.scale_size >= self.size,
+                   f"scale_size must be 0 or >= size {self.size}, got {self.scale_size}"),
+                  (self.test_clips >= 1, f"test_clips must be >= 1, got {self.test_clips}"),
+                  (self.test_crops in (1, 3, 10),
+                   f"test_crops must be 1, 3 or 10, got {self.test_crops}")]
         for ok, msg in checks:
             if not ok:
                 raise ValueError(msg)
@@ -203,6 +138,20 @@ class TrainConfig:
     def in_channels(self) -> int:
         """Input channels per segment: 3 (RGB) or ``2 * new_length`` (stacked flow x/y)."""
         return 3 if self.modality == "rgb" else 2 * self.new_length
+
+    @property
+    def val_scale_size(self) -> int:
+        """Shorter side before validation's centre crop."""
+        return self.scale_size or self.size * 256 // 224
+
+    def test_protocol(self) -> TestProtocol:
+        """The test protocol a checkpoint of this run records (``meta['test_protocol']``):
+        validation's resize and crop geometry with ``test_clips`` x ``test_crops`` views."""
+        crop = self.val_scale_size if self.test_full_res else self.size
+        sampling = "dense" if self.sampling == "dense" else (
+            "multi" if self.test_clips > 1 else "tsn")
+        return TestProtocol("tsm_apps", sampling, self.test_clips, self.val_scale_size, crop,
+                            self.test_crops, source="recorded by tsm train")
 
     def lists(self) -> tuple[Path, Path]:
         """``(train list, val list)``; ``data`` may be a folder or the train list itself."""

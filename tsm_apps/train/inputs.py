@@ -30,7 +30,7 @@ def check_pretrained(path: str) -> str:
 
 def check_lists(cfg: TrainConfig) -> None:
     """Both list files parse and every video they name exists (no decoding)."""
-    from .clips import read_list
+    from ..data.lists import read_tsm_list as read_list
 
     for lst in cfg.lists():
         for r in read_list(lst):

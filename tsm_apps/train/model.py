@@ -8,7 +8,7 @@ from ..checkpoint.reading import load_weights, read_checkpoint
 from ..models.modality import set_input_channels
 from ..models.recognizer import Recognizer, build_recognizer
 from .config import TrainConfig
-from .distributed import CommCounter
+from ..distributed import CommCounter
 from .recipe import freeze_bn_parameters
 
 

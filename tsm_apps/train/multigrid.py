@@ -18,9 +18,61 @@ at least ``min_steps`` steps. The recognizer's ``num_segments`` is set per batch
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from .config import MultigridConfig
+
+@dataclass
+class MultigridConfig:
+    """Multigrid schedule as SlowFast runs it (Wu et al. 2020, ``slowfast/utils/multigrid.py``).
+
+    ``long_factors``: ``(temporal, spatial)`` factors of the long cycle, coarsest first
+    (SlowFast ``LONG_CYCLE_FACTORS``). ``short_factors``: spatial factors of the BASE crop for
+    the short cycle (``SHORT_CYCLE_FACTORS``). ``steps``/``max_epoch``: the LR stages of the
+    reference schedule (``SOLVER.STEPS``/``MAX_EPOCH`` of SlowFast's stepwise Kinetics configs);
+    one long cycle runs per stage, the phase after ``steps[-1]`` trains the base shape, and the
+    table is rescaled to the run's ``epochs``. ``bn_base_size``: clips per BN group
+    (``BN_BASE_SIZE``; 0 = the base per-process batch), kept by sub-batch BN.
+    ``min_steps``: fewest steps an epoch keeps; a batch is capped at ``clips // min_steps`` (a
+    small data set otherwise gets a handful of huge-LR steps per coarse epoch).
+    """
+    enabled: bool = False
+    long_cycle: bool = True
+    short_cycle: bool = True
+    long_factors: list = field(default_factory=lambda: [[0.25, 0.5 ** 0.5], [0.5, 0.5 ** 0.5],
+                                                        [0.5, 1.0], [1.0, 1.0]])
+    short_factors: list = field(default_factory=lambda: [0.5, 0.5 ** 0.5])
+    steps: list = field(default_factory=lambda: [0, 94, 154, 196])
+    max_epoch: float = 239
+    bn_base_size: int = 0
+    scale_lr: bool = True
+    min_steps: int = 4
+
+    def __post_init__(self) -> None:
+        if self.min_steps < 1:
+            raise ValueError(f"multigrid min_steps must be >= 1, got {self.min_steps}")
+        if self.bn_base_size < 0:
+            raise ValueError(f"multigrid bn_base_size must be >= 0, got {self.bn_base_size}")
+        st = [float(v) for v in self.steps]
+        if len(st) < 2 or st[0] != 0 or any(b <= a for a, b in zip(st, st[1:])) \
+                or self.max_epoch < st[-1]:
+            raise ValueError(f"multigrid steps must rise from 0 with at least 2 entries and "
+                             f"end at or before max_epoch {self.max_epoch}, got {self.steps!r}")
+        check_factor_pairs(self.long_factors)
+
+
+def check_factor_pairs(pairs: Any) -> list:
+    """``pairs`` as ``[[temporal, spatial], ...]`` floats, each factor in ``(0, 1]``."""
+    try:
+        out = [[float(v) for v in pair] for pair in pairs]
+    except (TypeError, ValueError):
+        out = []
+    if not out or any(len(pair) != 2 or not all(0 < v <= 1 for v in pair) for pair in out):
+        raise ValueError(f"multigrid long_factors: expected [temporal, spatial] pairs with "
+                         f"factors in (0, 1], e.g. [[0.5, 0.7071], [1, 1]], got {pairs!r}")
+    return out
+
+
 
 MIN_SIZE = 16
 

@@ -1,14 +1,17 @@
 """``train(cfg)``: the Python entry point behind ``tsm train`` (single process or under torchrun)."""
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
 from torch.utils.data import Dataset
 
-from .clips import ClipSet, read_list
+from ..data.dataset import VideoDataset
+from ..data.lists import read_tsm_list
+from ..data.transforms import train_transform
 from .config import TrainConfig
-from .distributed import env_from, pick_device, process_group
+from ..distributed import env_from, pick_device, process_group
 from .inputs import check_inputs
 from .trainer import Trainer
 
@@ -24,24 +27,28 @@ def read_classes(list_file: Path) -> list:
 
 
 def clip_sets(cfg: TrainConfig, progress: bool = False) -> tuple:
-    """``(train ClipSet, val ClipSet, num_classes, class names)`` from ``cfg.data``."""
+    """``(train set, val set, num_classes, class names)`` from ``cfg.data``: two
+    :class:`~tsm_apps.data.dataset.VideoDataset` on the one clip pipeline."""
     train_list, val_list = cfg.lists()
-    train_rec, val_rec = read_list(train_list), read_list(val_list)
+    train_rec, val_rec = read_tsm_list(train_list), read_tsm_list(val_list)
     classes = read_classes(train_list)
     labels = [r.label for r in train_rec + val_rec]
     num_classes = cfg.num_classes or max(len(classes), max(labels) + 1)
     if max(labels) >= num_classes:
         raise ValueError(f"label {max(labels)} found in {train_list}/{val_list} but "
                          f"num_classes is {num_classes}")
-    common = dict(num_segments=cfg.segments, size=cfg.size, min_area=cfg.min_area,
-                  flip=cfg.flip, seed=cfg.seed, cache=cfg.cache, progress=progress, crop=cfg.crop)
-    if cfg.modality == "flow":  # lists of flow folders (tsm flow extract)
-        from .flow_clips import FlowClipSet
-        return (FlowClipSet(train_rec, True, new_length=cfg.new_length, **common),
-                FlowClipSet(val_rec, False, new_length=cfg.new_length, **common),
-                num_classes, classes)
-    return (ClipSet(train_rec, True, **common), ClipSet(val_rec, False, **common),
-            num_classes, classes)
+    val_protocol = cfg.test_protocol().with_options(clips=1, crops=1, crop_size=cfg.size)
+    common = dict(num_segments=cfg.segments, size=cfg.size, protocol=val_protocol,
+                  transform=train_augmentation(cfg), sampling=cfg.sampling, modality=cfg.modality,
+                  new_length=cfg.new_length, cache=cfg.cache, progress=progress, seed=cfg.seed)
+    return (VideoDataset(train_rec, mode="train", **common),
+            VideoDataset(val_rec, mode="val", **common), num_classes, classes)
+
+
+def train_augmentation(cfg: TrainConfig) -> partial:
+    """``size -> transform`` of the run's training augmentation (crop, mirror, normalise)."""
+    return partial(train_transform, crop=cfg.crop, flip=cfg.flip, min_area=cfg.min_area,
+                   modality=cfg.modality)
 
 
 def train(cfg: TrainConfig, train_set: Optional[Dataset] = None,
@@ -60,6 +67,7 @@ def train(cfg: TrainConfig, train_set: Optional[Dataset] = None,
         train_set, val_set, n, classes = clip_sets(cfg, cfg.progress and env.is_main)
         num_classes = num_classes or n
         meta["classes"] = classes
+    meta["test_protocol"] = cfg.test_protocol().to_dict()
     if not num_classes:
         raise ValueError("num_classes must be given with injected datasets")
     with process_group(env, device):

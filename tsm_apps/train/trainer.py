@@ -21,7 +21,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from .averaging import KStepAverager
 from .config import TrainConfig
-from .distributed import CommCounter, DistEnv
+from ..distributed import CommCounter, DistEnv
 from .hooks import (AveragingHook, CheckpointHook, EvaluationHook, HookBase, LogHook,
                     MultigridHook)
 from .hooks.averaging import consolidate

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..averaging import AdaptiveBatch, merge_bn_
-from ..config import AveragingConfig
+from ..averaging import AdaptiveBatch, AveragingConfig, merge_bn_
 from .base import HookBase
 
 if TYPE_CHECKING:

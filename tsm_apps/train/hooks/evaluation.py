@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from ...io import atomic_write_text
-from ..metrics import classification_report, confusion_matrix, topk_correct
+from ...evaluation.metrics import classification_report, confusion_matrix, topk_correct
 from ..sampler import eval_batches
 from .base import HookBase
 

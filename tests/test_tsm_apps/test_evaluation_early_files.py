@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from tsm_apps.train.early_files import (EARLY_CSV, early_figure, read_early_csv, whole_video,
+from tsm_apps.evaluation.early_files import (EARLY_CSV, early_figure, read_early_csv, whole_video,
                                         write_early)
 
 # results.md §9's measured early-recognition table (60 val videos)

@@ -4,7 +4,7 @@ view and the demo report all draw.
 
 ``early.csv``: a header ``fraction,<method>,...`` then one row per fraction of the video seen
 (``0.1`` ... ``1.0``) with each method's top-1 (%); methods are
-:data:`tsm_apps.train.online_eval.METHODS` (``tsn``, ``tsm_offline``, ``tsm_online``), the ones
+:data:`tsm_apps.evaluation.early.METHODS` (``tsn``, ``tsm_offline``, ``tsm_online``), the ones
 evaluated. ``early.json`` holds the same plus the video count and the whole-video top-1 (the
 fraction 1.0 row: table 7's online vs offline comparison).
 """
@@ -37,7 +37,7 @@ def whole_video(res: dict) -> dict:
 
 def write_early(res: dict, out: str | Path) -> Path:
     """``early.json``, ``early.csv`` and ``early.html`` (Plotly) in the folder ``out``;
-    ``res`` as :func:`tsm_apps.train.online_eval.early_recognition` returns it."""
+    ``res`` as :func:`tsm_apps.evaluation.early.early_recognition` returns it."""
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out_dir / EARLY_JSON, res)

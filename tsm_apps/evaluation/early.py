@@ -92,10 +92,8 @@ def early_recognition(models: dict, videos: Sequence[tuple], fractions: Sequence
     for m in models.values():
         m.eval()
     hits = {k: torch.zeros(len(fractions)) for k in models}
-    items = videos
-    if progress:
-        from .clips import _maybe_tqdm
-        items = _maybe_tqdm(videos, True, "early recognition")
+    from tqdm import tqdm
+    items = tqdm(videos, desc="early recognition", disable=not progress, leave=False)
     n = 0
     for frames, label in items:
         for k, logits in video_curves(models, frames, fractions, t, stride).items():

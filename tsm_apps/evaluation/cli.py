@@ -1,0 +1,117 @@
+"""``tsm test``: a checkpoint on videos under its own test protocol (top-1/top-5, per-class
+accuracy, confusion, each video's frames and top-5); ``--fuse`` two-stream, ``--online`` early
+recognition.
+
+The protocol is the checkpoint's (:mod:`tsm_apps.data.protocol`: ours as recorded by training,
+the official repository's -- dense for ``_dense`` files --, mmaction2's stored config) and is
+printed first; ``--clips``, ``--crops``, ``--size``, ``--scale-size``, ``--view`` change it.
+Inputs are checked (checkpoint readable, of a known layout, with a classifier; videos listed;
+labels within the classes) before any frame is decoded.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ..data.protocol import VIEWS
+from ..io import atomic_write_text
+from ..options import add_options, options_from
+
+SHOWN = 20  # videos whose top-5 is printed (all are in --out)
+
+
+def _meta(help: str = "", **kw) -> dict:
+    return dict(metadata={"help": help, **kw} if help else kw)
+
+
+@dataclass
+class TestConfig:
+    """Everything ``tsm test`` takes (one field a flag, see :mod:`tsm_apps.options`)."""
+    checkpoint: str = field(**_meta(positional=True))
+    data: str = ""
+    classes: Optional[str] = None
+    segments: Optional[int] = None
+    clips: Optional[int] = None
+    crops: Optional[int] = field(default=None, **_meta(choices=(1, 3, 5, 10)))
+    size: Optional[int] = None
+    scale_size: Optional[int] = None
+    view: Optional[str] = field(default=None, **_meta(choices=VIEWS))
+    device: str = "auto"
+    out: Optional[str] = field(default=None, **_meta("write the results as JSON here"))
+    progress: bool = True
+    fuse: Optional[str] = field(default=None, **_meta("fuse with this Flow checkpoint (FLOW.pth)"))
+    flow_data: Optional[str] = field(default=None, **_meta(
+        "--fuse: the tsm flow extract folder of the same videos (val.txt)"))
+    fuse_weights: str = field(default="", **_meta(
+        "--fuse: extra W_RGB,W_FLOW (1,1 and 1,1.5 are always reported)"))
+    online: bool = field(default=False, **_meta(
+        "CHECKPOINT is an online TSM: accuracy vs fraction of the video seen"))
+    offline_checkpoint: Optional[str] = field(default=None, **_meta(
+        "--online: the offline TSM to compare"))
+    tsn_checkpoint: Optional[str] = field(default=None, **_meta("--online: the TSN to compare"))
+    stride: int = field(default=2, **_meta("--online: frames between streamed frames"))
+
+    def protocol_options(self) -> dict:
+        return {"clips": self.clips, "crops": self.crops, "crop_size": self.size,
+                "scale_size": self.scale_size, "view": self.view}
+
+
+def build_parser():
+    import argparse
+    p = argparse.ArgumentParser(prog="tsm test", description=__doc__.splitlines()[0])
+    return add_options(p, TestConfig)
+
+
+def _checked(cfg: TestConfig) -> tuple:
+    """The checkpoint opened and the videos listed, labels checked, before any decoding."""
+    from ..data.sources import find_sources
+    from ..distributed import env_from, pick_device
+    from .recognition import open_checkpoint
+    if not cfg.data:
+        raise ValueError("--data is required: " + "a video, a folder, a list file or an SSv2 JSON")
+    device = pick_device(cfg.device, env_from({}))
+    ck = open_checkpoint(cfg.checkpoint, cfg.classes, device=device, segments=cfg.segments,
+                         **cfg.protocol_options())
+    videos = find_sources(cfg.data)
+    k = len(ck.names)
+    bad = next((v for v in videos if v.label is not None and v.label >= k), None)
+    if bad is not None:
+        raise ValueError(f"{bad.path}: label {bad.label} but the checkpoint has {k} classes")
+    return ck, videos
+
+
+def _print(res: dict) -> None:
+    for v in res["predictions"][:SHOWN]:
+        best = ", ".join(f"{t['name']} {100 * t['prob']:.1f}%" for t in v["top5"])
+        label = "" if v["label"] is None else f" [label {v['label']}]"
+        print(f"  {v['video']}{label}: {best}")
+    if res["videos"] > SHOWN:
+        print(f"  ... {res['videos'] - SHOWN} more videos (all in --out)")
+    if not res["labelled"]:
+        print(f"tsm test: {res['videos']} videos, no labels: predictions only")
+        return
+    print(f"tsm test: {res['labelled']} labelled of {res['videos']} videos: top-1 "
+          f"{res['top1']:.2f}%  top-5 {res['top5']:.2f}%  mean class "
+          f"{res['mean_class_accuracy']:.2f}%")
+
+
+def main(argv: Optional[list] = None) -> int:
+    cfg = options_from(TestConfig, build_parser().parse_args(argv))
+    if cfg.online or cfg.fuse:
+        from .fusion import main_streams
+        return main_streams(cfg)
+    from .evaluate import evaluate
+    ck, videos = _checked(cfg)
+    print(f"tsm test: {ck.path.name} ({ck.layout} layout): {ck.protocol.describe()}")
+    for v in (v for v in videos if v.error):
+        print(f"tsm test: skipped {v.path}: {v.error}", file=sys.stderr)
+    videos = [v for v in videos if not v.error]
+    res = evaluate(ck, videos, cfg.progress)
+    res["classes"] = ck.names
+    _print(res)
+    if cfg.out:
+        atomic_write_text(Path(cfg.out), json.dumps(res, indent=1))
+    return 0
