@@ -152,9 +152,8 @@ def load_detector(folder_or_config: str | os.PathLike,
     when present, else CPU. Weights are loaded with ``weights_only=True`` and must fit the
     config's model exactly (ValueError naming the differing keys otherwise)."""
     from mmengine.registry import init_default_scope
-    from mmdet.registry import MODELS
-
-    import detection  # noqa: F401  (registers our classes)
+    from mmdet.registry import MODELS  # our classes are registered: this module's package
+    # (detection/__init__.py) imported them before this module
 
     path = Path(folder_or_config)
     if not path.exists():

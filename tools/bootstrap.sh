@@ -52,7 +52,10 @@ if [ -z "$mmcv_whl" ]; then
   mmcv_whl=$(ls "$WHEELS"/mmcv-2.1.0-*.whl | head -n1)
 fi
 $PIP install -q "$mmcv_whl"
-$PIP install -q -r tools/requirements.txt
-$PIP install -q --no-deps -e .
+# pyproject.toml lists what the product (and its tests) need; tools/requirements.txt pins them
+$PIP install -q -c tools/requirements.txt -e ".[test]"
+# mmcv pulls opencv-python, whose cv2 lacks the contrib modules (TV-L1 flow): the contrib build
+# must be the cv2 on disk
+$PIP install -q --force-reinstall --no-deps -c tools/requirements.txt opencv-contrib-python-headless
 echo "$want" > "$STAMP"
 echo "[bootstrap] ready: $VENV"

@@ -1,5 +1,6 @@
 """The core figures of ``tsm bench``: the shift's overhead (ours and the official op's), online
-latency and cache, TSM vs a native I3D, the shift op itself and data loading. Each takes
+latency and cache, TSM vs a native I3D and the shift op itself (the training loader's figure
+is training's own: ``tsm_apps.train.loading_bench``). Each takes
 ``(quick, device)`` and returns :class:`~tsm_apps.bench.timing.Figure` objects measured side by
 side (round-robin; ratios are medians of per-round ratios) in one process; each detail records
 the load average around it."""
@@ -17,7 +18,6 @@ from ..models.inflate import I3D
 from ..models.online import OnlineRecognizer
 from ..models.recognizer import build_recognizer
 from ..models.shift import TemporalShift, temporal_shift
-from .loading import data_loading
 from .timing import Figure, load_average, medians, paired_ratio, time_many, time_rounds
 
 CL, NCHW = torch.channels_last, torch.contiguous_format
@@ -182,7 +182,7 @@ def shift_op_speed(quick: bool, device: str) -> list:
                    {**_ms(t), "ours/official nchw": t["ours_nchw"] / t["official_nchw"]})]
 
 
-FIGURES = (shift_overhead, online_latency, tsm_vs_i3d, shift_op_speed, data_loading)
+FIGURES = (shift_overhead, online_latency, tsm_vs_i3d, shift_op_speed)
 
 
 def figures(quick: bool, device: str) -> list:

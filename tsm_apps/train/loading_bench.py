@@ -1,4 +1,5 @@
-"""``tsm bench`` data-loading figure: the default training preset's loader vs its step.
+"""``tsm bench loading``: the default training preset's loader vs its step (the ``loading`` entry
+of the ``tsm.bench`` group).
 
 The loader is the training one (:class:`~tsm_apps.data.dataset.VideoDataset` with decoded frames kept
 in memory, as the preset does, behind a ``DataLoader`` with the configured workers); the step is
@@ -16,8 +17,8 @@ from torch.utils.data import DataLoader
 from ..models.recognizer import build_recognizer
 from ..data.dataset import VideoDataset
 from ..data.transforms import train_transform
-from ..train.config import load_config
-from .timing import Figure, load_average, time_one
+from ..bench.timing import Figure, load_average, time_one
+from .config import load_config
 
 
 def _videos(n: int, frames: int, size: int) -> torch.Tensor:
@@ -55,7 +56,7 @@ def step_rate(cfg, size: int, device: str, repeats: int) -> float:
     return cfg.batch_size / time_one(step, repeats, 1, device)
 
 
-def data_loading(quick: bool, device: str) -> list:
+def figures(quick: bool, device: str) -> list:
     """Loader / step throughput of the ``synthetic`` preset with default workers (and, in the
     full run, with 0, 1 and 2 workers at 112 and 224 px)."""
     cfg = load_config(None, "synthetic")
