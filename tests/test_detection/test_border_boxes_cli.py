@@ -14,30 +14,13 @@ import detection
 from fgfa_vid_eval import fgfa_map, snippet_frames
 from mmdet.registry import DATASETS
 from tsm_apps.cli import main as tsm
-from tsm_apps.data.vid_layout import frame_to_xml, read_frame_xml
 from tsm_apps.synth.vid import generate
+from vid_fixtures import push_to_border
 
 SYNTH = str(Path(detection.__file__).parent / "configs" / "rfcn_synth_tsm.py")
 SIZE = 64
 # the synthetic set's classes in the config's label order (airplane, car, zebra, watercraft)
 WNIDS = ["n02691156", "n02958343", "n02391049", "n04530566"]
-
-
-def push_to_border(root: Path) -> list:
-    """Every third frame's first object ends at xmax = width, the next frame's at ymax =
-    height; returns ``(split, snippet, frame, kind)`` of the changed frames."""
-    changed, ann = [], root / "Annotations" / "VID"
-    for xml in sorted(ann.glob("*/**/*.xml")):
-        frame, t = read_frame_xml(xml), int(xml.stem)
-        if not frame.objects or t % 3 == 2:
-            continue
-        o = frame.objects[0]
-        o.box = (o.box[0], o.box[1], frame.width, o.box[3]) if t % 3 == 0 else \
-            (o.box[0], o.box[1], o.box[2], frame.height)
-        xml.write_bytes(frame_to_xml(frame))
-        changed.append((xml.relative_to(ann).parts[0], xml.parent.name, t,
-                        "x" if t % 3 == 0 else "y"))
-    return changed
 
 
 @pytest.mark.slow

@@ -4,7 +4,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from tsm_apps.data.vid_layout import VIDFrame, VIDObject, frame_to_xml, write_image_sets
+from tsm_apps.data.vid_layout import VIDFrame, VIDObject, frame_to_xml, read_frame_xml, \
+    write_image_sets
 
 CAR, DOG, CAT = "n02958343", "n02084071", "n02121808"
 W, H = 48, 32
@@ -106,3 +107,22 @@ def make_border_vid(root: Path) -> Path:
     write_frame(root, "train", TRAIN_B, 2, [VIDObject(0, DOG, (1, 1, 10, 10)),
                                             VIDObject(1, DOG, (50, 1, 55, 10))])
     return root
+
+
+def push_to_border(root: Path) -> list:
+    """Boxes on the border in any VID tree (e.g. ``tsm synth vid``'s): in every snippet, the
+    first object of frames 0, 3, 6, ... ends at xmax = width, of frames 1, 4, 7, ... at ymax =
+    height (XML rewritten); returns ``(split, snippet, frame, 'x' | 'y')`` of the changed
+    frames."""
+    changed, ann = [], root / "Annotations" / "VID"
+    for xml in sorted(ann.glob("*/**/*.xml")):
+        frame, t = read_frame_xml(xml), int(xml.stem)
+        if not frame.objects or t % 3 == 2:
+            continue
+        o = frame.objects[0]
+        o.box = (o.box[0], o.box[1], frame.width, o.box[3]) if t % 3 == 0 else \
+            (o.box[0], o.box[1], o.box[2], frame.height)
+        xml.write_bytes(frame_to_xml(frame))
+        changed.append((xml.relative_to(ann).parts[0], xml.parent.name, t,
+                        "x" if t % 3 == 0 else "y"))
+    return changed
