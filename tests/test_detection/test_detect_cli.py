@@ -48,3 +48,15 @@ def test_bad_cfg_option_and_usage(capsys, tmp_path):
     assert e.value.code == 2
     code, err = run(capsys, "test", SYNTH, tmp_path / "none.pth", "--out", tmp_path / "r.txt")
     assert code == 2 and "--out must be a .json file" in err
+
+
+def test_train_names_fgfas_rule_for_another_batch(capsys, tmp_path, monkeypatch):
+    """One process x 1 clip with the paper config (made for 4 x 1): the note gives FGFA's
+    values for a batch of 1 (222,946 entries per epoch, x2 epochs; int(1.333 * 222,946)), then
+    the run stops at the missing backbone weights."""
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    paper = Path(detection.__file__).parent / "configs" / "rfcn_r101_vid_tsm_online.py"
+    code, err = run(capsys, "train", paper, "--work-dir", tmp_path / "w")
+    assert code == 2 and "no backbone checkpoint" in err
+    assert ("this run has 1 x 1 = 1; FGFA's rule for it (detection/schedule.py): lr 0.00025, "
+            "weight decay 0.0005, 445892 iterations, LR step at [297187]") in err
