@@ -18,7 +18,8 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Sequence
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
 
 import torch
 from torch import nn
@@ -71,26 +72,34 @@ def export_onnx(model: nn.Module, path: str | os.PathLike, online: bool = False,
                               dynamic_axes=dynamic, opset_version=opset)
 
 
+@dataclass
+class ExportConfig:
+    """What ``tsm export`` takes (each field a flag: :mod:`tsm_apps.options`)."""
+    checkpoint: str = field(metadata={"positional": True})
+    out: str = field(default="", metadata={"help": "output .onnx file (required)"})
+    online: bool = field(default=False, metadata={
+        "help": "export the streaming step model (shift buffers as inputs/outputs)"})
+    size: int = field(default=224, metadata={"help": "input height and width"})
+    opset: int = field(default=DEFAULT_OPSET, metadata={"help": "ONNX opset"})
+    segments: Optional[int] = None
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from ..options import add_options
     p = argparse.ArgumentParser(prog="tsm export", description=__doc__.split("\n\n")[0])
-    p.add_argument("checkpoint", help="our checkpoint, an official TSM or an mmaction2 TSM one")
-    p.add_argument("--out", required=True, help="output .onnx file")
-    p.add_argument("--online", action="store_true",
-                   help="export the streaming step model (shift buffers as inputs/outputs)")
-    p.add_argument("--size", type=int, default=224, help="input height and width (default 224)")
-    p.add_argument("--opset", type=int, default=DEFAULT_OPSET, help="ONNX opset (default 17)")
-    p.add_argument("--num-segments", type=int, default=None,
-                   help="frames per clip of the offline model (default: the checkpoint's)")
-    return p
+    return add_options(p, ExportConfig)
 
 
 def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+    from ..options import options_from
     from .reading import inspect_checkpoint, load_checkpoint
 
+    args = options_from(ExportConfig, build_parser().parse_args(argv))
+    if not args.out:
+        raise ValueError("--out is required: the .onnx file to write")
     if args.size < 32:
         raise ValueError(f"--size must be >= 32 (the trunk downsamples by 32), got {args.size}")
-    overrides = {} if args.num_segments is None else {"num_segments": args.num_segments}
+    overrides = {} if args.segments is None else {"num_segments": args.segments}
     inspect_checkpoint(args.checkpoint, "tsm export needs a recognizer checkpoint")  # one line
     model = load_checkpoint(args.checkpoint, **overrides)
     if args.online and model.config.shift == "offline":

@@ -1,0 +1,42 @@
+"""The same idea has the same option in every ``tsm`` command: clip length ``--segments``, the
+device ``--device``, the output ``--out``, class names ``--classes``, progress bars
+``--progress/--no-progress``; no command spells them another way."""
+import pytest
+
+from tsm_apps.checkpoint.export import build_parser as export_parser
+from tsm_apps.evaluation.cli import build_parser as test_parser
+from tsm_apps.train.cli import build_parser as train_parser
+
+
+def flags(parser) -> set:
+    out = set()
+    for action in parser._actions:
+        out |= set(action.option_strings)
+        if isinstance(action.choices, dict):  # sub-commands
+            for sub in action.choices.values():
+                out |= flags(sub)
+    return out
+
+
+def dissect_parser():
+    from dissect.cli import build_parser
+    return build_parser()
+
+
+PARSERS = {"train": train_parser, "test": test_parser, "export": export_parser,
+           "dissect": dissect_parser}
+SHARED = {"train": {"--segments", "--device", "--out", "--progress", "--no-progress"},
+          "test": {"--segments", "--device", "--out", "--classes", "--clips", "--crops",
+                   "--size", "--scale-size", "--view", "--no-progress"},
+          "export": {"--segments", "--out", "--size"},
+          "dissect": {"--segments", "--device", "--out", "--classes", "--clips", "--size",
+                      "--scale-size", "--view", "--no-progress"}}
+OTHER_SPELLINGS = {"--num-segments", "--t", "--clip-len", "--num-frames", "--quiet",
+                   "--input-size", "--gpu"}
+
+
+@pytest.mark.parametrize("command", sorted(PARSERS))
+def test_shared_ideas_have_one_spelling(command):
+    have = flags(PARSERS[command]())
+    assert SHARED[command] <= have
+    assert not have & OTHER_SPELLINGS
