@@ -32,7 +32,7 @@ from .distributed import DistEnv, barrier, env_from, pick_device, process_group,
 from .flow_job import FlowStream, check_flow_inputs, flow_outputs, load_flow_stream
 from .gradcam import DEFAULT_WEIGHTING, WEIGHTINGS
 from .inputs import check_inputs
-from .layout import RunLayout
+from .layout import DissectionLayout
 from .logs import file_log
 from .methods import METHODS, compute_clip_maps
 from .metrics import centre_prior, clip_scores, random_map
@@ -127,7 +127,7 @@ class JobResult:
 @dataclass
 class _Context:
     cfg: JobConfig
-    lay: RunLayout
+    lay: DissectionLayout
     model: torch.nn.Module
     random_model: Optional[torch.nn.Module]
     device: torch.device
@@ -147,7 +147,7 @@ def protocol_options(cfg: JobConfig) -> dict:
             "view": cfg.view}
 
 
-def check_settings(lay: RunLayout, cfg: JobConfig, write: bool = True,
+def check_settings(lay: DissectionLayout, cfg: JobConfig, write: bool = True,
                    protocol: Optional[TestProtocol] = None) -> None:
     """Check ``cfg`` against ``run.json`` when the folder holds a run; write it if ``write``
     (with the resolved test ``protocol`` the clips follow, for readers of the run)."""
@@ -242,14 +242,14 @@ def run_job(cfg: JobConfig, progress: bool = True, env: Optional[DistEnv] = None
     if cfg.flow_checkpoint:
         checked.flow = check_flow_inputs(cfg.flow_checkpoint, cfg.flow_data, checked,
                                          cfg.checkpoint)
-    lay = RunLayout(cfg.out)
+    lay = DissectionLayout(cfg.out)
     check_settings(lay, cfg, write=False)
     device = pick_device(cfg.device, env)
     with process_group(env, device):
         return _run(cfg, checked, lay, device, env, progress and env.is_main)
 
 
-def _run(cfg: JobConfig, checked, lay: RunLayout, device: torch.device, env: DistEnv,
+def _run(cfg: JobConfig, checked, lay: DissectionLayout, device: torch.device, env: DistEnv,
          progress: bool) -> JobResult:
     from .report import write_run_report
 

@@ -27,8 +27,9 @@ import numpy as np
 from .storage import load_npz, read_json
 
 
-class RunLayout:
-    """Paths inside a run folder."""
+class DissectionLayout:
+    """Paths inside one dissection run's folder (the demo's runs folder, which holds several
+    such runs, is :class:`ui.pipeline.layout.RunLayout`)."""
 
     def __init__(self, root) -> None:
         self.root = Path(root)
@@ -94,7 +95,7 @@ class Run:
 
 def load_run(root) -> Run:
     """Read a run folder written by ``tsm dissect run`` (metrics may be absent while it runs)."""
-    lay = RunLayout(root)
+    lay = DissectionLayout(root)
     if not lay.settings.is_file():
         raise FileNotFoundError(f"{lay.root} is not a dissection run (no run.json)")
     metrics = read_json(lay.metrics) if lay.metrics.is_file() else {}

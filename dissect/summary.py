@@ -21,7 +21,7 @@ from tsm_apps.data.protocol import TestProtocol
 
 from .clips import ClipEntry, load_clip
 from .distributed import DistEnv, all_gather_objects, all_reduce_sum, shard
-from .layout import RunLayout
+from .layout import DissectionLayout
 from .metrics import (box_masks, centre_prior, has_box, mask_box_iou, mean_defined, pointing_hits,
                       random_map, standard_tolerance, summarise)
 from .storage import load_npz, read_json, write_json
@@ -49,7 +49,7 @@ def _kind_maps(arrays: Dict[str, np.ndarray], cid: str, seed: int) -> Dict[str, 
     return out
 
 
-def _shard_maps(lay: RunLayout, ids: List[str], seed: int):
+def _shard_maps(lay: DissectionLayout, ids: List[str], seed: int):
     """A re-iterable pass over this process's clips: ``{kind: map}`` per clip."""
     def passes():
         for cid in ids:
@@ -57,7 +57,7 @@ def _shard_maps(lay: RunLayout, ids: List[str], seed: int):
     return passes
 
 
-def add_dataset_scores(lay: RunLayout, records: List[dict], seed: int) -> Dict[str, float]:
+def add_dataset_scores(lay: DissectionLayout, records: List[dict], seed: int) -> Dict[str, float]:
     """Compute each kind's dataset threshold (20% of pixels kept, over the clips of every
     process: :func:`keep_fraction_thresholds`) and add ``iou_dataset`` and ``pointing_tol``
     (the pointing game with its standard tolerance) to this process's ``records``."""
@@ -78,7 +78,7 @@ def add_dataset_scores(lay: RunLayout, records: List[dict], seed: int) -> Dict[s
     return thresholds
 
 
-def _counts(lay: RunLayout, records: List[dict], result) -> dict:
+def _counts(lay: DissectionLayout, records: List[dict], result) -> dict:
     failed = {p.stem: read_json(p).get("error", "") for p in lay.failed_files()
               if not lay.record(p.stem).is_file()}
     out = {"done": len(records), "failed": len(failed)}
@@ -96,7 +96,7 @@ def _accuracy(records: List[dict], stream: Optional[str] = None) -> Optional[flo
                          for r, p in zip(records, preds)])
 
 
-def summarise_run(lay: RunLayout, threshold: str, seed: int, result=None,
+def summarise_run(lay: DissectionLayout, threshold: str, seed: int, result=None,
                   env: Optional[DistEnv] = None) -> Optional[dict]:
     """Write ``metrics.json`` from the run folder (every process takes part; process 0 merges
     and writes); returns it on process 0, None elsewhere."""
@@ -128,13 +128,13 @@ def summarise_run(lay: RunLayout, threshold: str, seed: int, result=None,
     return metrics
 
 
-def _index(lay: RunLayout, ids: List[str], failed: dict) -> dict:
+def _index(lay: DissectionLayout, ids: List[str], failed: dict) -> dict:
     index = {cid: {"status": "done", "path": read_json(lay.record(cid))["path"]} for cid in ids}
     index.update({cid: {"status": "failed", "error": err} for cid, err in failed.items()})
     return dict(sorted(index.items()))
 
 
-def dissect_run_units(lay: RunLayout, model: torch.nn.Module, entries: List[ClipEntry],
+def dissect_run_units(lay: DissectionLayout, model: torch.nn.Module, entries: List[ClipEntry],
                       protocol: TestProtocol, max_clips: int, quantile: float,
                       device: torch.device, progress: bool = True,
                       env: Optional[DistEnv] = None) -> Optional[dict]:

@@ -148,9 +148,9 @@ def test_a_killed_run_keeps_finished_clips_and_resumes(data, tmp_path, monkeypat
 
 
 def test_temporary_files_of_a_killed_write_are_not_clips(tmp_path):
-    from dissect.layout import RunLayout
+    from dissect.layout import DissectionLayout
 
-    lay = RunLayout(tmp_path)
+    lay = DissectionLayout(tmp_path)
     (tmp_path / "clips").mkdir()
     (tmp_path / "clips" / "a.json").write_text("{}")
     (tmp_path / "clips" / ".b.x1y2.tmp.json").write_text("{")     # atomic_path's temp name
