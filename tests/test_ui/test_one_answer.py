@@ -1,0 +1,83 @@
+"""One checkpoint, one video, one answer: ``tsm test``, ``tsm dissect run``, the app's Attention
+view and the Python API report the same frames, the same top-5 and the same probabilities (to
+1e-5) for a checkpoint of each kind -- ours (its recorded protocol), the official repository's
+and mmaction2's -- on real footage."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+
+from tests.sample_videos import sample_video
+from tests.test_tsm_apps.test_checkpoint import RefTSN, randomize, to_mmaction2
+from tests.test_tsm_apps.test_evaluation_references import MM_CFG, OFFICIAL
+from tsm_apps import build_recognizer
+from tsm_apps.checkpoint.reading import save_checkpoint
+from tsm_apps.cli import main
+from tsm_apps.data.protocol import TestProtocol
+from tsm_apps.evaluation.recognition import open_checkpoint, predict
+
+VIDEO = "bikes.mp4"  # 640x272, 250 frames
+KINDS = ("ours", "official", "mmaction2")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """A runs folder with the video and one checkpoint of each kind."""
+    root = tmp_path_factory.mktemp("one") / "runs"
+    (root / "videos").mkdir(parents=True)
+    shutil.copyfile(sample_video(VIDEO), root / "videos" / VIDEO)
+    torch.manual_seed(0)
+    ref = randomize(RefTSN("resnet18", 20, 8), seed=1)
+    (root / "official").mkdir()
+    torch.save({"state_dict": {"module." + k: v for k, v in ref.state_dict().items()}},
+               root / "official" / OFFICIAL)
+    (root / "mmaction2").mkdir()
+    torch.save({"state_dict": to_mmaction2(ref.state_dict()), "meta": {"cfg": MM_CFG}},
+               root / "mmaction2" / "tsm_r18_mm.pth")
+    ours = randomize(build_recognizer("resnet18", 20, 8, "offline", width=0.25), seed=2)
+    proto = TestProtocol(scale_size=128, crop_size=112, source="recorded by tsm train")
+    save_checkpoint(root / "ours" / "best.pth", ours, meta={"test_protocol": proto.to_dict()})
+    return root
+
+
+def checkpoint(runs, kind):
+    return next((runs / kind).glob("*.pth"))
+
+
+def answers_of_tsm_test(ckpt, video, tmp_path) -> tuple:
+    out = tmp_path / "test.json"
+    assert main(["test", str(ckpt), "--data", str(video), "--out", str(out),
+                 "--no-progress"]) == 0
+    pred = json.loads(out.read_text())["predictions"][0]
+    return pred["frames"][0], pred["top5"]
+
+
+def answers_of_dissect(ckpt, video, tmp_path) -> tuple:
+    out = tmp_path / "dissect"
+    assert main(["dissect", "run", "--checkpoint", str(ckpt), "--data", str(video), "--out",
+                 str(out), "--no-progress", "--no-units", "--no-sanity", "--no-overlays"]) == 0
+    record = json.loads(next((out / "clips").glob("*.json")).read_text())
+    return record["indices"], record["top5"]
+
+
+def answers_of_api(ckpt, video) -> tuple:
+    pred = predict(open_checkpoint(ckpt), video)
+    return pred.indices[0].tolist(), pred.top5
+
+
+def same(a: tuple, b: tuple) -> None:
+    assert a[0] == b[0]
+    assert [t["index"] for t in a[1]] == [t["index"] for t in b[1]]
+    assert max(abs(x["prob"] - y["prob"]) for x, y in zip(a[1], b[1])) < 1e-5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_tsm_test_dissection_and_the_api_give_one_answer(kind, runs, tmp_path):
+    ckpt, video = checkpoint(runs, kind), runs / "videos" / VIDEO
+    api = answers_of_api(ckpt, video)
+    same(answers_of_tsm_test(ckpt, video, tmp_path), api)
+    same(answers_of_dissect(ckpt, video, tmp_path), api)
