@@ -1,4 +1,5 @@
-"""``tsm ui``: start the Streamlit app (``streamlit run ui/app/main.py``) headless on localhost."""
+"""``tsm ui``: start the Streamlit app (``streamlit run ui/app/main.py``) headless, on this
+machine only unless ``--host`` names another address — which then needs an access token."""
 from __future__ import annotations
 
 import argparse
@@ -7,8 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .app.settings import (DEFAULT_HOST, DEFAULT_MAX_FRAMES, DEFAULT_MAX_UPLOAD_MB, DEFAULT_PORT,
-                       ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS, default_runs_dir)
+from .app.access import is_loopback
+from .app.settings import (DEFAULT_HOST, DEFAULT_IDLE_MINUTES, DEFAULT_MAX_CHECKPOINT_MB,
+                           DEFAULT_MAX_DECODED_MP, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_SIZE,
+                           DEFAULT_MAX_UPLOAD_MB, DEFAULT_PORT, ENV_ALLOW_ROOTS, ENV_FRAME_SIZE,
+                           ENV_IDLE_MINUTES, ENV_MAX_CHECKPOINT_MB, ENV_MAX_DECODED_MP,
+                           ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS, ENV_TOKEN,
+                           MIN_TOKEN_LENGTH, default_runs_dir)
 
 APP = Path(__file__).parent / "app" / "main.py"
 
@@ -19,11 +25,29 @@ def build_parser() -> argparse.ArgumentParser:
                    help="runs folder to browse (default: runs/demo if it exists, else runs)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default %(default)s)")
     p.add_argument("--host", default=DEFAULT_HOST,
-                   help="address to listen on (default %(default)s: this machine only)")
-    p.add_argument("--max-upload-mb", type=float, default=DEFAULT_MAX_UPLOAD_MB,
-                   help="largest video upload accepted, in MB (default %(default)s)")
+                   help="address to listen on (default %(default)s: this machine only; any "
+                        f"other address needs an access token: {ENV_TOKEN} or --token-file)")
+    p.add_argument("--token-file", type=Path, default=None,
+                   help=f"file whose first line is the access token (at least "
+                        f"{MIN_TOKEN_LENGTH} characters) every browser session must give")
+    p.add_argument("--allow-root", type=Path, action="append", default=[], metavar="DIR",
+                   help="a folder whose files typed paths may name, besides the runs folder "
+                        "and the uploads (repeatable)")
+    p.add_argument("--max-upload-mb", type=int, default=DEFAULT_MAX_UPLOAD_MB,
+                   help="largest video upload, in MB (default %(default)s)")
+    p.add_argument("--max-checkpoint-mb", type=int, default=DEFAULT_MAX_CHECKPOINT_MB,
+                   help="largest checkpoint upload, in MB (default %(default)s)")
     p.add_argument("--max-frames", type=int, default=DEFAULT_MAX_FRAMES,
-                   help="frames of a video the detectors run on (default %(default)s)")
+                   help="frames of a video the models run on (default %(default)s)")
+    p.add_argument("--frame-size", type=int, default=DEFAULT_FRAME_SIZE,
+                   help="working resolution: frames are decoded with their shorter side at "
+                        "most this many pixels (default %(default)s)")
+    p.add_argument("--max-decoded-mp", type=float, default=DEFAULT_MAX_DECODED_MP,
+                   help="decoded pixels per video, in millions (frames x height x width; "
+                        "default %(default)s)")
+    p.add_argument("--idle-minutes", type=float, default=DEFAULT_IDLE_MINUTES,
+                   help="a session's uploads are removed after this long unused, or when it "
+                        "ends (default %(default)s)")
     return p
 
 
@@ -32,25 +56,57 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     args = build_parser().parse_args(argv)
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be in 1..65535, got {args.port}")
-    if args.max_upload_mb <= 0 or args.max_frames <= 0:
-        raise ValueError("--max-upload-mb and --max-frames must be > 0")
+    limits = ("max_upload_mb", "max_checkpoint_mb", "max_frames", "frame_size",
+              "max_decoded_mp", "idle_minutes")
+    bad = [f"--{n.replace('_', '-')}" for n in limits if getattr(args, n) <= 0]
+    if bad:
+        raise ValueError(f"{', '.join(bad)} must be > 0")
+    for root in args.allow_root:
+        if not root.is_dir():
+            raise NotADirectoryError(f"--allow-root {root}: not a folder")
     return args
+
+
+def access_token(args: argparse.Namespace) -> str | None:
+    """The token sessions must give (from ``--token-file``, else the environment); required,
+    and at least :data:`MIN_TOKEN_LENGTH` characters, when ``--host`` is not a loopback
+    address. ValueError in one line otherwise."""
+    token = os.environ.get(ENV_TOKEN) or None
+    if args.token_file is not None:
+        if not args.token_file.is_file():
+            raise FileNotFoundError(f"--token-file {args.token_file}: not found")
+        lines = args.token_file.read_text(encoding="utf-8").splitlines()
+        token = lines[0].strip() if lines else ""
+    if token is None and not is_loopback(args.host):
+        raise ValueError(f"--host {args.host} lets other machines reach the app: set an access "
+                         f"token ({ENV_TOKEN}=... or --token-file FILE) or use --host "
+                         f"{DEFAULT_HOST}")
+    if token is not None and len(token) < MIN_TOKEN_LENGTH:
+        raise ValueError(f"the access token has {len(token)} characters; at least "
+                         f"{MIN_TOKEN_LENGTH} are needed")
+    return token
 
 
 def streamlit_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that start the app for ``args``."""
     runs = (args.runs or default_runs_dir()).resolve()
-    # Streamlit's own upload cap sits just above ours so that our in-page message, not
-    # Streamlit's, tells the user about a file that is too large.
-    server_cap_mb = max(1, int(args.max_upload_mb) + 1)
+    token = access_token(args)
+    # each uploader has its own limit (max_upload_size); the server's is the larger one
+    server_cap_mb = max(args.max_upload_mb, args.max_checkpoint_mb)
     cmd = [sys.executable, "-m", "streamlit", "run", str(APP),
            "--server.headless", "true", "--server.address", args.host,
            "--server.port", str(args.port), "--server.maxUploadSize", str(server_cap_mb),
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-           "--browser.serverAddress", args.host]
-    env = dict(os.environ)
+           "--server.enableAgentApi", "false", "--browser.serverAddress", args.host]
+    env = {k: v for k, v in os.environ.items() if k != ENV_TOKEN}
     env.update({ENV_RUNS: str(runs), ENV_MAX_UPLOAD_MB: str(args.max_upload_mb),
-                ENV_MAX_FRAMES: str(args.max_frames)})
+                ENV_MAX_CHECKPOINT_MB: str(args.max_checkpoint_mb),
+                ENV_MAX_FRAMES: str(args.max_frames), ENV_FRAME_SIZE: str(args.frame_size),
+                ENV_MAX_DECODED_MP: str(args.max_decoded_mp),
+                ENV_IDLE_MINUTES: str(args.idle_minutes),
+                ENV_ALLOW_ROOTS: os.pathsep.join(str(r.resolve()) for r in args.allow_root)})
+    if token is not None:
+        env[ENV_TOKEN] = token
     return cmd, env
 
 
@@ -59,7 +115,9 @@ def main(argv: list[str]) -> int:
     if args.runs is not None and not args.runs.is_dir():
         raise NotADirectoryError(f"--runs {args.runs}: not a folder")
     cmd, env = streamlit_command(args)
-    print(f"tsm ui: serving {env[ENV_RUNS]} at http://{args.host}:{args.port} (Ctrl-C stops)")
+    guard = "access token required" if ENV_TOKEN in env else "this machine only"
+    print(f"tsm ui: serving {env[ENV_RUNS]} at http://{args.host}:{args.port} ({guard}; "
+          "Ctrl-C stops)")
     try:
         return subprocess.call(cmd, env=env)
     except KeyboardInterrupt:

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from ui_fixtures import captions, image_urls, write_dissection_runs, write_temporal_data
+from ui_fixtures import image_captions, image_urls, write_dissection_runs, write_temporal_data
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +25,12 @@ def test_attention_view_panels_slider_and_curves(app_for, dissect_runs):
     clip_box = at.selectbox(key="att_clip")
     runs = {m: load_run(dissect_runs / "dissect" / m.lower()) for m in ("TSN", "TSM")}
     assert list(clip_box.options) == sorted(runs["TSM"].clips)
-    caps = captions(at)
-    assert any(c.startswith("TSN frame 0/3") for c in caps)
-    assert any(c.startswith("TSM frame 0/3") for c in caps)
+    assert at.header[0].value == "Attention maps"
+    assert at.subheader[0].value == "Where TSN and TSM look: the clips of their dissection runs"
+    caps = image_captions(at)
+    assert [c.split(":")[0] for c in caps] == ["TSN frame 0/3", "TSM frame 0/3"]
     urls0 = image_urls(at)
-    assert len(urls0) == 2 and urls0[0] != urls0[1]
+    assert len(urls0) == 2 and urls0[0] != urls0[1] and len(at.get("image")) == 1
 
     # the mass curves are the per-frame masses the dissection stored for this clip
     cid = clip_box.value
@@ -43,9 +44,35 @@ def test_attention_view_panels_slider_and_curves(app_for, dissect_runs):
 
     at.slider(key="att").set_value(2).run()
     assert not at.exception
-    assert any(c.startswith("TSM frame 2/3") for c in captions(at))
+    assert [c.split(":")[0] for c in image_captions(at)] == ["TSN frame 2/3", "TSM frame 2/3"]
     urls2 = image_urls(at)
     assert len(urls2) == 2 and set(urls2).isdisjoint(urls0)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["layout"]["shapes"][0]["x0"] == 2  # the curves mark the frame shown
+
+
+def test_player_plays_without_blocking_the_page(app_for, dissect_runs):
+    """Play starts a timed fragment that shows one frame further per run; the page's other
+    widgets keep working meanwhile; Pause stops at the frame shown; the end stops by itself."""
+    at = app_for(dissect_runs).run()
+    at.sidebar.radio(key="view").set_value("Attention").run()
+    at.button(key="att__play").click().run()  # the first frame further is shown at once
+    assert not at.exception and at.session_state["att__playing"]
+    assert at.session_state["att"] == 1
+    assert at.slider(key="att").disabled and at.button(key="att__pause")
+    at.radio(key="att_per").set_value("frame").run()  # the page answers while it plays
+    assert not at.exception and at.session_state["att__playing"]
+    assert at.session_state["att"] == 2
+    at.button(key="att__pause").click().run()
+    assert not at.session_state["att__playing"] and not at.slider(key="att").disabled
+    assert image_captions(at)[0].startswith("TSN frame 2/3")
+    at.run()
+    assert at.session_state["att"] == 2  # paused: no frame moves
+    at.button(key="att__play").click().run()  # plays the last frame, then stops by itself
+    assert at.session_state["att"] == 3 and not at.session_state["att__playing"]
+    assert image_captions(at)[1].startswith("TSM frame 3/3") and not at.exception
+    at.button(key="att__play").click().run()  # from the end: plays again from the start
+    assert at.session_state["att"] == 1 and at.session_state["att__playing"]
 
 
 def test_attention_view_other_clip_and_scale(app_for, dissect_runs):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 import torch
 
 from tests.sample_videos import sample_video
-from ui_fixtures import (captions, extract_flow, image_urls, write_checkpoints,
+from ui.app.settings import ENV_ALLOW_ROOTS
+from ui_fixtures import (extract_flow, image_captions, image_urls, write_checkpoints,
                          write_dissection_runs, write_flow_checkpoint, write_temporal_data)
 
 MODE = "Any two checkpoints on any video"
@@ -36,14 +38,15 @@ def test_dissection_run_with_flow_shows_the_flow_cam_beside_rgb(app_for, flow_ru
     cid = at.selectbox(key="att_clip").value
     rec = load_run(flow_runs / "dissect" / "tsm").clips[cid].record
     assert rec["indices"] == [1, 3, 5, 7]            # 8 frames, 4 segments; 7 flow fields
-    assert "**TSM run: flow stream (same segments)**" in [m.value for m in at.markdown]
+    assert "**TSN (2D baseline, no temporal shift)** · **TSM (temporal shift)** · **TSM run: " \
+        "flow stream (same segments)**" in [m.value for m in at.markdown]
     urls = image_urls(at)
     assert len(urls) == 3 and len(set(urls)) == 3    # TSN, TSM, TSM's flow stream
     want = f"(from the RGB frame on); cam of '{rec['flow']['class_name']}'"
-    assert f"TSM flow frame 0/3: flow fields 1-5 {want}" in captions(at)
+    assert f"TSM flow frame 0/3: flow fields 1-5 {want}" in image_captions(at)
     at.slider(key="att").set_value(2).run()
-    assert f"TSM flow frame 2/3: flow fields 5-6 {want}" in captions(at)
-    assert any(c.startswith("TSN frame 2/3") for c in captions(at))
+    assert f"TSM flow frame 2/3: flow fields 5-6 {want}" in image_captions(at)
+    assert image_captions(at)[0].startswith("TSN frame 2/3")
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +64,7 @@ def video_runs(tmp_path_factory):
 
 
 def _open(app_for, runs, flow_ckpt, flow_dir):
-    at = app_for(runs).run()
+    at = app_for(runs, **{ENV_ALLOW_ROOTS: str(runs.parent)}).run()  # the flow lies beside
     at.sidebar.radio(key="view").set_value("Attention").run()
     at.radio(key="att_mode").set_value(MODE).run()
     at.sidebar.number_input(key="attc_segments").set_value(4).run()
@@ -83,15 +86,17 @@ def test_any_video_with_a_flow_checkpoint_shows_its_cam(app_for, video_runs):
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert len(image_urls(at)) == 3
     # RGB frames 15, 45, 75, 105 of 120 (T=4): flow stacks 15-19, 45-49, ... (new_length 5)
-    clip = load_flow_clip(root / "flow" / "carphone", [15, 45, 75, 105], 5, 32)
+    from ui.app import sources
+    protocol = sources.prepare_clip(np.zeros((120, 8, 8, 3), np.uint8), 4, 32).protocol
+    clip = load_flow_clip(root / "flow" / "carphone", [15, 45, 75, 105], 5, protocol)
     assert clip.indices[:, 0].tolist() == [15, 45, 75, 105]
     model = load_checkpoint(root / "flow.pth").eval()
     with torch.no_grad():
         top1 = int(model(clip.input[None]).argmax())
     assert (f"flow frame 0/3: flow fields 15-19 (from the RGB frame on); cam of 'action {top1}'"
-            in captions(at))
+            in image_captions(at))
     at.slider(key="attc").set_value(3).run()
-    assert any(c.startswith("flow frame 3/3: flow fields 105-109") for c in captions(at))
+    assert image_captions(at)[2].startswith("flow frame 3/3: flow fields 105-109")
 
 
 def test_bad_flow_inputs_are_messages_and_rgb_maps_stay(app_for, video_runs):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tests.sample_videos import sample_video
-from ui_fixtures import image_urls, write_checkpoints
+from ui_fixtures import captions, image_captions, image_urls, write_checkpoints
 
 MODE = "Any two checkpoints on any video"
 
@@ -37,10 +37,13 @@ def test_two_checkpoints_maps_top5_class_and_slider(app_for, compare_runs):
 
     at = _open(app_for, compare_runs)
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert at.selectbox(key="attc_ckpt_A").value.endswith("tsm/best.pth") or \
-        at.selectbox(key="attc_ckpt_A").value.endswith("tsn/best.pth")
-    caps = [c.value for c in at.caption]
-    assert any(c.startswith("A frame 0/3 (video frame 15)") for c in caps), caps  # 120 frames, T=4
+    # the default pair: TSN as model A, TSM as model B (found by their configs, not names)
+    assert at.selectbox(key="attc_ckpt_A").value.endswith("tsn/best.pth")
+    assert at.selectbox(key="attc_ckpt_B").value.endswith("tsm/best.pth")
+    assert at.subheader[0].value == "Where TSN and TSM look"
+    caps = image_captions(at)
+    assert [c.split(":")[0] for c in caps] == ["A frame 0/3 (video frame 15)",
+                                               "B frame 0/3 (video frame 15)"]  # 120 frames, T=4
     # the top-5 tables are each model's softmax on the TSN-test-sampled clip, computed here
     from ui.app import sources
     frames = sources.read_frames(compare_runs / "videos" / "carphone.mp4", 300)
@@ -59,23 +62,61 @@ def test_two_checkpoints_maps_top5_class_and_slider(app_for, compare_runs):
     before = image_urls(at)
     assert len(before) == 2 and before[0] != before[1]
     at.slider(key="attc").set_value(2).run()
-    assert any(c.startswith("B frame 2/3 (video frame 75)") for c in (c.value for c in at.caption))
+    assert image_captions(at)[1].startswith("B frame 2/3 (video frame 75)")
     assert set(image_urls(at)[:2]).isdisjoint(before)
     # a chosen class: both models explain class 3
     at.selectbox(key="attc_class").set_value("3: action 3").run()
     assert not at.exception
-    assert sum("of 'action 3'" in c.value for c in at.caption) == 2
+    assert sum("of 'action 3'" in c for c in image_captions(at)) == 2
 
 
 def test_method_and_bad_typed_path(app_for, compare_runs):
     at = _open(app_for, compare_runs)
     at.sidebar.selectbox(key="attc_method").set_value("gradcam").run()
     assert not at.exception and not at.error
-    assert sum("gradcam of" in c.value for c in at.caption) == 2
+    assert sum("gradcam of" in c for c in image_captions(at)) == 2
     at.selectbox(key="attc_ckpt_B").set_value("(type a path)").run()
-    at.text_input(key="attc_path_B").input("/nowhere/model.pth").run()
+    at.text_input(key="attc_path_B").input(str(compare_runs / "nowhere.pth")).run()
     assert not at.exception
-    assert [e.value for e in at.error] == ["Model B: checkpoint not found: /nowhere/model.pth"]
+    assert [e.value for e in at.error] == [
+        f"Model B: checkpoint not found: {compare_runs / 'nowhere.pth'}"]
+    at.text_input(key="attc_path_B").input(str(compare_runs / "train")).run()
+    assert [e.value for e in at.error] == [
+        f"Model B: {compare_runs / 'train'} is a folder; expected a checkpoint file (.pth)"]
+
+
+def test_typed_paths_outside_the_allowed_folders_are_refused(app_for, compare_runs, tmp_path):
+    """A typed path may name the runs folder, the uploads or a folder allowed on the command
+    line; anything else is refused in one line and never read."""
+    from ui.app.settings import ENV_ALLOW_ROOTS
+
+    elsewhere = tmp_path / "models"
+    elsewhere.mkdir()
+    shutil.copyfile(compare_runs / "train" / "tsm" / "best.pth", elsewhere / "tsm.pth")
+    at = _open(app_for, compare_runs)
+    at.selectbox(key="attc_ckpt_B").set_value("(type a path)").run()
+    for typed in (str(elsewhere / "tsm.pth"), f"{compare_runs}/../../{elsewhere.parent.name}/"
+                  "models/tsm.pth", "/etc/passwd"):
+        at.text_input(key="attc_path_B").input(typed).run()
+        assert not at.exception
+        assert [e.value for e in at.error] == [
+            f"Model B: {typed}: outside the folders this app may read (the runs folder, "
+            "uploads, and folders allowed with `tsm ui --allow-root DIR`)"]
+        assert any("Choose two checkpoints" in i.value for i in at.info)
+    at = _open(app_for, compare_runs, **{ENV_ALLOW_ROOTS: str(elsewhere)})
+    at.selectbox(key="attc_ckpt_B").set_value("(type a path)").run()
+    at.text_input(key="attc_path_B").input(str(elsewhere / "tsm.pth")).run()
+    assert not at.exception and not at.error
+    assert at.markdown[0].value.startswith("**Model A: train/tsn/best.pth** — TSN (no shift) · "
+                                           f"**Model B: {elsewhere / 'tsm.pth'}** — TSM")
+
+
+def _buffer_bytes(path: str) -> int:
+    """Bytes of the online model's shift buffers for one 32x32 frame (float32)."""
+    from tsm_apps import OnlineStep, load_checkpoint
+
+    shapes = OnlineStep(load_checkpoint(path, shift="online")).buffer_shapes((1, 3, 32, 32))
+    return 4 * sum(int(np.prod(s)) for s in shapes)
 
 
 @pytest.mark.parametrize("slot", ["A", "B"])
@@ -86,10 +127,13 @@ def test_live_recognizer_steps_and_restarts(app_for, compare_runs, slot):
     at.button(key="live_rec_step").click().run()
     at.button(key="live_rec_step").click().run()
     assert not at.exception and not at.error
-    caps = [c.value for c in at.caption]
-    assert any(c.startswith("paused: frame 1/119") and "shift cache" in c for c in caps), caps
-    tsm = at.selectbox(key=f"attc_ckpt_{slot}").value.endswith("tsm/best.pth")
-    assert any(c.endswith("shift cache 0.0 kB") != tsm for c in caps if "shift cache" in c)
+    caps = captions(at)
+    status = next(c for c in caps if c.startswith("paused: frame 1/119 · last frame "))
+    path = at.selectbox(key=f"attc_ckpt_{slot}").value
+    tsm = path.endswith("tsm/best.pth")
+    assert status.endswith(" ms · not played yet · " + (
+        f"shift cache {_buffer_bytes(path) / 1024:.1f} kB" if tsm else
+        "no shift cache (no temporal shift: nothing carried between frames)")), status
     assert any("online top-5 after 2 frames" in m.value for m in at.markdown)
     at.button(key="live_rec_restart").click().run()
     assert any("press Stream or Step" in c.value for c in at.caption)

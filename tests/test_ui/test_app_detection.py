@@ -1,14 +1,18 @@
 """Detection view on random-weight TSN and online-TSM detectors and an annotated VID snippet
-(AppTest): frame limit stated, ground-truth toggle, the live stream."""
+(AppTest): limits stated, ground-truth toggle, every box listed, the live stream (one element
+for both panels, per-session state), configs read as data."""
 from __future__ import annotations
+
+import shutil
 
 import numpy as np
 import pytest
 
-from ui_fixtures import (captions, image_urls, write_detectors, write_vid_annotations,
-                         write_vid_snippet)
+from ui_fixtures import (captions, image_captions, image_urls, write_detectors,
+                         write_vid_annotations, write_vid_snippet)
 
 pytestmark = pytest.mark.slow
+SNIPPET = "data/vid/Data/VID/val/ILSVRC2015_val_00000000"
 
 
 @pytest.fixture(scope="module")
@@ -20,12 +24,24 @@ def det_runs(tmp_path_factory):
     return runs
 
 
-def test_browse_limit_ground_truth_and_marks(app_for, det_runs):
+def _reference(det_runs, frames) -> dict:
+    """Each model's detections of the whole snippet, one stream, straight from the sources."""
+    from ui.app import sources
+    return {name: sources.detect(sources.load_detector(sources.DetectorSpec(
+        name, det_runs / "detection" / name.lower())), frames) for name in ("TSN", "TSM")}
+
+
+def test_browse_limits_ground_truth_marks_and_every_box_listed(app_for, det_runs):
+    from ui.app import sources
+    from ui.app.detection_view import panel_caption
+
     at = app_for(det_runs, max_frames=4).run()
     assert not at.exception and not at.error
-    assert "Detecting on the first 4 of the video's 6 frames (frame limit 4; " \
-           "`tsm ui --max-frames N` changes it)." in captions(at)
+    assert ("Detecting on the first 4 of the video's 6 frames at 96x64 (limits: 4 frames, "
+            "shorter side 360 px, 70 megapixels decoded; `tsm ui --max-frames N --frame-size PX "
+            "--max-decoded-mp MP` changes them).") in captions(at)
     with_gt = image_urls(at)
+    assert len(with_gt) == 2 and len(at.get("image")) == 1  # both panels: one element
     at.checkbox(key="det_gt").uncheck().run()
     assert not at.exception and set(image_urls(at)).isdisjoint(with_gt)
     at.checkbox(key="det_gt").check().run()
@@ -33,34 +49,89 @@ def test_browse_limit_ground_truth_and_marks(app_for, det_runs):
         at.get("plotly_chart")[0].proto.spec)["data"]]
     assert "only TSN finds a GT object" in names and "only TSM finds a GT object" in names
     assert any(c.startswith("Marked frames: TSM finds") for c in captions(at))
+    # the captions list every box drawn (score >= 0.3), best first
+    frames = sources.read_frames(det_runs / SNIPPET, 4)
+    ref = _reference(det_runs, frames)
+    at.slider(key="det").set_value(2).run()
+    got = image_captions(at)
+    want = [panel_caption(n, 2, 4, ref[n][2].keep(0.3)) for n in ("TSN", "TSM")]
+    assert got == want
+    for name, cap in zip(("TSN", "TSM"), got):
+        kept = ref[name][2].keep(0.3)
+        listed = cap.split(" — ", 1)[1].split(", ") if len(kept.scores) else []
+        assert len(listed) == len(kept.scores) and cap.startswith(
+            f"{name} frame 2/3: {len(kept.scores)} box(es)")
+        assert [float(x.rsplit(" ", 1)[1]) for x in listed] == sorted(
+            (round(float(s), 2) for s in kept.scores), reverse=True)
 
 
 def test_stream_steps_carry_buffers_and_restart(app_for, det_runs):
     from ui.app import sources
 
     at = app_for(det_runs).run()
-    assert "Detecting on all 6 frames of the video (frame limit 300)." in captions(at)
+    assert any(c.startswith("Detecting on all 6 frames of the video at 96x64") for c in
+               captions(at))
     at.radio(key="det_mode").set_value("Stream (live)").run()
     assert any("press Stream or Step" in c for c in captions(at))
     for _ in range(3):
         at.button(key="live_det_step").click().run()
     assert not at.exception and not at.error
     caps = captions(at)
-    assert any(c.startswith("paused: frame 2/5") for c in caps), caps
-    tsn = next(c for c in caps if c.startswith("TSN frame 2/5"))
-    tsm = next(c for c in caps if c.startswith("TSM frame 2/5"))
-    assert tsn.endswith("shift cache 0.0 kB") and not tsm.endswith("shift cache 0.0 kB")
+    assert any(c.startswith("paused: frame 2/5 · last frame ") and
+               c.endswith(" ms · not played yet") for c in caps), caps
+    tsn, tsm = image_captions(at)
+    assert tsn.startswith("TSN frame 2/5: ") and tsm.startswith("TSM frame 2/5: ")
+    assert "no shift cache (no temporal shift: nothing carried between frames)" in tsn
+    assert " · shift cache " in tsm and "shift cache 0.0 kB" not in tsm
     # frame 2 of the stream equals frame 2 of the whole video run in one go
     stream = at.session_state["live_det"]
-    frames = sources.read_frames(det_runs / "data/vid/Data/VID/val/ILSVRC2015_val_00000000", 9)
+    ref = _reference(det_runs, sources.read_frames(det_runs / SNIPPET, 9))
     for name in ("TSN", "TSM"):
-        det = sources.load_detector(sources.DetectorSpec(name, det_runs / "detection" /
-                                                         name.lower()))
-        ref = sources.detect(det, frames)[2]
         got = stream.last[name][0]
-        np.testing.assert_allclose(got.boxes, ref.boxes, atol=1e-3)
-        np.testing.assert_allclose(got.scores, ref.scores, atol=1e-5)
+        np.testing.assert_array_equal(got.boxes, ref[name][2].boxes)
+        np.testing.assert_array_equal(got.scores, ref[name][2].scores)
     at.button(key="live_det_restart").click().run()
     assert any("press Stream or Step" in c for c in captions(at))
     at.radio(key="det_mode").set_value("Browse all frames").run()
     assert not at.exception and "live_det" not in at.session_state
+
+
+def test_two_sessions_stepping_in_turn_each_get_the_single_session_boxes(app_for, det_runs):
+    """Two pages on one server (the detectors are loaded once and shared) step through the same
+    snippet, their clicks interleaved and one page a frame ahead: every frame of each equals
+    the detectors run once over the whole snippet."""
+    from ui.app import sources
+
+    ref = _reference(det_runs, sources.read_frames(det_runs / SNIPPET, 9))
+    pages = [app_for(det_runs).run() for _ in range(2)]
+    for at in pages:
+        at.radio(key="det_mode").set_value("Stream (live)").run()
+    pages[0].button(key="live_det_step").click().run()
+    seen = {0: [], 1: []}
+    for _ in range(5):
+        for i, at in enumerate(pages):
+            at.button(key="live_det_step").click().run()
+            assert not at.exception and not at.error
+            s = at.session_state["live_det"]
+            seen[i].append((s.t, {n: s.last[n][0] for n in ("TSN", "TSM")}))
+    assert [t for t, _ in seen[0]] == [1, 2, 3, 4, 5] and [t for t, _ in seen[1]] == [0, 1, 2, 3, 4]
+    for runs in seen.values():
+        for t, dets in runs:
+            for name in ("TSN", "TSM"):
+                np.testing.assert_array_equal(dets[name].boxes, ref[name][t].boxes)
+                np.testing.assert_array_equal(dets[name].scores, ref[name][t].scores)
+    assert all(len(ref["TSM"][t].scores) > 10 for t in range(6))  # boxes to compare
+
+
+def test_config_that_is_code_is_refused_and_never_run(app_for, det_runs, tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(det_runs, runs)
+    marker = tmp_path / "ran"
+    config = runs / "detection" / "tsm" / "config.py"
+    config.write_text(config.read_text() + f"\nopen({str(marker)!r}, 'w').close()\n")
+    at = app_for(runs).run()
+    assert not at.exception and not marker.exists()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "\n" not in errors[0], errors
+    assert errors[0].startswith(f"Detection view: {config}:") and "is not allowed; a config " \
+        "is read as data" in errors[0]

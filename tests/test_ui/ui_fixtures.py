@@ -146,6 +146,11 @@ def image_urls(at) -> list:
     return [img.url for el in at.get("image") for img in el.proto.imgs]
 
 
+def image_captions(at) -> list:
+    """Captions of every image an AppTest page shows, in page order."""
+    return [img.caption for el in at.get("image") for img in el.proto.imgs]
+
+
 def captions(at) -> list:
     """Text of every caption of an AppTest page."""
     return [c.value for c in at.caption]

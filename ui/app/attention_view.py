@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from .. import models
 from . import charts, compare_view, player, sources
 from .cache import result_store
 from .draw import upscale
@@ -15,7 +16,6 @@ from .settings import DEMO_HINT, UISettings
 
 KEY = "att"
 MIN_DISPLAY_WIDTH = 320
-PANEL_TITLES = {"TSN": "TSN (2D, no temporal shift)", "TSM": "TSM (temporal shift)"}
 FLOW_TITLE = "{model} run: flow stream (same segments)"  # tsm dissect run --flow-checkpoint
 
 
@@ -69,7 +69,7 @@ RUN_MODE, ANY_MODE = "Clips of a dissection run", "Any two checkpoints on any vi
 
 
 def render(settings: UISettings) -> None:
-    st.header("Attention: where TSN and TSM look")
+    st.header("Attention maps")
     mode = st.radio("Show", [RUN_MODE, ANY_MODE], horizontal=True, key=f"{KEY}_mode",
                     help="the maps a finished `tsm dissect run` stored, or maps computed here "
                          "for two checkpoints you choose on a video you choose or upload")
@@ -80,6 +80,7 @@ def render(settings: UISettings) -> None:
 
 
 def _render_run(settings: UISettings) -> None:
+    st.subheader("Where TSN and TSM look: the clips of their dissection runs")
     try:
         run = load(settings.runs_dir)
         clips = sources.dissection_clips(run) if run else []
@@ -109,21 +110,17 @@ def _render_run(settings: UISettings) -> None:
     panels = [(m, f) for m in sources.MODELS for f in (False, True) if not f or m in clip.flow]
     images = {(m, f): sources.attention_overlay(clip, m, per, flow=f)
               for m, f in panels if m in clip.maps}
-    t = player.frame_slider(KEY, n)
-    slots = {}
-    for col, (model, flow) in zip(st.columns(len(panels)), panels):
-        col.markdown(f"**{FLOW_TITLE.format(model=model) if flow else PANEL_TITLES[model]}**")
-        slots[(model, flow)] = (col.empty(), col.empty())
+    shown = [p for p in panels if p in images]
+    for model in sorted({m for m, f in panels if (m, f) not in images}):
+        st.warning(f"no {model} maps in this run")
+    st.markdown(" · ".join(f"**{FLOW_TITLE.format(model=m) if f else models.title(m)}**"
+                           for m, f in shown))
 
-    def show(i: int) -> None:
-        for (model, flow), (img_slot, cap_slot) in slots.items():
-            if (model, flow) not in images:
-                img_slot.warning(f"no {model} maps in this run")
-                continue
-            img_slot.image(upscale(images[(model, flow)][i], MIN_DISPLAY_WIDTH), width="stretch")
-            cap_slot.caption(_caption(clip, model, flow, i))
+    def draw(i: int) -> None:
+        player.show_panels([upscale(images[p][i], MIN_DISPLAY_WIDTH) for p in shown],
+                           [_caption(clip, m, f, i) for m, f in shown])
 
-    show(t)
+    t = player.run(KEY, n, draw)
     if clip.gt_boxes is not None:
         st.caption("green box: ground-truth actor" + (f" — class `{clip.label}`" if clip.label
                                                        else ""))
@@ -131,4 +128,3 @@ def _render_run(settings: UISettings) -> None:
                                           frame=t), width="stretch", key=f"{KEY}_mass")
     st.subheader("This clip's dissection metrics")
     _metrics_table(clip)
-    player.maybe_play(KEY, n, show)

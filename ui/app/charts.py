@@ -9,14 +9,9 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from .draw import MODEL_COLORS
+from .. import models
 
 _HEIGHT = 340
-
-
-def _rgb(name: str) -> str:
-    r, g, b = MODEL_COLORS.get(name, (100, 100, 100))
-    return f"rgb({r},{g},{b})"
 
 
 def _mark_frame(fig: go.Figure, frame: int | None) -> go.Figure:
@@ -41,13 +36,14 @@ def detection_timeline(max_scores: Mapping[str, Sequence[float]],
     for name, scores in max_scores.items():
         x = list(range(len(scores)))
         fig.add_trace(go.Scatter(x=x, y=list(scores), mode="lines+markers", name=name,
-                                 legendgroup=name, line=dict(color=_rgb(name))), row=1, col=1)
+                                 legendgroup=name, line=dict(color=models.css(name))), row=1, col=1)
         fig.add_trace(go.Bar(x=x, y=list(counts[name]), name=name, legendgroup=name,
-                             showlegend=False, marker_color=_rgb(name)), row=2, col=1)
+                             showlegend=False, marker_color=models.css(name)), row=2, col=1)
     for name, frames in (marks or {}).items():
         fig.add_trace(go.Scatter(x=list(frames), y=[1.0] * len(frames), mode="markers",
                                  name=f"only {name} finds a GT object",
-                                 marker=dict(symbol="triangle-down", size=10, color=_rgb(name))),
+                                 marker=dict(symbol="triangle-down", size=10,
+                                             color=models.css(name))),
                       row=1, col=1)
     if threshold is not None:
         fig.add_hline(y=threshold, line_dash="dash", line_color="gray", row=1, col=1)
@@ -64,7 +60,7 @@ def attention_mass(mass: Mapping[str, Sequence[float]], frame: int | None = None
     fig = go.Figure()
     for name, values in mass.items():
         fig.add_trace(go.Scatter(x=list(range(len(values))), y=list(values), mode="lines+markers",
-                                 name=name, line=dict(color=_rgb(name))))
+                                 name=name, line=dict(color=models.css(name))))
     fig.update_layout(title=title, height=_HEIGHT, xaxis_title="frame", margin=dict(t=50, b=30),
                       legend=dict(orientation="h", y=1.1))
     return _mark_frame(fig, frame)
@@ -107,6 +103,6 @@ def model_bars(table: Mapping[str, Mapping[str, float]], title: str) -> go.Figur
     for model, row in table.items():
         keys = list(row)
         fig.add_trace(go.Bar(x=keys, y=[row.get(k) for k in keys], name=model,
-                             marker_color=_rgb(model)))
+                             marker_color=models.css(model)))
     fig.update_layout(title=title, barmode="group", height=_HEIGHT, margin=dict(t=50, b=30))
     return fig

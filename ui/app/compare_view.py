@@ -10,7 +10,7 @@ from typing import Optional
 import pandas as pd
 import streamlit as st
 
-from . import flow_panel, live_view, player, runs, sources, upload
+from . import access, flow_panel, live_view, player, runs, session, sources, upload
 from .cache import result_store
 from .draw import upscale
 from .settings import UISettings
@@ -35,31 +35,60 @@ def recognizer(path: str, mtime: float) -> sources.LoadedRecognizer:
     return sources.load_recognizer(Path(path))
 
 
-def _pick_checkpoint(col, slot: str, found: list[str], root: Path, default: int,
-                     max_bytes: int) -> Optional[str]:
+@st.cache_data(show_spinner=False, ttl=30)
+def default_pair(found: tuple) -> tuple[int, int]:
+    """Indices of the checkpoints models A and B start on: the first TSN and the first TSM
+    checkpoint found (by path) when the runs folder has both, else the first two."""
+    first: dict = {}
+    for i, path in enumerate(found):
+        kind = sources.model_of_checkpoint(Path(path))
+        if kind is not None:
+            first.setdefault(kind, i)
+        if len(first) == 2:
+            return first["TSN"], first["TSM"]
+    return 0, 1
+
+
+def _pick_checkpoint(col, slot: str, found: list[str], settings: UISettings,
+                     default: int) -> Optional[str]:
+    """The checkpoint chosen for ``slot``: found under the runs folder, uploaded (kept in the
+    session's folder) or typed (confined to the folders the app may read); None meanwhile."""
     options = found + [TYPED, UPLOADED]
     choice = col.selectbox(f"Model {slot}", options, index=min(default, len(options) - 1),
                            key=f"{KEY}_ckpt_{slot}", format_func=lambda p: p
-                           if p in (TYPED, UPLOADED) else runs.rel(Path(p), root))
+                           if p in (TYPED, UPLOADED) else runs.rel(Path(p), settings.runs_dir))
     if choice == UPLOADED:
+        mb = settings.max_checkpoint_mb
         f = col.file_uploader(f"Checkpoint of model {slot}", key=f"{KEY}_upload_{slot}",
-                              type=list(upload.CHECKPOINT_SUFFIXES))
+                              type=list(upload.CHECKPOINT_SUFFIXES), max_upload_size=mb,
+                              help=f"at most {mb} MB; kept while this session lasts")
         if f is None:
             return None
         try:
-            return str(upload.keep_checkpoint(f.name, f.getvalue(), max_bytes))
+            return str(upload.keep_checkpoint(f.name, f.getvalue(), settings.max_checkpoint_bytes,
+                                              session.folder(settings.idle_minutes)))
         except upload.UploadError as e:
             col.error(str(e))
             return None
     if choice != TYPED:
         return choice
     typed = col.text_input(f"Checkpoint path of model {slot}", key=f"{KEY}_path_{slot}",
-                           placeholder="/path/to/TSM_kinetics_RGB_resnet50_..._segment8_e50.pth")
-    return typed.strip() or None
+                           placeholder="/path/to/TSM_kinetics_RGB_resnet50_..._segment8_e50.pth",
+                           help="a file in the runs folder or a folder allowed with "
+                                "`tsm ui --allow-root DIR`")
+    if not typed.strip():
+        return None
+    try:
+        return str(access.confine(typed, access.readable_roots(settings)))
+    except access.PathRefused as e:
+        col.error(f"Model {slot}: {e}")
+        return None
 
 
 def _load(path: str) -> sources.LoadedRecognizer:
-    p = Path(path).expanduser()
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{p} is a folder; expected a checkpoint file (.pth)")
     if not p.is_file():
         raise ValueError(f"checkpoint not found: {p}")
     return recognizer(str(p.resolve()), p.stat().st_mtime)
@@ -98,8 +127,9 @@ def _compute(models: dict, video: ChosenVideo, method: str, t: int, size: int,
         for i, (slot, rec) in enumerate(models.items()):
             bar.progress(i / len(models), text=f"model {slot}: {method} on {t} frames...")
             key = ("maps", str(rec.path), rec.path.stat().st_mtime, clip_key, method, cls)
-            out[slot] = store.get_or_compute(
-                key, lambda rec=rec: sources.model_maps(rec, clip, method, cls))
+            out[slot] = store.get_or_compute(  # on this session's own copy of the model
+                key, lambda rec=rec: sources.model_maps(sources.for_session(rec), clip, method,
+                                                        cls))
     finally:
         bar.empty()
     return {"clip": clip, **out}
@@ -115,15 +145,16 @@ def render(settings: UISettings) -> None:
     method, t, size, per = _sidebar()
     root = settings.runs_dir
     found = _checkpoints(str(root))
+    pair = default_pair(tuple(found))
     cols = st.columns(2)
-    paths = {s: _pick_checkpoint(c, s, found, root, i, settings.max_upload_bytes)
+    paths = {s: _pick_checkpoint(c, s, found, settings, pair[i])
              for i, (s, c) in enumerate(zip(SLOTS, cols))}
     video = choose_video(settings, KEY)
     if video is None:
         return
-    flow_choice = flow_panel.choose(found, root)
-    if video.cut:
-        st.caption(f"Sampled from {video.limit_note(settings.max_frames)}.")
+    flow_choice = flow_panel.choose(found, settings)
+    if video.cut or video.scale != 1.0:
+        st.caption(f"Sampled from {video.limit_note(settings.limits)}.")
     if not all(paths.values()):
         st.info("Choose two checkpoints (found under the runs folder, a path typed in, or an "
                 "upload).")
@@ -144,31 +175,36 @@ def render(settings: UISettings) -> None:
     clip = res["clip"]
     flow = flow_panel.compute(flow_choice, video, clip, method, size, cls)
     images = {s: sources.maps_overlay(clip.frames, res[s].maps, per) for s in models}
-    i = player.frame_slider(KEY, len(clip.indices))
-    panels, cols = {}, st.columns(len(models) + (flow is not None))
-    for col, (slot, rec) in zip(cols, models.items()):
-        col.markdown(f"**Model {slot}: {runs.rel(rec.path, root.resolve())}** — {rec.kind}")
-        panels[slot] = (col.empty(), col.empty())
     if flow is not None:
         images["flow"] = sources.maps_overlay(clip.frames, flow.maps, per)
-        cols[-1].markdown(f"**{flow_panel.TITLE}**")
-        panels["flow"] = (cols[-1].empty(), cols[-1].empty())
+    st.subheader(heading(models))
+    st.markdown(" · ".join([f"**Model {slot}: {runs.rel(rec.path, root.resolve())}** — "
+                            f"{rec.kind}" for slot, rec in models.items()]
+                           + ([f"**{flow_panel.TITLE}**"] if flow is not None else [])))
 
-    def show(k: int) -> None:
-        for slot, (img, cap) in panels.items():
-            if slot == "flow":
-                img.image(upscale(images[slot][k], MIN_DISPLAY_WIDTH), width="stretch")
-                cap.caption(sources.flow_caption(flow, k))
-                continue
-            m, rec = res[slot], models[slot]
-            img.image(upscale(images[slot][k], MIN_DISPLAY_WIDTH), width="stretch")
-            cap.caption(f"{slot} frame {k}/{len(clip.indices) - 1} (video frame "
-                        f"{int(clip.indices[k])}): {method} of '{rec.names[m.explained]}'")
+    def caption(slot: str, k: int) -> str:
+        if slot == "flow":
+            return sources.flow_caption(flow, k)
+        m, rec = res[slot], models[slot]
+        return (f"{slot} frame {k}/{len(clip.indices) - 1} (video frame "
+                f"{int(clip.indices[k])}): {method} of '{rec.names[m.explained]}'")
 
-    show(i)
+    def draw(k: int) -> None:
+        player.show_panels([upscale(images[s][k], MIN_DISPLAY_WIDTH) for s in images],
+                           [caption(s, k) for s in images])
+
+    player.run(KEY, len(clip.indices), draw)
     for col, (slot, rec) in zip(st.columns(2), models.items()):
         with col:
             st.markdown(f"Top-5 of model {slot} on the clip")
             _top5_table(rec, res[slot])
-    player.maybe_play(KEY, len(clip.indices), show)
     live_view.recognition(models, video, size, res)
+
+
+def heading(models: dict) -> str:
+    """``'Where TSN and TSM look'`` for a TSN and a TSM; the slots' kinds otherwise."""
+    kinds = [rec.kind.split(" ")[0] for rec in models.values()]
+    if sorted(kinds) == ["TSM", "TSN"]:
+        return "Where TSN and TSM look"
+    return "Where " + " and ".join(f"model {s} ({rec.kind})" for s, rec in models.items()) + \
+        " look"

@@ -9,17 +9,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from .. import models
 from . import charts, live_view, player, sources
 from .cache import result_store
-from .draw import GT_COLOR, MODEL_COLORS, draw_boxes, upscale
+from .draw import draw_boxes, upscale
 from .settings import DEMO_HINT, UISettings
 from .video_source import ChosenVideo, choose_video
 
 KEY = "det"
 MIN_DISPLAY_WIDTH = 320
 SPLITS = ("overall", "slow", "medium", "fast", "corrupted")
-PANEL_TITLES = {"TSN": "TSN (per-frame 2D baseline)", "TSM": "TSM (online, causal shift)"}
 BROWSE, STREAM = "Browse all frames", "Stream (live)"
+PANELS = " · ".join(f"**{models.title(m, online=True)}**" for m in models.MODELS)
 
 
 @st.cache_resource(show_spinner="Loading detector...")
@@ -49,14 +50,33 @@ def render_frame(frame: np.ndarray, dets: sources.FrameDetections, name: str,
     big = upscale(frame, MIN_DISPLAY_WIDTH)
     k = big.shape[1] / frame.shape[1]
     if truth is not None and len(truth.labels):
-        big = draw_boxes(big, truth.boxes * k, ["" for _ in truth.labels], color=GT_COLOR)
-    captions = [f"{lb} {s:.2f}" for lb, s in zip(dets.labels, dets.scores)]
-    return draw_boxes(big, dets.boxes * k, captions, color=MODEL_COLORS[name])
+        big = draw_boxes(big, truth.boxes * k, ["" for _ in truth.labels],
+                         color=models.GT_COLOR)
+    return draw_boxes(big, dets.boxes * k, box_labels(dets), color=models.rgb(name))
+
+
+def box_labels(dets: sources.FrameDetections) -> list[str]:
+    """``'<class> <score>'`` of each box, as drawn on the frame."""
+    return [f"{lb} {s:.2f}" for lb, s in zip(dets.labels, dets.scores)]
+
+
+def panel_caption(name: str, i: int, num_frames: int, dets: sources.FrameDetections,
+                  extra: str = "") -> str:
+    """``'TSM frame 2/5: 2 box(es) · <extra> — car 0.91, dog 0.40'``: every box drawn, best
+    score first."""
+    order = np.argsort(-np.asarray(dets.scores), kind="stable")
+    labels = box_labels(dets)
+    listed = ", ".join(labels[j] for j in order)
+    return (f"{name} frame {i}/{num_frames - 1}: {len(labels)} box(es)"
+            + (f" · {extra}" if extra else "") + (f" — {listed}" if listed else ""))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _truth(path: Optional[str], num_frames: int) -> Optional[list]:
-    return sources.read_truth(Path(path), num_frames) if path else None
+def _truth(path: Optional[str], num_frames: int, scale: float) -> Optional[list]:
+    """The snippet's ground truth, boxes in the pixels of its frames at the working size."""
+    truth = sources.read_truth(Path(path), num_frames) if path else None
+    return None if truth is None else [sources.FrameTruth(g.boxes * scale, g.labels)
+                                       for g in truth]
 
 
 def only_found_by(results: dict, truth: list, min_score: float) -> dict[str, list[int]]:
@@ -96,7 +116,7 @@ def _map_table(settings: UISettings, hinted: bool = False) -> None:
 def _truth_toggle(video: ChosenVideo) -> Optional[list]:
     """The video's ground truth when it has annotations and the toggle is on."""
     try:
-        truth = _truth(str(video.path) if video.path else None, len(video.frames))
+        truth = _truth(str(video.path) if video.path else None, len(video.frames), video.scale)
     except ValueError as e:
         st.warning(f"Ground truth not shown: {e}")
         return None
@@ -123,12 +143,18 @@ def render(settings: UISettings) -> None:
                     help="browse: every frame computed first, then a slider; stream: frames "
                          "fed one at a time, each drawn as soon as it is computed")
     truth = _truth_toggle(video)
-    min_score = st.slider("Minimum score shown", 0.0, 1.0, 0.3, 0.05, key=f"{KEY}_min_score")
-    st.caption(f"Detecting on {video.limit_note(settings.max_frames)}.")
+    min_score = st.slider("Minimum score shown", sources.SCORE_FLOOR, 1.0, 0.3, 0.05,
+                          key=f"{KEY}_min_score")
+    st.caption(f"Detecting on {video.limit_note(settings.limits)}.")
     if mode == STREAM:
         detectors = {n: _detector(s, s.key) for n, s in specs.items()}
-        live_view.detection(detectors, video, min_score, truth, render_frame,
-                            key=tuple(s.key for s in specs.values()))
+
+        def panel(name: str, t: int, dets: sources.FrameDetections, extra: str) -> tuple:
+            kept = dets.keep(min_score)
+            return (render_frame(video.frames[t], kept, name, truth[t] if truth else None),
+                    panel_caption(name, t, len(video.frames), kept, extra))
+        st.markdown(PANELS)
+        live_view.detection(detectors, video, panel, key=tuple(s.key for s in specs.values()))
         return
     live_view.drop("det")  # browsing runs the same models: a stream restarts afterwards
     try:
@@ -142,22 +168,15 @@ def render(settings: UISettings) -> None:
 def _browse(settings: UISettings, video: ChosenVideo, results: dict, min_score: float,
             truth: Optional[list]) -> None:
     n = len(video.frames)
-    t = player.frame_slider(KEY, n)
-    slots = {}
-    for col, name in zip(st.columns(2), sources.MODELS):
-        col.markdown(f"**{PANEL_TITLES[name]}**")
-        slots[name] = (col.empty(), col.empty())
 
-    def show(i: int) -> None:
-        for name, (img_slot, cap_slot) in slots.items():
-            dets = results[name][i].keep(min_score)
-            img_slot.image(render_frame(video.frames[i], dets, name, truth and truth[i]),
-                           width="stretch")
-            top = ", ".join(f"{lb} {s:.2f}" for lb, s in zip(dets.labels[:3], dets.scores[:3]))
-            cap_slot.caption(f"{name} frame {i}/{n - 1}: {len(dets.scores)} box(es)"
-                             + (f" — {top}" if top else ""))
+    def draw(i: int) -> None:
+        kept = {name: results[name][i].keep(min_score) for name in sources.MODELS}
+        player.show_panels(
+            [render_frame(video.frames[i], kept[m], m, truth and truth[i]) for m in kept],
+            [panel_caption(m, i, n, kept[m]) for m in kept])
 
-    show(t)
+    st.markdown(PANELS)
+    t = player.run(KEY, n, draw)
     marks = only_found_by(results, truth, min_score) if truth else None
     st.plotly_chart(_timeline(results, min_score, t, marks), width="stretch",
                     key=f"{KEY}_timeline")
@@ -168,4 +187,3 @@ def _browse(settings: UISettings, video: ChosenVideo, results: dict, min_score: 
                    "(VID matching: same class, IoU >= min(0.5, wh/((w+10)(h+10))), boxes "
                    "above the minimum score).")
     _map_table(settings)
-    player.maybe_play(KEY, n, show)

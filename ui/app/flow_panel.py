@@ -11,8 +11,9 @@ from typing import Optional
 
 import streamlit as st
 
-from . import runs, sources
+from . import access, runs, sources
 from .cache import result_store
+from .settings import UISettings
 from .video_source import ChosenVideo
 
 KEY = "attf"
@@ -25,8 +26,10 @@ def _recognizer(path: str, mtime: float) -> sources.LoadedRecognizer:
     return sources.load_flow_recognizer(Path(path))
 
 
-def choose(found: list[str], root: Path) -> Optional[tuple[str, str]]:
-    """``(flow checkpoint, flow folder)`` chosen in an expander, or None (no flow stream)."""
+def choose(found: list[str], settings: UISettings) -> Optional[tuple[str, str]]:
+    """``(flow checkpoint, flow folder)`` chosen in an expander, or None (no flow stream);
+    typed paths are confined to the folders the app may read."""
+    root = settings.runs_dir
     with st.expander("Flow stream (optional): the flow CAM beside the RGB maps"):
         left, right = st.columns(2)
         choice = left.selectbox("Flow checkpoint", [NONE] + found + [TYPED], key=f"{KEY}_ckpt",
@@ -42,7 +45,12 @@ def choose(found: list[str], root: Path) -> Optional[tuple[str, str]]:
     if not folder.strip():
         st.info("Flow stream: give the video's flow folder (tsm flow extract VIDEO --out DIR).")
         return None
-    return choice, folder.strip()
+    try:
+        roots = access.readable_roots(settings)
+        return str(access.confine(choice, roots)), str(access.confine(folder, roots))
+    except access.PathRefused as e:
+        st.error(f"Flow stream: {e}")
+        return None
 
 
 def compute(choice: Optional[tuple[str, str]], video: ChosenVideo, clip: sources.ClipInput,
@@ -50,8 +58,10 @@ def compute(choice: Optional[tuple[str, str]], video: ChosenVideo, clip: sources
     """The flow model's maps on ``clip`` (cached), or None with the reason on the page."""
     if choice is None:
         return None
-    path, flow_dir = Path(choice[0]).expanduser(), choice[1]
+    path, flow_dir = Path(choice[0]), choice[1]
     try:
+        if path.is_dir():
+            raise ValueError(f"{path} is a folder; expected a flow checkpoint file (.pth)")
         if not path.is_file():
             raise ValueError(f"checkpoint not found: {path}")
         rec = _recognizer(str(path.resolve()), path.stat().st_mtime)
@@ -59,7 +69,8 @@ def compute(choice: Optional[tuple[str, str]], video: ChosenVideo, clip: sources
         key = ("flow", str(rec.path), rec.path.stat().st_mtime, str(folder), video.key,
                tuple(int(i) for i in clip.indices), size, method, cls)
         return result_store().get_or_compute(key, lambda: sources.flow_maps(
-            rec, folder, clip, size, method, cls, video.total or None, video.label))
+            sources.for_session(rec), folder, clip, size, method, cls, video.total or None,
+            video.label))
     except (ValueError, FileNotFoundError, RuntimeError) as e:
         st.error(f"Flow stream: {e}")
         return None

@@ -9,21 +9,29 @@ Streamlit queues a fragment's timed re-runs behind the running one, so the pace 
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Optional
 
 import pandas as pd
 import streamlit as st
 
-from . import sources
+from . import player, sources
 
 INTERVAL = 0.05  # seconds between timed fragment runs (the models usually take longer)
 
 
+RATE_WINDOW = 20  # frames over which the playing rate is measured
+
+
 @dataclass
 class Stream:
-    """One live stream: ``step(t)`` computes frame ``t``; ``t`` is the last frame computed."""
+    """One live stream: ``step(t)`` computes frame ``t``; ``t`` is the last frame computed.
+
+    ``played`` holds the wall-clock times at which the frames computed while playing were done
+    (the current run of Play only), so :meth:`rate` is the rate the user sees while playing —
+    models, drawing and the page's round trips together — and stays as it was while paused."""
     key: tuple
     num_frames: int
     step: Callable[[int], Any]
@@ -31,6 +39,7 @@ class Stream:
     playing: bool = False
     last: Any = None
     latency_ms: list = field(default_factory=list)
+    played: deque = field(default_factory=lambda: deque(maxlen=RATE_WINDOW))
 
     @property
     def done(self) -> bool:
@@ -41,12 +50,17 @@ class Stream:
             return
         t0 = time.perf_counter()
         self.last = self.step(self.t + 1)
-        self.latency_ms.append(1000 * (time.perf_counter() - t0))
+        t1 = time.perf_counter()
+        self.latency_ms.append(1000 * (t1 - t0))
         self.t += 1
+        if self.playing:
+            self.played.append(t1)
 
-    def fps(self) -> float:
-        recent = self.latency_ms[-20:]
-        return 1000 * len(recent) / sum(recent) if recent and sum(recent) > 0 else 0.0
+    def rate(self) -> Optional[float]:
+        """Frames per second over the last frames computed while playing; None before two."""
+        if len(self.played) < 2 or self.played[-1] <= self.played[0]:
+            return None
+        return (len(self.played) - 1) / (self.played[-1] - self.played[0])
 
 
 def stream_for(name: str, key: tuple, num_frames: int,
@@ -66,6 +80,7 @@ def drop(name: str) -> None:
 
 
 def _play(s: Stream) -> None:
+    s.played.clear()  # the rate is measured over this run of Play only
     s.playing = True
 
 
@@ -122,11 +137,22 @@ def size_text(num_bytes: int) -> str:
     return f"{num_bytes / 2**10:.1f} kB" if num_bytes < 2**20 else f"{num_bytes / 2**20:.2f} MB"
 
 
+def cache_text(num_bytes: Optional[int]) -> str:
+    """``"shift cache 12.5 kB"``; ``None`` (a model without temporal shift): nothing is
+    carried from frame to frame."""
+    if num_bytes is None:
+        return "no shift cache (no temporal shift: nothing carried between frames)"
+    return f"shift cache {size_text(num_bytes)}"
+
+
 def status(s: Stream, extra: str = "") -> str:
+    """``'playing: frame 12/249 · last frame 85 ms · 9.8 frames/s while playing'``."""
     last = f"{s.latency_ms[-1]:.0f} ms" if s.latency_ms else "-"
     state = "playing" if s.playing else ("finished" if s.done else "paused")
-    return (f"{state}: frame {max(s.t, 0)}/{s.num_frames - 1} · last frame {last} · "
-            f"{s.fps():.1f} frames/s" + (f" · {extra}" if extra else ""))
+    rate = s.rate()
+    played = f"{rate:.1f} frames/s while playing" if rate is not None else "not played yet"
+    return (f"{state}: frame {max(s.t, 0)}/{s.num_frames - 1} · last frame {last} · {played}"
+            + (f" · {extra}" if extra else ""))
 
 
 # ----------------------------------------------------------------------------- recognition
@@ -141,7 +167,8 @@ def recognition(models: dict, video, size: int, offline: dict) -> None:
     def make() -> Callable[[int], Any]:
         online = _online(rec)
         live = sources.LiveRecognizer(online, size)
-        return lambda t: (live.step(video.frames[t]), live.running(), live.cache_bytes)
+        return lambda t: (live.step(video.frames[t]), live.running(),
+                          None if online.shift is None else live.cache_bytes)
 
     key = (str(rec.path), video.key, size)
     s = stream_for("rec", key, len(video.frames), make)
@@ -153,7 +180,7 @@ def recognition(models: dict, video, size: int, offline: dict) -> None:
                 st.caption("press Stream or Step to play the video through the online model")
             else:
                 frame_p, running, cache = s.last
-                st.caption(status(s, f"shift cache {size_text(cache)}"))
+                st.caption(status(s, cache_text(cache)))
                 st.image(video.frames[s.t], width=320)
                 _table(sources.top_k(running, rec.names),
                        f"online top-5 after {s.t + 1} frames (mean of the frame logits)")
@@ -182,20 +209,20 @@ def _table(rows: list, title: str) -> None:
 
 
 # ----------------------------------------------------------------------------- detection
-def detection(detectors: dict, video, min_score: float, truth, render: Callable,
-              key: tuple) -> None:
-    """TSN and online-TSM detectors fed the video one frame at a time, side by side."""
+def detection(detectors: dict, video, panel: Callable, key: tuple) -> None:
+    """TSN and online-TSM detectors fed the video one frame at a time, side by side; each
+    stream of this session has its own shift buffers (:class:`sources.DetectorStream`).
+    ``panel(name, t, detections, extra) -> (image, caption)`` draws one model's frame."""
 
     def make() -> Callable[[int], Any]:
-        gens = {n: sources.stream(d, iter(video.frames)) for n, d in detectors.items()}
+        streams = {n: sources.DetectorStream(d, iter(video.frames)) for n, d in detectors.items()}
 
         def step(t: int) -> dict:
             out = {}
-            for n, gen in gens.items():
+            for n, stream in streams.items():
                 t0 = time.perf_counter()
-                dets = next(gen)
-                out[n] = (dets, 1000 * (time.perf_counter() - t0),
-                          sources.stream_cache_bytes(detectors[n]))
+                dets = next(stream)
+                out[n] = (dets, 1000 * (time.perf_counter() - t0), stream.cache_bytes)
             return out
         return step
 
@@ -205,12 +232,9 @@ def detection(detectors: dict, video, min_score: float, truth, render: Callable,
         if s.last is None:
             st.caption("press Stream or Step to play the video through both detectors")
             return
+        drawn = [panel(n, s.t, dets, f"{ms:.0f} ms · {cache_text(cache)}")
+                 for n, (dets, ms, cache) in s.last.items()]
+        player.show_panels([d[0] for d in drawn], [d[1] for d in drawn])
         st.caption(status(s))
-        for col, (n, (dets, ms, cache)) in zip(st.columns(2), s.last.items()):
-            kept = dets.keep(min_score)
-            col.image(render(video.frames[s.t], kept, n, truth[s.t] if truth else None),
-                      width="stretch")
-            col.caption(f"{n} frame {s.t}/{s.num_frames - 1}: {len(kept.scores)} box(es) · "
-                        f"{ms:.0f} ms · shift cache {size_text(cache)}")
 
     run(s, draw, "det")

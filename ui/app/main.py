@@ -1,7 +1,8 @@
 """The Streamlit app: ``streamlit run ui/app/main.py`` (``tsm ui`` starts it).
 
-Layout only: a sidebar to pick the view, then the view's module draws the page. Settings come
-from the environment (:class:`ui.app.settings.UISettings`).
+Layout only: the access check (:mod:`ui.app.access`), a sidebar to pick the view, then the
+view's module draws the page. Settings come from the environment
+(:class:`ui.app.settings.UISettings`).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import streamlit as st
 if __package__ in (None, ""):  # `streamlit run ui/app/main.py` from a checkout that is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from ui.app import attention_view, detection_view, runs_view, sources  # noqa: E402
+from ui.app import access, attention_view, detection_view, runs_view, sources  # noqa: E402
 from ui.app.settings import UISettings  # noqa: E402
 
 VIEWS = {"Detection": detection_view.render, "Attention": attention_view.render,
@@ -26,6 +27,8 @@ def main() -> None:
         settings = UISettings.from_env()
     except ValueError as e:
         st.error(f"Bad setting: {e}")
+        return
+    if not access.gate(settings.token):  # nothing else is drawn before the token is given
         return
     st.sidebar.title("TSM vs TSN")
     view = st.sidebar.radio("View", list(VIEWS), key="view")

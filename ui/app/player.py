@@ -1,18 +1,20 @@
-"""One frame slider (with a play button) that drives every panel of a view in step.
+"""One frame slider with a play button that drives every panel of a view in step, without
+blocking the page.
 
 Usage in a view::
 
-    t = player.frame_slider("det", num_frames)
-    slots = ...                      # st.empty() placeholders, one per panel
-    player.show(t, render_frame)     # draws frame t into the slots
-    player.maybe_play("det", num_frames, render_frame)
+    def draw(i: int) -> None:        # draws frame i of every panel (columns, images, captions)
+        ...
+    t = player.run("det", num_frames, draw)   # the frame shown; charts below mark it
 
-Playing draws the following frames into the same slots at ``fps`` and leaves the slider on the
-last frame shown (a widget's value can only be set before it is drawn, hence the pending value).
+The slider, the play button and the panels live in one fragment (``st.fragment``): moving the
+slider redraws the page once (so the charts below follow), and playing re-runs only the fragment,
+one frame per run every ``1/fps`` seconds, as the live mode does — every widget of the page keeps
+working while it plays, and Pause stops at the frame shown. When playing ends the page is drawn
+again at the last frame.
 """
 from __future__ import annotations
 
-import time
 from typing import Callable
 
 import streamlit as st
@@ -20,38 +22,81 @@ import streamlit as st
 DEFAULT_FPS = 6.0
 
 
-def _pending(key: str) -> str:
-    return f"{key}__pending"
+def _playing(key: str) -> str:
+    return f"{key}__playing"
 
 
-def frame_slider(key: str, num_frames: int, label: str = "Frame") -> int:
-    """Draw the play button and the slider for ``num_frames`` frames; return the frame index."""
+def _drawn(key: str) -> str:
+    return f"{key}__drawn"
+
+
+def _start(key: str, num_frames: int) -> None:
+    if st.session_state.get(key, 0) >= num_frames - 1:
+        st.session_state[key] = 0  # at the end: play from the start
+    st.session_state[_playing(key)] = True
+
+
+def _stop(key: str) -> None:
+    st.session_state[_playing(key)] = False
+
+
+def playing(key: str) -> bool:
+    return bool(st.session_state.get(_playing(key)))
+
+
+def run(key: str, num_frames: int, draw: Callable[[int], None], label: str = "Frame",
+        fps: float = DEFAULT_FPS) -> int:
+    """Draw the player of ``num_frames`` frames and frame ``t`` through ``draw(t)``; return ``t``
+    as the page shows it (the first frame to play from while the fragment plays)."""
     if num_frames < 1:
         raise ValueError(f"num_frames must be >= 1, got {num_frames}")
-    if _pending(key) in st.session_state:
-        st.session_state[key] = st.session_state.pop(_pending(key))
-    if not 0 <= st.session_state.get(key, 0) < num_frames:
+    if not 0 <= st.session_state.get(key, -1) < num_frames:
         st.session_state[key] = 0
     if num_frames == 1:
+        _stop(key)
         st.caption(f"{label} 0 (single frame)")
+        draw(0)
         return 0
+    timer = playing(key)
+    st.session_state[_drawn(key)] = st.session_state[key]
+
+    @st.fragment(run_every=1.0 / fps if timer else None)
+    def _player() -> None:
+        if playing(key) != timer:
+            st.rerun()  # play pressed (the timer starts) or stopped (it stops): the whole page
+        if timer:
+            st.session_state[key] = min(st.session_state[key] + 1, num_frames - 1)
+        elif st.session_state[key] != st.session_state[_drawn(key)]:
+            st.rerun()  # the slider moved: the whole page, so the charts follow
+        _controls(key, num_frames, label, timer)
+        draw(int(st.session_state[key]))
+        if timer and st.session_state[key] >= num_frames - 1:
+            _stop(key)
+            st.rerun()
+
+    _player()
+    return int(st.session_state[_drawn(key)])
+
+
+def _controls(key: str, num_frames: int, label: str, timer: bool) -> None:
     play_col, slider_col = st.columns([1, 9], vertical_alignment="bottom")
-    play_col.button("▶ Play", key=f"{key}__play", help="play from the current frame")
-    return int(slider_col.slider(label, 0, num_frames - 1, key=key))
+    if timer:
+        play_col.button("⏸ Pause", key=f"{key}__pause", on_click=_stop, args=(key,),
+                        help="stop at the frame shown")
+    else:
+        play_col.button("▶ Play", key=f"{key}__play", on_click=_start, args=(key, num_frames),
+                        help="play from the current frame")
+    slider_col.slider(label, 0, num_frames - 1, key=key, disabled=timer)
 
 
-def maybe_play(key: str, num_frames: int, render: Callable[[int], None],
-               fps: float = DEFAULT_FPS) -> None:
-    """When the play button was pressed, render frames ``t+1 .. num_frames-1`` in turn."""
-    if num_frames < 2 or not st.session_state.get(f"{key}__play"):
-        return
-    start = int(st.session_state.get(key, 0))
-    if start >= num_frames - 1:
-        start = -1  # at the end: play from the start
-    last = start
-    for t in range(start + 1, num_frames):
-        time.sleep(1.0 / fps)
-        render(t)
-        last = t
-    st.session_state[_pending(key)] = last
-    st.rerun()
+ROW_WIDTH = 1120  # px: the panels of one frame share a row of a wide page
+
+
+def show_panels(images: list, captions: list, row_width: int = ROW_WIDTH) -> None:
+    """The panels of one frame (uint8 ``(H, W, 3)`` images, one caption each) as ONE element,
+    a row of images: a redraw replaces all of them at once, so no panel ever shows another
+    frame than its neighbours."""
+    if len(images) != len(captions):
+        raise ValueError(f"{len(images)} panels but {len(captions)} captions")
+    width = min(row_width // max(len(images), 2), max(im.shape[1] for im in images))
+    st.image(list(images), caption=list(captions), width=int(width))

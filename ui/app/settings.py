@@ -6,23 +6,56 @@ the process's argv), and tests set them with ``monkeypatch.setenv``.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from ..pipeline.layout import DEFAULT_ROOT
 
 ENV_RUNS = "TSM_UI_RUNS"
 ENV_MAX_UPLOAD_MB = "TSM_UI_MAX_UPLOAD_MB"
+ENV_MAX_CHECKPOINT_MB = "TSM_UI_MAX_CHECKPOINT_MB"
 ENV_MAX_FRAMES = "TSM_UI_MAX_FRAMES"
+ENV_FRAME_SIZE = "TSM_UI_FRAME_SIZE"
+ENV_MAX_DECODED_MP = "TSM_UI_MAX_DECODED_MP"
+ENV_ALLOW_ROOTS = "TSM_UI_ALLOW_ROOTS"
+ENV_TOKEN = "TSM_UI_TOKEN"
+ENV_IDLE_MINUTES = "TSM_UI_IDLE_MINUTES"
 
-DEFAULT_MAX_UPLOAD_MB = 50.0
+DEFAULT_MAX_UPLOAD_MB = 50
+DEFAULT_MAX_CHECKPOINT_MB = 500  # a ResNet-101 TSM checkpoint is about 170 MB
 DEFAULT_MAX_FRAMES = 300
 """A 10-s clip at 25-30 fps is taken whole; views say when the limit cuts a video."""
+DEFAULT_FRAME_SIZE = 360
+"""Working resolution: frames are decoded with their shorter side at most this many pixels."""
+DEFAULT_MAX_DECODED_MP = 70.0
+"""Decoded pixels per video, in millions: 300 frames of 640x360 (207 MB of RGB)."""
+DEFAULT_IDLE_MINUTES = 30.0
+"""A session's temporary folder is removed after this long without use (or when it ends)."""
+MIN_TOKEN_LENGTH = 12
 DEFAULT_PORT = 8501
 DEFAULT_HOST = "127.0.0.1"
 DEMO_HINT = ("No trained models or results were found under `{runs}`. Run `make demo` (or "
              "`tsm demo`) from the repository root to generate the synthetic data, train the TSN "
              "and TSM models and write their results there; then reload this page.")
+
+
+@dataclass(frozen=True)
+class DecodeLimits:
+    """How much of a video the app decodes: at most ``max_frames`` frames, frames downscaled
+    to a shorter side of at most ``short_side`` pixels, and at most ``max_pixels`` decoded
+    pixels in all (frames x height x width)."""
+    max_frames: int
+    short_side: int
+    max_pixels: int
+
+    def __post_init__(self) -> None:
+        if min(self.max_frames, self.short_side, self.max_pixels) < 1:
+            raise ValueError(f"decode limits must be >= 1, got {self}")
+
+    def frames_for(self, width: int, height: int) -> int:
+        """Frames of ``width x height`` (working size) the limits admit (at least one)."""
+        return max(1, min(self.max_frames, self.max_pixels // (width * height)))
 
 
 def default_runs_dir(cwd: Path | None = None) -> Path:
@@ -32,7 +65,7 @@ def default_runs_dir(cwd: Path | None = None) -> Path:
     return demo if demo.is_dir() else demo.parent
 
 
-def _env_float(name: str, default: float) -> float:
+def _env_number(name: str, default: float, whole: bool = False) -> float:
     raw = os.environ.get(name)
     if raw in (None, ""):
         return default
@@ -40,25 +73,50 @@ def _env_float(name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
-    if value <= 0:
-        raise ValueError(f"{name} must be > 0, got {raw!r}")
-    return value
+    if value <= 0 or (whole and value != int(value)):
+        raise ValueError(f"{name} must be a {'whole number' if whole else 'number'} > 0, "
+                         f"got {raw!r}")
+    return int(value) if whole else value
 
 
 @dataclass(frozen=True)
 class UISettings:
-    """What the app reads at start: the runs folder and the limits on user input."""
+    """What the app reads at start: the runs folder, the limits on user input, the folders
+    typed paths may name and the access token (None: no token asked)."""
     runs_dir: Path
-    max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB
+    max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB
     max_frames: int = DEFAULT_MAX_FRAMES
+    max_checkpoint_mb: int = DEFAULT_MAX_CHECKPOINT_MB
+    frame_size: int = DEFAULT_FRAME_SIZE
+    max_decoded_mp: float = DEFAULT_MAX_DECODED_MP
+    allow_roots: tuple = ()
+    idle_minutes: float = DEFAULT_IDLE_MINUTES
+    token: Optional[str] = field(default=None, repr=False)
 
     @property
     def max_upload_bytes(self) -> int:
         return int(self.max_upload_mb * 1024 * 1024)
 
+    @property
+    def max_checkpoint_bytes(self) -> int:
+        return int(self.max_checkpoint_mb * 1024 * 1024)
+
+    @property
+    def limits(self) -> DecodeLimits:
+        """How much of a video is decoded."""
+        return DecodeLimits(self.max_frames, self.frame_size, int(self.max_decoded_mp * 1e6))
+
     @classmethod
     def from_env(cls) -> "UISettings":
         runs = os.environ.get(ENV_RUNS)
+        roots = [r for r in os.environ.get(ENV_ALLOW_ROOTS, "").split(os.pathsep) if r]
         return cls(runs_dir=Path(runs) if runs else default_runs_dir(),
-                   max_upload_mb=_env_float(ENV_MAX_UPLOAD_MB, DEFAULT_MAX_UPLOAD_MB),
-                   max_frames=int(_env_float(ENV_MAX_FRAMES, DEFAULT_MAX_FRAMES)))
+                   max_upload_mb=_env_number(ENV_MAX_UPLOAD_MB, DEFAULT_MAX_UPLOAD_MB, True),
+                   max_frames=_env_number(ENV_MAX_FRAMES, DEFAULT_MAX_FRAMES, True),
+                   max_checkpoint_mb=_env_number(ENV_MAX_CHECKPOINT_MB,
+                                                 DEFAULT_MAX_CHECKPOINT_MB, True),
+                   frame_size=_env_number(ENV_FRAME_SIZE, DEFAULT_FRAME_SIZE, True),
+                   max_decoded_mp=_env_number(ENV_MAX_DECODED_MP, DEFAULT_MAX_DECODED_MP),
+                   allow_roots=tuple(Path(r) for r in roots),
+                   idle_minutes=_env_number(ENV_IDLE_MINUTES, DEFAULT_IDLE_MINUTES),
+                   token=os.environ.get(ENV_TOKEN) or None)

@@ -1,21 +1,30 @@
-"""Uploaded videos: size check, a temporary file that is always removed, decode check.
+"""Uploaded files: size check, safe file names, a temporary copy that is always removed,
+decoding within the app's limits, and checkpoints kept in the session's own folder.
 
-The upload is decoded once into memory (at most ``max_frames`` frames) and its temporary file
-deleted before the page goes on, so nothing the user uploads stays on disk.
+A video upload is decoded once into memory (within :class:`ui.app.settings.DecodeLimits`) and
+its temporary copy deleted before the page goes on; an uploaded checkpoint stays in the
+session's folder (:mod:`ui.app.session`) while the session lasts, so the models can be loaded
+from a path.
 """
 from __future__ import annotations
 
 import hashlib
-import os
+import re
 import shutil
 import tempfile
+import unicodedata
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 from tsm_apps.io import atomic_write_bytes
 
 from . import sources
+from .settings import DecodeLimits
+
+CHECKPOINT_SUFFIXES = ("pth", "pt", "tar", "ckpt")
+MAX_NAME = 120
+TEMP_PREFIX = "tsm_ui_upload_"
 
 
 class UploadError(ValueError):
@@ -28,58 +37,76 @@ def check_size(name: str, size: int, max_bytes: int) -> None:
         raise UploadError(f"'{name}' is empty.")
     if size > max_bytes:
         raise UploadError(f"'{name}' is {size / 2**20:.1f} MB; the limit is "
-                          f"{max_bytes / 2**20:.1f} MB (start `tsm ui --max-upload-mb N` "
-                          "to change it).")
+                          f"{max_bytes / 2**20:.0f} MB.")
+
+
+def safe_name(name: str, default: str) -> str:
+    """A file name for the upload named ``name``: its last path component (``/`` or ``\\``),
+    letters, digits and ``._-+()`` only (others become ``_``), at most :data:`MAX_NAME`
+    characters; ``default`` for a name that would be empty, ``.``, ``..`` or hidden."""
+    base = re.split(r"[/\\]", unicodedata.normalize("NFKC", str(name)))[-1]
+    base = re.sub(r"[^A-Za-z0-9._+()-]", "_", base).strip("_ ")
+    if not base or base.startswith(".") or set(base) <= {".", "_"}:
+        return default
+    if len(base) > MAX_NAME:
+        stem, dot, suffix = base.rpartition(".")
+        base = (stem[:MAX_NAME - len(suffix) - 1] + "." + suffix) if dot and len(suffix) < 10 \
+            else base[:MAX_NAME]
+    return base
 
 
 @contextmanager
-def temporary_copy(name: str, data: bytes) -> Iterator[Path]:
-    """Write ``data`` to a private temporary folder as ``name``; the folder is removed on exit."""
-    folder = tempfile.mkdtemp(prefix="tsm_ui_upload_")
+def temporary_copy(name: str, data: bytes, folder: Optional[Path] = None) -> Iterator[Path]:
+    """Write ``data`` as :func:`safe_name` ``(name)`` in a new private folder (inside ``folder``
+    when given); the folder is removed on exit."""
+    tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=folder))
     try:
-        path = Path(folder) / (Path(name).name or "upload")
-        with open(path, "wb") as f:
-            f.write(data)
+        path = tmp / safe_name(name, "upload")
+        path.write_bytes(data)
         yield path
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
-def decode_upload(name: str, data: bytes, max_bytes: int, max_frames: int) -> "sources.Decoded":
-    """Frames uint8 ``(T, H, W, 3)`` of an uploaded video (the first ``max_frames``) and its
-    length.
+def decode_upload(name: str, data: bytes, max_bytes: int, limits: DecodeLimits,
+                  folder: Optional[Path] = None) -> "sources.Decoded":
+    """The first frames of an uploaded video at the working size (``limits``) and its length.
 
-    Raises :class:`UploadError` with a user-facing message for empty, too large or
-    undecodable files; the temporary copy is gone when this returns or raises.
+    Raises :class:`UploadError` with a user-facing message (the file's name and what is wrong,
+    never a temporary path or an error number) for empty, too large or undecodable files; the
+    temporary copy is gone when this returns or raises.
     """
     check_size(name, len(data), max_bytes)
-    with temporary_copy(name, data) as path:
+    with temporary_copy(name, data, folder) as path:
         try:
-            return sources.read_video(path, max_frames)
+            return sources.read_video(path, limits.max_frames, limits)
         except (sources.VideoDecodeError, ValueError, OSError) as e:
-            reason = getattr(e, "reason", None) or str(e)
-            raise UploadError(f"'{name}' is not a video this app can decode ({reason}).") from None
+            raise UploadError(f"'{name}' is not a video this app can decode "
+                              f"({_reason(e, path)}).") from None
 
 
-def leftover_uploads() -> list[str]:
-    """Temporary upload folders that still exist (for tests: should always be empty)."""
-    root = tempfile.gettempdir()
-    return sorted(n for n in os.listdir(root) if n.startswith("tsm_ui_upload_"))
+def _reason(err: Exception, path: Path) -> str:
+    """The decoder's reason without the temporary path and without ``[Errno N]``."""
+    text = getattr(err, "reason", None) or str(err)
+    text = text.replace(str(path), "the file").replace(str(path.parent), "")
+    text = re.sub(r"\[Errno -?\d+\]\s*", "", text)
+    return text.strip(" :") or "unreadable data"
 
 
-CHECKPOINT_SUFFIXES = ("pth", "pt", "tar", "ckpt")
+def leftover_uploads(root: Optional[Path] = None) -> list[str]:
+    """Temporary upload folders that still exist in ``root`` (default: the system's temporary
+    folder) — for tests: should always be empty."""
+    root = Path(root or tempfile.gettempdir())
+    return sorted(p.name for p in root.glob(f"{TEMP_PREFIX}*"))
 
 
-def keep_checkpoint(name: str, data: bytes, max_bytes: int) -> Path:
-    """An uploaded checkpoint saved once per content under ``<tmp>/tsm_ui_checkpoints/<sha256
-    prefix>/<name>`` (kept while the machine keeps its temp folder, so the app's caches can key
-    on its path; the original file name is kept, since it can name the official label set).
-    Raises :class:`UploadError` for an empty or too large file."""
+def keep_checkpoint(name: str, data: bytes, max_bytes: int, folder: Path) -> Path:
+    """An uploaded checkpoint saved once per content as ``<folder>/<sha256 prefix>/<safe
+    name>`` (the original file name is kept where safe, since it can name the official label
+    set). Raises :class:`UploadError` for an empty or too large file."""
     check_size(name, len(data), max_bytes)
     digest = hashlib.sha256(data).hexdigest()[:16]
-    folder = Path(tempfile.gettempdir()) / "tsm_ui_checkpoints" / digest
-    path = folder / (Path(name).name or "upload.pth")
+    path = Path(folder) / digest / safe_name(name, "upload.pth")
     if not path.is_file():
         atomic_write_bytes(path, data)
     return path
-

@@ -1,5 +1,10 @@
 """Choosing the video a view works on: a synthetic VID val snippet, a video under the runs
-folder, or an upload. Returns the decoded frames and a stable key for caching results."""
+folder, or an upload. Returns the frames decoded within the app's limits (the page says what the
+limits did) and a stable key for caching results.
+
+Videos of the runs folder are decoded once per server (shared read-only); an upload is decoded
+into its own session's state, so it is freed when the session ends.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -10,35 +15,47 @@ from typing import Optional
 import numpy as np
 import streamlit as st
 
-from . import runs, sources
-from .settings import UISettings
+from . import runs, session, sources
+from .settings import DecodeLimits, UISettings
 from .upload import UploadError, decode_upload
 
 SNIPPET, RUNS_VIDEO, UPLOAD = "VID val snippet", "Video in the runs folder", "Upload a video"
+LIMIT_OPTIONS = "`tsm ui --max-frames N --frame-size PX --max-decoded-mp MP` changes them"
 
 
 @dataclass(frozen=True)
 class ChosenVideo:
-    """Decoded frames ``(T, H, W, 3)`` uint8 (the first ``len(frames)`` of ``total``), the cache
-    key naming their source, a label, and the snippet folder or file it came from (None for an
-    upload)."""
+    """Decoded frames ``(T, H, W, 3)`` uint8 (the first ``len(frames)`` of ``total``, at the
+    working size), the cache key naming their source, a label, the snippet folder or file it
+    came from (None for an upload) and the video's own frame size ``(W, H)``."""
     frames: np.ndarray
     key: str
     label: str
     total: int = 0
     path: Optional[Path] = None
+    source_size: tuple = (0, 0)
 
     @property
     def cut(self) -> bool:
         return self.total > len(self.frames)
 
-    def limit_note(self, limit: int) -> str:
-        """What the frame limit did, for a caption."""
-        n = len(self.frames)
-        if self.cut:
-            return (f"the first {n} of the video's {self.total} frames (frame limit {limit}; "
-                    "`tsm ui --max-frames N` changes it)")
-        return f"all {n} frames of the video (frame limit {limit})"
+    @property
+    def scale(self) -> float:
+        """Working width over the video's own width (1.0: full size)."""
+        return self.frames.shape[2] / self.source_size[0] if self.source_size[0] else 1.0
+
+    def limit_note(self, limits: DecodeLimits) -> str:
+        """What the limits did, for a caption."""
+        n, (h, w) = len(self.frames), self.frames.shape[1:3]
+        which = f"the first {n} of the video's {self.total} frames" if self.cut \
+            else f"all {n} frames of the video"
+        size = f"{w}x{h}"
+        if self.scale != 1.0:
+            size = (f"{w}x{h}, downscaled from {self.source_size[0]}x{self.source_size[1]} to "
+                    f"the working resolution")
+        return (f"{which} at {size} (limits: {limits.max_frames} frames, shorter side "
+                f"{limits.short_side} px, {limits.max_pixels / 1e6:g} megapixels decoded; "
+                f"{LIMIT_OPTIONS})")
 
 
 @st.cache_data(show_spinner="Listing videos...", ttl=60)
@@ -50,18 +67,35 @@ def _listing(root: str) -> tuple[list[str], list[str]]:
 
 # cache_resource, not cache_data: the frames are shared read-only, never copied per rerun
 @st.cache_resource(show_spinner="Decoding video...", max_entries=4)
-def _frames_of(path: str, mtime: float, max_frames: int) -> sources.Decoded:
-    return sources.read_video(Path(path), max_frames)
+def _frames_of(path: str, mtime: float, limits: DecodeLimits) -> sources.Decoded:
+    return sources.read_video(Path(path), limits.max_frames, limits)
 
 
-@st.cache_resource(show_spinner="Decoding upload...", max_entries=2)
-def _frames_of_upload(name: str, digest: str, data: bytes, max_bytes: int,
-                      max_frames: int) -> sources.Decoded:
-    return decode_upload(name, data, max_bytes, max_frames)
-
-
-def _pick_path(label: str, paths: list[str], root: Path, key: str) -> Optional[str]:
-    return st.selectbox(label, paths, format_func=lambda p: runs.rel(Path(p), root), key=key)
+def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
+    mb = settings.max_upload_mb
+    up = st.file_uploader("Video file", type=[s.lstrip(".") for s in runs.VIDEO_SUFFIXES],
+                          key=f"{key}_upload", max_upload_size=mb,
+                          help=f"at most {mb} MB; decoded within the limits below")
+    if up is None:
+        st.info("Choose a video file to upload.")
+        return None
+    data = up.getvalue()
+    digest = hashlib.sha1(data).hexdigest()[:16]
+    state = f"{key}_upload_decoded"
+    got = st.session_state.get(state)
+    if got is None or got[0] != (digest, settings.limits):
+        try:
+            with st.spinner("Decoding upload..."):
+                decoded = decode_upload(up.name, data, settings.max_upload_bytes,
+                                        settings.limits, session.folder(settings.idle_minutes))
+        except UploadError as e:
+            st.session_state.pop(state, None)
+            st.error(str(e))
+            return None
+        got = st.session_state[state] = ((digest, settings.limits), decoded)
+    decoded = got[1]
+    return ChosenVideo(decoded.frames, f"upload:{digest}:{settings.limits}", up.name,
+                       decoded.total, None, decoded.source_size)
 
 
 def choose_video(settings: UISettings, key: str) -> Optional[ChosenVideo]:
@@ -71,31 +105,17 @@ def choose_video(settings: UISettings, key: str) -> Optional[ChosenVideo]:
     kinds = [k for k, have in ((SNIPPET, snippets), (RUNS_VIDEO, videos), (UPLOAD, True)) if have]
     kind = st.radio("Video", kinds, horizontal=True, key=f"{key}_kind")
     if kind == UPLOAD:
-        up = st.file_uploader("Video file", type=[s.lstrip(".") for s in runs.VIDEO_SUFFIXES],
-                              key=f"{key}_upload",
-                              help=f"at most {settings.max_upload_mb:g} MB; the first "
-                                   f"{settings.max_frames} frames are used")
-        if up is None:
-            st.info("Choose a video file to upload.")
-            return None
-        data = up.getvalue()
-        digest = hashlib.sha1(data).hexdigest()[:16]
-        try:
-            got = _frames_of_upload(up.name, digest, data, settings.max_upload_bytes,
-                                    settings.max_frames)
-        except UploadError as e:
-            st.error(str(e))
-            return None
-        return ChosenVideo(got.frames, f"upload:{digest}:{settings.max_frames}", up.name,
-                           got.total)
-    path = _pick_path("Snippet" if kind == SNIPPET else "File",
-                      snippets if kind == SNIPPET else videos, root, f"{key}_path")
+        return _upload(settings, key)
+    paths = snippets if kind == SNIPPET else videos
+    path = st.selectbox("Snippet" if kind == SNIPPET else "File", paths, key=f"{key}_path",
+                        format_func=lambda p: runs.rel(Path(p), root))
     if path is None:
         return None
     try:
-        got = _frames_of(path, Path(path).stat().st_mtime, settings.max_frames)
+        got = _frames_of(path, Path(path).stat().st_mtime, settings.limits)
     except (sources.VideoDecodeError, OSError, ValueError) as e:
-        st.error(f"Cannot read `{runs.rel(Path(path), root)}`: {e}")
+        st.error(f"Cannot read `{runs.rel(Path(path), root)}`: "
+                 f"{getattr(e, 'reason', None) or e}")
         return None
-    return ChosenVideo(got.frames, f"file:{path}:{settings.max_frames}", runs.rel(Path(path), root),
-                       got.total, Path(path))
+    return ChosenVideo(got.frames, f"file:{path}:{settings.limits}", runs.rel(Path(path), root),
+                       got.total, Path(path), got.source_size)

@@ -8,8 +8,9 @@ the views show as a message. One module per concern: :mod:`.base` (video), :mod:
 :mod:`.dissection`, :mod:`.recognition` (checkpoints, maps and streaming on any video),
 :mod:`.flow` (the flow stream's maps beside the RGB ones).
 """
-from .base import (MODELS, VID_FRAME_TEMPLATE, Decoded, Progress, Unavailable, VideoDecodeError,
-                   read_frames, read_video)
+from .base import (MODELS, VID_FRAME_TEMPLATE, DecodeLimits, Decoded, Progress, Unavailable,
+                   VideoDecodeError, read_frames, read_video, working_size)
+from .checkpoints import *  # noqa: F401,F403
 from .detection import *  # noqa: F401,F403
 from .dissection import *  # noqa: F401,F403
 from .flow import *  # noqa: F401,F403

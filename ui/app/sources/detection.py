@@ -1,18 +1,25 @@
 """Detectors of the runs folder run over frames (whole or streamed); VID ground truth, matches."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import tempfile
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
 from ...pipeline.layout import DEFAULT_ROOT, RunLayout
 from .base import MODELS, VID_FRAME_TEMPLATE, Progress
+from .config_data import checked_copy
+from .shared import session_copy
 
-__all__ = ["FrameDetections", "DetectorSpec", "FrameTruth", "find_detectors", "load_detector",
-           "detect", "stream", "vid_results", "read_truth", "found_objects",
-           "stream_cache_bytes"]
+__all__ = ["SCORE_FLOOR", "FrameDetections", "DetectorSpec", "FrameTruth", "find_detectors", "load_detector",
+           "detect", "DetectorStream", "vid_results", "read_truth", "found_objects"]
+
+
+SCORE_FLOOR = 0.05
+"""Detections scoring below this are dropped by the detectors; the page's minimum score
+slider starts here."""
 
 
 @dataclass(frozen=True)
@@ -55,19 +62,29 @@ def find_detectors(runs: Path) -> dict[str, DetectorSpec]:
 
 
 def load_detector(spec: DetectorSpec) -> Any:
-    """The detector of ``spec`` on CPU (CUDA when present), in eval mode."""
-    from detection.inference import load_detector
+    """The detector of ``spec`` on CPU (CUDA when present), in eval mode. Its config is read as
+    data (:mod:`.config_data`: refused, with the file and line, unless it is plain data)."""
+    from detection.inference import find_run_files, load_detector
 
-    return load_detector(spec.folder)
+    config, checkpoint = find_run_files(spec.folder)
+    with tempfile.TemporaryDirectory(prefix="tsm_ui_config_") as tmp:
+        return load_detector(checked_copy(config, Path(tmp)), checkpoint=checkpoint)
 
 
 def detect(detector: Any, frames: np.ndarray, progress: Optional[Progress] = None
            ) -> list[FrameDetections]:
     """Run ``detector`` over frames ``(T, H, W, 3)`` in order (online TSM keeps its shift
-    buffers across frames); one :class:`FrameDetections` per frame."""
+    buffers across frames); one :class:`FrameDetections` per frame. The run has its own module
+    tree (:func:`.shared.session_copy`), so other sessions may use ``detector`` meanwhile."""
     from detection.inference import detect_video
 
-    return [_plain(r) for r in detect_video(detector, frames, progress=progress)]
+    own = _own(detector)
+    return [_plain(r) for r in detect_video(own, frames, progress=progress,
+                                            score_thr=SCORE_FLOOR)]
+
+
+def _own(detector: Any) -> Any:
+    return replace(detector, model=session_copy(detector.model))
 
 
 def _plain(r: Any) -> FrameDetections:
@@ -75,18 +92,34 @@ def _plain(r: Any) -> FrameDetections:
                            np.asarray(r.scores, dtype=np.float32).reshape(-1), tuple(r.labels))
 
 
-def stream(detector: Any, frames: Any) -> Iterator[FrameDetections]:
-    """Detections frame by frame as each is computed: one stream over the iterable ``frames``
-    (uint8 ``(H, W, 3)``), shift buffers carried from frame to frame and reset at the start."""
-    from detection.inference import stream_frames
+class DetectorStream:
+    """One stream of frames through a detector loaded once per server: ``next(stream)`` gives
+    the next frame's :class:`FrameDetections`. The stream has its own module tree (weights
+    shared, :func:`.shared.session_copy`), so its shift buffers and position are its own: any
+    number of sessions can stream through the same detector at once."""
 
-    return (_plain(r) for r in stream_frames(detector, frames))
+    def __init__(self, detector: Any, frames: Iterable[np.ndarray]) -> None:
+        from detection.inference import stream_frames
 
+        self._detector = _own(detector)
+        self._results = stream_frames(self._detector, frames, score_thr=SCORE_FLOOR)
 
-def stream_cache_bytes(detector: Any) -> int:
-    """Bytes held now in the online shift buffers of ``detector``'s backbone (0 for TSN)."""
-    fn = getattr(detector.model, "stream_cache_bytes", None)
-    return int(fn()) if callable(fn) else 0
+    def __iter__(self) -> "DetectorStream":
+        return self
+
+    def __next__(self) -> FrameDetections:
+        return _plain(next(self._results))
+
+    @property
+    def cache_bytes(self) -> Optional[int]:
+        """Bytes held now in the online shift buffers carried to the next frame; ``None`` for a
+        model without a temporal shift (TSN: nothing is carried)."""
+        model = self._detector.model
+        shifts = getattr(getattr(model, "backbone", None), "get_buffers", None)
+        if callable(shifts) and not shifts():  # no shift module in the backbone
+            return None
+        fn = getattr(model, "stream_cache_bytes", None)
+        return int(fn()) if callable(fn) else None
 
 
 def vid_results(runs: Path) -> tuple[dict[str, dict[str, float]], Path]:

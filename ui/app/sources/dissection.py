@@ -7,10 +7,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from tsm_apps.checkpoint.reading import read_checkpoint
 from tsm_apps.io import read_json
 
+from ...models import BASELINES
 from .base import MODELS, Progress
+from .checkpoints import model_of_checkpoint
 from .flow import FlowMaps
 
 __all__ = ["AttentionClip", "Dissection", "find_dissection", "dissection_stamp", "load_dissection",
@@ -49,12 +50,8 @@ class Dissection:
 def _model_of_run(folder: Path) -> Optional[str]:
     """``'TSN'`` or ``'TSM'`` from the config of the run's checkpoint (no temporal shift: TSN);
     None when the checkpoint cannot be read."""
-    settings = read_json(folder / "run.json").get("settings", {})
-    try:
-        cfg = read_checkpoint(settings["checkpoint"])["config"]
-    except (KeyError, TypeError, ValueError, FileNotFoundError):
-        return None
-    return "TSN" if cfg.get("shift") is None else "TSM"
+    checkpoint = read_json(folder / "run.json").get("settings", {}).get("checkpoint")
+    return model_of_checkpoint(Path(checkpoint)) if isinstance(checkpoint, str) else None
 
 
 def find_dissection(runs: Path) -> Optional[dict[str, Path]]:
@@ -102,14 +99,18 @@ def _clip_scores(record: dict) -> dict[str, Any]:
 
 def _clip_frames(run: Any, record: dict, num_frames: int) -> tuple[np.ndarray, str]:
     """The displayed frames of a clip, re-decoded exactly as the dissection job sampled them."""
-    settings = run.settings.get("config", {})
     from dissect.clips import load_clip, load_entries
+    from tsm_apps.data.protocol import TestProtocol
 
-    entries = load_entries(run.settings["settings"]["data"])
+    if "protocol" not in run.settings:
+        raise ValueError(f"{run.root}: run.json records no test protocol (a run of an older "
+                         "version: run tsm dissect run again to see its frames)")
+    protocol = TestProtocol.from_dict(run.settings["protocol"])
+    entries = load_entries(run.settings["settings"]["data"], clips=protocol.clips)
     entry = next((e for e in entries if e.id == record["id"]), None)
     if entry is None:
         raise ValueError(f"clip {record['id']} is no longer in {run.settings['settings']['data']}")
-    clip = load_clip(entry, num_frames, settings.get("size"))
+    clip = load_clip(entry, num_frames, protocol)
     return clip.frames, _class_name(run, record["label"])
 
 
@@ -144,9 +145,6 @@ def clip_attention(d: Dissection, clip: str, progress: Optional[Progress] = None
     if progress:
         progress(1.0)
     return AttentionClip(frames, maps, mass, boxes, label, metrics, flow)
-
-
-BASELINES = {"centre": "centre prior", "random": "random map"}
 
 
 def dissection_summary(d: Dissection) -> dict[str, dict[str, Any]]:

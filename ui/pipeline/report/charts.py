@@ -1,12 +1,13 @@
 """The report's charts: one panel per metric (its own y axis and unit), a bar per model, and
 chance and the baselines as dashed reference lines — a class count or a chance level is never a
-bar beside accuracies."""
+bar beside accuracies. Colours: :mod:`ui.models` (each model and each reference its own)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
-COLORS = {"TSN": "rgb(31,119,180)", "TSM": "rgb(214,39,40)"}
+from ... import models
+
 REF_DASH = ("dash", "dot", "dashdot", "longdash")
 MAX_COLUMNS = 4
 
@@ -44,7 +45,7 @@ def panels_figure(title: str, panels: Sequence[Panel]):
         names = list(p.bars)
         for m in names:
             fig.add_trace(go.Bar(x=[m], y=[_number(p.bars[m])], name=m, legendgroup=m,
-                                 showlegend=m not in shown, marker_color=COLORS.get(m)),
+                                 showlegend=m not in shown, marker_color=models.css(m)),
                           row=r, col=c)
             shown.add(m)
         for k, (ref, v) in enumerate(p.refs.items()):
@@ -52,7 +53,8 @@ def panels_figure(title: str, panels: Sequence[Panel]):
                 continue
             fig.add_trace(go.Scatter(x=[names[0], names[-1]], y=[v, v], mode="lines",
                                      name=ref, legendgroup=ref, showlegend=ref not in shown,
-                                     line=dict(color="gray", dash=REF_DASH[k % len(REF_DASH)])),
+                                     line=dict(color=models.css(ref),
+                                               dash=REF_DASH[k % len(REF_DASH)])),
                           row=r, col=c)
             shown.add(ref)
         fig.update_yaxes(title_text=p.unit, rangemode="tozero", row=r, col=c)

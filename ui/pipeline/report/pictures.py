@@ -20,6 +20,7 @@ import numpy as np
 
 from tsm_apps.io import read_json
 
+from ... import models
 from ..layout import RunLayout
 
 RULES: tuple[tuple[str, Callable[[bool, bool], bool]], ...] = (
@@ -29,7 +30,6 @@ RULES: tuple[tuple[str, Callable[[bool, bool], bool]], ...] = (
 )
 MIN_SCORE = 0.3
 MAX_DETECTION_FRAMES = 4
-COLORS = {"tsn": (31, 119, 180), "tsm": (214, 39, 40), "gt": (44, 160, 44)}
 
 
 def _img(png: bytes, alt: str, width: Optional[int] = None) -> str:
@@ -134,12 +134,12 @@ def _draw(path: str, truth, det: dict, model: str, classes: list) -> bytes:
     from tsm_apps.viz import draw_boxes
 
     img = np.asarray(Image.open(path).convert("RGB"))
-    img = draw_boxes(img, truth.bboxes, ["" for _ in truth.labels], color=COLORS["gt"])
+    img = draw_boxes(img, truth.bboxes, ["" for _ in truth.labels], color=models.GT_COLOR)
     keep = np.asarray(det["scores"], float) >= MIN_SCORE
     boxes = np.asarray(det["boxes"], float).reshape(-1, 4)[keep]
     caps = [f"{classes[int(c)]} {s:.2f}" for c, s in zip(np.asarray(det["labels"])[keep],
                                                           np.asarray(det["scores"])[keep])]
-    return _png(draw_boxes(img, boxes, caps, color=COLORS[model]))
+    return _png(draw_boxes(img, boxes, caps, color=models.rgb(model)))
 
 
 def detection_section(root: Path, limit: int = MAX_DETECTION_FRAMES) -> str:
