@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from ui_fixtures import image_captions, image_urls, write_dissection_runs, write_temporal_data
+from ui_fixtures import (captions, image_captions, image_urls, shown_cells, write_dissection_runs,
+                         write_temporal_data)
 
 
 @pytest.fixture(scope="module")
@@ -87,10 +88,32 @@ def test_attention_view_other_clip_and_scale(app_for, dissect_runs):
 
 
 def test_runs_view_shows_dissection_comparison(app_for, dissect_runs):
+    """Scores in [0, 1] in one table (3 decimals, a dash where a run has none); the mass ratio
+    and the counts beside it, not in it; each bar series in its own colour."""
+    from dissect.layout import load_run
+    from ui import models
+
     at = app_for(dissect_runs).run()
     at.sidebar.radio(key="view").set_value("Runs").run()
     assert not at.exception and not at.error
     table = at.dataframe[-1].value
-    assert list(table.index)[:2] == ["TSN", "TSM"]
+    assert list(table.index) == ["TSN", "TSM", "centre prior", "random map"]
+    assert list(table.columns) == ["accuracy", "pointing", "pointing_active", "pointing_tol",
+                                   "iou_dataset", "iou_max20"]
+    shown = shown_cells(at.dataframe[-1])
+    cells = shown.to_numpy().ravel().tolist()
+    assert all(c == "–" or (len(c) == 5 and c[1] == ".") for c in cells), cells
+    assert list(shown["accuracy"])[2:] == ["–", "–"]  # the baselines have no accuracy
+    tsm = load_run(dissect_runs / "dissect" / "tsm").metrics
+    assert shown.loc["TSM", "pointing"] == f"{tsm['aggregate']['method']['pointing']:.3f}"
+    clips = tsm["aggregate"]["method"]["clips"]
+    assert f"clips scored: TSN {clips}, TSM {clips}, centre prior {clips}, random map {clips}" \
+        in captions(at)
+    assert any(c.startswith("mass ratio (attention in acting / still frames): TSN ")
+               for c in captions(at))
     spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
-    assert [t["name"] for t in spec["data"]][:2] == ["TSN", "TSM"]
+    colours = {t["name"]: t["marker"]["color"] for t in spec["data"]}
+    assert colours == {"TSN": models.css("TSN"), "TSM": models.css("TSM"),
+                       "centre prior": models.css("centre prior"),
+                       "random map": models.css("random map")}
+    assert len(set(colours.values())) == 4

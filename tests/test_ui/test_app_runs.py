@@ -5,6 +5,7 @@ import json
 
 from tsm_apps.bench.timing import Figure
 from tsm_apps.train.log import MetricsLog
+from ui_fixtures import shown_cells
 
 
 def _write_runs(runs):
@@ -48,6 +49,9 @@ def test_runs_view_curves_and_bench(app_for, empty_runs):
     table = at.dataframe[0].value
     assert list(table["name"]) == ["shift overhead", "online cache"]
     assert list(table["value"]) == [1.03, 0.9]
+    shown = shown_cells(at.dataframe[0])  # two decimals; no goal or met: a dash, never None
+    assert list(shown["value"]) == ["1.03", "0.90"]
+    assert list(shown["goal"]) == ["< 1.05", "–"] and list(shown["met"]) == ["yes", "–"]
     # deselecting a run leaves the other one's lines only
     sel = at.multiselect(key="runs_logs")
     tsn = next(p for p in sel.value if "tsn" in p)

@@ -151,6 +151,15 @@ def image_captions(at) -> list:
     return [img.caption for el in at.get("image") for img in el.proto.imgs]
 
 
+def shown_cells(table):
+    """The text an AppTest ``st.dataframe`` element shows in each cell (its Styler's display
+    values), as a DataFrame of strings."""
+    import pyarrow as pa
+
+    data = table.proto.arrow_data.styler.display_values
+    return pa.ipc.open_stream(data).read_all().to_pandas()
+
+
 def captions(at) -> list:
     """Text of every caption of an AppTest page."""
     return [c.value for c in at.caption]

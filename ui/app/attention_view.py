@@ -5,11 +5,10 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from .. import models
-from . import charts, compare_view, player, sources
+from . import charts, compare_view, player, sources, tables
 from .cache import result_store
 from .draw import upscale
 from .settings import DEMO_HINT, UISettings
@@ -51,11 +50,16 @@ def _clip(run: sources.Dissection, clip: str) -> sources.AttentionClip:
 
 
 def _metrics_table(clip: sources.AttentionClip) -> None:
+    """The clip's scores in [0, 1] as a table; top-1 and the mass ratio as captions."""
     if not clip.metrics:
         return
-    df = pd.DataFrame(clip.metrics).T
-    st.dataframe(df.style.format(lambda v: "-" if v is None or v != v else f"{v:.3f}"),
-                 width="stretch")
+    scores = [k for k in dict.fromkeys(k for m in clip.metrics.values() for k in m)
+              if k not in ("correct", "mass_ratio")]
+    tables.show(tables.numbers(clip.metrics, scores), tables.SCORE)
+    st.caption("top-1 correct: " + ", ".join(
+        f"{m} {'yes' if v.get('correct') else 'no'}" for m, v in clip.metrics.items()))
+    st.caption(tables.per_row(clip.metrics, "mass_ratio", tables.RATIO,
+                              "mass ratio (attention in acting / still frames)"))
 
 
 def _caption(clip: sources.AttentionClip, model: str, flow: bool, i: int) -> str:

@@ -7,10 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-import pandas as pd
 import streamlit as st
 
-from . import access, flow_panel, live_view, player, runs, session, sources, upload
+from . import access, flow_panel, live_view, player, runs, session, sources, tables, upload
 from .cache import result_store
 from .draw import upscale
 from .settings import UISettings
@@ -135,12 +134,6 @@ def _compute(models: dict, video: ChosenVideo, method: str, t: int, size: int,
     return {"clip": clip, **out}
 
 
-def _top5_table(rec: sources.LoadedRecognizer, maps: sources.ModelMaps) -> None:
-    rows = sources.top_k(maps.probs, rec.names)
-    st.dataframe(pd.DataFrame(rows, columns=["class", "probability"]).style.format(
-        {"probability": "{:.3f}"}), hide_index=True, width="stretch")
-
-
 def render(settings: UISettings) -> None:
     method, t, size, per = _sidebar()
     root = settings.runs_dir
@@ -197,7 +190,7 @@ def render(settings: UISettings) -> None:
     for col, (slot, rec) in zip(st.columns(2), models.items()):
         with col:
             st.markdown(f"Top-5 of model {slot} on the clip")
-            _top5_table(rec, res[slot])
+            tables.top_k(sources.top_k(res[slot].probs, rec.names))
     live_view.recognition(models, video, size, res)
 
 

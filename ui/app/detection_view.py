@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from .. import models
-from . import charts, live_view, player, sources
+from . import charts, live_view, player, sources, tables
 from .cache import result_store
 from .draw import draw_boxes, upscale
 from .settings import DEMO_HINT, UISettings
@@ -107,8 +106,7 @@ def _map_table(settings: UISettings, hinted: bool = False) -> None:
         else:
             st.info(f"No VID evaluation results to show: {e}")
         return
-    df = pd.DataFrame({m: {s: row.get(s) for s in SPLITS} for m, row in table.items()}).T
-    st.dataframe(df.style.format("{:.1f}", na_rep="-"), width="stretch")
+    tables.show(tables.numbers(table, SPLITS), tables.PERCENT)
     st.caption(f"mAP (%) from `{path}`; slow/medium/fast: FGFA motion-IoU split; corrupted: "
                "frames marked in corruptions.json.")
 

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-import pandas as pd
 import streamlit as st
 
-from . import player, sources
+from . import player, sources, tables
 
 INTERVAL = 0.05  # seconds between timed fragment runs (the models usually take longer)
 
@@ -203,9 +202,7 @@ def _online(rec: sources.LoadedRecognizer) -> sources.LoadedRecognizer:
 
 def _table(rows: list, title: str) -> None:
     st.markdown(title)
-    st.dataframe(pd.DataFrame(rows, columns=["class", "probability"]).style.format(
-        {"probability": "{:.3f}"}), hide_index=True, width="stretch")
-
+    tables.top_k(rows)
 
 
 # ----------------------------------------------------------------------------- detection

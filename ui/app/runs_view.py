@@ -7,14 +7,15 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from . import attention_view, charts, runs, sources
+from . import attention_view, charts, runs, sources, tables
 from .settings import DEMO_HINT, UISettings
 
 KEY = "runs"
 X_KEYS = ("step", "epoch", "iter", "iteration")
 DEFAULT_METRICS = ("loss", "top1")
-BAR_METRICS = ("accuracy", "pointing", "pointing_active", "pointing_tol", "iou_dataset", "iou_max20",
-               "temporal_auc")  # the dissection's scores in [0, 1]
+SCORES = ("accuracy", "pointing", "pointing_active", "pointing_tol", "iou_dataset", "iou_max20",
+          "temporal_auc")  # the dissection's scores in [0, 1]
+COUNTS = {"clips": "clips scored", "pointing_frames": "frames with the actor's box"}
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -78,7 +79,11 @@ def _benchmarks(root: Path) -> bool:
             st.error(f"Cannot read `{runs.rel(Path(p), root)}`: {e}")
             continue
         st.markdown(f"`{runs.rel(Path(p), root)}`")
-        st.dataframe(pd.DataFrame(rows), width="stretch", hide_index=True)
+        df = pd.DataFrame(rows)
+        if "met" in df:
+            df["met"] = [None if v is None else ("yes" if v else "no") for v in df["met"]]
+        df["value"] = pd.to_numeric(df["value"], errors="coerce")
+        tables.show(df, {"value": tables.VALUE}, hide_index=True)
         if meta.get("machine"):
             st.caption(", ".join(f"{k}: {v}" for k, v in meta["machine"].items()))
     return True
@@ -86,13 +91,13 @@ def _benchmarks(root: Path) -> bool:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _early_csv(path: str, mtime: float) -> dict:
-    from tsm_apps.train.early_files import read_early_csv
+    from tsm_apps.evaluation.early_files import read_early_csv
 
     return read_early_csv(Path(path))
 
 
 def _early(root: Path) -> bool:
-    from tsm_apps.train.early_files import EARLY_CSV, early_figure, label, whole_video
+    from tsm_apps.evaluation.early_files import EARLY_CSV, early_figure, label, whole_video
 
     st.subheader("Early recognition")
     files = _find(str(root), EARLY_CSV)
@@ -127,10 +132,15 @@ def _dissection(root: Path) -> bool:
     except (sources.Unavailable, ValueError, FileNotFoundError) as e:
         st.info(f"No dissection comparison to show: {e}")
         return False
-    df = pd.DataFrame(summary).T
-    st.dataframe(df, width="stretch")
-    bars = {m: {k: row.get(k) for k in BAR_METRICS if k in df.columns}
-            for m, row in summary.items()}
+    scores = [k for k in SCORES
+              if any(isinstance(r.get(k), (int, float)) for r in summary.values())]
+    st.markdown("Scores (0 to 1, higher is better)")
+    tables.show(tables.numbers(summary, scores), tables.SCORE)
+    st.caption(tables.per_row(summary, "mass_ratio", tables.RATIO, "mass ratio (attention in acting "
+                                                               "/ still frames)"))
+    for key, what in COUNTS.items():
+        st.caption(tables.per_row(summary, key, tables.COUNT, what))
+    bars = {m: {k: row.get(k) for k in scores} for m, row in summary.items()}
     st.plotly_chart(charts.model_bars(bars, "where the maps look (higher is better)"),
                     width="stretch", key=f"{KEY}_dissect")
     st.caption("from " + ", ".join(f"`{runs.rel(f, root)}`" for f in run.folders.values()))
