@@ -1,0 +1,59 @@
+"""The live stream's status: the rate is the rate while playing (wall clock between the frames
+shown), unchanged while paused or stepped; TSN's cache line says nothing is carried."""
+from __future__ import annotations
+
+import pytest
+
+from ui.app import live_view
+from ui.app.live_view import Stream, cache_text, status
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    c = Clock()
+    monkeypatch.setattr(live_view.time, "perf_counter", c)
+    return c
+
+
+def _stream(clock: Clock, model_s: float = 0.02) -> Stream:
+    def step(t: int) -> int:
+        clock.now += model_s  # the models' time
+        return t
+    return Stream(("k",), 100, step)
+
+
+def test_rate_is_measured_while_playing_only(clock):
+    s = _stream(clock)
+    s.advance()  # a Step before playing: no rate yet
+    assert s.rate() is None and status(s).endswith("· not played yet")
+    live_view._play(s)
+    for _ in range(5):
+        s.advance()
+        clock.now += 0.08  # drawing and the page's round trip: 0.1 s per frame in all
+    assert s.rate() == pytest.approx(10.0)
+    live_view._pause(s)
+    clock.now += 30.0  # paused for half a minute
+    assert s.rate() == pytest.approx(10.0)
+    live_view._step(s)  # a Step while paused does not count
+    assert s.rate() == pytest.approx(10.0)
+    assert status(s) == "paused: frame 6/99 · last frame 20 ms · 10.0 frames/s while playing"
+    live_view._play(s)  # a new run of Play: measured afresh, the pause left out
+    for _ in range(3):
+        s.advance()
+        clock.now += 0.23
+    assert s.rate() == pytest.approx(4.0)
+    assert status(s, "x").startswith("playing: frame 9/99 · last frame 20 ms · 4.0 frames/s")
+
+
+def test_cache_lines():
+    assert cache_text(None) == "no shift cache (no temporal shift: nothing carried between frames)"
+    assert cache_text(1536) == "shift cache 1.5 kB"
+    assert cache_text(3 * 2**20) == "shift cache 3.00 MB"
