@@ -57,7 +57,7 @@ def flow_maps(rec: LoadedRecognizer, folder: Path, clip: ClipInput, size: int,
     from dissect.flow_cam import compute_flow_maps, flow_new_length, load_flow_clip
 
     new_length = flow_new_length(vars(rec.model.config), rec.path.name)
-    fclip = load_flow_clip(folder, clip.indices, new_length, size, num_frames, video)
+    fclip = load_flow_clip(folder, clip.indices, new_length, clip.protocol, num_frames, video)
     cls = class_idx if class_idx is not None and 0 <= class_idx < len(rec.names) else None
     out = compute_flow_maps(rec.model, fclip, method, cls)
     probs = torch.softmax(out.logits[0].detach().float(), 0).cpu().numpy()

@@ -42,10 +42,12 @@ class LoadedRecognizer:
 @dataclass
 class ClipInput:
     """A sampled clip: ``input (T, 3, S, S)`` normalised, ``frames (T, S, S, 3)`` uint8 (the
-    pixels the maps explain) and the frame ``indices`` taken from the video."""
+    pixels the maps explain), the frame ``indices`` taken from the video and the test
+    ``protocol`` that made it (a flow stream on the same clip goes through the same one)."""
     input: Any
     frames: np.ndarray
     indices: np.ndarray
+    protocol: Any = None
 
 
 @dataclass
@@ -100,28 +102,30 @@ def load_online(path: Path) -> LoadedRecognizer:
     return first if first.shift is None else load_recognizer(path, shift="online")
 
 
-def _transform(size: int):
-    from tsm_apps.data.transforms import Compose, eval_transform
+def _square(size: int):
+    from tsm_apps.data.protocol import TestProtocol
 
-    full = eval_transform(size, scale_size=size)
-    return Compose(full.transforms[:2]), Compose(full.transforms[2:])
+    return TestProtocol("app", scale_size=size, crop_size=size, source="the app's size setting")
 
 
 def prepare_clip(frames: np.ndarray, num_segments: int, size: int) -> ClipInput:
-    """TSN test sampling of ``T = num_segments`` frames out of uint8 ``(F, H, W, 3)``, shorter
-    side to ``size``, centre crop, normalised (ImageNet mean/std)."""
-    from tsm_apps.data.sampling import sample_test
+    """The clip pipeline on uint8 ``(F, H, W, 3)`` frames in memory: TSN test sampling of
+    ``T = num_segments`` frames, shorter side to ``size``, centre crop, normalised."""
+    from tsm_apps.data.pipeline import clip_indices, views_from_frames
 
-    idx = sample_test(len(frames), num_segments)
-    crop, to_input = _transform(size)
-    shown = crop(np.ascontiguousarray(frames[idx]))
-    return ClipInput(to_input(shown), shown, idx)
+    proto = _square(size)
+    idx = clip_indices(proto, len(frames), num_segments)
+    views = views_from_frames(lambda i: np.ascontiguousarray(frames[i]), idx, proto)
+    return ClipInput(views.input[0], views.frames[0], idx[0], proto)
 
 
 def prepare_frame(frame: np.ndarray, size: int):
-    """One uint8 ``(H, W, 3)`` frame as the input ``(1, 3, S, S)`` of an online step."""
-    crop, to_input = _transform(size)
-    return to_input(crop(frame[None]))
+    """One uint8 ``(H, W, 3)`` frame as the input ``(1, 3, S, S)`` of an online step (the
+    pipeline's centre view)."""
+    from tsm_apps.data.pipeline import views_from_frames
+
+    views = views_from_frames(lambda i: frame[None], np.zeros((1, 1), np.int64), _square(size))
+    return views.input[0]
 
 
 def model_maps(rec: LoadedRecognizer, clip: ClipInput, method: str = "cam",
