@@ -177,38 +177,65 @@ def process_group(env: DistEnv, device: torch.device) -> Iterator[DistEnv]:
 
 
 class CommCounter:
-    """Counts all-reduce calls and bytes; wraps the trainer's collectives and DDP's gradient hook."""
+    """Counts all-reduce calls, bytes and synchronisations; wraps the trainer's collectives and
+    DDP's gradient hook.
+
+    A *synchronisation* is one exchange of model state between the processes: the all-reduces
+    made inside one :meth:`round` (DDP's step, which makes one call per gradient bucket) count
+    once; a call outside any round counts as a synchronisation of its own.
+    """
 
     def __init__(self) -> None:
         self.calls = 0
         self.bytes = 0
+        self.syncs = 0
+        self._depth, self._round_start = 0, 0
+
+    def _count(self, t: Tensor) -> None:
+        self.calls += 1
+        self.bytes += t.numel() * t.element_size()
+        if self._depth == 0:
+            self.syncs += 1
+
+    @contextmanager
+    def round(self) -> Iterator[None]:
+        """The all-reduces made inside count as one synchronisation (none if there are none)."""
+        if self._depth == 0:
+            self._round_start = self.calls
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0 and self.calls > self._round_start:
+                self.syncs += 1
 
     def all_reduce_(self, t: Tensor, op: str = "sum") -> Tensor:
         """In-place all-reduce (``op``: ``"sum"`` or ``"mean"``); identity for one process."""
+        if op not in ("sum", "mean"):
+            raise ValueError(f"op must be 'sum' or 'mean', got {op!r}")
         if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
             return t
-        self.calls += 1
-        self.bytes += t.numel() * t.element_size()
+        self._count(t)
         dist.all_reduce(t, op=dist.ReduceOp.SUM)
         if op == "mean":
             t.div_(dist.get_world_size())
-        elif op != "sum":
-            raise ValueError(f"op must be 'sum' or 'mean', got {op!r}")
         return t
 
     def ddp_hook(self, state, bucket):  # no annotations: DDP checks them against real types
         """DDP comm hook ``(state, dist.GradBucket) -> Future[Tensor]``: the default averaging
         all-reduce, counted."""
         from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
-        self.calls += 1
-        self.bytes += bucket.buffer().numel() * bucket.buffer().element_size()
+        self._count(bucket.buffer())
         return allreduce_hook(state, bucket)
 
     def state_dict(self) -> dict:
-        return {"calls": self.calls, "bytes": self.bytes}
+        return {"calls": self.calls, "bytes": self.bytes, "syncs": self.syncs}
 
     def load_state_dict(self, d: dict) -> None:
+        """Counts of a checkpoint (``syncs`` 0 for checkpoints that predate it)."""
         self.calls, self.bytes = int(d["calls"]), int(d["bytes"])
+        self.syncs = int(d.get("syncs", 0))
 
 
 def world_size() -> int:

@@ -44,6 +44,19 @@ def _step_losses(work_dir: Path) -> list:
         return [float(row["loss"]) for row in csv.DictReader(f) if row["split"] == "train_step"]
 
 
+def _train_rows(work_dir: Path) -> list:
+    with open(work_dir / "metrics.csv", newline="") as f:
+        return [row for row in csv.DictReader(f) if row["split"] == "train"]
+
+
+def _sizes() -> tuple:
+    """``(parameters, BN channels)`` of :data:`BASE`'s recognizer (2 classes)."""
+    from tsm_apps import build_recognizer
+    model = build_recognizer("resnet18", 2, 4, "offline", width=0.125)
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    return sum(p.numel() for p in model.parameters()), sum(b.num_features for b in bns)
+
+
 def _weights(work_dir: Path, name: str = "last.pth") -> dict:
     from tsm_apps.checkpoint.reading import read_checkpoint
     return read_checkpoint(work_dir / name)["state_dict"]
@@ -70,9 +83,16 @@ def test_two_gloo_processes_match_one_process_step_for_step(tmp_path):
     assert l1[0] != l1[-1]  # it did train
     # parameters agree too (BN running statistics are pooled differently: not compared)
     assert _max_diff(_weights(tmp_path / "one"), _weights(tmp_path / "two"), True) <= 1e-4
-    # one gradient bucket per step for this small model, plus one BN merge per epoch
+    # one gradient bucket per step for this small model, plus one BN merge per epoch: 8
+    # synchronisations; a step sends the float32 gradients (4 bytes a parameter), a merge two
+    # float32 values a BN channel (mean, E[x^2])
     rank0 = next(s for s in s2 if s["rank"] == 0)
-    assert rank0["sync_allreduce_calls"] == 6 + 2
+    assert rank0["sync_allreduce_calls"] == 6 + 2 and rank0["syncs"] == 6 + 2
+    params, channels = _sizes()
+    assert rank0["sync_allreduce_bytes"] == 6 * 4 * params + 2 * 8 * channels
+    rows = _train_rows(tmp_path / "two")
+    assert [(r["syncs"], r["sync_bytes"]) for r in rows] == \
+        [(str(3 + 1), str(3 * 4 * params + 8 * channels))] * 2
 
 
 def test_sigkill_mid_epoch_then_resume_ends_with_identical_weights(tmp_path):

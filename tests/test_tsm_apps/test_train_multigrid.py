@@ -6,10 +6,12 @@ import torch
 from tsm_apps.train import MultigridConfig, TrainConfig, train
 from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.train.multigrid import MultigridSchedule, long_cycle_schedule
+from tsm_apps.train.recipe import LRSchedule
 from tests.test_tsm_apps.toy_videos import motion_videos
 
 
 def _schedule(**kw):
+    kw = dict(dict(epoch_factor=1.0, lr_policy="cosine"), **kw)  # the table scaled to 20 epochs
     return MultigridSchedule(MultigridConfig(enabled=True, **kw), epochs=20, batch=4, segments=8,
                              size=64)
 
@@ -35,6 +37,31 @@ def test_long_cycle_schedule_matches_slowfast_numbers_by_hand():
     assert got[-1][1] == (1, 8, 224)
 
 
+def test_slowfast_epoch_factor_and_stepwise_lr_phases_by_hand():
+    # SlowFast's stepwise multigrid config (T=32 there; the batch multipliers are the same for
+    # T=8): EPOCH_FACTOR 1.5 scales the 239-epoch table (ends above, x 1.5) to 358.5 epochs:
+    # 73.22 109.83 141.86 157.88 | 204.61 227.98 248.43 258.65 | 291.37 307.72 322.04 329.19 |
+    # 358.5, rounded 73 110 142 158 | 205 228 248 259 | 291 308 322 329 | 358 (round half even).
+    # init_multigrid: STEPS = [0] + ends, the last replaced by (329 + 358) // 2 = 343; LRS =
+    # GAMMA^stage x the long-cycle batch (8, 4, 2, 1 per stage), the final phase split: its first
+    # half keeps stage 2's last LR (0.01 x 1), the second 0.001 x 1.
+    mg = MultigridSchedule(MultigridConfig(enabled=True, min_steps=1), epochs=239, batch=8,
+                           segments=8, size=224)
+    assert mg.run_epochs == 358
+    steps, lrs = mg.lr_steps(num_clips=240_000)
+    assert list(steps) == [0, 73, 110, 142, 158, 205, 228, 248, 259, 291, 308, 322, 329, 343]
+    assert lrs == pytest.approx([8, 4, 2, 1, .8, .4, .2, .1, .08, .04, .02, .01, .01, .001])
+    assert mg.lr_scale(0, 240_000) == 1.0  # the phases carry the batch multiplier
+    # BASE_LR 0.1, WARMUP_START_LR 0.01 over WARMUP_EPOCHS 34: lr_policy.get_lr_at_epoch ramps
+    # to the step LR at epoch 34 (0.1 x 8): 0.01 + (0.8 - 0.01) x 17 / 34 = 0.405 at epoch 17
+    lr = LRSchedule(0.1, 358, 34.0, 0.1, policy="step", steps=steps, lrs=lrs)
+    assert [lr(e) for e in (0, 17, 34, 100, 200, 335, 350)] == pytest.approx(
+        [0.01, 0.405, 0.8, 0.4, 0.08, 0.001, 0.0001])
+    # short cycle only (no long cycle): STEPS and MAX_EPOCH x EPOCH_FACTOR, one phase
+    flat = MultigridSchedule(MultigridConfig(enabled=True, long_cycle=False), 20, 4, 8, 64)
+    assert (flat.run_epochs, flat.lr_steps(480)) == (30, ((0.0,), (1.0,)))
+
+
 def test_schedule_stages_and_short_cycle_from_the_base_crop():
     mg = _schedule()  # T=8, S=64, batch 4; table of SlowFast's steps scaled to 20 epochs
     st = mg.stages()
@@ -46,7 +73,7 @@ def test_schedule_stages_and_short_cycle_from_the_base_crop():
     assert mg.batches(0, 480)[:3] == [(64, 2, 32), (32, 2, 45), (32, 2, 45)]
     # the final phase keeps the short cycle (SlowFast's sampler runs every epoch)
     assert mg.cycle(19) == [(16, 8, 32), (8, 8, 45), (4, 8, 64)]
-    assert mg.lr_scale(0, 480) == 8.0 and mg.lr_scale(19, 480) == 1.0
+    assert mg.lr_scale(0, 480) == 8.0 and mg.lr_scale(19, 480) == 1.0  # the cosine policy
     assert _schedule(scale_lr=False).lr_scale(0, 480) == 1.0
     assert _schedule(long_cycle=False).stages() == [(0, 20, 4, 8, 64)]
 
@@ -87,10 +114,12 @@ def test_multigrid_run_changes_num_segments_without_rebuilding(tmp_path, monkeyp
                       lr_per_8=0.02, dropout=0.0, work_dir=str(tmp_path), progress=False,
                       tensorboard=False, multigrid=MultigridConfig(enabled=True))
     s = train(cfg, tr, va, 2)
-    assert s["epochs"] == 4 and s["val_top1"] is not None
+    assert s["epochs"] == 6 and s["val_top1"] is not None  # 4 x the epoch factor 1.5
     assert len({m for m, _, _ in seen}) == 1  # one model object throughout
-    # 4 epochs of SlowFast's table: T = 4 x 1/4, 4 x 1/2 (the base phase rounds to 0 epochs)
-    assert {t for _, t, _ in seen} == {1, 2}
+    # 6 epochs of SlowFast's table (the ends above x 6 / 358.5: 1.23 1.84 2.37 2.64 | 3.42 3.82
+    # 4.16 4.33 | 4.88 5.15 5.39 5.51 | 6, rounded 1 2 2 3 | 3 4 4 4 | 5 5 5 6 | 6): epochs
+    # 0-5 train T = 1, 2, 4, 2, 1, 4 (4 x 1/4, 4 x 1/2, the base 4; empty entries skipped)
+    assert {t for _, t, _ in seen} == {1, 2, 4}
     assert all(shape[1] == t for _, t, shape in seen)
     assert {shape[-1] for _, _, shape in seen} >= {16, 23, 32}
 

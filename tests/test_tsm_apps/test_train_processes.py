@@ -25,7 +25,8 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_train_distributed import BASE, ENV, _max_diff, _step_losses, _summaries, _weights  # noqa: E402
+from test_train_distributed import (BASE, ENV, _max_diff, _sizes, _step_losses,  # noqa: E402
+                                    _summaries, _train_rows, _weights)
 
 from tsm_apps.train.averaging import KStepAverager, pack  # noqa: E402
 from tsm_apps.distributed import env_from  # noqa: E402
@@ -132,6 +133,21 @@ def test_attempt_store_skips_a_killed_attempts_published_beacon():
     assert got[1][0].get("k") == b"v"
     nonce = agent.get(ATTEMPT_KEY).decode().split()[1]
     assert agent.check([f"{ATTEMPT_KEY}/{nonce}/k"])
+
+
+@pytest.mark.slow
+def test_k_step_averaging_run_counts_rounds_and_their_float32_bytes(tmp_path):
+    # 2 processes x 4 clips, 24 clips: 3 steps an epoch; k=2 averages after steps 2 and 3 (the
+    # epoch's end), so 2 synchronisations an epoch, one all-reduce each, and no BN merge. A round
+    # sends in float32 the parameters, 2 values a BN channel and SGD's momentum (one a
+    # parameter): 4 x (P + 2 C + P) bytes. (DDP on the same run: test_train_distributed.py.)
+    cfg = dict(BASE, work_dir=str(tmp_path / "kavg"), averaging={"method": "kavg", "k": 2})
+    s = next(x for x in _summaries(_run(["train", json.dumps(cfg)], TORCHRUN)) if x["rank"] == 0)
+    params, channels = _sizes()
+    assert (s["steps"], s["syncs"], s["sync_allreduce_calls"]) == (6, 4, 4)
+    assert s["sync_allreduce_bytes"] == 4 * 4 * (2 * params + 2 * channels)
+    assert [(r["syncs"], r["sync_bytes"]) for r in _train_rows(tmp_path / "kavg")] == \
+        [("2", str(2 * 4 * (2 * params + 2 * channels)))] * 2
 
 
 def _kavg_worker(rank: int, all_reduce_mean, rounds: int = 3, k: int = 2) -> torch.Tensor:

@@ -4,8 +4,9 @@ import pytest
 import torch
 
 from tsm_apps import build_recognizer
+from tsm_apps.train.policies import param_groups
 from tsm_apps.train.recipe import (LRSchedule, bn_layers, build_optimizer, freeze_bn_parameters,
-                                   param_groups, scaled_lr, set_lr, set_train_mode)
+                                   scaled_lr, set_lr, set_train_mode)
 
 
 def _model():
@@ -42,7 +43,7 @@ def test_no_weight_decay_on_bn_and_bias_and_fc_multiplier():
     assert groups["no_decay_x1"]["weight_decay"] == 0 and groups["decay_x1"]["weight_decay"] == 1e-4
     n = sum(p.numel() for g in groups.values() for p in g["params"])
     assert n == sum(p.numel() for p in m.parameters())
-    opt = build_optimizer(m, "sgd", 0.1, fc_lr_mult=5.0)
+    opt = build_optimizer(param_groups(m, 1e-4, fc_lr_mult=5.0), "sgd", 0.1)
     set_lr(opt, 0.02)
     assert sorted(g["lr"] for g in opt.param_groups) == pytest.approx([0.02, 0.02, 0.1, 0.1])
 

@@ -11,7 +11,12 @@ replaces, on every worker,
 * the optimizer's moment estimates by their means (Adam's ``exp_avg``/``exp_avg_sq``, SGD's
   momentum buffer).
 
-One round is one all-reduce of a single flat buffer (``pack`` -> all-reduce mean -> ``unpack_``).
+One round is one all-reduce of a single float32 buffer (``pack`` -> all-reduce mean ->
+``unpack_``): the trainable parameters, two values per BN channel and the moments, i.e.
+``4 x (P + 2 C + M P)`` bytes for ``P`` trainable parameters, ``C`` BN channels and ``M`` moments
+per parameter (Adam 2, SGD with momentum 1) -- float32 because that is the precision the
+parameters, statistics and moments are kept in; a float64 buffer would double the traffic and
+add nothing to a mean of float32 values.
 :class:`AdaptiveBatch` grows the per-worker batch by ``b2`` when the validation accuracy falls
 below ``b1`` times the best so far (Algorithm 1), up to a cap; the prose's margin rule is an option.
 """
@@ -84,15 +89,21 @@ def _moments(optimizer: Optional[torch.optim.Optimizer]) -> list:
     return out
 
 
+def _params(model: nn.Module) -> list:
+    """The parameters a round averages: the trainable ones (fixed ones never differ)."""
+    return [p for p in model.parameters() if p.requires_grad]
+
+
 def pack(model: nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
          params: bool = True) -> Tensor:
-    """One float64 buffer: parameters (if ``params``), per-BN ``[mean, var + mean^2]``, moments."""
-    parts = [p.detach().reshape(-1) for p in model.parameters()] if params else []
+    """One float32 buffer: trainable parameters (if ``params``), per-BN ``[mean, var + mean^2]``,
+    the optimizer's moments."""
+    parts = [p.detach().reshape(-1) for p in _params(model)] if params else []
     for bn in bn_layers(model):
         if bn.running_mean is not None:
             parts += [bn.running_mean, bn.running_var + bn.running_mean ** 2]
     parts += [m.reshape(-1) for m in _moments(optimizer)]
-    return torch.cat([p.double() for p in parts]) if parts else torch.zeros(0, dtype=torch.float64)
+    return torch.cat([p.float() for p in parts]) if parts else torch.zeros(0)
 
 
 @torch.no_grad()
@@ -108,7 +119,7 @@ def unpack_(model: nn.Module, optimizer: Optional[torch.optim.Optimizer], flat: 
         pos += n
         return flat[pos - n:pos]
 
-    for p in model.parameters() if params else ():
+    for p in _params(model) if params else ():
         p.copy_(take(p.numel()).view_as(p))
     for bn in bn_layers(model):
         if bn.running_mean is not None:
@@ -137,26 +148,27 @@ class KStepAverager:
     """Decides when to average and runs the round through ``all_reduce_mean`` (injected).
 
     ``k = -1``: once per epoch. A round also closes every epoch so evaluation and checkpoints
-    see one model.
+    see one model. ``synced``: no local step since the last round (every process holds the
+    same model).
     """
 
     def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, k: int,
                  all_reduce_mean: Callable[[Tensor], Tensor]) -> None:
         self.model, self.optimizer, self.k = model, optimizer, k
         self.all_reduce_mean = all_reduce_mean
-        self.rounds = 0
+        self.rounds, self.synced = 0, True
 
     def average(self) -> None:
         flat = self.all_reduce_mean(pack(self.model, self.optimizer))
         unpack_(self.model, self.optimizer, flat)
-        self.rounds += 1
+        self.rounds, self.synced = self.rounds + 1, True
 
     def after_step(self, step_in_epoch: int, last_in_epoch: bool) -> bool:
         """Call after each local step (``step_in_epoch`` counts from 1). True when averaged."""
+        self.synced = False
         if last_in_epoch or (self.k > 0 and step_in_epoch % self.k == 0):
             self.average()
-            return True
-        return False
+        return self.synced
 
 
 class AdaptiveBatch:

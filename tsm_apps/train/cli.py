@@ -24,7 +24,9 @@ from .config import (
     AVERAGING,
     BN_MODES,
     CROPS,
+    LR_POLICIES,
     MODALITIES,
+    OPTIM_POLICIES,
     OPTIMIZERS,
     PRESETS,
     SAMPLINGS,
@@ -35,9 +37,11 @@ from .config import (
     load_config,
 )
 from .inputs import check_pretrained
+from .multigrid import MG_LR_POLICIES
 
 CHOICES = {"shift": SHIFTS, "bn": BN_MODES, "optimizer": OPTIMIZERS, "modality": MODALITIES,
-           "crop": CROPS, "sampling": SAMPLINGS}
+           "crop": CROPS, "sampling": SAMPLINGS, "lr_policy": LR_POLICIES,
+           "optim_policy": OPTIM_POLICIES}
 NESTED = {  # flag -> (section, key)
     "multigrid": ("multigrid", "enabled"),
     "averaging": ("averaging", "method"),
@@ -53,6 +57,8 @@ NESTED = {  # flag -> (section, key)
     "mg_min_steps": ("multigrid", "min_steps"),
     "mg_no_scale_lr": ("multigrid", "scale_lr"),
     "mg_long_factors": ("multigrid", "long_factors"),
+    "mg_epoch_factor": ("multigrid", "epoch_factor"),
+    "mg_lr_policy": ("multigrid", "lr_policy"),
 }
 
 
@@ -80,8 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="JSON/TOML/YAML file of TrainConfig fields")
     p.add_argument("--preset", choices=sorted(PRESETS),
                    help="named recipe applied before --config and flags: 'synthetic' (the demo set), "
-                        "'kinetics' (Training Kinetics in 15 minutes), 'official' (the official "
-                        "TSM Kinetics script); fields in tsm_apps/train/config.py")
+                        "'kinetics' (the 74%% dense Kinetics recipe), 'official' / 'official-flow' "
+                        "(the official TSM Kinetics scripts), 'aavg' (K-step averaging, "
+                        "Algorithm 1), 'multigrid' (SlowFast's stepwise multigrid); values and "
+                        "sources in docs/recipes.md")
     defaults = TrainConfig()
     for f in fields(TrainConfig):
         if f.name in ("multigrid", "averaging"):
@@ -93,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
         if isinstance(value, bool):
             p.add_argument(flag, action=argparse.BooleanOptionalAction,
                            help=f"(default: {value})")
+        elif isinstance(value, list):
+            p.add_argument(flag, type=_floats, metavar="V,V,...",
+                           help=f"comma-separated numbers (default: {value!r})")
         else:
             p.add_argument(flag, type=type(value), choices=CHOICES.get(f.name),
                            metavar=None if f.name in CHOICES else f.name.upper(),
@@ -114,6 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
                                         MultigridConfig().long_factors)) + ")")
     p.add_argument("--mg-no-scale-lr", action="store_false",
                    help="keep the base LR instead of scaling it with the long-cycle batch")
+    p.add_argument("--mg-epoch-factor", type=float,
+                   help="the run trains --epochs x this many epochs (SlowFast EPOCH_FACTOR, 1.5)")
+    p.add_argument("--mg-lr-policy", choices=MG_LR_POLICIES,
+                   help="'step': SlowFast's x0.1 per stage x the long-cycle batch (default); "
+                        "'cosine': the run's cosine x the batch multiplier")
     p.add_argument("--averaging", choices=AVERAGING, help="'kavg': K-step model averaging")
     p.add_argument("--k", type=int, help="local steps between averaging rounds (-1: per epoch)")
     p.add_argument("--b1", type=float, help="kavg: threshold on the best top-1 (factor, or points "

@@ -27,7 +27,9 @@ from ..io import atomic_write_text
 from ..models.modality import MODALITIES
 from .averaging import ADAPTIVE_RULES, AVERAGING, AveragingConfig  # noqa: F401  (re-exported)
 from .multigrid import MultigridConfig, check_factor_pairs  # noqa: F401  (re-exported)
+from .policies import OPTIM_POLICIES  # noqa: F401  (re-exported)
 from .presets import PRESETS
+from .recipe import LR_POLICIES  # noqa: F401  (re-exported)
 
 SHIFTS = ("offline", "online", "none")
 BN_MODES = ("train", "partial", "frozen")
@@ -58,7 +60,8 @@ class TrainConfig:
     # data
     size: int = 224
     min_area: float = 0.5  # random crop covers [min_area, 1] of the frame area ("area" crop)
-    crop: str = "area"  # "multiscale": TSN's GroupMultiScaleCrop (scales 1, .875, .75, .66)
+    crop: str = "area"  # "multiscale": TSN's GroupMultiScaleCrop (scales: crop_scales)
+    crop_scales: list = field(default_factory=lambda: [1.0, 0.875, 0.75, 0.66])
     flip: bool = False  # off by default: flipping changes the meaning of left/right motion
     scale_size: int = 0  # shorter side before validation's centre crop (0: size * 256 // 224)
     sampling: str = "tsn"  # "dense": I3D dense sampling (64-frame window) in training and test
@@ -72,13 +75,17 @@ class TrainConfig:
     batch_size: int = 64
     accum_steps: int = 1  # each process splits its share into this many micro-batches
     lr_per_8: float = 0.00125
+    lr_policy: str = "cosine"  # "step": x0.1 at each of lr_steps; "constant" (after warm-up)
+    lr_steps: list = field(default_factory=list)  # epochs of the x0.1 steps (lr_policy "step")
     warmup_epochs: float = 0.0
     warmup_start: float = 0.1  # warm-up starts at this fraction of the LR
     min_lr_ratio: float = 0.0
     optimizer: str = "sgd"
     momentum: float = 0.9
+    nesterov: bool = False  # SGD with Nesterov momentum
     weight_decay: float = 1e-4
-    fc_lr_mult: float = 5.0
+    optim_policy: str = "tsm_apps"  # "tsm_official": the official TSM get_optim_policies
+    fc_lr_mult: float = 5.0  # tsm_apps policy: the fc's LR multiplier when fine-tuning
     bn: str = "train"
     clip_grad: float = 20.0  # max gradient norm; 0 disables
     amp: bool = True  # CUDA only
@@ -124,7 +131,16 @@ class TrainConfig:
                    f"scale_size must be 0 or >= size {self.size}, got {self.scale_size}"),
                   (self.test_clips >= 1, f"test_clips must be >= 1, got {self.test_clips}"),
                   (self.test_crops in (1, 3, 10),
-                   f"test_crops must be 1, 3 or 10, got {self.test_crops}")]
+                   f"test_crops must be 1, 3 or 10, got {self.test_crops}"),
+                  (self.lr_policy in LR_POLICIES,
+                   f"lr_policy must be one of {LR_POLICIES}, got {self.lr_policy!r}"),
+                  (self.optim_policy in OPTIM_POLICIES,
+                   f"optim_policy must be one of {OPTIM_POLICIES}, got {self.optim_policy!r}"),
+                  (_rising(self.lr_steps),
+                   f"lr_steps must be rising epochs > 0, got {self.lr_steps!r}"),
+                  (bool(self.crop_scales) and all(_number(v) and 0 < v <= 1
+                                                  for v in self.crop_scales),
+                   f"crop_scales must be fractions in (0, 1], got {self.crop_scales!r}")]
         for ok, msg in checks:
             if not ok:
                 raise ValueError(msg)
@@ -173,6 +189,15 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
         return _from_dict(cls, d, "config")
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _rising(values: Any) -> bool:
+    return isinstance(values, list) and all(_number(v) and v > 0 for v in values) and \
+        all(b > a for a, b in zip(values, values[1:]))
 
 
 def _from_dict(cls: type, d: dict, where: str) -> Any:

@@ -1,7 +1,9 @@
 """Training logs of the main process: ``metrics.csv``, TensorBoard events and a progress bar.
 
-``metrics.csv`` columns: ``epoch, step, split, loss, top1, top5, lr, clips_per_s, wall_s``
-(top-1/top-5 in percent, blank where not measured). The file is rewritten atomically on every
+``metrics.csv`` columns: ``epoch, step, split, loss, top1, top5, lr, clips_per_s, wall_s,
+syncs, sync_bytes`` (top-1/top-5 in percent; ``syncs`` / ``sync_bytes``: the synchronisations
+of the processes' models in a ``train`` row's epoch and the bytes each process sent into
+their all-reduces; blank where not measured). The file is rewritten atomically on every
 write; on resume, rows past the resumed step are dropped so the log reads as one run.
 """
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Iterable, Optional
 
 from ..io import atomic_write_text
 
-COLUMNS = ("epoch", "step", "split", "loss", "top1", "top5", "lr", "clips_per_s", "wall_s")
+COLUMNS = ("epoch", "step", "split", "loss", "top1", "top5", "lr", "clips_per_s", "wall_s",
+           "syncs", "sync_bytes")
 
 
 class MetricsLog:

@@ -9,22 +9,35 @@ from ..models.modality import set_input_channels
 from ..models.recognizer import Recognizer, build_recognizer
 from .config import TrainConfig
 from ..distributed import CommCounter
-from .recipe import freeze_bn_parameters
+from .policies import optim_groups
+from .recipe import build_optimizer, freeze_bn_parameters, scaled_lr
 
 
-def build_model(cfg: TrainConfig, num_classes: int, device: torch.device) -> Recognizer:
-    """The recognizer of ``cfg`` on ``device``, seeded with ``cfg.seed`` (the same on every rank)."""
+def build_model(cfg: TrainConfig, num_classes: int, device: torch.device) -> tuple:
+    """``(recognizer, fc_loaded)``: the recognizer of ``cfg`` on ``device``, seeded with
+    ``cfg.seed`` (the same on every rank); ``fc_loaded``: its fc came from ``cfg.pretrained``
+    (same classes) rather than being new."""
     torch.manual_seed(cfg.seed)  # identical initial weights on every rank
     model = build_recognizer(cfg.arch, num_classes, cfg.segments, cfg.shift_mode,
                              cfg.fold_div, dropout=cfg.dropout, width=cfg.width,
                              output_stride=cfg.output_stride, in_channels=cfg.in_channels)
-    if cfg.pretrained:
-        load_pretrained(model, cfg.pretrained)
+    fc_loaded = load_pretrained(model, cfg.pretrained) if cfg.pretrained else False
     freeze_bn_parameters(model, cfg.bn)
     model.to(device)
     if device.type == "cuda" and cfg.channels_last:
         model.to(memory_format=torch.channels_last)
-    return model
+    return model, fc_loaded
+
+
+def model_and_optimizer(cfg: TrainConfig, num_classes: int, device: torch.device) -> tuple:
+    """``(recognizer, optimizer)`` of ``cfg``: :func:`build_model`, then ``cfg.optimizer`` over
+    the groups of ``cfg.optim_policy`` (:mod:`~tsm_apps.train.policies`) at the scaled LR."""
+    model, fc_loaded = build_model(cfg, num_classes, device)
+    groups = optim_groups(model, cfg.optim_policy, cfg.weight_decay,
+                          fc_lr_mult=cfg.fc_lr_mult if cfg.pretrained else 1.0,
+                          flow=cfg.modality == "flow", fc_new=not fc_loaded)
+    lr = scaled_lr(cfg.lr_per_8, cfg.batch_size)
+    return model, build_optimizer(groups, cfg.optimizer, lr, cfg.momentum, cfg.nesterov)
 
 
 def wrap_ddp(model: Recognizer, device: torch.device,
@@ -52,8 +65,9 @@ def first_conv_channels(ckpt: dict) -> int:
     return 0
 
 
-def load_pretrained(model: Recognizer, path: str) -> None:
-    """Fine-tuning start: any known checkpoint layout; the fc stays fresh if the classes differ.
+def load_pretrained(model: Recognizer, path: str) -> bool:
+    """Fine-tuning start: any known checkpoint layout; the fc stays fresh if the classes differ
+    (returns whether the fc was loaded).
 
     A flow model (``in_channels = 2 * new_length``) from RGB weights (ImageNet or an RGB
     recognizer, AAVG's RGB->flow transfer): the weights load into a 3-channel first conv, which
@@ -67,3 +81,4 @@ def load_pretrained(model: Recognizer, path: str) -> None:
         set_input_channels(model.backbone, have)
     load_weights(model, path, ignore=() if same else ("fc.",), report=print)
     set_input_channels(model.backbone, want)
+    return same

@@ -10,8 +10,14 @@ every step costs about the same and coarse shapes see many more clips per second
   iteration saving as the rest -- and the whole table is rescaled to ``epochs``.
 * Short cycle (every epoch, the final phase too): steps cycle through crops of the BASE size
   times ``short_factors`` (batch x ``round((S_long / s)^2)``), then the long-cycle shape.
-* LR scales with the long-cycle batch (``scale_lr``); BN normalises over a constant group of
-  ``bn_base_size`` clips (sub-batch BN: the step's batch split into ``bn_splits`` micro-batches).
+* Epochs: the run trains ``epochs x epoch_factor`` epochs (SlowFast ``EPOCH_FACTOR`` 1.5:
+  multigrid trains more epochs in fewer iterations); ``epochs`` is the baseline's length.
+* LR (``lr_policy="step"``, SlowFast ``init_multigrid`` + ``steps_with_relative_lrs``): each
+  table entry is an LR phase at ``gamma^stage x`` its long-cycle batch multiplier
+  (``scale_lr``); the final base-shape phase is split in half, its first half keeping the
+  previous phase's LR. ``"cosine"``: the run's cosine times the batch multiplier.
+* BN normalises over a constant group of ``bn_base_size`` clips (sub-batch BN: the step's batch
+  split into ``bn_splits`` micro-batches).
 
 On small data sets a batch is capped at ``num_clips // min_steps`` clips so every epoch keeps
 at least ``min_steps`` steps. The recognizer's ``num_segments`` is set per batch at run time.
@@ -20,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+MG_LR_POLICIES = ("step", "cosine")
 
 
 @dataclass
@@ -34,7 +42,9 @@ class MultigridConfig:
     table is rescaled to the run's ``epochs``. ``bn_base_size``: clips per BN group
     (``BN_BASE_SIZE``; 0 = the base per-process batch), kept by sub-batch BN.
     ``min_steps``: fewest steps an epoch keeps; a batch is capped at ``clips // min_steps`` (a
-    small data set otherwise gets a handful of huge-LR steps per coarse epoch).
+    small data set otherwise gets a handful of huge-LR steps per coarse epoch; 1: no cap, as
+    SlowFast). ``epoch_factor`` (``EPOCH_FACTOR``), ``lr_policy`` and ``gamma``
+    (``SOLVER.GAMMA``): see the module docstring.
     """
     enabled: bool = False
     long_cycle: bool = True
@@ -47,8 +57,16 @@ class MultigridConfig:
     bn_base_size: int = 0
     scale_lr: bool = True
     min_steps: int = 4
+    epoch_factor: float = 1.5
+    lr_policy: str = "step"
+    gamma: float = 0.1
 
     def __post_init__(self) -> None:
+        if self.lr_policy not in MG_LR_POLICIES:
+            raise ValueError(f"multigrid lr_policy must be one of {MG_LR_POLICIES}, "
+                             f"got {self.lr_policy!r}")
+        if not self.epoch_factor > 0:
+            raise ValueError(f"multigrid epoch_factor must be > 0, got {self.epoch_factor}")
         if self.min_steps < 1:
             raise ValueError(f"multigrid min_steps must be >= 1, got {self.min_steps}")
         if self.bn_base_size < 0:
@@ -88,7 +106,7 @@ def long_cycle_schedule(steps: list, max_epoch: float, t: int, s: int, long_fact
     default = float(t * s * s)
     avg_bs, all_shapes = [], []
     for tf, sf in long_factors:
-        bt, bs = int(round(t * tf)), int(round(s * sf))
+        bt, bs = max(1, int(round(t * tf))), max(1, int(round(s * sf)))  # at least 1 frame, 1 px
         shapes = ([[bt, s * short_factors[0]], [bt, s * short_factors[1]], [bt, bs]]
                   if short_cycle else [[bt, bs]])
         shapes = [(int(round(default / (st * ss * ss))), st, ss) for st, ss in shapes]
@@ -122,12 +140,35 @@ class MultigridSchedule:
     size: int
 
     def table(self) -> list:
-        """:func:`long_cycle_schedule` for this run (one base-shape entry without long cycle)."""
+        """:func:`long_cycle_schedule` for this run, ``epochs x epoch_factor`` epochs in all
+        (one base-shape entry without long cycle)."""
+        total = self.epochs * self.cfg.epoch_factor
         if not self.cfg.long_cycle:
-            return [(0, (1, self.segments, self.size), self.epochs)]
-        return long_cycle_schedule(list(self.cfg.steps), self.cfg.max_epoch, self.segments, self.size,
-                                   self.cfg.long_factors, self.cfg.short_factors,
-                                   self.cfg.short_cycle, self.epochs)
+            return [(0, (1, self.segments, self.size), int(total))]
+        return long_cycle_schedule(list(self.cfg.steps), self.cfg.max_epoch, self.segments,
+                                   self.size, self.cfg.long_factors, self.cfg.short_factors,
+                                   self.cfg.short_cycle, total)
+
+    @property
+    def run_epochs(self) -> int:
+        """Epochs the run trains: the table's end."""
+        return self.table()[-1][-1]
+
+    def lr_steps(self, num_clips: int) -> tuple:
+        """``(steps, lrs)`` of SlowFast's ``steps_with_relative_lrs`` for this table: a phase per
+        entry at ``gamma^stage x`` the (capped) batch multiplier, the last phase split in half
+        (the first half at the previous phase's LR). Without long cycle: one phase at 1."""
+        table = self.table()
+        if not self.cfg.long_cycle:
+            return (0.0,), (1.0,)
+        cap = self._cap(num_clips)
+        mult = [min(b * self.batch, cap) / self.batch if self.cfg.scale_lr else 1.0
+                for _, (b, _, _), _ in table]
+        lrs = [self.cfg.gamma ** stage * m for (stage, _, _), m in zip(table, mult)]
+        ends = [end for _, _, end in table]
+        steps = [0] + ends[:-1] + [(ends[-2] + ends[-1]) // 2]
+        lrs = lrs[:-1] + [lrs[-2], lrs[-1]]
+        return tuple(float(v) for v in steps), tuple(lrs)
 
     def stages(self) -> list:
         """``[(first_epoch, last_epoch_exclusive, batch, T, S)]`` of the long cycles (non-empty)."""
@@ -149,8 +190,9 @@ class MultigridSchedule:
         return max(self.batch, num_clips // self.cfg.min_steps)
 
     def lr_scale(self, epoch: int, num_clips: int) -> float:
-        """Learning-rate multiplier: the (capped) long-cycle batch over the base batch."""
-        if not self.cfg.scale_lr:
+        """Multiplier of the cosine policy's LR: the (capped) long-cycle batch over the base
+        batch (1 under the step policy, whose phases carry it: :meth:`lr_steps`)."""
+        if not self.cfg.scale_lr or self.cfg.lr_policy == "step":
             return 1.0
         return min(self.long_shape(epoch)[0], self._cap(num_clips)) / self.batch
 

@@ -2,10 +2,10 @@
 
 * LR scaled linearly with the global batch: ``lr = lr_per_8 * batch / 8`` (paper: 0.00125).
 * Linear warm-up from ``warmup_start * lr`` over ``warmup_epochs``, then cosine decay to
-  ``min_ratio * lr``; the schedule is a pure function of the (fractional) epoch, so resuming
-  needs only the step counter.
+  ``min_ratio * lr`` (or steps, or constant: :class:`LRSchedule`); the schedule is a pure
+  function of the (fractional) epoch, so resuming needs only the step counter.
 * SGD momentum 0.9, weight decay 1e-4 on conv/fc weights only: none on BN and biases.
-* Fine-tuning: the fc's LR is ``fc_lr_mult`` (5) times the base LR.
+* Optimizer groups (LR multipliers, decay): :mod:`~tsm_apps.train.policies`.
 * Partial BN (TSN/TSM): every BN layer except the first keeps its running statistics and affine
   parameters fixed; ``"frozen"`` fixes all BN layers.
 """
@@ -27,24 +27,62 @@ def scaled_lr(lr_per_8: float, global_batch: int) -> float:
     return lr_per_8 * global_batch / 8
 
 
+LR_POLICIES = ("cosine", "step", "constant")
+
+
 @dataclass(frozen=True)
 class LRSchedule:
-    """Warm-up then cosine, as a function of the fractional epoch ``e`` in ``[0, epochs]``."""
+    """The LR as a function of the fractional epoch ``e``: a linear warm-up from
+    ``warmup_start x base_lr`` to the policy's value at ``warmup_epochs`` (SlowFast's
+    ``get_lr_at_epoch``), then the policy:
+
+    * ``cosine``: ``min_ratio + (1 - min_ratio) (1 + cos(pi p)) / 2`` with ``p`` the fraction of
+      ``[warmup_epochs, epochs]`` done;
+    * ``step``: ``lrs[i]`` in the phase ``steps[i] <= e < steps[i + 1]`` (``steps`` start at 0;
+      the official TSM ``adjust_learning_rate``: x0.1 at each of ``--lr_steps``; SlowFast's
+      ``steps_with_relative_lrs``);
+    * ``constant``: 1.
+    """
     base_lr: float
     epochs: float
     warmup_epochs: float = 0.0
     warmup_start: float = 0.1
     min_ratio: float = 0.0
+    policy: str = "cosine"
+    steps: tuple = (0.0,)
+    lrs: tuple = (1.0,)
 
-    def factor(self, e: float) -> float:
-        if e < self.warmup_epochs:
-            return self.warmup_start + (1 - self.warmup_start) * e / self.warmup_epochs
+    def __post_init__(self) -> None:
+        if self.policy not in LR_POLICIES:
+            raise ValueError(f"lr policy must be one of {LR_POLICIES}, got {self.policy!r}")
+        st = list(self.steps)
+        if len(st) != len(self.lrs) or not st or st[0] != 0 or any(b < a for a, b in zip(st, st[1:])):
+            raise ValueError(f"step policy: steps must start at 0, rise, and match lrs one to "
+                             f"one, got steps {self.steps!r} and lrs {self.lrs!r}")
+
+    def decay(self, e: float) -> float:
+        """The policy's factor at epoch ``e`` (no warm-up)."""
+        if self.policy == "constant":
+            return 1.0
+        if self.policy == "step":
+            return self.lrs[sum(1 for s in self.steps[1:] if e >= s)]
         span = max(self.epochs - self.warmup_epochs, 1e-12)
         p = min(max((e - self.warmup_epochs) / span, 0.0), 1.0)
         return self.min_ratio + (1 - self.min_ratio) * 0.5 * (1 + math.cos(math.pi * p))
 
+    def factor(self, e: float) -> float:
+        if e < self.warmup_epochs:
+            end = self.decay(self.warmup_epochs)
+            return self.warmup_start + (end - self.warmup_start) * e / self.warmup_epochs
+        return self.decay(e)
+
     def __call__(self, e: float) -> float:
         return self.base_lr * self.factor(e)
+
+
+def step_lrs(lr_steps: list, gamma: float = 0.1) -> tuple:
+    """``(steps, lrs)`` of x``gamma`` at each epoch of ``lr_steps`` (official ``--lr_steps``)."""
+    return (0.0, *[float(s) for s in lr_steps]), tuple(gamma ** i for i in range(len(lr_steps) + 1))
 
 
 def bn_layers(model: nn.Module) -> list:
@@ -77,36 +115,14 @@ def set_train_mode(model: nn.Module, mode: str) -> None:
         m.eval()
 
 
-def param_groups(model: nn.Module, weight_decay: float, fc_lr_mult: float = 1.0,
-                 fc_name: str = "fc") -> list:
-    """Optimizer groups: decayed weights, undecayed BN/bias, and the fc with its LR multiplier.
-
-    Each group carries ``lr_mult``; :func:`set_lr` sets ``lr = base * lr_mult``. Parameters
-    with ``requires_grad=False`` are left out.
-    """
-    bn_params = {id(p) for m in bn_layers(model) for p in m.parameters(recurse=False)}
-    groups = {("decay", 1.0): [], ("no_decay", 1.0): [], ("decay", fc_lr_mult): [],
-              ("no_decay", fc_lr_mult): []}
-    for name, p in model.named_parameters():
-        if not p.requires_grad:
-            continue
-        is_fc = name.split(".")[0] == fc_name
-        decay = "no_decay" if (id(p) in bn_params or name.endswith("bias") or p.dim() <= 1) \
-            else "decay"
-        groups[(decay, fc_lr_mult if is_fc else 1.0)].append(p)
-    return [{"params": params, "weight_decay": weight_decay if decay == "decay" else 0.0,
-             "lr_mult": mult, "name": f"{decay}_x{mult:g}"}
-            for (decay, mult), params in groups.items() if params]
-
-
-def build_optimizer(model: nn.Module, name: str, lr: float, momentum: float = 0.9,
-                    weight_decay: float = 1e-4, fc_lr_mult: float = 1.0) -> torch.optim.Optimizer:
-    """SGD (momentum) or Adam over :func:`param_groups`."""
-    groups = param_groups(model, weight_decay, fc_lr_mult)
+def build_optimizer(groups: list, name: str, lr: float, momentum: float = 0.9,
+                    nesterov: bool = False) -> torch.optim.Optimizer:
+    """SGD (momentum, optionally Nesterov) or Adam over ``groups``
+    (:mod:`~tsm_apps.train.policies`); each group's LR is ``lr x lr_mult``."""
     for g in groups:
         g["lr"] = lr * g["lr_mult"]
     if name == "sgd":
-        return torch.optim.SGD(groups, lr=lr, momentum=momentum)
+        return torch.optim.SGD(groups, lr=lr, momentum=momentum, nesterov=nesterov)
     if name == "adam":
         return torch.optim.Adam(groups, lr=lr)
     raise ValueError(f"optimizer must be 'sgd' or 'adam', got {name!r}")

@@ -48,7 +48,7 @@ def clip_sets(cfg: TrainConfig, progress: bool = False) -> tuple:
 def train_augmentation(cfg: TrainConfig) -> partial:
     """``size -> transform`` of the run's training augmentation (crop, mirror, normalise)."""
     return partial(train_transform, crop=cfg.crop, flip=cfg.flip, min_area=cfg.min_area,
-                   modality=cfg.modality)
+                   scales=tuple(cfg.crop_scales), modality=cfg.modality)
 
 
 def train(cfg: TrainConfig, train_set: Optional[Dataset] = None,

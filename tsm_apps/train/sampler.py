@@ -15,8 +15,16 @@ from torch.utils.data import DistributedSampler, Sampler
 
 
 class BatchPlan(Protocol):
+    batch: int  # clips per process at the base shape
+
     def batches(self, epoch: int, num_clips: int) -> list:
         """Shapes ``[(clips per process, T, S), ...]`` covering at most ``num_clips`` clips."""
+
+    def lr_scale(self, epoch: int, num_clips: int) -> float:
+        """Multiplier of the epoch's learning rate."""
+
+    def bn_splits(self, epoch: int, num_clips: int) -> int:
+        """Micro-batches per step so that a BN group keeps its size."""
 
 
 @dataclass
@@ -30,6 +38,12 @@ class FixedShape:
         if self.batch < 1:
             raise ValueError(f"batch per process must be >= 1, got {self.batch}")
         return [(self.batch, self.segments, self.size)] * (num_clips // self.batch)
+
+    def lr_scale(self, epoch: int, num_clips: int) -> float:
+        return 1.0
+
+    def bn_splits(self, epoch: int, num_clips: int) -> int:
+        return 1
 
 
 class EpochBatches(Sampler):

@@ -1,51 +1,42 @@
 """The training loop: one process of a (possibly distributed) run, resumable at any step.
 
-:class:`Trainer` runs epochs of steps; the rest is hooks (:mod:`tsm_apps.train.hooks`).
-Synchronous mode wraps the recognizer in ``DistributedDataParallel``; ``averaging.method =
-"kavg"`` trains without DDP and averages the models every ``k`` steps. Every step reseeds the
-global RNG from ``(seed, rank, step)`` and every clip's augmentation is seeded by ``(seed,
-epoch, index)``, so a resumed run repeats the uninterrupted one exactly.
+:class:`Trainer` runs epochs of steps and keeps the processes' models in step (DDP, or K-step
+averaging rounds with ``averaging.method = "kavg"``); the rest is hooks, which see it only as a
+:class:`~tsm_apps.train.hooks.base.Loop`. Steps reseed the RNG from ``(seed, rank, step)`` and
+clips from ``(seed, epoch, index)``, so a resumed run repeats the uninterrupted one exactly.
 """
 from __future__ import annotations
 
 import weakref
-from contextlib import ExitStack, nullcontext
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 from typing import Optional, Sequence
 
 import torch
-from torch import Tensor, nn
-from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset
 
-from .averaging import KStepAverager
-from .config import TrainConfig
+from ..checkpoint.reading import read_checkpoint
 from ..distributed import CommCounter, DistEnv
+from .averaging import KStepAverager, merge_bn_
+from .config import TrainConfig
 from .hooks import (AveragingHook, CheckpointHook, EvaluationHook, HookBase, LogHook,
                     MultigridHook)
-from .hooks.averaging import consolidate
-from .hooks.checkpoint import resume
-from .model import build_model, load_pretrained, wrap_ddp
+from .model import load_pretrained, model_and_optimizer, wrap_ddp
 from .multigrid import MultigridSchedule
-from .recipe import LRSchedule, build_optimizer, scaled_lr, set_lr, set_train_mode
+from .recipe import LRSchedule, scaled_lr, set_lr, set_train_mode, step_lrs
 from .sampler import EpochBatches, FixedShape
+from .state import rng_state, set_rng_state
+from .step import step_seed, train_step
 
 __all__ = ["Trainer", "load_pretrained", "step_seed"]
 
 
-def step_seed(seed: int, rank: int, step: int) -> int:
-    """The global RNG seed of micro-batch stream ``rank`` at ``step`` (dropout masks)."""
-    return ((seed * 1_000_003 + rank) * 1_000_003 + step) % (2 ** 63)
-
-
 class Trainer:
-    """Model, optimizer and batch plan from ``cfg``; ``fit()`` runs to the last epoch.
+    """Model, optimizer, batch plan and LR schedule from ``cfg``; ``fit()`` runs to the last
+    epoch (``epochs``: ``cfg.epochs``, times multigrid's epoch factor)."""
 
-    Hooks share the run state: ``epoch``, ``step_in_epoch``, ``step``, ``steps_in_epoch``; per
-    step ``batch``, ``lr``, ``loss``, ``averaged``; ``wall``, ``epoch_acc``, ``lr_scale``,
-    ``last_val``, ``best_val``, ``best_top1``; per epoch ``epoch_val``, ``new_best``; ``stopped``.
-    """
+    train_step = train_step  # (x, y) -> mean loss: one optimisation step (tsm_apps.train.step)
 
     def __init__(self, cfg: TrainConfig, env: DistEnv, device: torch.device,
                  train_set: Dataset, val_set: Dataset, num_classes: int,
@@ -55,34 +46,23 @@ class Trainer:
                              f"process(es) x {cfg.accum_steps} micro-batch(es) of >= 1 clip")
         self.cfg, self.env, self.device = cfg, env, device
         self.train_set, self.val_set = train_set, val_set
-        self.work_dir = Path(cfg.work_dir)
-        self.meta = dict(meta or {})
-        self.kavg = cfg.averaging.method == "kavg"
-        self.sync, self.comm_metrics = CommCounter(), CommCounter()
-        self.sync_mean = partial(self.sync.all_reduce_, op="mean")  # the models' all-reduces
-        self.model = build_model(cfg, num_classes, device)
-        lr = scaled_lr(cfg.lr_per_8, cfg.batch_size)
-        self.schedule = LRSchedule(lr, cfg.epochs, cfg.warmup_epochs, cfg.warmup_start,
-                                   cfg.min_lr_ratio)
-        self.optimizer = build_optimizer(self.model, cfg.optimizer, lr, cfg.momentum,
-                                         cfg.weight_decay,
-                                         cfg.fc_lr_mult if cfg.pretrained else 1.0)
+        self.work_dir, self.meta = Path(cfg.work_dir), dict(meta or {})
+        self.sync_comm, self.metric_comm = CommCounter(), CommCounter()
+        self.model, self.optimizer = model_and_optimizer(cfg, num_classes, device)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp)
-        self.net = (wrap_ddp(self.model, device, self.sync)
-                    if env.distributed and not self.kavg else self.model)
+        kavg = cfg.averaging.method == "kavg"
+        self.net = wrap_ddp(self.model, device, self.sync_comm) if env.distributed and not kavg \
+            else self.model
+        self.averager = KStepAverager(self.model, self.optimizer, cfg.averaging.k,
+                                      partial(self.sync_comm.all_reduce_, op="mean")) if kavg else None
         per_rank = cfg.batch_size // env.world_size
         self.plan = (MultigridSchedule(cfg.multigrid, cfg.epochs, per_rank, cfg.segments, cfg.size)
                      if cfg.multigrid.enabled else FixedShape(per_rank, cfg.segments, cfg.size))
         self.batches = EpochBatches(len(train_set), self.plan, env.world_size, env.rank, cfg.seed)
-        self.averager = (KStepAverager(self.model, self.optimizer, cfg.averaging.k, self.sync_mean)
-                         if self.kavg else None)
+        self.epochs = self.plan.run_epochs if cfg.multigrid.enabled else cfg.epochs
+        self.schedule = self.lr_schedule()
         self.epoch, self.step_in_epoch, self.step, self.steps_in_epoch = 0, 0, 0, 0
-        self.best_top1, self.wall, self.lr_scale = -1.0, 0.0, 1.0
-        self.epoch_acc = [0.0, 0, 0.0]  # loss sum, clips, train seconds (this process)
-        self.last_val, self.best_val = {}, {}  # latest validation row; best eval.json content
-        self.epoch_val, self.new_best = {}, False
-        self.stopped, self.signum, self.averaged = False, 0, False
-        self.bn_splits = 1  # sub-batch BN groups per process step (multigrid sets it)
+        self.batch, self.loss, self.lr, self.stopped, self.bn_splits = None, None, 0.0, False, 1
         self.hooks: list = []
         self.register_hooks(self.default_hooks() if hooks is None else hooks)
 
@@ -90,71 +70,65 @@ class Trainer:
     def amp(self) -> bool:
         return self.cfg.amp and self.device.type == "cuda"
 
-    def default_hooks(self) -> list:
-        """Multigrid (if enabled), evaluation, K-step averaging (kavg), log, checkpoint.
+    @property
+    def clips(self) -> int:
+        return len(self.batches.sampler)  # clips this process draws per epoch
 
-        The order matters: the adaptive batch and the val row need the epoch's validation, a
-        step's time includes its averaging round, and checkpoints save what the others updated.
-        """
-        cfg = self.cfg
-        hooks = [MultigridHook()] if cfg.multigrid.enabled else []
-        hooks.append(EvaluationHook())
-        if self.kavg:
-            hooks.append(AveragingHook(cfg.averaging, cfg.batch_size // self.env.world_size))
-        return hooks + [LogHook(), CheckpointHook()]
+    def lr_schedule(self) -> LRSchedule:
+        """``cfg.lr_policy``'s schedule over the run; multigrid's step policy: SlowFast's phases."""
+        cfg, (steps, lrs), policy = self.cfg, step_lrs(self.cfg.lr_steps), self.cfg.lr_policy
+        if cfg.multigrid.enabled and cfg.multigrid.lr_policy == "step":
+            (steps, lrs), policy = self.plan.lr_steps(self.clips), "step"
+        return LRSchedule(scaled_lr(cfg.lr_per_8, cfg.batch_size), self.epochs, cfg.warmup_epochs,
+                          cfg.warmup_start, cfg.min_lr_ratio, policy, steps, lrs)
+
+    def default_hooks(self) -> list:
+        """Multigrid (if enabled), evaluation, adaptive batch (kavg), log, checkpoint: the batch
+        and the val row need the epoch's validation, checkpoints what the others updated."""
+        evaluation = EvaluationHook(self.val_set)
+        hooks = [MultigridHook()] if self.cfg.multigrid.enabled else []
+        hooks.append(evaluation)
+        if self.averager is not None:
+            hooks.append(AveragingHook(self.cfg.averaging, self.plan.batch, evaluation))
+        return hooks + [LogHook(evaluation), CheckpointHook(evaluation)]
 
     def register_hooks(self, hooks: Sequence[HookBase]) -> None:
-        """Append ``hooks`` (called in this order); each keeps a weak reference to the trainer."""
+        """Append ``hooks`` (called in this order); each keeps a weak reference to the loop."""
         for hook in hooks:
             if not isinstance(hook, HookBase):
                 raise TypeError(f"hooks must be HookBase instances, got {type(hook).__name__}")
-            hook.trainer = weakref.proxy(self)
+            hook.loop = weakref.proxy(self)
         self.hooks.extend(hooks)
 
     def _call(self, event: str) -> None:
         for hook in self.hooks:
             getattr(hook, event)()
 
-    def train_step(self, x: Tensor, y: Tensor) -> Tensor:
-        """Forward/backward over ``accum_steps`` micro-batches, clip, update; the mean loss.
+    @property
+    def synced(self) -> bool:
+        return self.averager is None or self.averager.synced
 
-        ``A = accum_steps x bn_splits`` (multigrid's sub-batch BN: BN groups of constant size).
-        Micro-batch ``m`` takes clips ``m, m + A, ...`` of the batch, the clips process ``m`` of
-        ``A`` would take, and reseeds the RNG (dropout) from ``(seed, rank * A + m, step)``,
-        so ``W`` processes and one process with ``accum_steps = W`` compute the same update.
-        """
-        x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
-        parts, n = self.cfg.accum_steps * self.bn_splits, len(y)
-        if n < parts:
-            raise ValueError(f"batch of {n} clips cannot be split into {parts} micro-batches")
-        self.optimizer.zero_grad(set_to_none=True)
-        total = torch.zeros((), device=self.device)
-        for m in range(parts):
-            xm, ym = x[m::parts], y[m::parts]
-            torch.manual_seed(step_seed(self.cfg.seed, self.env.rank * parts + m, self.step))
-            defer = m < parts - 1 and isinstance(self.net, DistributedDataParallel)
-            with self.net.no_sync() if defer else nullcontext():
-                with torch.autocast(self.device.type, enabled=self.amp):
-                    loss = nn.functional.cross_entropy(self.net(xm), ym) * (len(ym) / n)
-                self.scaler.scale(loss).backward()
-            total += loss.detach().float()
-        if self.cfg.clip_grad > 0:
-            self.scaler.unscale_(self.optimizer)
-            nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_grad)
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-        return total
+    def consolidate(self) -> None:
+        """DDP: pool the processes' BN statistics (one all-reduce); kavg: a round, unless one
+        just ran; one process: nothing."""
+        if not self.env.distributed:
+            return
+        if self.averager is None:
+            merge_bn_(self.model, partial(self.sync_comm.all_reduce_, op="mean"))
+        elif not self.averager.synced:
+            self.averager.average()
 
-    def run_step(self, x: Tensor, y: Tensor) -> None:
+    def run_step(self, x: torch.Tensor, y: torch.Tensor) -> None:
         self.batch = (x, y)
-        epoch_float = self.epoch + self.step_in_epoch / max(self.steps_in_epoch, 1)
-        self.lr = self.schedule(epoch_float) * self.lr_scale  # multigrid's scale, else 1
+        self.lr = self.schedule(self.epoch + self.step_in_epoch / max(self.steps_in_epoch, 1)) \
+            * self.plan.lr_scale(self.epoch, self.clips)
         set_lr(self.optimizer, self.lr)
         self._call("before_step")
-        self.loss = self.train_step(x, y)
-        self.step_in_epoch += 1
-        self.step += 1
-        self.averaged = False
+        with self.sync_comm.round():  # DDP: one synchronisation, one call per gradient bucket
+            self.loss = self.train_step(x, y)
+        self.step_in_epoch, self.step = self.step_in_epoch + 1, self.step + 1
+        if self.averager is not None:  # kavg: a round every k steps and at the epoch's end
+            self.averager.after_step(self.step_in_epoch, self.step_in_epoch == self.steps_in_epoch)
         self._call("after_step")
 
     def run_epoch(self) -> None:
@@ -162,6 +136,7 @@ class Trainer:
         self.train_set.set_epoch(self.epoch)
         self.batches.set_epoch(self.epoch, self.step_in_epoch)
         self.steps_in_epoch = len(self.batches.shapes())
+        self.bn_splits = self.plan.bn_splits(self.epoch, self.clips)
         loader = DataLoader(self.train_set, batch_sampler=self.batches,
                             num_workers=self.cfg.workers)
         set_train_mode(self.net, self.cfg.bn)
@@ -171,25 +146,54 @@ class Trainer:
                 self.run_step(x, y)
                 if self.stopped:
                     return
-        consolidate(self, averaged=self.averager is not None)  # kavg: the epoch's last round
-        self.epoch_totals, self.epoch_acc = self.epoch_acc, [0.0, 0, 0.0]
+        self.consolidate()  # kavg: the epoch's last step already averaged
         self.epoch, self.step_in_epoch = self.epoch + 1, 0
-        self.epoch_val, self.new_best = {}, False
         self._call("after_epoch")
 
+    def state_dict(self) -> dict:
+        """Checkpoint entries of the loop itself (the hooks add theirs)."""
+        s = self.schedule
+        return {"optimizer": self.optimizer.state_dict(), "scaler": self.scaler.state_dict(),
+                "scheduler": {"base_lr": s.base_lr, "epochs": s.epochs,
+                              "warmup_epochs": s.warmup_epochs, "policy": s.policy},
+                "epoch": self.epoch, "step_in_epoch": self.step_in_epoch, "step": self.step,
+                "rng": rng_state(),
+                "comm": {"sync": self.sync_comm.state_dict(),
+                         "metrics": self.metric_comm.state_dict()}}
+
+    def resume(self) -> bool:
+        """Restore from ``last.pth`` if present (a fresh start otherwise, as torchrun restarts)."""
+        path = self.work_dir / "last.pth"
+        if not path.is_file():
+            return False
+        ck = read_checkpoint(path)
+        self.model.load_state_dict(ck["state_dict"])
+        self.optimizer.load_state_dict(ck["optimizer"])
+        self.scaler.load_state_dict(ck["scaler"])
+        self.epoch, self.step_in_epoch, self.step = ck["epoch"], ck["step_in_epoch"], ck["step"]
+        self.sync_comm.load_state_dict(ck["comm"]["sync"])
+        self.metric_comm.load_state_dict(ck["comm"]["metrics"])
+        for hook in self.hooks:
+            hook.load_state_dict(ck)
+        set_rng_state(ck["rng"])
+        return True
+
     def fit(self) -> dict:
-        """Train to ``cfg.epochs`` (or until stopped); returns a summary dict."""
+        """Train to ``epochs`` (or until stopped); returns a summary dict."""
         if self.cfg.resume:
-            resume(self)
+            self.resume()
         with ExitStack() as self.scope:
             self._call("before_train")
-            while self.epoch < self.cfg.epochs and not self.stopped:
+            while self.epoch < self.epochs and not self.stopped:
                 self.run_epoch()
-        self.stopped = self.stopped and self.epoch < self.cfg.epochs
+        self.stopped = self.stopped and self.epoch < self.epochs
         self._call("after_train")
-        return {"epochs": self.epoch, "steps": self.step, "stopped": self.stopped,
-                "signal": self.signum if self.stopped else 0, "val_top1": self.last_val.get("top1"),
-                "val_top5": self.last_val.get("top5"), "best_top1": self.best_top1,
-                "best_epoch": self.best_val.get("epoch"), "wall_s": self.wall,
-                "sync_allreduce_calls": self.sync.calls, "sync_allreduce_bytes": self.sync.bytes,
-                "metric_allreduce_calls": self.comm_metrics.calls, "work_dir": str(self.work_dir)}
+        out = {"signal": 0, "val_top1": None, "val_top5": None, "best_top1": -1.0,
+               "best_epoch": None, "wall_s": 0.0}
+        for hook in self.hooks:
+            out.update(hook.summary())
+        return dict(out, epochs=self.epoch, steps=self.step, stopped=self.stopped,
+                    signal=out["signal"] if self.stopped else 0, syncs=self.sync_comm.syncs,
+                    sync_allreduce_calls=self.sync_comm.calls,
+                    sync_allreduce_bytes=self.sync_comm.bytes,
+                    metric_allreduce_calls=self.metric_comm.calls, work_dir=str(self.work_dir))

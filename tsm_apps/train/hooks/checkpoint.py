@@ -1,108 +1,94 @@
-"""Checkpoints and exact resume: ``last.pth``, ``best.pth``, and early stops (SIGTERM, max_steps).
+"""Checkpoints: ``last.pth``, ``best.pth``, and early stops (SIGTERM, max_steps).
 
 ``last.pth`` is written at the end of every epoch, every ``checkpoint_every`` steps and when
-the run stops early; ``best.pth`` when the validation top-1 improves. Writes are atomic
+the run stops early; ``best.pth`` when ``evaluation`` found a new best. Writes are atomic
 (:func:`~tsm_apps.checkpoint.reading.save_checkpoint`, main process only). A checkpoint holds,
-beside the model, the optimizer, scaler, counters, RNG states and all-reduce counts, so
-:func:`resume` continues a run exactly where it stopped.
+beside the model, the loop's state (optimizer, scaler, counters, RNG, synchronisation counts)
+and every hook's, so a resume continues the run exactly where it stopped.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import torch
 
-from ...checkpoint.reading import read_checkpoint, save_checkpoint
-from ..state import StopFlag, rng_state, set_rng_state, stop_on_sigterm
-from .averaging import consolidate
-from .base import HookBase
+from ...checkpoint.reading import save_checkpoint
+from ..state import StopFlag, stop_on_sigterm
+from .base import HookBase, Loop
+from .evaluation import EvaluationHook
 
-if TYPE_CHECKING:
-    from ..trainer import Trainer
-
-
-def training_state(t: "Trainer") -> dict:
-    """A checkpoint's entries beside the model: optimizer, counters, RNG, hooks' state."""
-    state = {"optimizer": t.optimizer.state_dict(), "scaler": t.scaler.state_dict(),
-             "scheduler": {"base_lr": t.schedule.base_lr, "epochs": t.schedule.epochs,
-                           "warmup_epochs": t.schedule.warmup_epochs},
-             "epoch": t.epoch, "step_in_epoch": t.step_in_epoch, "step": t.step,
-             "best_top1": t.best_top1, "wall_s": t.wall,
-             "epoch_acc": list(t.epoch_acc), "rng": rng_state(),
-             "comm": {"sync": t.sync.state_dict(), "metrics": t.comm_metrics.state_dict()},
-             "adaptive": {}}  # in every checkpoint; AveragingHook fills it under kavg
-    for hook in t.hooks:
-        state.update(hook.state_dict())
-    return state
+# top-level entries of every checkpoint beside the model, in this order; the defaults stand in
+# for hooks a run does not have, so every checkpoint has the same entries
+ORDER = ("optimizer", "scaler", "scheduler", "epoch", "step_in_epoch", "step", "best_top1",
+         "wall_s", "epoch_acc", "epoch_comm", "rng", "comm", "adaptive")
+DEFAULTS = {"best_top1": -1.0, "wall_s": 0.0, "epoch_acc": [0.0, 0, 0.0], "adaptive": {}}
 
 
-def save(t: "Trainer", name: str) -> None:
-    """``work_dir/name`` (main process): model, :func:`training_state`, config and validations."""
-    if t.env.is_main:
-        meta = dict(t.meta, train_config=t.cfg.to_dict(), val=dict(t.last_val),
-                    best_val=dict(t.best_val))
-        save_checkpoint(t.work_dir / name, t.model, meta=meta, **training_state(t))
+def training_state(loop: Loop) -> tuple:
+    """``(entries, meta)``: the loop's and the hooks' checkpoint entries (:data:`ORDER` first),
+    and the hooks' ``"meta"`` entries merged."""
+    state, meta = dict(loop.state_dict()), {}
+    for hook in loop.hooks:
+        entries = dict(hook.state_dict())
+        meta.update(entries.pop("meta", {}))
+        state.update(entries)
+    for k, v in DEFAULTS.items():
+        state.setdefault(k, v)
+    state.setdefault("epoch_comm", [loop.sync_comm.syncs, loop.sync_comm.bytes])
+    ordered = {k: state.pop(k) for k in ORDER if k in state}
+    return dict(ordered, **state), meta
 
 
-def resume(t: "Trainer") -> bool:
-    """Restore from ``last.pth`` if present (a fresh start otherwise, as torchrun restarts)."""
-    path = t.work_dir / "last.pth"
-    if not path.is_file():
-        return False
-    ck = read_checkpoint(path)
-    t.model.load_state_dict(ck["state_dict"])
-    t.optimizer.load_state_dict(ck["optimizer"])
-    t.scaler.load_state_dict(ck["scaler"])
-    t.epoch, t.step_in_epoch, t.step = ck["epoch"], ck["step_in_epoch"], ck["step"]
-    t.best_top1, t.wall = ck["best_top1"], ck["wall_s"]
-    t.epoch_acc = list(ck["epoch_acc"])
-    t.sync.load_state_dict(ck["comm"]["sync"])
-    t.comm_metrics.load_state_dict(ck["comm"]["metrics"])
-    for hook in t.hooks:
-        hook.load_state_dict(ck)
-    t.last_val = dict(ck["meta"].get("val", {}))
-    t.best_val = dict(ck["meta"].get("best_val", {}))
-    set_rng_state(ck["rng"])
-    return True
+def save(loop: Loop, name: str) -> None:
+    """``work_dir/name`` (main process): model, :func:`training_state`, config."""
+    if loop.env.is_main:
+        state, meta = training_state(loop)
+        meta = dict(loop.meta, train_config=loop.cfg.to_dict(), **meta)
+        save_checkpoint(loop.work_dir / name, loop.model, meta=meta, **state)
 
 
 class CheckpointHook(HookBase):
     """Saves ``last.pth``/``best.pth`` and stops the run on SIGTERM (any process) or at
     ``max_steps``, saving first. Register it last: it saves what the other hooks updated."""
 
-    def __init__(self) -> None:
+    def __init__(self, evaluation: Optional[EvaluationHook] = None) -> None:
+        self.evaluation = evaluation
         self.stop: Optional[StopFlag] = None
+        self.signum = 0
 
     def before_train(self) -> None:
-        self.stop = self.trainer.scope.enter_context(stop_on_sigterm())
+        self.stop = self.loop.scope.enter_context(stop_on_sigterm())
 
     def after_step(self) -> None:
-        t, cfg = self.trainer, self.trainer.cfg
-        halt = bool(cfg.max_steps and t.step >= cfg.max_steps)
-        # kavg looks for a stop request only when it communicates anyway
-        if (halt or not t.kavg or t.averaged) and self._stop_everywhere(self.stop.requested):
+        loop, cfg = self.loop, self.loop.cfg
+        halt = bool(cfg.max_steps and loop.step >= cfg.max_steps)
+        # K-step averaging looks for a stop request only when it communicates anyway
+        if (halt or loop.synced) and self._stop_everywhere(self.stop.requested):
             halt = True
-        if t.step_in_epoch == t.steps_in_epoch and not halt:
+        if loop.step_in_epoch == loop.steps_in_epoch and not halt:
             return  # the epoch's end consolidates and saves
-        if halt or (cfg.checkpoint_every and t.step % cfg.checkpoint_every == 0):
-            consolidate(t, t.averaged)
-            save(t, "last.pth")
+        if halt or (cfg.checkpoint_every and loop.step % cfg.checkpoint_every == 0):
+            loop.consolidate()
+            save(loop, "last.pth")
         if halt:
-            t.stopped = True
+            loop.stopped = True
 
     def after_epoch(self) -> None:
-        save(self.trainer, "last.pth")
-        if self.trainer.new_best:
-            save(self.trainer, "best.pth")
+        save(self.loop, "last.pth")
+        if self.evaluation is not None and self.evaluation.new_best:
+            save(self.loop, "best.pth")
 
     def after_train(self) -> None:
         if self.stop is not None:
-            self.trainer.signum = self.stop.signum
+            self.signum = self.stop.signum
+
+    def summary(self) -> dict:
+        return {"signal": self.signum}
 
     def _stop_everywhere(self, local: bool) -> bool:
         """Whether any process was asked to stop (one tiny all-reduce when distributed)."""
-        t = self.trainer
-        if not t.env.distributed:
+        loop = self.loop
+        if not loop.env.distributed:
             return local
-        flag = torch.tensor([float(local)], device=t.device)
-        return bool(t.comm_metrics.all_reduce_(flag, "sum").item() > 0)
+        flag = torch.tensor([float(local)], device=loop.device)
+        return bool(loop.metric_comm.all_reduce_(flag, "sum").item() > 0)

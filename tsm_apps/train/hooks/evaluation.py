@@ -8,59 +8,85 @@ from typing import Optional
 import torch
 from torch import nn
 
-from ...io import atomic_write_text
 from ...evaluation.metrics import classification_report, confusion_matrix, topk_correct
+from ...io import atomic_write_text
 from ..sampler import eval_batches
 from .base import HookBase
 
 
 class EvaluationHook(HookBase):
-    """Sets ``trainer.epoch_val`` (this epoch's ``loss``/``top1``/``top5``), ``last_val``,
-    ``best_top1``, ``best_val`` and ``new_best``; writes ``eval.json`` when the run finishes."""
+    """Validates ``val_set``; keeps the validations: ``epoch_val`` (this epoch's ``loss`` /
+    ``top1`` / ``top5``, empty when the epoch was not validated), ``last_val``, ``best_val``
+    (the best report, with its epoch and step), ``best_top1`` and ``new_best`` (this epoch
+    improved on the best); writes ``eval.json`` when the run finishes."""
+
+    def __init__(self, val_set) -> None:
+        self.val_set = val_set
+        self.epoch_val: dict = {}
+        self.last_val: dict = {}
+        self.best_val: dict = {}
+        self.best_top1 = -1.0
+        self.new_best = False
+
+    def before_epoch(self) -> None:
+        self.epoch_val, self.new_best = {}, False
 
     def after_epoch(self) -> None:
-        t, cfg = self.trainer, self.trainer.cfg
-        if t.epoch % cfg.eval_every and t.epoch != cfg.epochs:
+        loop = self.loop
+        if loop.epoch % loop.cfg.eval_every and loop.epoch != loop.epochs:
             return
         report = self.validate()
-        t.last_val = t.epoch_val = {k: report[k] for k in ("loss", "top1", "top5")}
-        if t.last_val["top1"] > t.best_top1:
-            t.best_top1, t.new_best = t.last_val["top1"], True
-            t.best_val = dict(report, epoch=t.epoch, step=t.step)
+        self.last_val = self.epoch_val = {k: report[k] for k in ("loss", "top1", "top5")}
+        if self.last_val["top1"] > self.best_top1:
+            self.best_top1, self.new_best = self.last_val["top1"], True
+            self.best_val = dict(report, epoch=loop.epoch, step=loop.step)
 
     def after_train(self) -> None:
-        if not self.trainer.stopped:
+        if not self.loop.stopped:
             self.write_eval()
 
     @torch.no_grad()
     def validate(self) -> dict:
         """1-clip centre-crop evaluation of the whole val set: :func:`classification_report`."""
-        t = self.trainer
-        model, k = t.model, t.model.config.num_classes
+        loop = self.loop
+        model, k = loop.model, loop.model.config.num_classes
         model.eval()
-        model.num_segments = t.cfg.segments
+        model.num_segments = loop.cfg.segments
         sums = torch.zeros(k * k + 2, dtype=torch.float64)  # confusion, loss sum, top-5 hits
-        per_rank = max(1, t.cfg.batch_size // t.env.world_size)
-        for idx in eval_batches(len(t.val_set), per_rank, t.env.world_size, t.env.rank):
-            items = [t.val_set[i] for i in idx]
-            x = torch.stack([c for c, _ in items]).to(t.device)
-            y = torch.tensor([lab for _, lab in items], device=t.device)
-            with torch.autocast(t.device.type, enabled=t.amp):
+        per_rank = max(1, loop.cfg.batch_size // loop.env.world_size)
+        for idx in eval_batches(len(self.val_set), per_rank, loop.env.world_size, loop.env.rank):
+            items = [self.val_set[i] for i in idx]
+            x = torch.stack([c for c, _ in items]).to(loop.device)
+            y = torch.tensor([lab for _, lab in items], device=loop.device)
+            with torch.autocast(loop.device.type, enabled=loop.amp):
                 logits = model(x).float()
             sums[:k * k] += confusion_matrix(logits.argmax(1), y, k).flatten().cpu().double()
             sums[k * k] += float(nn.functional.cross_entropy(logits, y, reduction="sum"))
             sums[k * k + 1] += topk_correct(logits, y, (5,))[0]
-        sums = t.comm_metrics.all_reduce_(sums.to(t.device), "sum").cpu()
+        sums = loop.metric_comm.all_reduce_(sums.to(loop.device), "sum").cpu()
         cm = sums[:k * k].round().long().view(k, k)
         return classification_report(cm, float(sums[k * k]), int(sums[k * k + 1]))
 
     def write_eval(self) -> Optional[Path]:
         """``eval.json``: the best validation (the model in ``best.pth``) plus the final one."""
-        t = self.trainer
-        if not t.env.is_main or not t.best_val:
+        loop = self.loop
+        if not loop.env.is_main or not self.best_val:
             return None
-        out = dict(t.best_val, checkpoint="best.pth", classes=t.meta.get("classes", []),
-                   protocol=f"1 clip x 1 centre crop, T={t.cfg.segments}, "
-                            f"{t.cfg.size}x{t.cfg.size}",
-                   final={"epoch": t.epoch, **t.last_val})
-        return atomic_write_text(t.work_dir / "eval.json", json.dumps(out, indent=1))
+        out = dict(self.best_val, checkpoint="best.pth", classes=loop.meta.get("classes", []),
+                   protocol=f"1 clip x 1 centre crop, T={loop.cfg.segments}, "
+                            f"{loop.cfg.size}x{loop.cfg.size}",
+                   final={"epoch": loop.epoch, **self.last_val})
+        return atomic_write_text(loop.work_dir / "eval.json", json.dumps(out, indent=1))
+
+    def state_dict(self) -> dict:
+        return {"best_top1": self.best_top1,
+                "meta": {"val": dict(self.last_val), "best_val": dict(self.best_val)}}
+
+    def load_state_dict(self, checkpoint: dict) -> None:
+        self.best_top1 = checkpoint["best_top1"]
+        self.last_val = dict(checkpoint["meta"].get("val", {}))
+        self.best_val = dict(checkpoint["meta"].get("best_val", {}))
+
+    def summary(self) -> dict:
+        return {"val_top1": self.last_val.get("top1"), "val_top5": self.last_val.get("top5"),
+                "best_top1": self.best_top1, "best_epoch": self.best_val.get("epoch")}

@@ -2,8 +2,10 @@
 
 Rows (:class:`~tsm_apps.train.log.MetricsLog`): ``train_step`` every ``log_every`` steps (the
 loss averaged over processes), ``train`` after each epoch (loss over the epoch's clips, clips
-per second) and ``val`` after each validation. The hook also keeps the run's clock
-(``trainer.wall``) and the epoch's running totals (``trainer.epoch_acc``).
+per second, the epoch's synchronisations and their bytes) and ``val`` after each validation.
+The hook also keeps the run's clock (``wall``) and the epoch's running totals (``epoch_acc``:
+loss sum, clips, seconds of this process; ``epoch_comm``: the synchronisation counts when the
+epoch began), all in checkpoints, so a resumed run logs what the uninterrupted one does.
 """
 from __future__ import annotations
 
@@ -17,57 +19,79 @@ from torch import Tensor
 from ..config import save_config
 from ..log import MetricsLog, Progress
 from .base import HookBase
+from .evaluation import EvaluationHook
 
 
 class LogHook(HookBase):
-    """Writes every row of ``metrics.csv`` (main process) and times the steps."""
+    """Writes every row of ``metrics.csv`` (main process) and times the steps; the ``val`` rows
+    come from ``evaluation`` (none without it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, evaluation: Optional[EvaluationHook] = None) -> None:
+        self.evaluation = evaluation
         self.log: Optional[MetricsLog] = None
         self.bar: Optional[Progress] = None
-        self.t0 = 0.0
+        self.t0, self.wall = 0.0, 0.0
+        self.epoch_acc = [0.0, 0, 0.0]
+        self.epoch_comm: Optional[list] = None
 
     def before_train(self) -> None:
-        t = self.trainer
-        if t.env.is_main:
-            save_config(t.cfg, t.work_dir / "config.json")
-        self.log = t.scope.enter_context(closing(
-            MetricsLog(t.work_dir, t.env.is_main, t.cfg.tensorboard,
-                       t.step if t.cfg.resume else None)))
+        loop = self.loop
+        if loop.env.is_main:
+            save_config(loop.cfg, loop.work_dir / "config.json")
+        self.log = loop.scope.enter_context(closing(
+            MetricsLog(loop.work_dir, loop.env.is_main, loop.cfg.tensorboard,
+                       loop.step if loop.cfg.resume else None)))
 
     def before_epoch(self) -> None:
-        t = self.trainer
-        self.bar = t.epoch_scope.enter_context(
-            Progress(len(t.batches), t.cfg.progress and t.env.is_main,
-                     f"epoch {t.epoch + 1}/{t.cfg.epochs}"))
+        loop = self.loop
+        if self.epoch_comm is None:  # a fresh epoch (a resumed one keeps the saved counts)
+            self.epoch_comm = [loop.sync_comm.syncs, loop.sync_comm.bytes]
+        self.bar = loop.epoch_scope.enter_context(
+            Progress(loop.steps_in_epoch - loop.step_in_epoch,
+                     loop.cfg.progress and loop.env.is_main,
+                     f"epoch {loop.epoch + 1}/{loop.epochs}"))
         self.t0 = time.perf_counter()
 
     def after_step(self) -> None:
-        t, cfg = self.trainer, self.trainer.cfg
-        clips = len(t.batch[1])
+        loop, cfg = self.loop, self.loop.cfg
+        clips = len(loop.batch[1])
         dt = time.perf_counter() - self.t0
         self.t0 = time.perf_counter()
-        t.wall += dt
-        t.epoch_acc = [t.epoch_acc[0] + float(t.loss) * clips,
-                       t.epoch_acc[1] + clips, t.epoch_acc[2] + dt]
-        self.bar.update(float(t.loss), t.lr, clips * t.env.world_size / max(dt, 1e-9))
-        if cfg.log_every and t.step % cfg.log_every == 0:
-            self.log.write(epoch=t.epoch, step=t.step, split="train_step",
-                           loss=self._mean_loss(t.loss), lr=t.lr, wall_s=t.wall)
+        self.wall += dt
+        acc = self.epoch_acc
+        self.epoch_acc = [acc[0] + float(loop.loss) * clips, acc[1] + clips, acc[2] + dt]
+        self.bar.update(float(loop.loss), loop.lr, clips * loop.env.world_size / max(dt, 1e-9))
+        if cfg.log_every and loop.step % cfg.log_every == 0:
+            self.log.write(epoch=loop.epoch, step=loop.step, split="train_step",
+                           loss=self._mean_loss(loop.loss), lr=loop.lr, wall_s=self.wall)
 
     def after_epoch(self) -> None:
-        t = self.trainer
-        acc = torch.tensor(t.epoch_totals[:2], dtype=torch.float64, device=t.device)
-        t.comm_metrics.all_reduce_(acc, "sum")
+        loop = self.loop
+        acc = torch.tensor(self.epoch_acc[:2], dtype=torch.float64, device=loop.device)
+        loop.metric_comm.all_reduce_(acc, "sum")
         loss, clips = float(acc[0] / max(acc[1], 1)), int(acc[1])
-        group = t.optimizer.param_groups[0]
-        self.log.write(epoch=t.epoch - 1, step=t.step, split="train", loss=loss,
-                       lr=group["lr"] / group["lr_mult"],
-                       clips_per_s=clips / max(t.epoch_totals[2], 1e-9), wall_s=t.wall)
-        if t.epoch_val:
-            self.log.write(epoch=t.epoch - 1, step=t.step, split="val", **t.epoch_val,
-                           wall_s=t.wall)
+        syncs, nbytes = loop.sync_comm.syncs, loop.sync_comm.bytes
+        self.log.write(epoch=loop.epoch - 1, step=loop.step, split="train", loss=loss,
+                       lr=loop.lr, clips_per_s=clips / max(self.epoch_acc[2], 1e-9),
+                       wall_s=self.wall, syncs=syncs - self.epoch_comm[0],
+                       sync_bytes=nbytes - self.epoch_comm[1])
+        self.epoch_acc, self.epoch_comm = [0.0, 0, 0.0], None
+        val = self.evaluation.epoch_val if self.evaluation is not None else {}
+        if val:
+            self.log.write(epoch=loop.epoch - 1, step=loop.step, split="val", **val,
+                           wall_s=self.wall)
 
     def _mean_loss(self, loss: Tensor) -> float:
-        t = self.trainer
-        return float(t.comm_metrics.all_reduce_(loss.float().clone().view(1), "mean").item())
+        return float(self.loop.metric_comm.all_reduce_(loss.float().clone().view(1), "mean").item())
+
+    def state_dict(self) -> dict:
+        comm = self.epoch_comm or [self.loop.sync_comm.syncs, self.loop.sync_comm.bytes]
+        return {"wall_s": self.wall, "epoch_acc": list(self.epoch_acc),
+                "epoch_comm": list(comm)}
+
+    def load_state_dict(self, checkpoint: dict) -> None:
+        self.wall, self.epoch_acc = checkpoint["wall_s"], list(checkpoint["epoch_acc"])
+        self.epoch_comm = list(checkpoint["epoch_comm"]) if "epoch_comm" in checkpoint else None
+
+    def summary(self) -> dict:
+        return {"wall_s": self.wall}
