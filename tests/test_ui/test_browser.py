@@ -130,8 +130,8 @@ def _detection(page, tmp_path: Path) -> None:
     # an uploaded real video: every frame processed, then streamed, paused and resumed
     page.get_by_text("Browse all frames").click()
     _upload(page, sample_video(UPLOAD))
-    _wait(page, f"Detecting on the first {MAX_FRAMES} of the video's 120 frames (frame limit "
-                f"{MAX_FRAMES};")  # then `tsm ui --max-frames N`, drawn as code
+    _wait(page, f"Detecting on the first {MAX_FRAMES} of the video's 120 frames at 176x144 "
+                f"(limits: {MAX_FRAMES} frames,")  # then the options, drawn as code
     last = MAX_FRAMES - 1
     _wait(page, f"TSM frame 0/{last}")
     _slide(page, [f"TSN frame 1/{last}", f"TSM frame 1/{last}"])
