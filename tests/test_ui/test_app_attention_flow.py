@@ -67,8 +67,6 @@ def _open(app_for, runs, flow_ckpt, flow_dir):
     at = app_for(runs, **{ENV_ALLOW_ROOTS: str(runs.parent)}).run()  # the flow lies beside
     at.sidebar.radio(key="view").set_value("Attention").run()
     at.radio(key="att_mode").set_value(MODE).run()
-    at.sidebar.number_input(key="attc_segments").set_value(4).run()
-    at.sidebar.number_input(key="attc_size").set_value(32).run()
     at.radio(key="attc_kind").set_value("Video in the runs folder").run()
     assert len(image_urls(at)) == 2                       # no flow checkpoint: the two models only
     at.selectbox(key="attf_ckpt").set_value("(type a path)").run()
@@ -86,8 +84,7 @@ def test_any_video_with_a_flow_checkpoint_shows_its_cam(app_for, video_runs):
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert len(image_urls(at)) == 3
     # RGB frames 15, 45, 75, 105 of 120 (T=4): flow stacks 15-19, 45-49, ... (new_length 5)
-    from ui.app import sources
-    protocol = sources.prepare_clip(np.zeros((120, 8, 8, 3), np.uint8), 4, 32).protocol
+    from ui_fixtures import SMALL_PROTOCOL as protocol
     clip = load_flow_clip(root / "flow" / "carphone", [15, 45, 75, 105], 5, protocol)
     assert clip.indices[:, 0].tolist() == [15, 45, 75, 105]
     model = load_checkpoint(root / "flow.pth").eval()

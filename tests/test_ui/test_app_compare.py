@@ -25,8 +25,6 @@ def _open(app_for, runs, **env):
     at = app_for(runs, **env).run()
     at.sidebar.radio(key="view").set_value("Attention").run()
     at.radio(key="att_mode").set_value(MODE).run()
-    at.sidebar.number_input(key="attc_segments").set_value(4).run()
-    at.sidebar.number_input(key="attc_size").set_value(32).run()
     at.radio(key="attc_kind").set_value("Video in the runs folder").run()
     return at
 
@@ -44,21 +42,17 @@ def test_two_checkpoints_maps_top5_class_and_slider(app_for, compare_runs):
     caps = image_captions(at)
     assert [c.split(":")[0] for c in caps] == ["A frame 0/3 (video frame 15)",
                                                "B frame 0/3 (video frame 15)"]  # 120 frames, T=4
-    # the top-5 tables are each model's softmax on the TSN-test-sampled clip, computed here
-    from ui.app import sources
-    frames = sources.read_frames(compare_runs / "videos" / "carphone.mp4", 300)
-    assert len(frames) == 120
-    clip = sources.prepare_clip(frames, 4, 32)
-    assert clip.indices.tolist() == [15, 45, 75, 105]
+    # each model's clip under its recorded protocol (T = 4 of 120 frames, shorter side 32,
+    # centre crop 32); the top-5 tables are the answer tsm test gives (tsm_apps.evaluation)
+    from tsm_apps.evaluation import open_checkpoint, predict
     tables = [t.value for t in at.dataframe]
     for slot, table in zip("AB", tables[:2]):
         path = at.selectbox(key=f"attc_ckpt_{slot}").value
-        model = load_checkpoint(path)
-        with torch.no_grad():
-            p = torch.softmax(model(clip.input[None])[0], 0).numpy()
-        order = np.argsort(-p)[:5]
-        assert table["class"].tolist() == [f"action {i}" for i in order]
-        assert table["probability"].to_numpy() == pytest.approx(p[order], abs=1e-5)
+        pred = predict(open_checkpoint(path), compare_runs / "videos" / "carphone.mp4")
+        assert pred.indices.tolist() == [[15, 45, 75, 105]]
+        assert table["class"].tolist() == [t["name"] for t in pred.top5]
+        assert [float(v) for v in table["probability"]] == pytest.approx(
+            [t["prob"] for t in pred.top5], abs=1e-4)
     before = image_urls(at)
     assert len(before) == 2 and before[0] != before[1]
     at.slider(key="attc").set_value(2).run()

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 from ui.app import sources
-from ui_fixtures import write_checkpoints
+from ui_fixtures import SMALL_PROTOCOL, write_checkpoints
 
 
 def test_stream_equals_clip_mode_and_running_mean(tmp_path):
@@ -13,13 +13,13 @@ def test_stream_equals_clip_mode_and_running_mean(tmp_path):
     rec = sources.load_online(path)
     assert rec.shift == "online"
     frames = np.random.default_rng(0).integers(0, 256, (4, 40, 50, 3), dtype=np.uint8)
-    live = sources.LiveRecognizer(rec, 32)
-    other = sources.LiveRecognizer(rec, 32)  # a second stream on the same model
+    live = sources.LiveRecognizer(rec, SMALL_PROTOCOL)
+    other = sources.LiveRecognizer(rec, SMALL_PROTOCOL)  # a second stream on the same model
     probs = [live.step(f) for f in frames]
     other.step(frames[0])
     assert live.seen == 4 and live.cache_bytes > 0
     # reference: the same online model on the whole clip at once (clip mode, T = 4)
-    x = torch.cat([sources.prepare_frame(f, 32) for f in frames])
+    x = torch.cat([sources.prepare_frame(f, SMALL_PROTOCOL) for f in frames])
     with torch.no_grad():
         feats = rec.model.backbone(x)                       # (T, C, h, w)
         logits = rec.model.fc(feats.mean(dim=(2, 3)))       # (T, K)

@@ -81,3 +81,36 @@ def test_tsm_test_dissection_and_the_api_give_one_answer(kind, runs, tmp_path):
     api = answers_of_api(ckpt, video)
     same(answers_of_tsm_test(ckpt, video, tmp_path), api)
     same(answers_of_dissect(ckpt, video, tmp_path), api)
+
+
+def answers_of_the_app(app_for, runs, ckpt) -> tuple:
+    """The Attention view ('any two checkpoints') with ``ckpt`` as model A on the video."""
+    from ui_fixtures import image_captions
+
+    at = app_for(runs).run()
+    at.sidebar.radio(key="view").set_value("Attention").run()
+    at.radio(key="att_mode").set_value("Any two checkpoints on any video").run()
+    at.radio(key="attc_kind").set_value("Video in the runs folder").run()
+    at.selectbox(key="attc_ckpt_A").set_value(str(ckpt)).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    frames = []
+    for k in range(8):
+        at.slider(key="attc").set_value(k).run()
+        cap = image_captions(at)[0]           # "A frame k/7 (video frame N): cam of '...'"
+        frames.append(int(cap.split("(video frame ")[1].split(")")[0]))
+    table = at.dataframe[0].value
+    names = open_checkpoint(ckpt).names
+    top5 = [{"index": names.index(n), "prob": float(p)}
+            for n, p in zip(table["class"], table["probability"])]
+    return frames, top5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_apps_attention_view_gives_the_same_answer(kind, runs, app_for):
+    ckpt, video = checkpoint(runs, kind), runs / "videos" / VIDEO
+    frames, top5 = answers_of_the_app(app_for, runs, ckpt)
+    api = answers_of_api(ckpt, video)
+    assert frames == api[0]
+    assert [t["index"] for t in top5] == [t["index"] for t in api[1]]
+    assert max(abs(t["prob"] - a["prob"]) for t, a in zip(top5, api[1])) < 1e-5

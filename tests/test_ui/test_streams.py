@@ -7,6 +7,7 @@ import threading
 import numpy as np
 import pytest
 
+from tsm_apps.data.protocol import TestProtocol
 from ui.app import sources
 from ui_fixtures import write_checkpoints, write_detectors, write_vid_snippet
 
@@ -65,9 +66,10 @@ def test_live_recognizers_of_two_sessions_on_different_videos(tmp_path):
     sizes = (32, 48)
     alone = []
     for v, size in zip(videos, sizes):
-        live = sources.LiveRecognizer(rec, size)
+        live = sources.LiveRecognizer(rec, TestProtocol(scale_size=size, crop_size=size))
         alone.append([live.step(f) for f in v])
-    lives = [sources.LiveRecognizer(rec, size) for size in sizes]
+    lives = [sources.LiveRecognizer(rec, TestProtocol(scale_size=size, crop_size=size))
+             for size in sizes]
     got = _in_lockstep([lambda t, i=i: lives[i].step(videos[i][t]) for i in range(2)], 5)
     for i in range(2):
         np.testing.assert_array_equal(np.stack(got[i]), np.stack(alone[i]))

@@ -8,8 +8,13 @@ from pathlib import Path
 
 import torch
 
+from tsm_apps.data.protocol import TestProtocol
+
 SEGMENTS = 4
 SIZE = 32
+
+# the tiny checkpoints' recorded test protocol: shorter side 32, centre crop 32
+SMALL_PROTOCOL = TestProtocol(scale_size=32, crop_size=32, source="recorded by tsm train")
 
 
 def tiny_recognizer(shift, num_classes: int, seed: int, in_channels: int = 3):
@@ -104,8 +109,9 @@ def write_checkpoints(runs: Path, classes: int = 5) -> dict:
     from tsm_apps.checkpoint.reading import save_checkpoint
 
     names = [f"action {i}" for i in range(classes)]
+    meta = {"classes": names, "test_protocol": SMALL_PROTOCOL.to_dict()}
     return {name: save_checkpoint(runs / "train" / name / "best.pth",
-                                  tiny_recognizer(shift, classes, seed), {"classes": names})
+                                  tiny_recognizer(shift, classes, seed), meta)
             for seed, (name, shift) in enumerate((("tsn", None), ("tsm", "offline")))}
 
 
@@ -129,7 +135,8 @@ def write_flow_checkpoint(path: Path, classes: int, seed: int = 7) -> Path:
     from tsm_apps.checkpoint.reading import save_checkpoint
 
     return save_checkpoint(path, tiny_recognizer("offline", classes, seed, in_channels=10),
-                           {"classes": [f"action {i}" for i in range(classes)]})
+                           {"classes": [f"action {i}" for i in range(classes)],
+                            "test_protocol": SMALL_PROTOCOL.to_dict()})
 
 
 def extract_flow(src: Path, out: Path) -> Path:

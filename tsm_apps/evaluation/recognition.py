@@ -76,15 +76,17 @@ def video_source(path: str | Path) -> _Source:
 
 def open_checkpoint(path: str | Path, classes: Optional[str] = None,
                     protocol: Optional[TestProtocol] = None, device: Any = None,
-                    segments: Optional[int] = None, **options: Any) -> Checkpoint:
-    """Read ``path`` safely, build its recognizer (``segments`` overrides ``T``) on ``device``
+                    segments: Optional[int] = None, model_overrides: Optional[dict] = None,
+                    **options: Any) -> Checkpoint:
+    """Read ``path`` safely, build its recognizer (``segments`` overrides ``T``;
+    ``model_overrides`` other config fields, e.g. ``{"shift": "online"}``) on ``device``
     (default: CUDA when present), its class names and its test protocol (``protocol`` replaces
     it; ``options`` such as ``clips=10`` change it)."""
     from ..checkpoint.reading import build_from_checkpoint, inspect_checkpoint
     from ..data.classes import class_names
     path = Path(path)
     ckpt, layout, fields = inspect_checkpoint(path, "testing needs a recognizer checkpoint")
-    overrides = {"num_segments": segments} if segments else {}
+    overrides = dict(model_overrides or {}, **({"num_segments": segments} if segments else {}))
     model = build_from_checkpoint(ckpt, path, **overrides)
     dev = torch.device(device) if device is not None else torch.device(
         "cuda" if torch.cuda.is_available() else "cpu")

@@ -20,8 +20,9 @@ TYPED = "(type a path)"
 UPLOADED = "(upload a checkpoint)"
 TOP1 = "each model's top-1"
 MIN_DISPLAY_WIDTH = 320
-DEFAULT_SEGMENTS, DEFAULT_SIZE = 8, 224
 SLOTS = ("A", "B")
+VIEWS = {"crop": "what tsm test scores (the checkpoint's test protocol)",
+         "frame": "the whole frame (shorter side at the protocol's scale)"}
 
 
 @st.cache_data(show_spinner=False, ttl=30)
@@ -93,16 +94,16 @@ def _load(path: str) -> sources.LoadedRecognizer:
     return recognizer(str(p.resolve()), p.stat().st_mtime)
 
 
-def _sidebar() -> tuple[str, int, int, str]:
+def _sidebar() -> tuple[str, str, str]:
     st.sidebar.subheader("Attention maps")
     methods = sources.map_methods()
     method = st.sidebar.selectbox("Map method", methods, key=f"{KEY}_method",
                                   help="cam: the exact CAM; the others: the Grad-CAM family")
-    t = int(st.sidebar.number_input("Segments T", 1, 64, DEFAULT_SEGMENTS, key=f"{KEY}_segments"))
-    size = int(st.sidebar.number_input("Input size (px)", 32, 512, DEFAULT_SIZE, 16,
-                                       key=f"{KEY}_size"))
+    view = st.sidebar.radio("Input", list(VIEWS), key=f"{KEY}_view", format_func=VIEWS.get,
+                            help="each model sees the clip through its own test protocol "
+                                 "(frames, resize, crop), as tsm test and tsm dissect run do")
     per = st.sidebar.radio("Colour scale", ["clip", "frame"], horizontal=True, key=f"{KEY}_per")
-    return method, t, size, per
+    return method, view, per
 
 
 def _class_choice(models: dict) -> Optional[int]:
@@ -115,27 +116,32 @@ def _class_choice(models: dict) -> Optional[int]:
     return None if choice == TOP1 else int(choice.split(":", 1)[0])
 
 
-def _compute(models: dict, video: ChosenVideo, method: str, t: int, size: int,
+def _compute(models: dict, video: ChosenVideo, method: str, view: str,
              cls: Optional[int]) -> dict:
-    """``{slot: ModelMaps}`` plus the clip (cached per checkpoint, video, method, class)."""
-    store, out = result_store(), {}
-    clip_key = ("clip", video.key, t, size)
-    clip = store.get_or_compute(clip_key, lambda: sources.prepare_clip(video.frames, t, size))
+    """``{slot: ModelMaps}`` and ``{"clips": {slot: ClipInput}}``: each model's answer on the
+    video under its own test protocol and its maps on the protocol's first view (cached per
+    checkpoint, video, view, method, class)."""
+    store, out, clips = result_store(), {}, {}
     bar = st.progress(0.0, text="computing attention maps...")
     try:
         for i, (slot, rec) in enumerate(models.items()):
-            bar.progress(i / len(models), text=f"model {slot}: {method} on {t} frames...")
-            key = ("maps", str(rec.path), rec.path.stat().st_mtime, clip_key, method, cls)
+            bar.progress(i / len(models), text=f"model {slot}: {method}...")
+            mtime = rec.path.stat().st_mtime
+            clip_key = ("clip", video.key, str(rec.path), mtime, view)
+            clip, probs = store.get_or_compute(clip_key, lambda rec=rec: sources.prepare_clip(
+                sources.for_session(rec), video.frames, video.path, view))
+            key = ("maps", clip_key, method, cls)
             out[slot] = store.get_or_compute(  # on this session's own copy of the model
-                key, lambda rec=rec: sources.model_maps(sources.for_session(rec), clip, method,
-                                                        cls))
+                key, lambda rec=rec, clip=clip, probs=probs: sources.model_maps(
+                    sources.for_session(rec), clip, method, cls, probs))
+            clips[slot] = clip
     finally:
         bar.empty()
-    return {"clip": clip, **out}
+    return {"clips": clips, **out}
 
 
 def render(settings: UISettings) -> None:
-    method, t, size, per = _sidebar()
+    method, view, per = _sidebar()
     root = settings.runs_dir
     found = _checkpoints(str(root))
     pair = default_pair(tuple(found))
@@ -161,15 +167,16 @@ def render(settings: UISettings) -> None:
             return
     cls = _class_choice(models)
     try:
-        res = _compute(models, video, method, t, size, cls)
+        res = _compute(models, video, method, view, cls)
     except (ValueError, RuntimeError) as e:
         st.error(f"Cannot compute the maps: {e}")
         return
-    clip = res["clip"]
-    flow = flow_panel.compute(flow_choice, video, clip, method, size, cls)
-    images = {s: sources.maps_overlay(clip.frames, res[s].maps, per) for s in models}
+    clips = res["clips"]
+    clip = clips[SLOTS[0]]
+    flow = flow_panel.compute(flow_choice, video, clip, method, clip.protocol.crop_size, cls)
+    images = {s: sources.maps_on_frames(clips[s], res[s].maps, per) for s in models}
     if flow is not None:
-        images["flow"] = sources.maps_overlay(clip.frames, flow.maps, per)
+        images["flow"] = sources.maps_on_frames(clip, flow.maps, per)
     st.subheader(heading(models))
     st.markdown(" · ".join([f"**Model {slot}: {runs.rel(rec.path, root.resolve())}** — "
                             f"{rec.kind}" for slot, rec in models.items()]
@@ -178,20 +185,21 @@ def render(settings: UISettings) -> None:
     def caption(slot: str, k: int) -> str:
         if slot == "flow":
             return sources.flow_caption(flow, k)
-        m, rec = res[slot], models[slot]
-        return (f"{slot} frame {k}/{len(clip.indices) - 1} (video frame "
-                f"{int(clip.indices[k])}): {method} of '{rec.names[m.explained]}'")
+        m, rec, c = res[slot], models[slot], clips[slot]
+        return (f"{slot} frame {k}/{len(c.indices) - 1} (video frame "
+                f"{int(c.indices[k])}): {method} of '{rec.names[m.explained]}'")
 
     def draw(k: int) -> None:
         player.show_panels([upscale(images[s][k], MIN_DISPLAY_WIDTH) for s in images],
                            [caption(s, k) for s in images])
 
-    player.run(KEY, len(clip.indices), draw)
+    player.run(KEY, min(len(c.indices) for c in clips.values()), draw)
     for col, (slot, rec) in zip(st.columns(2), models.items()):
         with col:
-            st.markdown(f"Top-5 of model {slot} on the clip")
+            st.markdown(f"Top-5 of model {slot} on the video")
+            st.caption(rec.protocol.describe())
             tables.top_k(sources.top_k(res[slot].probs, rec.names))
-    live_view.recognition(models, video, size, res)
+    live_view.recognition(models, video, res)
 
 
 def heading(models: dict) -> str:

@@ -155,7 +155,7 @@ def status(s: Stream, extra: str = "") -> str:
 
 
 # ----------------------------------------------------------------------------- recognition
-def recognition(models: dict, video, size: int, offline: dict) -> None:
+def recognition(models: dict, video, offline: dict) -> None:
     """The online recognizer's top-5 as frames arrive, beside the offline answer on the clip."""
     st.subheader("Live: the online recognizer, frame by frame")
     label = {s: f"{s}: {Path(m.path.parent.name, m.path.name)}" for s, m in models.items()}
@@ -165,11 +165,11 @@ def recognition(models: dict, video, size: int, offline: dict) -> None:
 
     def make() -> Callable[[int], Any]:
         online = _online(rec)
-        live = sources.LiveRecognizer(online, size)
+        live = sources.LiveRecognizer(online, rec.protocol)
         return lambda t: (live.step(video.frames[t]), live.running(),
                           None if online.shift is None else live.cache_bytes)
 
-    key = (str(rec.path), video.key, size)
+    key = (str(rec.path), video.key)
     s = stream_for("rec", key, len(video.frames), make)
 
     def draw(s: Stream) -> None:
@@ -186,7 +186,8 @@ def recognition(models: dict, video, size: int, offline: dict) -> None:
                 st.caption(f"this frame alone: {sources.top_k(frame_p, rec.names, 1)[0][0]}")
         with right:
             _table(sources.top_k(offline[slot].probs, rec.names),
-                   f"offline top-5 on the whole clip ({len(offline['clip'].indices)} segments)")
+                   f"offline top-5 on the video ({len(offline['clips'][slot].indices)} "
+                   "segments a clip, the checkpoint's test protocol)")
 
     run(s, draw, "rec")
 

@@ -1,8 +1,11 @@
 """Any recognizer checkpoint on any video: attention maps, top-5, and the online stream.
 
 Checkpoints of every layout :func:`tsm_apps.load_checkpoint` reads (ours, the official TSM
-repository's, mmaction2's); clips sampled as in TSN's test mode (the centre frame of each of
-``T`` equal segments), shorter side resized to the input size, centre-cropped, normalised.
+repository's, mmaction2's). Each is seen through its own test protocol
+(:mod:`tsm_apps.data.protocol`) by the one clip pipeline: the top-5 is
+:func:`tsm_apps.evaluation.predict`'s, the answer ``tsm test`` gives; the maps explain the
+protocol's first view (its centre crop, or the whole frame with ``view='frame'``) and are drawn on
+the frames as they are, over the region the model saw.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from .shared import session_copy
 
 __all__ = ["LoadedRecognizer", "ModelMaps", "ClipInput", "load_recognizer",
            "load_online", "prepare_clip", "prepare_frame", "model_maps", "top_k",
-           "maps_overlay", "map_methods", "LiveRecognizer", "for_session"]
+           "maps_overlay", "maps_on_frames", "map_methods", "LiveRecognizer", "for_session"]
 
 _LOAD_ERRORS = (ValueError, KeyError, TypeError, RuntimeError, OSError, EOFError,
                 pickle.UnpicklingError)
@@ -25,10 +28,16 @@ _LOAD_ERRORS = (ValueError, KeyError, TypeError, RuntimeError, OSError, EOFError
 
 @dataclass
 class LoadedRecognizer:
-    """A recognizer (eval mode, on CPU or CUDA) and the names of its ``num_classes`` outputs."""
+    """A recognizer (eval mode, on CPU or CUDA), the names of its ``num_classes`` outputs, the
+    file, and the opened checkpoint (:class:`tsm_apps.evaluation.Checkpoint`: its protocol)."""
     model: Any
     names: list
     path: Path
+    checkpoint: Any = None
+
+    @property
+    def protocol(self) -> Any:
+        return self.checkpoint.protocol
 
     @property
     def shift(self) -> Optional[str]:
@@ -42,12 +51,16 @@ class LoadedRecognizer:
 @dataclass
 class ClipInput:
     """A sampled clip: ``input (T, 3, S, S)`` normalised, ``frames (T, S, S, 3)`` uint8 (the
-    pixels the maps explain), the frame ``indices`` taken from the video and the test
-    ``protocol`` that made it (a flow stream on the same clip goes through the same one)."""
+    pixels the maps explain), the frame ``indices`` taken from the video, the test ``protocol``
+    that made it (a flow stream on the same clip goes through the same one), and for display the
+    video's own frames at those indices ``context (T, H, W, 3)`` with the view's box
+    ``(x0, y0, x1, y1)`` in their pixels."""
     input: Any
     frames: np.ndarray
     indices: np.ndarray
     protocol: Any = None
+    context: Optional[np.ndarray] = None
+    box: Optional[tuple] = None
 
 
 @dataclass
@@ -75,24 +88,26 @@ def _device():
 def load_recognizer(path: Path, **overrides: Any) -> LoadedRecognizer:
     """The recognizer of checkpoint ``path`` and its class names; ValueError naming the file
     and the reason when it cannot be used."""
-    from tsm_apps import load_checkpoint
-    from tsm_apps.data.classes import class_names
+    from tsm_apps.evaluation import open_checkpoint
 
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"checkpoint not found: {path}")
     try:
-        model = load_checkpoint(path, **overrides).to(_device()).eval()
-        names = class_names(model.config.num_classes, checkpoint=path)
+        ck = open_checkpoint(path, device=_device(), model_overrides=overrides)
     except _LOAD_ERRORS as e:
         raise ValueError(f"cannot use {path.name} as a recognizer: {e}") from None
-    return LoadedRecognizer(model, list(names), path)
+    return LoadedRecognizer(ck.model, ck.names, path, ck)
 
 
 def for_session(rec: LoadedRecognizer) -> LoadedRecognizer:
     """``rec`` with its own module tree (weights shared): a use that sets state on the model
     (CAM hooks, the number of segments) leaves other sessions' uses of ``rec`` alone."""
-    return LoadedRecognizer(session_copy(rec.model), rec.names, rec.path)
+    import dataclasses
+
+    model = session_copy(rec.model)
+    ck = dataclasses.replace(rec.checkpoint, model=model) if rec.checkpoint else None
+    return LoadedRecognizer(model, rec.names, rec.path, ck)
 
 
 def load_online(path: Path) -> LoadedRecognizer:
@@ -102,35 +117,56 @@ def load_online(path: Path) -> LoadedRecognizer:
     return first if first.shift is None else load_recognizer(path, shift="online")
 
 
-def _square(size: int):
-    from tsm_apps.data.protocol import TestProtocol
+def _display(frames: Optional[np.ndarray], indices: np.ndarray, path: Optional[Path],
+             views) -> tuple:
+    """The video's frames at ``indices`` as the app holds them (working resolution) and the
+    first view's box in their pixels."""
+    from tsm_apps.data.video import read_video_frames
 
-    return TestProtocol("app", scale_size=size, crop_size=size, source="the app's size setting")
-
-
-def prepare_clip(frames: np.ndarray, num_segments: int, size: int) -> ClipInput:
-    """The clip pipeline on uint8 ``(F, H, W, 3)`` frames in memory: TSN test sampling of
-    ``T = num_segments`` frames, shorter side to ``size``, centre crop, normalised."""
-    from tsm_apps.data.pipeline import clip_indices, views_from_frames
-
-    proto = _square(size)
-    idx = clip_indices(proto, len(frames), num_segments)
-    views = views_from_frames(lambda i: np.ascontiguousarray(frames[i]), idx, proto)
-    return ClipInput(views.input[0], views.frames[0], idx[0], proto)
+    h, w = views.frame_size
+    have = frames is not None and len(frames) > int(indices.max())
+    shown = frames[indices] if have else read_video_frames(path, indices)
+    sy, sx = shown.shape[1] / h, shown.shape[2] / w
+    x0, y0, x1, y1 = views.boxes[0]
+    return np.ascontiguousarray(shown), (x0 * sx, y0 * sy, x1 * sx, y1 * sy)
 
 
-def prepare_frame(frame: np.ndarray, size: int):
-    """One uint8 ``(H, W, 3)`` frame as the input ``(1, 3, S, S)`` of an online step (the
-    pipeline's centre view)."""
+def prepare_clip(rec: LoadedRecognizer, frames: Optional[np.ndarray] = None,
+                 path: Optional[Path] = None, view: str = "crop") -> tuple:
+    """``(ClipInput, probs (K,))``: ``rec``'s answer on a video under its test protocol --
+    :func:`tsm_apps.evaluation.predict` on the file ``path`` when there is one (the frames
+    ``tsm test`` reads), else on ``frames`` uint8 ``(F, H, W, 3)`` in memory -- and the clip of
+    its first view, the one the maps explain (``view='frame'``: the whole frame)."""
+    import dataclasses
+
+    from tsm_apps.evaluation import predict
+
+    ck = rec.checkpoint
+    if view != "crop":
+        ck = dataclasses.replace(ck, protocol=ck.protocol.with_options(view=view))
+    use_file = path is not None and Path(path).is_file()
+    pred = predict(ck, Path(path) if use_file else None, None if use_file else frames)
+    views, idx = pred.views, pred.indices[0]
+    proto = ck.protocol.with_options(clips=1, crops=1)
+    context, box = _display(frames, idx, Path(path) if use_file else None, views)
+    clip = ClipInput(views.input[0], views.frames[0], idx, proto, context, box)
+    return clip, pred.probs.numpy()
+
+
+def prepare_frame(frame: np.ndarray, protocol):
+    """One uint8 ``(H, W, 3)`` frame as the input ``(1, 3, S, S)`` of an online step: the
+    pipeline's centre view under ``protocol``."""
     from tsm_apps.data.pipeline import views_from_frames
 
-    views = views_from_frames(lambda i: frame[None], np.zeros((1, 1), np.int64), _square(size))
+    proto = protocol.with_options(clips=1, crops=1, sampling="tsn")
+    views = views_from_frames(lambda i: frame[None], np.zeros((1, 1), np.int64), proto)
     return views.input[0]
 
 
 def model_maps(rec: LoadedRecognizer, clip: ClipInput, method: str = "cam",
-               class_idx: Optional[int] = None) -> ModelMaps:
-    """``method``'s maps of ``rec`` on ``clip`` for ``class_idx`` (None: its top-1)."""
+               class_idx: Optional[int] = None, probs: Optional[np.ndarray] = None) -> ModelMaps:
+    """``method``'s maps of ``rec`` on ``clip`` for ``class_idx`` (None: its top-1 on the
+    clip); ``probs``: the video's probabilities to report (default: the clip's own)."""
     import torch
     from dissect import compute_clip_maps
 
@@ -139,7 +175,8 @@ def model_maps(rec: LoadedRecognizer, clip: ClipInput, method: str = "cam",
                          f"({len(rec.names)} classes)")
     rec.model.num_segments = len(clip.indices)
     out = compute_clip_maps(rec.model, clip.input.to(_device()), method, class_idx)
-    probs = torch.softmax(out.logits[0].detach().float(), 0).cpu().numpy()
+    if probs is None:
+        probs = torch.softmax(out.logits[0].detach().float(), 0).cpu().numpy()
     return ModelMaps(out.maps[0].detach().float().cpu().numpy(), probs, int(out.classes[0]))
 
 
@@ -150,10 +187,18 @@ def top_k(probs: np.ndarray, names: Sequence[str], k: int = 5) -> list[tuple[str
 
 
 def maps_overlay(frames: np.ndarray, maps: np.ndarray, per: str = "clip") -> np.ndarray:
-    """Maps over frames, ``(T, S, S, 3)`` uint8 (:func:`dissect.overlay`)."""
+    """Maps over the frames they explain, ``(T, S, S, 3)`` uint8 (:func:`dissect.overlay`)."""
     from dissect import overlay
 
     return overlay(frames, maps, per=per)
+
+
+def maps_on_frames(clip: ClipInput, maps: np.ndarray, per: str = "clip") -> np.ndarray:
+    """Maps drawn on the video's frames as they are (aspect kept): on the region the model saw,
+    the rest dimmed, ``(T, H, W, 3)`` uint8 (:func:`dissect.overlay_in_frame`)."""
+    from dissect import overlay_in_frame
+
+    return overlay_in_frame(clip.context, maps, clip.box, per=per)
 
 
 class LiveRecognizer:
@@ -164,12 +209,13 @@ class LiveRecognizer:
     and out) and it steps its own module tree (weights shared, :func:`.shared.session_copy`),
     so several streams, of any sessions, can share one loaded model."""
 
-    def __init__(self, rec: LoadedRecognizer, size: int) -> None:
+    def __init__(self, rec: LoadedRecognizer, protocol: Any) -> None:
         import torch
         from tsm_apps import OnlineStep
 
-        self.rec, self.size = rec, size
+        self.rec, self.protocol = rec, protocol
         self.stepper = OnlineStep(session_copy(rec.model))
+        size = protocol.crop_size
         with torch.no_grad():
             shapes = self.stepper.buffer_shapes((1, 3, size, size))
         p = next(rec.model.parameters())
@@ -181,7 +227,8 @@ class LiveRecognizer:
         import torch
 
         with torch.no_grad():
-            out = self.stepper(prepare_frame(frame, self.size).to(_device()), *self.buffers)
+            out = self.stepper(prepare_frame(frame, self.protocol).to(_device()),
+                               *self.buffers)
         self.buffers = tuple(out[1:])
         logits = out[0][0].float().cpu()
         self._sum = logits if self._sum is None else self._sum + logits
