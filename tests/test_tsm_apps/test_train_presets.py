@@ -5,11 +5,14 @@ from tsm_apps.data.transforms import GroupMultiScaleCrop
 from tsm_apps.train.config import load_config
 
 
-def test_kinetics_preset_is_the_15_minute_recipe():
+def test_kinetics_preset_is_the_15_minute_recipe_on_dense_clips():
     cfg = load_config(preset="kinetics")
-    assert (cfg.epochs, cfg.lr_per_8, cfg.warmup_epochs, cfg.dropout) == (100, 0.00125, 5.0, 0.0)
+    assert (cfg.epochs, cfg.lr_per_8, cfg.warmup_epochs, cfg.lr_policy) == \
+        (100, 0.00125, 5.0, "cosine")
     assert (cfg.optimizer, cfg.momentum, cfg.weight_decay, cfg.batch_size) == ("sgd", 0.9, 1e-4, 8)
     assert (cfg.crop, cfg.size, cfg.arch, cfg.segments) == ("multiscale", 224, "resnet50", 8)
+    assert (cfg.sampling, cfg.flip, cfg.test_clips, cfg.test_crops, cfg.test_full_res) == \
+        ("dense", True, 10, 3, True)
 
 
 def test_official_preset_is_the_official_kinetics_script():
@@ -18,6 +21,11 @@ def test_official_preset_is_the_official_kinetics_script():
     assert cfg.lr_per_8 * cfg.batch_size / 8 == 0.02
     assert (cfg.epochs, cfg.dropout, cfg.clip_grad, cfg.weight_decay, cfg.fold_div) == \
         (50, 0.5, 20.0, 1e-4, 8)
+    assert (cfg.lr_policy, cfg.lr_steps, cfg.optim_policy, cfg.flip, cfg.sampling) == \
+        ("step", [20, 40], "tsm_official", True, "tsn")
+    flow = load_config(preset="official-flow")
+    assert (flow.modality, flow.new_length, flow.crop_scales, flow.flip) == \
+        ("flow", 5, [1.0, 0.875, 0.75], True)
 
 
 def test_multiscale_crop_uses_tsn_scales_and_fixed_offsets():
@@ -32,3 +40,18 @@ def test_multiscale_crop_uses_tsn_scales_and_fixed_offsets():
         assert all(abs(sides.index(h) - sides.index(w)) <= 1 for h, w in pairs)
         out = GroupMultiScaleCrop((112, 112))(frames.astype(np.uint8), np.random.default_rng(seed))
         assert out.shape == (1, 112, 112, 3)
+
+
+def test_the_flow_preset_reaches_the_augmentation():
+    from tsm_apps.train.run import train_augmentation
+
+    t = train_augmentation(load_config(preset="official-flow"))(224)
+    crop, flip = t.transforms[0], t.transforms[1]
+    assert isinstance(crop, GroupMultiScaleCrop) and crop.scales == (1.0, 0.875, 0.75)
+    assert flip.enabled and flip.p == 0.5
+    # a mirrored flow clip: columns reversed, x fields inverted (255 - x), y kept
+    frames = np.arange(2 * 4 * 6 * 2, dtype=np.uint8).reshape(2, 4, 6, 2)
+    rng = next(np.random.default_rng(s) for s in range(100) if np.random.default_rng(s).random() < 0.5)
+    out = flip(frames, rng)
+    assert np.array_equal(out[..., 0], 255 - frames[:, :, ::-1, 0])
+    assert np.array_equal(out[..., 1], frames[:, :, ::-1, 1])

@@ -6,7 +6,7 @@ import torch
 from tsm_apps import build_recognizer
 from tsm_apps.train.policies import param_groups
 from tsm_apps.train.recipe import (LRSchedule, bn_layers, build_optimizer, freeze_bn_parameters,
-                                   scaled_lr, set_lr, set_train_mode)
+                                   scaled_lr, set_lr, set_train_mode, step_lrs)
 
 
 def _model():
@@ -29,6 +29,20 @@ def test_warmup_then_cosine():
     assert s(6) == pytest.approx(0.5)  # half-way through the cosine
     assert s(10) == pytest.approx(0.0)
     assert LRSchedule(2.0, 4, min_ratio=0.1)(4) == pytest.approx(0.2)
+
+
+def test_step_and_constant_policies():
+    # the official script: --lr 0.02 --lr_steps 20 40 (adjust_learning_rate: 0.1 ** #steps <= e)
+    s = LRSchedule(0.02, 50, policy="step", steps=(0.0, 20.0, 40.0), lrs=(1.0, 0.1, 0.01))
+    assert [s(e) for e in (0, 19.99, 20, 39.5, 40, 49.9)] == pytest.approx(
+        [0.02, 0.02, 0.002, 0.002, 0.0002, 0.0002])
+    assert step_lrs([20, 40]) == ((0.0, 20.0, 40.0), (1.0, 0.1, 0.010000000000000002))
+    c = LRSchedule(0.001, 30, warmup_epochs=2, warmup_start=0.5, policy="constant")
+    assert [c(e) for e in (0, 1, 2, 29)] == pytest.approx([0.0005, 0.00075, 0.001, 0.001])
+    with pytest.raises(ValueError, match="lr policy must be one of"):
+        LRSchedule(0.1, 10, policy="poly")
+    with pytest.raises(ValueError, match="steps must start at 0"):
+        LRSchedule(0.1, 10, policy="step", steps=(0.0, 5.0), lrs=(1.0,))
 
 
 def test_no_weight_decay_on_bn_and_bias_and_fc_multiplier():
