@@ -31,37 +31,8 @@ DATASET_LOADERS = ("train_dataloader", "val_dataloader", "test_dataloader")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from mmengine.config import DictAction
-
-    p = argparse.ArgumentParser(prog="tsm detect", description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
-    t = sub.add_parser("train", help="train a detector config with mmengine's Runner")
-    t.add_argument("config")
-    t.add_argument("--work-dir", help="output folder (default runs/detection/<config name>)")
-    t.add_argument("--resume", nargs="?", const="auto", default=None, metavar="CKPT",
-                   help="resume from CKPT, or from the latest checkpoint of the work folder")
-    e = sub.add_parser("test", help="evaluate a checkpoint: mAP overall/slow/medium/fast/corrupted")
-    e.add_argument("config")
-    e.add_argument("checkpoint")
-    e.add_argument("--out", help="per-frame detections JSON (default <ckpt dir>/test/results.json); "
-                                 "metrics.json is written beside it")
-    v = sub.add_parser("video", help="online detection on a video file or frame folder")
-    v.add_argument("config")
-    v.add_argument("checkpoint")
-    v.add_argument("video")
-    v.add_argument("--out", required=True, help="detections JSON")
-    v.add_argument("--render", help="also write the video with boxes drawn (.mp4)")
-    v.add_argument("--score-thr", type=float, default=0.3)
-    v.add_argument("--fps", type=float, help="frame rate of --render (default: the input's, else 25)")
-    v.add_argument("--device", help="cpu / cuda (default cuda when present)")
-    v.add_argument("--frame-template", help="frame folder file names, e.g. '{:06d}.JPEG' "
-                                            "(ImageNet-VID); default 'img_{:05d}.jpg'")
-    v.add_argument("--start-index", type=int, help="number of a folder's first frame (default 1)")
-    for q in (t, e, v):
-        q.add_argument("--cfg-options", nargs="+", action=DictAction, default={},
-                       help="override config keys, e.g. data_root=/data/vid/ "
-                            "train_cfg.max_iters=100")
-    return p
+    from .cli_options import build_parser as options_parser
+    return options_parser(__doc__.splitlines()[0])
 
 
 def apply_data_root(cfg, options: dict) -> None:
@@ -244,7 +215,8 @@ def video(a: argparse.Namespace) -> int:
     if n == 0:
         raise UserError(f"{path}: no frames" + (" (frame folder: set --frame-template / "
                                                 "--start-index)" if path.is_dir() else ""))
-    det = load_detector(a.config, a.checkpoint, a.device, a.cfg_options)
+    device = None if a.device in (None, "auto") else a.device
+    det = load_detector(a.config, a.checkpoint, device, a.cfg_options)
     chunk = 32
 
     def frames():
@@ -258,7 +230,7 @@ def video(a: argparse.Namespace) -> int:
     results, drawn = [], []
     from tqdm import tqdm
     for frame, r in tqdm(zip_frames(frames(), det, a.score_thr), total=n, desc="detect",
-                         unit="frame"):
+                         unit="frame", disable=not a.progress):
         results.append(r.to_dict())
         if a.render:
             drawn.append(draw_detections(frame, r))
@@ -301,6 +273,8 @@ def main(argv: list[str]) -> int:
     except ImportError as e:
         raise UserError(f"tsm detect needs mmdet/mmengine/mmcv ({e}); run `make setup`") from None
     a = build_parser().parse_args(argv)
+    if a.cmd == "video" and not a.out:
+        raise UserError("tsm detect video: --out is required (the detections JSON)")
     return COMMANDS[a.cmd](a)
 
 

@@ -6,7 +6,8 @@ Each field becomes ``--field-name`` (``segments`` -> ``--segments``), typed from
 ideas every command shares, from :data:`SHARED_HELP`, so the same idea has the same name and
 the same words in ``tsm train``, ``tsm test``, ``tsm dissect``, ``tsm detect`` and ``tsm ui``.
 Field metadata: ``help``, ``choices``, ``positional`` (an argument, not a flag), ``aliases``
-(extra flags), ``skip`` (not on the command line).
+(extra flags), ``skip`` (not on the command line), and argparse's ``nargs``, ``const``,
+``action``, ``metavar`` passed through (e.g. mmengine's ``DictAction`` for ``--cfg-options``).
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import typing
 from typing import Any, Iterable
 
 __all__ = ["SHARED_HELP", "add_options", "options_from"]
+
+PASSED = ("nargs", "const", "action", "metavar")  # argparse keywords taken from field metadata
 
 SHARED_HELP = {
     "checkpoint": "a recognizer checkpoint (.pth): ours, the official TSM repository's or "
@@ -64,16 +67,19 @@ def add_options(parser: argparse.ArgumentParser, cls: type,
                                          else f.default_factory())
         text = meta.get("help", SHARED_HELP.get(f.name, ""))
         if meta.get("positional"):
-            parser.add_argument(f.name, help=text)
+            parser.add_argument(f.name, help=text, **{k: meta[k] for k in PASSED if k in meta})
             continue
         flags = [_flag(f.name), *meta.get("aliases", ())]
         if tp is bool:
             parser.add_argument(*flags, dest=f.name, action=argparse.BooleanOptionalAction,
                                 default=default, help=f"{text} (default: {default})".strip())
             continue
-        shown = "" if required or default is None else f" (default: {default})"
-        parser.add_argument(*flags, dest=f.name, type=tp, default=default, required=required,
-                            choices=meta.get("choices"), help=(text + shown).strip())
+        shown = "" if required or default in (None, {}, []) else f" (default: {default})"
+        extra = {k: meta[k] for k in PASSED if k in meta}
+        kind = {} if "action" in extra else {"type": tp}
+        parser.add_argument(*flags, dest=f.name, default=default, required=required,
+                            choices=meta.get("choices"), help=(text + shown).strip(), **kind,
+                            **extra)
     return parser
 
 

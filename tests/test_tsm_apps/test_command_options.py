@@ -1,10 +1,11 @@
-"""The same idea has the same option in every ``tsm`` command: clip length ``--segments``, the
+"""The same idea has the same option in every ``tsm`` command (train, test, export, dissect,
+detect): clip length ``--segments``, the
 device ``--device``, the output ``--out``, class names ``--classes``, progress bars
 ``--progress/--no-progress``; no command spells them another way."""
 import pytest
 
 from tsm_apps.checkpoint.export import build_parser as export_parser
-from tsm_apps.evaluation.cli import build_parser as test_parser
+from tsm_apps.evaluation.cli import build_parser as tsm_test_parser
 from tsm_apps.train.cli import build_parser as train_parser
 
 
@@ -23,14 +24,20 @@ def dissect_parser():
     return build_parser()
 
 
-PARSERS = {"train": train_parser, "test": test_parser, "export": export_parser,
-           "dissect": dissect_parser}
+def detect_parser():
+    from detection.cli import build_parser
+    return build_parser()
+
+
+PARSERS = {"train": train_parser, "test": tsm_test_parser, "export": export_parser,
+           "dissect": dissect_parser, "detect": detect_parser}
 SHARED = {"train": {"--segments", "--device", "--out", "--progress", "--no-progress"},
           "test": {"--segments", "--device", "--out", "--classes", "--clips", "--crops",
                    "--size", "--scale-size", "--view", "--no-progress"},
           "export": {"--segments", "--out", "--size"},
           "dissect": {"--segments", "--device", "--out", "--classes", "--clips", "--size",
-                      "--scale-size", "--view", "--no-progress"}}
+                      "--scale-size", "--view", "--no-progress"},
+          "detect": {"--out", "--device", "--no-progress", "--cfg-options"}}
 OTHER_SPELLINGS = {"--num-segments", "--t", "--clip-len", "--num-frames", "--quiet",
                    "--input-size", "--gpu"}
 

@@ -1,0 +1,85 @@
+"""The options of ``tsm detect train|test|video``, one typed dataclass each, turned into flags by
+:func:`tsm_apps.options.add_options` -- the same names for the same ideas as ``tsm train``,
+``tsm test`` and ``tsm dissect run`` (``--out``, ``--device``, ``--progress``)."""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import Optional
+
+from tsm_apps.options import add_options
+
+__all__ = ["DetectTrain", "DetectTest", "DetectVideo", "build_parser"]
+
+
+def _help(text: str, **kw) -> dict:
+    return {"metadata": {"help": text, **kw}}
+
+
+CONFIG = _help("an mmdet config file (detection/configs/*.py or a work folder's config.py)",
+               positional=True)
+CHECKPOINT = _help("the detector's weights (final.pth or an iter_N.pth)", positional=True)
+
+
+@dataclass
+class DetectTrain:
+    """``tsm detect train``."""
+    config: str = field(**CONFIG)
+    work_dir: Optional[str] = field(default=None, **_help(
+        "output folder (default runs/detection/<config name>)", aliases=("--out",)))
+    resume: Optional[str] = field(default=None, **_help(
+        "resume from CKPT, or from the latest checkpoint of the work folder", nargs="?",
+        const="auto", metavar="CKPT"))
+    cfg_options: dict = field(default_factory=dict)  # --cfg-options (mmengine's DictAction)
+
+
+@dataclass
+class DetectTest:
+    """``tsm detect test``."""
+    config: str = field(**CONFIG)
+    checkpoint: str = field(**CHECKPOINT)
+    out: Optional[str] = field(default=None, **_help(
+        "per-frame detections JSON (default <ckpt dir>/test/results.json); metrics.json is "
+        "written beside it"))
+    cfg_options: dict = field(default_factory=dict)  # --cfg-options (mmengine's DictAction)
+
+
+@dataclass
+class DetectVideo:
+    """``tsm detect video``."""
+    config: str = field(**CONFIG)
+    checkpoint: str = field(**CHECKPOINT)
+    video: str = field(**_help("a video file or a frame folder", positional=True))
+    out: str = field(default="", **_help("detections JSON (required)"))
+    render: Optional[str] = field(default=None, **_help(
+        "also write the video with boxes drawn (.mp4)"))
+    score_thr: float = field(default=0.3, **_help("boxes below this score are left out"))
+    fps: Optional[float] = field(default=None, **_help(
+        "frame rate of --render (default: the input's, else 25)"))
+    device: str = "auto"
+    frame_template: Optional[str] = field(default=None, **_help(
+        "frame folder file names, e.g. '{:06d}.JPEG' (ImageNet-VID); default 'img_{:05d}.jpg'"))
+    start_index: Optional[int] = field(default=None, **_help(
+        "number of a folder's first frame (default 1)"))
+    progress: bool = True
+    cfg_options: dict = field(default_factory=dict)  # --cfg-options (mmengine's DictAction)
+
+
+COMMANDS = {"train": (DetectTrain, "train a detector config with mmengine's Runner"),
+            "test": (DetectTest, "evaluate a checkpoint: mAP overall/slow/medium/fast/corrupted"),
+            "video": (DetectVideo, "online detection on a video file or frame folder")}
+
+
+def build_parser(description: str = "") -> argparse.ArgumentParser:
+    """``tsm detect`` with one sub-command per dataclass of :data:`COMMANDS`."""
+    from mmengine.config import DictAction  # --cfg-options k=v ... as mmengine parses them
+
+    p = argparse.ArgumentParser(prog="tsm detect", description=description)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name, (cls, text) in COMMANDS.items():
+        q = sub.add_parser(name, help=text)
+        add_options(q, cls, skip=("cfg_options",))
+        q.add_argument("--cfg-options", dest="cfg_options", default={}, nargs="+",
+                       action=DictAction, help="override config keys, e.g. "
+                       "data_root=/data/vid/ train_cfg.max_iters=100")
+    return p
