@@ -7,18 +7,22 @@ Per step of one worker (``n`` workers, ``b`` clips each):
   slower of compute and input;
 * ring all-reduce of ``B`` bytes: ``2 (n - 1) / n * B / bandwidth + 2 (n - 1) * latency``.
 
-Synchronous DDP all-reduces the gradients (``4 x params`` bytes) every step; K-step averaging
-(AAVG) all-reduces parameters, BN statistics and optimizer moments once every ``K`` steps.
+Synchronous DDP all-reduces the float32 gradients every step; K-step averaging (AAVG)
+all-reduces one float32 buffer of parameters, BN statistics and optimizer moments once every
+``K`` steps (:func:`round_bytes`: ``4 (P + M P + 2 C)`` bytes, ``M`` moments a parameter: Adam 2).
 Efficiency = (time of a step without communication) / (time of a step).
 
 The check: 2 gloo processes under torchrun (one thread each) time local steps (``c``), all-reduces
-of two sizes (fitting bandwidth and latency) and DDP steps; the model's 2-process prediction
-``c + allreduce(grad bytes)`` is compared with the measured DDP step (goal: within 15%). The
-table for 8-1,536 workers uses the seeds' settings (:data:`CLUSTER`, each value sourced).
+of two sizes (fitting bandwidth and latency) and DDP steps, and count the bytes a DDP step and an
+averaging round (Adam) send; the model's 2-process prediction ``c + allreduce(DDP bytes)`` is
+compared with the measured DDP step (goal: within 15%), and the measured bytes per parameter of
+each method scale the table for 8-1,536 workers (the seeds' settings, :data:`CLUSTER`, each value
+sourced).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -31,9 +35,26 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from torch import nn
+
 from .timing import Figure
 
 WORKERS = (8, 16, 32, 64, 128, 256, 512, 1024, 1536)
+
+
+def model_sizes(model: nn.Module) -> tuple:
+    """``(trainable parameters, BN channels with running statistics)``."""
+    params = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    bn = sum(m.num_features for m in model.modules()
+             if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.running_mean is not None)
+    return params, bn
+
+
+def round_bytes(params: int, bn_channels: int, moments: int) -> int:
+    """Bytes a process sends into one K-step averaging round (``averaging.pack``, float32):
+    the parameters, ``moments`` optimizer moments a parameter (Adam 2, SGD momentum 1) and two
+    values a BN channel."""
+    return 4 * (params * (1 + moments) + 2 * bn_channels)
 
 
 def ring_allreduce_s(n: int, nbytes: float, bandwidth: float, latency: float) -> float:
@@ -47,8 +68,8 @@ def ring_allreduce_s(n: int, nbytes: float, bandwidth: float, latency: float) ->
 class Cluster:
     """Per-worker figures of a data-parallel run (see :data:`CLUSTER` for the seeds')."""
     compute_s: float  # one step's forward + backward + update
-    grad_bytes: float  # synchronous DDP: gradients, fp32
-    avg_bytes: float  # K-step averaging: params + BN stats + optimizer moments
+    grad_bytes: float  # synchronous DDP: bytes a step sends (fp32 gradients)
+    avg_bytes: float  # K-step averaging: bytes a round sends (params, BN stats, moments)
     bandwidth: float  # bytes/s per worker in the ring
     latency: float  # seconds per ring hop
     batch: int = 8  # clips per worker
@@ -70,16 +91,26 @@ class Cluster:
         return self.local_s() / self.step_s(n, method, k)
 
 
-# The seeds' settings. ResNet-50 TSM (8 frames): 24.3 M parameters with a 400-class fc
-# (torchvision ResNet-50 23.5 M + 2048 x 400) -> 97 MB of fp32 gradients; K-step averaging
-# sends parameters + SGD momentum (+ BN, negligible): 2 x. Compute: 33 GFLOPs per clip forward
-# (TSM paper, table 1), x3 for forward + backward, 8 clips per GPU ("Training Kinetics in 15
+# The seeds' settings. ResNet-50 TSM (8 frames) with a 400-class fc: 24,327,632 parameters and
+# 26,560 BN channels (model_sizes of build_recognizer("resnet50", 400, 8); a test holds these):
+# 97.3 MB of fp32 gradients a DDP step; AAVG averages with Adam (Algorithm 1): parameters, both
+# moments and the BN statistics, 292.1 MB a round. Compute: 33 GFLOPs per clip forward (TSM
+# paper, table 1), x3 for forward + backward, 8 clips per GPU ("Training Kinetics in 15
 # minutes": 8 clips per V100), at half of a V100's 15.7 TFLOP/s fp32 peak (an assumption).
 # Network: Summit nodes (the 15-minute paper's 1,536 V100s = 256 nodes x 6) have dual-rail EDR
 # InfiniBand, 2 x 100 Gb/s = 25 GB/s per node, shared by 6 GPUs in a flat ring: 4.2 GB/s each;
 # 10 us per hop (an assumption, typical of NCCL over InfiniBand).
-CLUSTER = Cluster(compute_s=3 * 33e9 * 8 / (0.5 * 15.7e12), grad_bytes=4 * 24.3e6,
-                  avg_bytes=2 * 4 * 24.3e6, bandwidth=25e9 / 6, latency=10e-6, batch=8)
+R50_PARAMS, R50_BN = 24_327_632, 26_560
+CLUSTER = Cluster(compute_s=3 * 33e9 * 8 / (0.5 * 15.7e12), grad_bytes=4 * R50_PARAMS,
+                  avg_bytes=round_bytes(R50_PARAMS, R50_BN, 2), bandwidth=25e9 / 6,
+                  latency=10e-6, batch=8)
+
+
+def measured_cluster(m: dict, cluster: Cluster = CLUSTER, params: int = R50_PARAMS) -> Cluster:
+    """``cluster`` with the bytes of the 2-process run ``m`` (:func:`measure`): its DDP step and
+    averaging round bytes per parameter, times ``params``."""
+    return dataclasses.replace(cluster, grad_bytes=m["ddp_bytes"] / m["params"] * params,
+                               avg_bytes=m["round_bytes"] / m["params"] * params)
 
 
 def table(cluster: Cluster = CLUSTER, workers=WORKERS, k: int = 8) -> list:
@@ -106,7 +137,9 @@ def _timed(fn, repeats: int) -> float:
 
 def worker(steps: int, batch: int, reps: int = 3) -> dict:
     """One torchrun rank: local step, all-reduce at two sizes, DDP step (seconds each)."""
+    from ..distributed import CommCounter
     from ..models.recognizer import build_recognizer
+    from ..train.averaging import KStepAverager
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     torch.manual_seed(0)
@@ -123,14 +156,26 @@ def worker(steps: int, batch: int, reps: int = 3) -> dict:
     small, big = torch.zeros(1024), torch.zeros(grad_bytes // 4)
     times = {"local": [], "ddp": [], "ar_small": [], "ar_big": []}
     ddp = torch.nn.parallel.DistributedDataParallel(model)
+    comm = CommCounter()
+    ddp.register_comm_hook(None, comm.ddp_hook)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9)
+    step(ddp, opt)  # one counted DDP step (its bucket calls and bytes)
+    ddp_calls, ddp_bytes = comm.calls, comm.bytes
+    adam = torch.optim.Adam(model.parameters(), lr=1e-3)
+    step(model, adam)  # Adam's moments exist after a step
+    averager = KStepAverager(model, adam, -1, lambda t: comm.all_reduce_(t, "mean"))
+    averager.average()  # one counted averaging round
+    round_sent = comm.bytes - ddp_bytes
     for _ in range(reps):  # interleaved, so load changes touch every kind alike
         times["local"].append(_timed(lambda: step(model, local), steps))
         times["ar_small"].append(_timed(lambda: dist.all_reduce(small), 20))
         times["ar_big"].append(_timed(lambda: dist.all_reduce(big), 5))
         times["ddp"].append(_timed(lambda: step(ddp, opt), steps))
     out = {k: sorted(v)[len(v) // 2] for k, v in times.items()}  # medians
-    out.update(rank=dist.get_rank(), world=dist.get_world_size(), grad_bytes=grad_bytes)
+    params, bn = model_sizes(model)
+    out.update(rank=dist.get_rank(), world=dist.get_world_size(), grad_bytes=grad_bytes,
+               ddp_calls=ddp_calls, ddp_bytes=ddp_bytes, round_bytes=round_sent,
+               params=params, bn_channels=bn)
     dist.destroy_process_group()
     return out
 
@@ -158,7 +203,7 @@ def measure(steps: int = 4, batch: int = 4, reps: int = 3) -> dict:
                                f"{r.stderr[-2000:]}")
         m = json.loads(out.read_text())
     bw, lat = fit_network(2, 4 * 1024, m["ar_small"], m["grad_bytes"], m["ar_big"])
-    here = Cluster(m["local"], m["grad_bytes"], 2 * m["grad_bytes"], bw, lat, batch)
+    here = Cluster(m["local"], m["ddp_bytes"], m["round_bytes"], bw, lat, batch)
     m.update(bandwidth=bw, latency=lat, predicted_ddp=here.step_s(2),
              error=here.step_s(2) / m["ddp"] - 1)
     return m
@@ -174,7 +219,11 @@ def figures(quick: bool, device: str) -> list:
           f"{m['bandwidth'] / 1e9:.2f} GB/s, latency {m['latency'] * 1e6:.0f} us); DDP step "
           f"measured {m['ddp']:.3f} s, predicted {m['predicted_ddp']:.3f} s "
           f"({100 * m['error']:+.1f}%)", flush=True)
-    print("\n".join(table()), flush=True)
+    print(f"[scaling] bytes a process sends, {m['params']:,} parameters: DDP step "
+          f"{m['ddp_bytes']:,} ({m['ddp_calls']} bucket calls, "
+          f"{m['ddp_bytes'] / m['params']:.2f} B a parameter), averaging round with Adam "
+          f"{m['round_bytes']:,} ({m['round_bytes'] / m['params']:.2f} B a parameter)", flush=True)
+    print("\n".join(table(measured_cluster(m))), flush=True)
     return [Figure("scaling model: predicted / measured 2-process DDP step", 1 + m["error"], "x",
                    "within 0.85-1.15", 0.85 <= 1 + m["error"] <= 1.15, device,
                    {k: v for k, v in m.items() if isinstance(v, (int, float))})]
