@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Optional
 
+from tsm_apps.distributed import env_from, pick_backend, pick_device
 from tsm_apps.errors import UserError
 from tsm_apps.io import atomic_write_text
 
@@ -88,9 +88,9 @@ def _config(path: str, options: dict):
     cfg = load_config(path, options)
     apply_data_root(cfg, options)
     apply_img_scale(cfg, options)
-    distributed = "WORLD_SIZE" in os.environ
-    cfg.launcher = "pytorch" if distributed else "none"
-    if distributed:
+    env = env_from()  # torchrun's (or SLURM's) variables, read as every batch job reads them
+    cfg.launcher = "pytorch" if env.distributed else "none"
+    if env.distributed:
         _setup_distributed(cfg)
     return cfg
 
@@ -99,13 +99,12 @@ def _setup_distributed(cfg) -> None:
     """torchrun: NCCL on CUDA. Without CUDA, mmengine's ``pytorch`` launcher would call
     ``torch.cuda.set_device``, so join the gloo process group here (the Runner then skips its own
     init) and wrap the model in a device-less DDP."""
-    import torch
     import torch.distributed as dist
 
-    if torch.cuda.is_available():
-        cfg.setdefault("env_cfg", {}).setdefault("dist_cfg", {})["backend"] = "nccl"
+    backend = pick_backend(pick_device("auto", env_from()))
+    cfg.setdefault("env_cfg", {}).setdefault("dist_cfg", {})["backend"] = backend
+    if backend == "nccl":
         return
-    cfg.setdefault("env_cfg", {}).setdefault("dist_cfg", {})["backend"] = "gloo"
     if not dist.is_initialized():
         dist.init_process_group(backend="gloo")
     cfg.model_wrapper_cfg = dict(type="MMDistributedDataParallel", device_ids=None,
@@ -124,9 +123,10 @@ def train(a: argparse.Namespace) -> int:
     from .schedule import batch_note
 
     cfg = _config(a.config, a.cfg_options)
-    note = batch_note(cfg.get("solver"), int(os.environ.get("WORLD_SIZE", 1)),
+    env = env_from()
+    note = batch_note(cfg.get("solver"), env.world_size,
                       int(cfg.train_dataloader.get("batch_size", 1)))
-    if note and os.environ.get("RANK", "0") == "0":
+    if note and env.is_main:
         print(f"tsm detect train: {note}", file=sys.stderr)
     bb = cfg.model.get("backbone", {})
     if bb.get("type") == "TSMResNet" and not (a.resume or cfg.get("load_from")):
