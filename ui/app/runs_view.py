@@ -1,5 +1,6 @@
 """Runs view: training curves, benchmark tables, early recognition (``early.csv`` of ``tsm test
---online``) and the TSN vs TSM dissection comparison."""
+--online``), the TSN vs TSM dissection comparison and TSM vs TSN over the training seeds
+(:mod:`.runs_seeds`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from . import attention_view, charts, runs, sources, tables
+from . import attention_view, charts, runs, runs_seeds, sources, tables
 from .settings import DEMO_HINT, UISettings
 
 KEY = "runs"
@@ -136,8 +137,8 @@ def _dissection(root: Path) -> bool:
               if any(isinstance(r.get(k), (int, float)) for r in summary.values())]
     st.markdown("Scores (0 to 1, higher is better)")
     tables.show(tables.numbers(summary, scores), tables.SCORE)
-    st.caption(tables.per_row(summary, "mass_ratio", tables.RATIO, "mass ratio (attention in acting "
-                                                               "/ still frames)"))
+    st.caption(tables.per_row(summary, "mass_ratio", tables.RATIO,
+                              "mass ratio (attention in acting / still frames)"))
     for key, what in COUNTS.items():
         st.caption(tables.per_row(summary, key, tables.COUNT, what))
     bars = {m: {k: row.get(k) for k in scores} for m, row in summary.items()}
@@ -150,6 +151,7 @@ def _dissection(root: Path) -> bool:
 def render(settings: UISettings) -> None:
     st.header("Runs")
     root = settings.runs_dir
-    shown = [_training(root), _benchmarks(root), _early(root), _dissection(root)]
+    shown = [_training(root), _benchmarks(root), _early(root), _dissection(root),
+             runs_seeds.render(root)]
     if not any(shown):
         st.info(DEMO_HINT.format(runs=root))

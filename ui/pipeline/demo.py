@@ -1,13 +1,16 @@
 """``make demo`` / ``tsm demo``: the main job, end to end, on data the suite generates.
 
 Steps (each a ``tsm`` sub-command, skipped when its outputs exist, so a re-run reuses them):
-synthetic temporal + ImageNet-VID sets -> TSN and TSM recognizers -> TSN and online-TSM R-FCN
-detectors (train, test) -> dissection of both recognizers and their comparison -> REPORT.md and
-REPORT.html -> the UI on localhost. Steps of the two models run side by side, one thread each.
+synthetic temporal + ImageNet-VID sets -> for each training seed: TSN and TSM recognizers
+(trained, then scored on the held-out test split), TSN and online-TSM R-FCN detectors (train,
+test), dissection of both recognizers on the held-out test clips -> the first seed's dissection
+comparison -> REPORT.md and REPORT.html (each comparison as mean [min, max] over the seeds) ->
+the UI on localhost. Steps run side by side, one thread each, as many as there are CPUs.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -15,93 +18,154 @@ from pathlib import Path
 from tsm_apps.io import atomic_write_json, read_json
 
 from .layout import DEFAULT_ROOT, MODELS, RunLayout
-from .report import DET_KEYS, write_report
+from .report import write_report
+from .seeds import headline, spreads, write_seeds
 from .steps import Step, merge_timing, run_steps
 
 DETECT_CONFIGS = {"tsn": "rfcn_synth_tsn", "tsm": "rfcn_synth_tsm"}  # bundled with detection
 SHIFT = {"tsn": "none", "tsm": "offline"}
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+SEEDS = 3
+"""Training seeds per model: every comparison is reported as mean [min, max] over them."""
 OUTPUT_STRIDE = 16
 """The demo's recognizers keep res5 at stride 16 (dilated): 7x7 CAMs of a 112-px clip instead
 of 4x4, at the same parameters and 3-15% more training time (docs/results.md, Dissection)."""
+EPOCHS = 10
+"""Recognizer epochs (the ``synthetic`` preset has 20): half the cost per seed, so that three
+seeds fit the demo's time (docs/results.md, Demo headline)."""
+VAL_SNIPPETS = 16
+"""Synthetic VID val snippets (``tsm synth vid`` makes 8): twice the corrupted frames, so the
+hard-frame mAP moves less with one detection (the detection science guard's set)."""
 
 
-def plan(root: Path, seed: int = 0) -> list:
-    """The demo's stages: lists of :class:`Step` that run side by side."""
-    runs = RunLayout(root)
+def _data_steps(runs: RunLayout, seed: int) -> list:
     data_t, data_v = runs.data_temporal, runs.data_vid
-    synth = [
-        Step("synth temporal", ["synth", "temporal", "--out", data_t, "--seed", seed],
-             [data_t / "val.txt", data_t / "annotations.json"], ONE_THREAD),
-        Step("synth vid", ["synth", "vid", "--out", data_v, "--seed", seed],
+    return [
+        Step("synth temporal", ["synth", "temporal", "--out", data_t, "--seed", seed,
+                                "--no-progress"],
+             [data_t / "test.txt", data_t / "annotations.json"], ONE_THREAD),
+        Step("synth vid", ["synth", "vid", "--out", data_v, "--seed", seed, "--val-videos",
+                           VAL_SNIPPETS, "--no-progress"],
              [data_v / "ImageSets" / "VID" / "val.txt", data_v / "corruptions.json"], ONE_THREAD),
     ]
-    train = [Step(f"train {m}", ["train", "--data", data_t, "--preset", "synthetic",
+
+
+def _recognizer_steps(runs: RunLayout, data: RunLayout, m: str, seed: int, tag: str,
+                      first: bool) -> list:
+    """Train, test on the held-out split, dissect on it (the first seed's dissection with
+    units, overlays and the randomised-weights check; the others' the metrics only)."""
+    best, test_list = runs.recognizer(m) / "best.pth", data.data_temporal / "test.txt"
+    extra = [] if first else ["--no-units", "--no-overlays", "--no-sanity"]
+    return [
+        Step(f"train {m}{tag}", ["train", "--data", data.data_temporal, "--preset", "synthetic",
                                  "--shift", SHIFT[m], "--output-stride", OUTPUT_STRIDE,
-                                 "--seed", seed, "--out", runs.recognizer(m)],
-                  [runs.recognizer(m) / "best.pth", runs.recognizer_eval(m)], ONE_THREAD)
-             for m in MODELS]
-    test = [Step(f"test {m}", ["test", runs.recognizer(m) / "best.pth", "--data",
-                               data_t / "test.txt", "--no-progress", "--out",
-                               runs.recognizer_test(m)],
-                 [runs.recognizer_test(m)], ONE_THREAD) for m in MODELS]
-    det_train = [Step(f"detect train {m}", ["detect", "train", DETECT_CONFIGS[m], "--work-dir",
-                                            runs.detector(m), "--cfg-options",
-                                            f"data_root={data_v}/"],
-                      [runs.detector(m) / "final.pth"], ONE_THREAD) for m in MODELS]
-    det_test = [Step(f"detect test {m}", ["detect", "test", DETECT_CONFIGS[m],
-                                          runs.detector(m) / "final.pth", "--out",
-                                          runs.detector(m) / "test" / "results.json",
-                                          "--cfg-options", f"data_root={data_v}/"],
-                     [runs.detection_metrics(m)], ONE_THREAD) for m in MODELS]
-    dissect = [Step(f"dissect {m}", ["dissect", "run", "--checkpoint",
-                                     runs.recognizer(m) / "best.pth", "--data", data_t, "--method",
-                                     "cam", "--out", runs.dissection(m)],
-                    [runs.dissection(m) / "metrics.json"], ONE_THREAD) for m in MODELS]
+                                 "--epochs", EPOCHS, "--seed", seed, "--no-progress",
+                                 "--out", runs.recognizer(m)],
+             [best, runs.recognizer_eval(m)], ONE_THREAD, needs=["synth temporal"]),
+        Step(f"test {m}{tag}", ["test", best, "--data", test_list, "--no-progress", "--out",
+                                runs.recognizer_test(m)],
+             [runs.recognizer_test(m)], ONE_THREAD, needs=[f"train {m}{tag}"]),
+        Step(f"dissect {m}{tag}", ["dissect", "run", "--checkpoint", best, "--data", test_list,
+                                   "--method", "cam", "--no-progress", *extra,
+                                   "--out", runs.dissection(m)],
+             [runs.dissection(m) / "metrics.json"], ONE_THREAD, needs=[f"train {m}{tag}"]),
+    ]
+
+
+def _detector_steps(runs: RunLayout, data: RunLayout, m: str, seed: int, tag: str) -> list:
+    opts = ["--cfg-options", f"data_root={data.data_vid}/"]
+    final = runs.detector(m) / "final.pth"
+    return [
+        Step(f"detect train {m}{tag}", ["detect", "train", DETECT_CONFIGS[m], "--work-dir",
+                                        runs.detector(m), *opts, f"randomness.seed={seed}"],
+             [final], ONE_THREAD, needs=["synth vid"]),
+        Step(f"detect test {m}{tag}", ["detect", "test", DETECT_CONFIGS[m], final, "--out",
+                                       runs.detector(m) / "test" / "results.json", *opts],
+             [runs.detection_metrics(m)], ONE_THREAD, needs=[f"detect train {m}{tag}"]),
+    ]
+
+
+def plan(root: Path, seed: int = 0, seeds: int = SEEDS) -> list:
+    """The demo's steps in priority order (each waits for its ``needs``): data from ``seed``,
+    training seeds ``seed .. seed + seeds - 1``; the first seed's runs at the root."""
+    runs = RunLayout(root)
+    steps = _data_steps(runs, seed)
+    first_dissections = []
+    for k in range(seed, seed + seeds):
+        first = k == seed
+        lay, tag = (runs, "") if first else (runs.seed_run(k), f" (seed {k})")
+        for m in MODELS:
+            rec = _recognizer_steps(lay, runs, m, k, tag, first)
+            if first:  # the app opens the newest dissection of each model: the first seed's
+                first_dissections.append(rec.pop())
+            steps += rec + _detector_steps(lay, runs, m, k, tag)
+    others = [s.name for s in steps if s.name.startswith("dissect ")]
+    for s in first_dissections:
+        s.needs = [*s.needs, *others]
     compare = Step("dissect compare", ["dissect", "compare", runs.dissection("tsm"),
                                        runs.dissection("tsn"), "--out", runs.comparison],
-                   [runs.comparison / "compare.html"])
-    return [synth, train, test, det_train, det_test, dissect, compare]
+                   [runs.comparison / "compare.html"],
+                   needs=[s.name for s in first_dissections])
+    return steps + first_dissections + [compare]
 
 
 def summary(root: Path) -> list:
-    """The headline numbers, one line each, from the run's JSON files."""
-    lines, runs = [], RunLayout(root)
-    for m in MODELS:
-        ev = read_json(runs.recognizer_eval(m), missing_ok=True)
-        if ev:
-            lines.append(f"{m.upper()} recognizer: val top-1 {ev['top1']:.1f}%")
-        held_out = read_json(runs.recognizer_test(m), missing_ok=True)
-        if held_out and held_out.get("top1") is not None:  # best.pth was chosen on val
-            lines.append(f"{m.upper()} recognizer: held-out test top-1 {held_out['top1']:.1f}%")
-    for m in MODELS:
-        met = read_json(runs.detection_metrics(m), missing_ok=True)
-        if met:
-            vals = ", ".join(f"{k} {met[k]:.1f}" for k in DET_KEYS if met.get(k) is not None)
-            lines.append(f"{m.upper()} R-FCN: {vals}")
-    return lines
+    """The headline: each comparison as mean [min, max] over the seeds, one line each."""
+    return [headline(s) for s in spreads(root)]
+
+
+def machine() -> dict:
+    """The CPU model, the CPUs this process may use and the load average (1 min)."""
+    model = ""
+    try:
+        model = next((line.split(":", 1)[1].strip() for line in
+                      Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return {"cpu": model, "cpus": len(os.sched_getaffinity(0)), "load": os.getloadavg()[0]}
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tsm demo", description=__doc__.splitlines()[0])
     p.add_argument("--out", default=str(DEFAULT_ROOT), help="run folder (default %(default)s)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the data sets and the first training seed (default 0)")
+    p.add_argument("--seeds", type=int, default=SEEDS,
+                   help="training seeds per model (default %(default)s)")
+    p.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                   help="steps side by side, one thread each (default: the CPUs, %(default)s)")
     p.add_argument("--no-ui", action="store_true", help="stop after the report")
     p.add_argument("--port", type=int, default=8501, help="UI port (default 8501)")
     return p
 
 
+def _record_timing(runs: RunLayout, timing: dict, wall: float, before: dict) -> None:
+    """``timing.json``: each step's seconds, and the whole run's under ``demo`` (wall seconds,
+    the CPU seconds of the steps that ran, the machine and its load before and after)."""
+    timing = merge_timing(read_json(runs.timing, missing_ok=True) or {}, timing)
+    cpu = sum(v["cpu_seconds"] or 0.0 for v in timing.values() if not v["reused"])
+    timing["demo"] = {"seconds": wall, "cpu_seconds": cpu, "reused": False, **before,
+                      "load_after": os.getloadavg()[0]}
+    atomic_write_json(runs.timing, timing)
+
+
 def main(argv: list[str]) -> int:
     a = build_parser().parse_args(argv)
+    if a.seeds < 1 or a.jobs < 1:
+        raise SystemExit("tsm demo: error: --seeds and --jobs must be >= 1")
     root = Path(a.out)
     root.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
+    t0, before = time.perf_counter(), machine()
     runs = RunLayout(root)
-    timing = run_steps(plan(root, a.seed), log_dir=runs.logs)
-    timing = merge_timing(read_json(runs.timing, missing_ok=True) or {}, timing)
-    atomic_write_json(runs.timing, timing)
+    write_seeds(root, a.seed, range(a.seed, a.seed + a.seeds))
+    timing = run_steps(plan(root, a.seed, a.seeds), log_dir=runs.logs, workers=a.jobs)
+    _record_timing(runs, timing, time.perf_counter() - t0, before)
     md, page = write_report(root)
-    print(f"[demo] finished in {time.perf_counter() - t0:.0f} s; report: {md} and {page}")
+    print(f"[demo] finished in {time.perf_counter() - t0:.0f} s on {before['cpus']} CPUs "
+          f"({before['cpu']}); report: {md} and {page}")
+    print(f"[demo] TSN and TSM over training seeds {a.seed}..{a.seed + a.seeds - 1}, "
+          "mean [min, max]:")
     for line in summary(root):
         print(f"[demo]   {line}")
     if a.no_ui:

@@ -10,6 +10,9 @@ The demo writes it, the report reads it and the app finds its files in it::
     <root>/dissect/compare/          tsm dissect compare output: compare.html
     <root>/bench/bench.json          tsm bench (optional)
     <root>/early/early.csv           tsm test ONLINE.pth --online ... --out <root>/early (optional)
+    <root>/seeds/<k>/                training seed k's recognizers/, detection/, dissect/ (the
+                                     first seed's are the ones above; data/ is shared)
+    <root>/seeds.json                the data seed and the training seeds (first one first)
     <root>/timing.json, logs/, REPORT.md, REPORT.html
 
 with ``<m>`` one of :data:`MODELS` (``tsn``: no shift, ``tsm``: the shift).
@@ -19,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tsm_apps.train.early_files import EARLY_CSV
+from tsm_apps.evaluation.early_files import EARLY_CSV
 
 MODELS = ("tsn", "tsm")
 DEFAULT_ROOT = Path("runs") / "demo"
@@ -71,6 +74,15 @@ class RunLayout:
     def early_csv(self) -> Path:
         """Early recognition (``tsm test --online --out <root>/early``), not part of the demo."""
         return self.root / "early" / EARLY_CSV
+
+    def seed_run(self, seed: int) -> "RunLayout":
+        """The runs of training seed ``seed`` beside the first seed's (``<root>/seeds/<seed>``;
+        only their recognizers, detection and dissect folders are used)."""
+        return RunLayout(self.root / "seeds" / str(int(seed)))
+
+    @property
+    def seeds_file(self) -> Path:
+        return self.root / "seeds.json"
 
     @property
     def timing(self) -> Path:

@@ -1,6 +1,8 @@
 """The demo's report, ``REPORT.md`` (the tables) and ``REPORT.html`` (the tables with one chart
-panel per metric, then the pictures: CAM strips of clips chosen by rule and detection frames
-where online TSM finds what TSN misses). :mod:`.tables` reads the JSON files the steps wrote,
+panel per metric, then the pictures). First every comparison over the training seeds
+(:mod:`.spread`: mean [min, max], a point per seed), then the first seed's tables and pictures:
+CAM strips of clips chosen by rule and detection frames where online TSM finds what TSN
+misses. :mod:`.tables` reads the JSON files the steps wrote,
 :mod:`.charts` draws the panels, :mod:`.pictures` the strips and frames."""
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pathlib import Path
 from tsm_apps.io import atomic_write_text
 
 from .pictures import cam_section, detection_section
+from .spread import spread_table
 from .tables import DET_KEYS, build_tables
 
 __all__ = ["DET_KEYS", "build_tables", "write_report"]
@@ -23,14 +26,14 @@ def write_report(root: str | os.PathLike) -> tuple:
     import plotly.offline
 
     root = Path(root)
-    tables = build_tables(root)
+    tables = [spread_table(root)] + build_tables(root)
     md = ("# TSM Apps demo report\n\nCAM strips and detection frames: see REPORT.html.\n\n"
           + "\n".join(t.markdown() for t in tables))
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>TSM Apps demo report</title>"
             f"<style>{STYLE}</style><script>{plotly.offline.get_plotlyjs()}</script></head><body>"
-            "<h1>TSM Apps demo report</h1>" + "\n".join(t.html() for t in tables[:3])
+            "<h1>TSM Apps demo report</h1>" + "\n".join(t.html() for t in tables[:4])
             + cam_section(root) + detection_section(root)
-            + "\n".join(t.html() for t in tables[3:]) + "</body></html>")
+            + "\n".join(t.html() for t in tables[4:]) + "</body></html>")
     md_path, html_path = root / "REPORT.md", root / "REPORT.html"
     atomic_write_text(md_path, md)
     atomic_write_text(html_path, page)

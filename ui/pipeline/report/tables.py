@@ -149,10 +149,13 @@ def dissection_table(root: Path) -> Table:
                      units["tsn"].get("layers", {}).get(layer, {}).get("detectors"),
                      units["tsm"]["layers"][layer].get("detectors"), None, None, None, None])
     clips = agg["tsm"].get("method", {}).get("clips")
+    data = ((read_json(layout.dissection("tsm") / "run.json", missing_ok=True) or {})
+            .get("settings", {}).get("data"))
+    source = Path(data).name if data else "the data set"
     return Table(title, ["metric", "TSN", "TSM", "centre prior", "random map",
                          "TSN randomised", "TSM randomised"], rows, figure=_dissection_figure(
                              rows, _classes(root)), note=
-                 f"{clips} val clips, CAM of the predicted class; pointing: the map's maximum "
+                 f"{clips} clips of {source}, CAM of the predicted class; pointing: the map's maximum "
                  "lies on the actor's box (frames with a box; _active: frames where it acts; _tol: "
                  "within the game's standard tolerance, 15 px at 224 = 7.5 px at 112); "
                  "temporal_auc / mass_ratio: map mass in acting vs still frames; IoU of the "
@@ -180,7 +183,7 @@ def _dissection_figure(rows: list, classes: Optional[int]) -> Any:
 def early_table(root: Path) -> Table:
     """Early recognition (``tsm test --online --out <root>/early``, not part of the demo): top-1
     per method at each fraction of the video seen, and the figure the app shows too."""
-    from tsm_apps.train.early_files import early_figure, label, read_early_csv, whole_video
+    from tsm_apps.evaluation.early_files import early_figure, label, read_early_csv, whole_video
 
     title, lay = "Early recognition (top-1 vs fraction of the video seen)", RunLayout(root)
     if not lay.early_csv.is_file():
@@ -212,15 +215,22 @@ def bench_table(root: Path) -> Table:
 
 
 def timing_table(root: Path) -> Table:
-    """``timing.json``: ``{step: {"seconds", "reused"}}`` (or the older ``{step: seconds or
-    'reused'}``)."""
+    """``timing.json``: ``{step: {"seconds", "cpu_seconds", "reused"}}`` (or the older ``{step:
+    seconds or 'reused'}``); the row ``demo`` is the whole run (wall, CPU of the steps that ran,
+    the machine and its load average before and after)."""
     t = read_json(RunLayout(root).timing, missing_ok=True) or {}
     rows = []
     for k, v in t.items():
-        secs, reused = (v.get("seconds"), v.get("reused")) if isinstance(v, dict) else \
-            (v if not isinstance(v, str) else None, isinstance(v, str))
-        rows.append([k, "" if secs is None else f"{secs:.1f}", "reused" if reused else "ran"])
-    return Table("Steps", ["step", "seconds (when it ran)", "this run"], rows)
+        secs, cpu, reused = (v.get("seconds"), v.get("cpu_seconds"), v.get("reused")) \
+            if isinstance(v, dict) else (v if not isinstance(v, str) else None, None,
+                                         isinstance(v, str))
+        rows.append([k, "" if secs is None else f"{secs:.1f}",
+                     "" if cpu is None else f"{cpu:.1f}", "reused" if reused else "ran"])
+    demo = t.get("demo") if isinstance(t.get("demo"), dict) else {}
+    note = (f"demo: {demo.get('cpus')} CPUs ({demo.get('cpu') or 'unknown CPU'}), load average "
+            f"{demo.get('load', 0):.2f} before and {demo.get('load_after', 0):.2f} after; CPU "
+            "seconds do not depend on the load") if demo else ""
+    return Table("Steps", ["step", "seconds (when it ran)", "CPU seconds", "this run"], rows, note)
 
 
 def build_tables(root: Path) -> list:
