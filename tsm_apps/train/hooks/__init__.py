@@ -1,14 +1,15 @@
 """Training hooks (detectron2's ``HookBase`` protocol), one concern per module.
 
-The default order (:meth:`~tsm_apps.train.trainer.Trainer.default_hooks`): multigrid shapes,
-evaluation, K-step averaging, logging, checkpoints.
+Hooks see the loop only through :class:`~tsm_apps.train.hooks.base.Loop`. The default order
+(``Trainer.default_hooks``): multigrid clip length, evaluation, the adaptive batch of K-step
+averaging, logging, checkpoints.
 """
 from .averaging import AveragingHook
-from .base import HookBase
+from .base import HookBase, Loop
 from .checkpoint import CheckpointHook
 from .evaluation import EvaluationHook
 from .log import LogHook
 from .multigrid import MultigridHook
 
-__all__ = ["AveragingHook", "CheckpointHook", "EvaluationHook", "HookBase", "LogHook",
+__all__ = ["AveragingHook", "CheckpointHook", "EvaluationHook", "HookBase", "LogHook", "Loop",
            "MultigridHook"]
