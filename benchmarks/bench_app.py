@@ -126,9 +126,9 @@ def live(work: Path) -> None:
     for name in ("TSN", "TSM"):
         det = sources.load_detector(sources.DetectorSpec(name, work / "det/detection" /
                                                          name.lower()))
-        gen = sources.stream(det, iter(frames))
+        stream = sources.DetectorStream(det, iter(frames))
         print(f"live: {name} detector (synthetic config) at 640x360: "
-              f"{_fps(lambda f: next(gen), frames):.1f} frames/s")
+              f"{_fps(lambda f: next(stream), frames):.1f} frames/s")
     for arch in ("mobilenetv2", "resnet50"):
         torch.manual_seed(0)
         path = save_checkpoint(work / f"{arch}.pth", build_recognizer(

@@ -17,7 +17,11 @@ HOST = "127.0.0.1"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+                 "--disable-component-update", "--disable-sync",
+                 # pages of a headless browser count as hidden: without these, their timers
+                 # (the app's timed fragment runs) fire at most once a second
+                 "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                 "--disable-backgrounding-occluded-windows"]
 
 
 def free_port() -> int:
@@ -58,10 +62,27 @@ def running_app(runs: Path, log: Path | None = None, timeout: float = 90.0, args
             wait_healthy(url, proc, timeout)
             yield url
         finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)  # the group of the process started here
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
+            stop_group(proc)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def stop_group(proc: subprocess.Popen, timeout: float = 15.0) -> None:
+    """SIGTERM to the process group ``proc`` leads (``tsm ui`` and the Streamlit server it
+    started), then SIGKILL to whatever of it is left after ``timeout`` seconds; returns when
+    the whole group is gone, so no server outlives its caller."""
+    if _group_alive(proc.pid):
+        os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        proc.poll()  # reap the leader so that it does not linger as a zombie
+        time.sleep(0.1)
+    if _group_alive(proc.pid):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()

@@ -33,8 +33,8 @@ def test_typed_paths_confined_to_allowed_roots(tmp_path):
     roots = [runs, extra]
     assert confine(str(runs / "train" / "best.pth"), roots) == runs / "train" / "best.pth"
     assert confine(f"  {extra}  ", roots) == extra
-    for typed in (str(outside / "model.pth"), str(runs / ".." / "secret" / "model.pth"), "/etc/passwd",
-                  str(tmp_path)):
+    for typed in (str(outside / "model.pth"), str(runs / ".." / "secret" / "model.pth"),
+                  "/etc/passwd", str(tmp_path)):
         with pytest.raises(PathRefused) as e:
             confine(typed, roots)
         assert str(e.value) == (f"{typed}: outside the folders this app may read (the runs "

@@ -42,7 +42,7 @@ def test_not_a_video_names_the_file_without_errno_or_temporary_path(private_tmp)
 @pytest.mark.parametrize("name, safe", [
     ("..", "upload"), (".", "upload"), ("", "upload"), ("../../evil.mp4", "evil.mp4"),
     ("..\\..\\evil.mp4", "evil.mp4"), (".hidden.mp4", "upload"), ("a b/c d.mp4", "c_d.mp4"),
-    ("clip\x00.mp4", "clip_.mp4"), ("TSM_kinetics_RGB_resnet50.pth", "TSM_kinetics_RGB_resnet50.pth"),
+    ("clip\x00.mp4", "clip_.mp4"), ("TSM_kinetics_RGB_50.pth", "TSM_kinetics_RGB_50.pth"),
     ("x" * 300 + ".pth", "x" * 116 + ".pth")])
 def test_safe_names(name, safe):
     assert upload.safe_name(name, "upload") == safe

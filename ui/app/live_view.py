@@ -172,22 +172,21 @@ def recognition(models: dict, video, offline: dict) -> None:
     key = (str(rec.path), video.key)
     s = stream_for("rec", key, len(video.frames), make)
 
-    def draw(s: Stream) -> None:
+    st.markdown(f"offline top-5 on the video ({len(offline['clips'][slot].indices)} segments "
+                "a clip, the checkpoint's test protocol)")
+    st.markdown(tables.top_k_text(sources.top_k(offline[slot].probs, rec.names)))
+
+    def draw(s: Stream) -> None:  # light elements only: it is redrawn for every frame
+        if s.last is None:
+            st.caption("press Stream or Step to play the video through the online model")
+            return
+        frame_p, running, cache = s.last
+        st.caption(status(s, cache_text(cache)))
         left, right = st.columns(2)
-        with left:
-            if s.last is None:
-                st.caption("press Stream or Step to play the video through the online model")
-            else:
-                frame_p, running, cache = s.last
-                st.caption(status(s, cache_text(cache)))
-                st.image(video.frames[s.t], width=320)
-                _table(sources.top_k(running, rec.names),
-                       f"online top-5 after {s.t + 1} frames (mean of the frame logits)")
-                st.caption(f"this frame alone: {sources.top_k(frame_p, rec.names, 1)[0][0]}")
-        with right:
-            _table(sources.top_k(offline[slot].probs, rec.names),
-                   f"offline top-5 on the video ({len(offline['clips'][slot].indices)} "
-                   "segments a clip, the checkpoint's test protocol)")
+        left.image(video.frames[s.t], width=320)
+        right.markdown(f"online top-5 after {s.t + 1} frames (mean of the frame logits)\n\n"
+                       + tables.top_k_text(sources.top_k(running, rec.names)))
+        right.caption(f"this frame alone: {sources.top_k(frame_p, rec.names, 1)[0][0]}")
 
     run(s, draw, "rec")
 
@@ -199,11 +198,6 @@ def _online_cached(path: str, mtime: float) -> sources.LoadedRecognizer:
 
 def _online(rec: sources.LoadedRecognizer) -> sources.LoadedRecognizer:
     return _online_cached(str(rec.path), rec.path.stat().st_mtime)
-
-
-def _table(rows: list, title: str) -> None:
-    st.markdown(title)
-    tables.top_k(rows)
 
 
 # ----------------------------------------------------------------------------- detection

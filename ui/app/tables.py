@@ -59,3 +59,14 @@ def top_k(rows: list[tuple[str, float]]) -> None:
     """A top-k table: class and probability."""
     show(pd.DataFrame(rows, columns=["class", "probability"]), {"probability": PROBABILITY},
          hide_index=True)
+
+
+def top_k_text(rows: list[tuple[str, float]]) -> str:
+    """The same table as Markdown: light enough to redraw for every frame of a stream."""
+    lines = ["| class | probability |", "|---|---:|"]
+    lines += [f"| {_escape(name)} | {PROBABILITY.format(p)} |" for name, p in rows]
+    return "\n".join(lines)
+
+
+def _escape(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")

