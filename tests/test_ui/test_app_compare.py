@@ -141,3 +141,51 @@ def test_a_checkpoint_can_be_uploaded_instead(app_for, compare_runs):
     assert not at.exception
     assert any("Choose two checkpoints" in i.value for i in at.info)  # waits for the file
 
+
+
+def test_uploaders_state_the_limit_they_enforce(app_for, compare_runs):
+    """The uploader's own limit (the "Limit N MB per file" it shows and enforces) is the one its
+    help text gives: the video and the checkpoint uploaders each have theirs."""
+    at = _open(app_for, compare_runs, **{"TSM_UI_MAX_CHECKPOINT_MB": "120"})
+    at.radio(key="attc_kind").set_value("Upload a video").run()
+    at.selectbox(key="attc_ckpt_B").set_value("(upload a checkpoint)").run()
+    up = {u.proto.label: u.proto for u in at.get("file_uploader")}
+    assert (up["Video file"].max_upload_size_mb, up["Video file"].help) == (
+        50, "at most 50 MB; decoded within the limits below")
+    ck = up["Checkpoint of model B"]
+    assert (ck.max_upload_size_mb, ck.help) == (120, "at most 120 MB; kept while this session lasts")
+
+
+@pytest.mark.parametrize("kind", ["pickle", "nodata", "truncated", "random", "detector"])
+def test_a_bad_checkpoint_is_one_line_on_the_page(app_for, compare_runs, tmp_path, kind):
+    import os
+    import pickle
+    import zipfile
+
+    import torch
+
+    bad = compare_runs / "bad" / f"{kind}.pth"
+    bad.parent.mkdir(exist_ok=True)
+    if kind == "pickle":
+        bad.write_bytes(pickle.dumps({"state_dict": {}}))
+    elif kind == "nodata":
+        with zipfile.ZipFile(bad, "w") as z:
+            z.writestr("a/readme.txt", "x")
+    elif kind == "truncated":
+        data = (compare_runs / "train" / "tsm" / "best.pth").read_bytes()
+        bad.write_bytes(data[: len(data) // 3])
+    elif kind == "random":
+        bad.write_bytes(os.urandom(3000))
+    else:
+        torch.save({"state_dict": {"backbone.trunk.conv1.weight": torch.zeros(2, 3, 7, 7)}}, bad)
+    try:
+        at = _open(app_for, compare_runs)
+        at.selectbox(key="attc_ckpt_B").set_value("(type a path)").run()
+        at.text_input(key="attc_path_B").input(str(bad)).run()
+        assert not at.exception
+        errors = [e.value for e in at.error]
+        assert len(errors) == 1 and "\n" not in errors[0], errors
+        assert errors[0].startswith(f"Model B: cannot use {kind}.pth as a recognizer: {bad}")
+        assert "weights_only" not in errors[0].lower()
+    finally:
+        bad.unlink()

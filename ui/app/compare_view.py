@@ -9,6 +9,7 @@ from typing import Optional
 
 import streamlit as st
 
+from ..models import MODELS, TSM, TSN
 from . import access, flow_panel, live_view, player, runs, session, sources, tables, upload
 from .cache import result_store
 from .draw import upscale
@@ -45,7 +46,7 @@ def default_pair(found: tuple) -> tuple[int, int]:
         if kind is not None:
             first.setdefault(kind, i)
         if len(first) == 2:
-            return first["TSN"], first["TSM"]
+            return first[TSN], first[TSM]
     return 0, 1
 
 
@@ -202,10 +203,10 @@ def render(settings: UISettings) -> None:
     live_view.recognition(models, video, res)
 
 
-def heading(models: dict) -> str:
+def heading(loaded: dict) -> str:
     """``'Where TSN and TSM look'`` for a TSN and a TSM; the slots' kinds otherwise."""
-    kinds = [rec.kind.split(" ")[0] for rec in models.values()]
-    if sorted(kinds) == ["TSM", "TSN"]:
-        return "Where TSN and TSM look"
-    return "Where " + " and ".join(f"model {s} ({rec.kind})" for s, rec in models.items()) + \
+    kinds = {rec.kind.split(" ")[0] for rec in loaded.values()}
+    if kinds == set(MODELS):
+        return f"Where {' and '.join(MODELS)} look"
+    return "Where " + " and ".join(f"model {s} ({rec.kind})" for s, rec in loaded.items()) + \
         " look"
