@@ -130,3 +130,16 @@ def test_plain_pickle_in_a_fresh_process_prints_one_line(files):
                           str(files["video"])], capture_output=True, text=True, timeout=300)
     assert run.returncode == 2
     assert run.stderr == f"tsm test: error: {ckpt}: {EXPECTED['pickle']}\n"
+
+
+def test_a_recognizer_of_another_width_is_one_line_too(files, capfd):
+    """``tsm train --pretrained`` with a checkpoint of the same architecture at another width:
+    every mismatching tensor is named, on one line."""
+    ckpt = files["root"] / "good.pth"  # ResNet-18 at width 1/8; the command builds width 1
+    code = tsm([str(a) for a in _argv("train", ckpt, files)])
+    err = capfd.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("tsm train")]
+    assert code == 2 and len(lines) == 1 and err.endswith(lines[0] + "\n"), err
+    assert lines[0].startswith(f"tsm train: error: checkpoint {ckpt} (tsm_apps layout) vs the "
+                               "requested model (arch=resnet18, num_classes=10) does not match "
+                               "the model: shape conflicts (")

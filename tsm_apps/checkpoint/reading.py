@@ -165,24 +165,21 @@ def state_dict_mismatch(model: nn.Module, sd: Mapping[str, Tensor],
 
 
 def _listed(title: str, items: list) -> str:
-    shown = "\n    ".join(items[:_MAX_LISTED])
-    more = f"\n    ... and {len(items) - _MAX_LISTED} more" if len(items) > _MAX_LISTED else ""
-    return f"\n  {title} ({len(items)}):\n    {shown}{more}"
+    more = f", ... and {len(items) - _MAX_LISTED} more" if len(items) > _MAX_LISTED else ""
+    return f"{title} ({len(items)}): {', '.join(items[:_MAX_LISTED])}{more}"
 
 
 def _load_checked(model: nn.Module, sd: Mapping[str, Tensor], what: str,
                   ignore: tuple = ()) -> None:
+    """Load ``sd`` into ``model``; a mismatch is one line naming ``what`` and listing the
+    missing and unexpected keys and the shape conflicts."""
     missing, unexpected, conflicts = state_dict_mismatch(model, sd, ignore)
     if missing or unexpected or conflicts:
-        msg = f"{what} does not match the model:"
-        if missing:
-            msg += _listed("missing keys", missing)
-        if unexpected:
-            msg += _listed("unexpected keys", unexpected)
-        if conflicts:
-            msg += _listed("shape conflicts", [f"{k}: checkpoint {tuple(a)} vs model {tuple(b)}"
-                                               for k, a, b in conflicts])
-        raise ValueError(msg)
+        parts = [_listed(title, items) for title, items in (
+            ("missing keys", missing), ("unexpected keys", unexpected),
+            ("shape conflicts", [f"{k}: checkpoint {tuple(a)} vs model {tuple(b)}"
+                                 for k, a, b in conflicts])) if items]
+        raise ValueError(f"{what} does not match the model: {'; '.join(parts)}")
     own = model.state_dict()
     full = {k: v for k, v in sd.items() if not k.startswith(ignore)}
     full.update({k: v for k, v in own.items() if k not in full})
