@@ -135,3 +135,21 @@ def test_config_that_is_code_is_refused_and_never_run(app_for, det_runs, tmp_pat
     assert len(errors) == 1 and "\n" not in errors[0], errors
     assert errors[0].startswith(f"Detection view: {config}:") and "is not allowed; a config " \
         "is read as data" in errors[0]
+
+
+def test_downscaled_snippet_keeps_its_ground_truth_on_the_object(app_for, det_runs):
+    """At a working resolution below the snippet's size the frames are decoded downscaled and
+    the ground-truth boxes follow them (the square of frame t is at x 8+10t, y 20 at 96x64)."""
+    from ui.app import sources
+    from ui.app.detection_view import _truth
+
+    at = app_for(det_runs, TSM_UI_FRAME_SIZE="32").run()
+    assert not at.exception and not at.error
+    assert any(c.startswith("Detecting on all 6 frames of the video at 48x32, downscaled from "
+                            "96x64 to the working resolution (limits: 300 frames, shorter side "
+                            "32 px,") for c in captions(at))
+    truth = _truth(str(det_runs / SNIPPET), 6, 0.5)
+    full = sources.read_truth(det_runs / SNIPPET, 6)
+    for t in range(6):
+        np.testing.assert_array_equal(truth[t].boxes, full[t].boxes * 0.5)
+        assert truth[t].boxes.tolist() == [[4 + 5 * t, 10, 14 + 5 * t, 20]]
