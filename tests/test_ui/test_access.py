@@ -51,9 +51,8 @@ def runs(tmp_path):
     return tmp_path / "runs"
 
 
-def test_token_asked_before_any_page(app_for, runs, monkeypatch):
-    monkeypatch.setenv(ENV_TOKEN, TOKEN)
-    at = app_for(runs).run()
+def test_token_asked_before_any_page(app_for, runs):
+    at = app_for(runs, **{ENV_TOKEN: TOKEN}).run()
     assert not at.exception
     assert [t.label for t in at.text_input] == ["Access token"]
     assert len(at.sidebar) == 0 and not at.header and not at.radio  # no view, no sidebar
@@ -70,7 +69,6 @@ def test_token_asked_before_any_page(app_for, runs, monkeypatch):
     assert at.header[0].value == "Runs" and not at.text_input
 
 
-def test_no_token_no_question(app_for, runs, monkeypatch):
-    monkeypatch.delenv(ENV_TOKEN, raising=False)
+def test_no_token_no_question(app_for, runs):
     at = app_for(runs).run()
     assert not at.exception and at.header[0].value == "Detection: TSN vs online TSM"
