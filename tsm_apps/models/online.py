@@ -121,7 +121,9 @@ class OnlineStep(nn.Module):
 
     @torch.no_grad()
     def buffer_shapes(self, frame_shape: Sequence[int]) -> list:
-        """Buffer shapes for frames of ``frame_shape`` ``(N, 3, H, W)``, found by one dry step."""
+        """Buffer shapes for frames of ``frame_shape`` ``(N, 3, H, W)``, found by one dry step
+        (on the model's device, in its dtype)."""
+        p = next(self.model.parameters())
         with streaming(self.model):
-            self.model.backbone(torch.zeros(*frame_shape))
+            self.model.backbone(torch.zeros(*frame_shape, device=p.device, dtype=p.dtype))
             return [tuple(m.buffer.shape) for m in self.mods]
