@@ -147,14 +147,15 @@ def _attention(page, tmp_path: Path) -> None:
     _images(page)
     page.get_by_text("Any two checkpoints on any video").click()
     _upload(page, sample_video(UPLOAD))
-    _wait(page, "A frame 0/7 (video frame 1)")  # 24 frames, 8 segments of 3: centre 1
+    # the checkpoints' own protocol: 4 segments of the 24 frames, 6 each, centre 3
+    _wait(page, "A frame 0/3 (video frame 3)")
     before = _images(page)
     page.get_by_role("combobox", name="Class explained").click()
     page.get_by_role("option", name="2: action 2").click()
-    _wait(page, "A frame 0/7 (video frame 1): cam of 'action 2'")
-    _wait(page, "B frame 0/7 (video frame 1): cam of 'action 2'")
+    _wait(page, "A frame 0/3 (video frame 3): cam of 'action 2'")
+    _wait(page, "B frame 0/3 (video frame 3): cam of 'action 2'")
     chosen = _images(page)
-    _slide(page, ["A frame 1/7 (video frame 4)", "B frame 1/7 (video frame 4)"])
+    _slide(page, ["A frame 1/3 (video frame 9)", "B frame 1/3 (video frame 9)"])
     moved = _images(page)
     assert len(set(before)) == 2 and set(moved).isdisjoint(chosen)  # both maps change
     _play_pause_resume(page, MAX_FRAMES - 1)  # the live online recognizer
