@@ -7,7 +7,8 @@ ideas every command shares, from :data:`SHARED_HELP`, so the same idea has the s
 the same words in ``tsm train``, ``tsm test``, ``tsm dissect``, ``tsm detect`` and ``tsm ui``.
 Field metadata: ``help``, ``choices``, ``positional`` (an argument, not a flag), ``aliases``
 (extra flags), ``skip`` (not on the command line), and argparse's ``nargs``, ``const``,
-``action``, ``metavar`` passed through (e.g. mmengine's ``DictAction`` for ``--cfg-options``).
+``action``, ``metavar`` passed through (e.g. mmengine's ``DictAction`` for ``--cfg-options``,
+``"append"`` with the item ``type`` for a repeatable option).
 """
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def add_options(parser: argparse.ArgumentParser, cls: type,
             continue
         shown = "" if required or default in (None, {}, []) else f" (default: {default})"
         extra = {k: meta[k] for k in PASSED if k in meta}
-        kind = {} if "action" in extra else {"type": tp}
+        kind = {} if extra.get("action") not in (None, "append") else {"type": meta.get("type", tp)}
         parser.add_argument(*flags, dest=f.name, default=default, required=required,
                             choices=meta.get("choices"), help=(text + shown).strip(), **kind,
                             **extra)

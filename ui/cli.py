@@ -6,7 +6,9 @@ import argparse
 import os
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from .app.access import is_loopback
 from .app.settings import (DEFAULT_HOST, DEFAULT_IDLE_MINUTES, DEFAULT_MAX_CHECKPOINT_MB,
@@ -19,41 +21,50 @@ from .app.settings import (DEFAULT_HOST, DEFAULT_IDLE_MINUTES, DEFAULT_MAX_CHECK
 APP = Path(__file__).parent / "app" / "main.py"
 
 
+def _help(text: str, **kw) -> dict:
+    return {"metadata": {"help": text, **kw}}
+
+
+@dataclass
+class UIOptions:
+    """What ``tsm ui`` takes (each field a flag: :mod:`tsm_apps.options`)."""
+    runs: Optional[Path] = field(default=None, **_help(
+        "runs folder to browse (default: runs/demo if it exists, else runs)"))
+    port: int = field(default=DEFAULT_PORT, **_help("port"))
+    host: str = field(default=DEFAULT_HOST, **_help(
+        "address to listen on (this machine only by default; any other address needs an "
+        f"access token: {ENV_TOKEN} or --token-file)"))
+    token_file: Optional[Path] = field(default=None, **_help(
+        f"file whose first line is the access token (at least {MIN_TOKEN_LENGTH} characters) "
+        "every browser session must give"))
+    allow_root: list = field(default_factory=list, **_help(
+        "a folder whose files typed paths may name, besides the runs folder and the uploads "
+        "(repeatable)", action="append", type=Path, metavar="DIR"))
+    max_upload_mb: int = field(default=DEFAULT_MAX_UPLOAD_MB, **_help(
+        "largest video upload, in MB"))
+    max_checkpoint_mb: int = field(default=DEFAULT_MAX_CHECKPOINT_MB, **_help(
+        "largest checkpoint upload, in MB"))
+    max_frames: int = field(default=DEFAULT_MAX_FRAMES, **_help(
+        "frames of a video the models run on"))
+    frame_size: int = field(default=DEFAULT_FRAME_SIZE, **_help(
+        "working resolution: frames are decoded with their shorter side at most this many "
+        "pixels"))
+    max_decoded_mp: float = field(default=DEFAULT_MAX_DECODED_MP, **_help(
+        "decoded pixels per video, in millions (frames x height x width)"))
+    idle_minutes: float = field(default=DEFAULT_IDLE_MINUTES, **_help(
+        "a session's uploads are removed after this long unused, or when it ends"))
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from tsm_apps.options import add_options
     p = argparse.ArgumentParser(prog="tsm ui", description="Compare TSM and TSN in the browser.")
-    p.add_argument("--runs", type=Path, default=None,
-                   help="runs folder to browse (default: runs/demo if it exists, else runs)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default %(default)s)")
-    p.add_argument("--host", default=DEFAULT_HOST,
-                   help="address to listen on (default %(default)s: this machine only; any "
-                        f"other address needs an access token: {ENV_TOKEN} or --token-file)")
-    p.add_argument("--token-file", type=Path, default=None,
-                   help=f"file whose first line is the access token (at least "
-                        f"{MIN_TOKEN_LENGTH} characters) every browser session must give")
-    p.add_argument("--allow-root", type=Path, action="append", default=[], metavar="DIR",
-                   help="a folder whose files typed paths may name, besides the runs folder "
-                        "and the uploads (repeatable)")
-    p.add_argument("--max-upload-mb", type=int, default=DEFAULT_MAX_UPLOAD_MB,
-                   help="largest video upload, in MB (default %(default)s)")
-    p.add_argument("--max-checkpoint-mb", type=int, default=DEFAULT_MAX_CHECKPOINT_MB,
-                   help="largest checkpoint upload, in MB (default %(default)s)")
-    p.add_argument("--max-frames", type=int, default=DEFAULT_MAX_FRAMES,
-                   help="frames of a video the models run on (default %(default)s)")
-    p.add_argument("--frame-size", type=int, default=DEFAULT_FRAME_SIZE,
-                   help="working resolution: frames are decoded with their shorter side at "
-                        "most this many pixels (default %(default)s)")
-    p.add_argument("--max-decoded-mp", type=float, default=DEFAULT_MAX_DECODED_MP,
-                   help="decoded pixels per video, in millions (frames x height x width; "
-                        "default %(default)s)")
-    p.add_argument("--idle-minutes", type=float, default=DEFAULT_IDLE_MINUTES,
-                   help="a session's uploads are removed after this long unused, or when it "
-                        "ends (default %(default)s)")
-    return p
+    return add_options(p, UIOptions)
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
+def parse_args(argv: list[str]) -> UIOptions:
     """The options, checked (a port in range, positive limits)."""
-    args = build_parser().parse_args(argv)
+    from tsm_apps.options import options_from
+    args = options_from(UIOptions, build_parser().parse_args(argv))
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be in 1..65535, got {args.port}")
     limits = ("max_upload_mb", "max_checkpoint_mb", "max_frames", "frame_size",
@@ -67,7 +78,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def access_token(args: argparse.Namespace) -> str | None:
+def access_token(args: UIOptions) -> str | None:
     """The token sessions must give (from ``--token-file``, else the environment); required,
     and at least :data:`MIN_TOKEN_LENGTH` characters, when ``--host`` is not a loopback
     address. ValueError in one line otherwise."""
@@ -87,7 +98,7 @@ def access_token(args: argparse.Namespace) -> str | None:
     return token
 
 
-def streamlit_command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+def streamlit_command(args: UIOptions) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that start the app for ``args``."""
     runs = (args.runs or default_runs_dir()).resolve()
     token = access_token(args)

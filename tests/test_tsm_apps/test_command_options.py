@@ -1,5 +1,5 @@
 """The same idea has the same option in every ``tsm`` command (train, test, export, dissect,
-detect): clip length ``--segments``, the
+detect, ui), each built from its dataclass: clip length ``--segments``, the
 device ``--device``, the output ``--out``, class names ``--classes``, progress bars
 ``--progress/--no-progress``; no command spells them another way."""
 import pytest
@@ -29,15 +29,21 @@ def detect_parser():
     return build_parser()
 
 
+def ui_parser():
+    from ui.cli import build_parser
+    return build_parser()
+
+
 PARSERS = {"train": train_parser, "test": tsm_test_parser, "export": export_parser,
-           "dissect": dissect_parser, "detect": detect_parser}
+           "dissect": dissect_parser, "detect": detect_parser, "ui": ui_parser}
 SHARED = {"train": {"--segments", "--device", "--out", "--progress", "--no-progress"},
           "test": {"--segments", "--device", "--out", "--classes", "--clips", "--crops",
                    "--size", "--scale-size", "--view", "--no-progress"},
           "export": {"--segments", "--out", "--size"},
           "dissect": {"--segments", "--device", "--out", "--classes", "--clips", "--size",
                       "--scale-size", "--view", "--no-progress"},
-          "detect": {"--out", "--device", "--no-progress", "--cfg-options"}}
+          "detect": {"--out", "--device", "--no-progress", "--cfg-options"},
+          "ui": {"--runs", "--port", "--host", "--max-frames", "--allow-root"}}
 OTHER_SPELLINGS = {"--num-segments", "--t", "--clip-len", "--num-frames", "--quiet",
                    "--input-size", "--gpu"}
 
