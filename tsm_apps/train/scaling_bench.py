@@ -37,7 +37,7 @@ import torch.distributed as dist
 
 from torch import nn
 
-from .timing import Figure
+from ..bench.timing import Figure
 
 WORKERS = (8, 16, 32, 64, 128, 256, 512, 1024, 1536)
 
@@ -139,7 +139,7 @@ def worker(steps: int, batch: int, reps: int = 3) -> dict:
     """One torchrun rank: local step, all-reduce at two sizes, DDP step (seconds each)."""
     from ..distributed import CommCounter
     from ..models.recognizer import build_recognizer
-    from ..train.averaging import KStepAverager
+    from .averaging import KStepAverager
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     torch.manual_seed(0)
