@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tsm_apps.train.early_files import write_early
+from tsm_apps.evaluation.early_files import write_early
 from ui.pipeline.layout import RunLayout
 from ui.pipeline.report import write_report
 
@@ -37,7 +37,10 @@ def test_runs_view_draws_early_recognition(app_for, empty_runs):
 def test_runs_view_without_early_csv_says_so(app_for, empty_runs):
     at = app_for(empty_runs).run()
     at.sidebar.radio(key="view").set_value("Runs").run()
-    assert any("No early-recognition results (`early.csv`" in i.value for i in at.info)
+    assert any("No early-recognition results (`early.csv`" in i.value
+               and f"`tsm demo --extras --out {empty_runs}` adds them" in i.value for i in at.info)
+    assert any(f"No benchmark results (`bench.json`, written by `tsm bench`) found: `tsm demo "
+               f"--extras --out {empty_runs}` adds them" in i.value for i in at.info)
 
 
 def test_runs_view_bad_early_csv_is_a_message(app_for, empty_runs):
@@ -52,7 +55,8 @@ def test_runs_view_bad_early_csv_is_a_message(app_for, empty_runs):
 
 def test_report_shows_early_recognition_when_present(tmp_path):
     md = write_report(tmp_path)[0].read_text()
-    assert "not part of the demo run; `tsm test ONLINE.pth --online" in md
+    assert "not part of this run: `tsm demo --extras` adds it (`tsm test ONLINE.pth --online" in md
+    assert f"`tsm bench --quick --out {tmp_path}/bench/bench.json`" in md
     write_early(RES, RunLayout(tmp_path).early_csv.parent)
     md_path, html_path = write_report(tmp_path)
     md = md_path.read_text()

@@ -43,6 +43,20 @@ def test_plan_steps_needs_and_outputs(tmp_path):
     assert vid.args[vid.args.index("--val-videos") + 1] == 16 and vid.args[vid.args.index("--seed") + 1] == 5
 
 
+def test_plan_extras_online_tsm_early_recognition_and_bench_last(tmp_path):
+    assert not any(s.name in ("bench", "early recognition") for s in plan(tmp_path))
+    steps = plan(tmp_path, seeds=1, extras=True)
+    names = [s.name for s in steps]
+    early, bench = steps[names.index("early recognition")], steps[-1]
+    assert early.outputs == [tmp_path / "early" / "early.csv"]
+    assert early.args[early.args.index("--offline-checkpoint") + 1] == tmp_path / "recognizers" / "tsm" / "best.pth"
+    assert early.args[1] == tmp_path / "recognizers" / "tsm_online" / "best.pth"
+    online = steps[names.index("train tsm online")]
+    assert online.args[online.args.index("--shift") + 1] == "online"
+    assert bench.name == "bench" and set(bench.needs) == set(names[:-1])  # alone, at the end
+    assert bench.outputs == [tmp_path / "bench" / "bench.json"]
+
+
 def test_report_tables_and_missing_sections(tmp_path):
     put(tmp_path / "recognizers" / "tsn" / "eval.json", {"top1": 20.5, "top5": 70.0})
     put(tmp_path / "recognizers" / "tsm" / "eval.json", {"top1": 95.25, "top5": 100.0})

@@ -71,7 +71,9 @@ def _benchmarks(root: Path) -> bool:
     st.subheader("Benchmarks")
     files = _find(str(root), "bench.json")
     if not files:
-        st.info("No benchmark results (`bench.json`, written by `tsm bench`) found.")
+        st.info("No benchmark results (`bench.json`, written by `tsm bench`) found: `tsm demo "
+                f"--extras --out {root}` adds them (`tsm bench --quick --out "
+                f"{root}/bench/bench.json`).")
         return False
     for p in files:
         try:
@@ -104,7 +106,8 @@ def _early(root: Path) -> bool:
     files = _find(str(root), EARLY_CSV)
     if not files:
         st.info(f"No early-recognition results (`{EARLY_CSV}`, written by `tsm test ONLINE.pth "
-                "--online ... --out DIR`) found.")
+                f"--online ... --out DIR`) found: `tsm demo --extras --out {root}` adds them "
+                "(an online TSM, then early recognition against TSM and TSN).")
         return False
     for i, p in enumerate(files):
         name = runs.rel(Path(p), root)

@@ -24,15 +24,16 @@ from .steps import Step, merge_timing, run_steps
 
 DETECT_CONFIGS = {"tsn": "rfcn_synth_tsn", "tsm": "rfcn_synth_tsm"}  # bundled with detection
 SHIFT = {"tsn": "none", "tsm": "offline"}
+ONLINE = "tsm_online"  # --extras: the online TSM's folder under recognizers/
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 SEEDS = 3
 """Training seeds per model: every comparison is reported as mean [min, max] over them."""
 OUTPUT_STRIDE = 16
 """The demo's recognizers keep res5 at stride 16 (dilated): 7x7 CAMs of a 112-px clip instead
 of 4x4, at the same parameters and 3-15% more training time (docs/results.md, Dissection)."""
-EPOCHS = 10
-"""Recognizer epochs (the ``synthetic`` preset has 20): half the cost per seed, so that three
-seeds fit the demo's time (docs/results.md, Demo headline)."""
+EPOCHS = 15
+"""Recognizer epochs (the ``synthetic`` preset has 20): three quarters of the cost per seed, so
+that three seeds fit the demo's time (docs/results.md, Demo headline)."""
 VAL_SNIPPETS = 16
 """Synthetic VID val snippets (``tsm synth vid`` makes 8): twice the corrupted frames, so the
 hard-frame mAP moves less with one detection (the detection science guard's set)."""
@@ -50,6 +51,15 @@ def _data_steps(runs: RunLayout, seed: int) -> list:
     ]
 
 
+def _train_step(runs: RunLayout, data: RunLayout, name: str, folder: str, shift: str,
+                seed: int) -> Step:
+    return Step(name, ["train", "--data", data.data_temporal, "--preset", "synthetic",
+                       "--shift", shift, "--output-stride", OUTPUT_STRIDE, "--epochs", EPOCHS,
+                       "--seed", seed, "--no-progress", "--out", runs.recognizer(folder)],
+                [runs.recognizer(folder) / "best.pth", runs.recognizer_eval(folder)], ONE_THREAD,
+                needs=["synth temporal"])
+
+
 def _recognizer_steps(runs: RunLayout, data: RunLayout, m: str, seed: int, tag: str,
                       first: bool) -> list:
     """Train, test on the held-out split, dissect on it (the first seed's dissection with
@@ -57,11 +67,7 @@ def _recognizer_steps(runs: RunLayout, data: RunLayout, m: str, seed: int, tag: 
     best, test_list = runs.recognizer(m) / "best.pth", data.data_temporal / "test.txt"
     extra = [] if first else ["--no-units", "--no-overlays", "--no-sanity"]
     return [
-        Step(f"train {m}{tag}", ["train", "--data", data.data_temporal, "--preset", "synthetic",
-                                 "--shift", SHIFT[m], "--output-stride", OUTPUT_STRIDE,
-                                 "--epochs", EPOCHS, "--seed", seed, "--no-progress",
-                                 "--out", runs.recognizer(m)],
-             [best, runs.recognizer_eval(m)], ONE_THREAD, needs=["synth temporal"]),
+        _train_step(runs, data, f"train {m}{tag}", m, SHIFT[m], seed),
         Step(f"test {m}{tag}", ["test", best, "--data", test_list, "--no-progress", "--out",
                                 runs.recognizer_test(m)],
              [runs.recognizer_test(m)], ONE_THREAD, needs=[f"train {m}{tag}"]),
@@ -69,6 +75,22 @@ def _recognizer_steps(runs: RunLayout, data: RunLayout, m: str, seed: int, tag: 
                                    "--method", "cam", "--no-progress", *extra,
                                    "--out", runs.dissection(m)],
              [runs.dissection(m) / "metrics.json"], ONE_THREAD, needs=[f"train {m}{tag}"]),
+    ]
+
+
+def _extra_steps(runs: RunLayout, seed: int, before: list) -> list:
+    """``--extras``: an online TSM (first seed) and early recognition against TSM and TSN on
+    the held-out clips, then ``tsm bench --quick`` alone after every other step."""
+    online, best = runs.recognizer(ONLINE), {m: runs.recognizer(m) / "best.pth" for m in MODELS}
+    return [
+        _train_step(runs, runs, "train tsm online", ONLINE, "online", seed),
+        Step("early recognition", ["test", online / "best.pth", "--online", "--offline-checkpoint",
+                                   best["tsm"], "--tsn-checkpoint", best["tsn"], "--data",
+                                   runs.data_temporal / "test.txt", "--no-progress", "--out",
+                                   runs.early_csv.parent],
+             [runs.early_csv], ONE_THREAD, needs=["train tsm online", "train tsm", "train tsn"]),
+        Step("bench", ["bench", "--quick", "--out", runs.bench], [runs.bench],
+             needs=[*before, "train tsm online", "early recognition"]),
     ]
 
 
@@ -85,9 +107,10 @@ def _detector_steps(runs: RunLayout, data: RunLayout, m: str, seed: int, tag: st
     ]
 
 
-def plan(root: Path, seed: int = 0, seeds: int = SEEDS) -> list:
+def plan(root: Path, seed: int = 0, seeds: int = SEEDS, extras: bool = False) -> list:
     """The demo's steps in priority order (each waits for its ``needs``): data from ``seed``,
-    training seeds ``seed .. seed + seeds - 1``; the first seed's runs at the root."""
+    training seeds ``seed .. seed + seeds - 1``, the first seed's runs at the root;
+    ``extras``: :func:`_extra_steps` too."""
     runs = RunLayout(root)
     steps = _data_steps(runs, seed)
     first_dissections = []
@@ -106,7 +129,8 @@ def plan(root: Path, seed: int = 0, seeds: int = SEEDS) -> list:
                                        runs.dissection("tsn"), "--out", runs.comparison],
                    [runs.comparison / "compare.html"],
                    needs=[s.name for s in first_dissections])
-    return steps + first_dissections + [compare]
+    steps += first_dissections + [compare]
+    return steps + (_extra_steps(runs, seed, [s.name for s in steps]) if extras else [])
 
 
 def summary(root: Path) -> list:
@@ -135,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="training seeds per model (default %(default)s)")
     p.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
                    help="steps side by side, one thread each (default: the CPUs, %(default)s)")
+    p.add_argument("--extras", action="store_true",
+                   help="also an online TSM with early recognition, and tsm bench --quick "
+                        "(about 10 more minutes on 2 cores)")
     p.add_argument("--no-ui", action="store_true", help="stop after the report")
     p.add_argument("--port", type=int, default=8501, help="UI port (default 8501)")
     return p
@@ -159,7 +186,8 @@ def main(argv: list[str]) -> int:
     t0, before = time.perf_counter(), machine()
     runs = RunLayout(root)
     write_seeds(root, a.seed, range(a.seed, a.seed + a.seeds))
-    timing = run_steps(plan(root, a.seed, a.seeds), log_dir=runs.logs, workers=a.jobs)
+    timing = run_steps(plan(root, a.seed, a.seeds, a.extras), log_dir=runs.logs,
+                       workers=a.jobs)
     _record_timing(runs, timing, time.perf_counter() - t0, before)
     md, page = write_report(root)
     print(f"[demo] finished in {time.perf_counter() - t0:.0f} s on {before['cpus']} CPUs "

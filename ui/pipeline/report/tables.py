@@ -187,9 +187,9 @@ def early_table(root: Path) -> Table:
 
     title, lay = "Early recognition (top-1 vs fraction of the video seen)", RunLayout(root)
     if not lay.early_csv.is_file():
-        return Table(title, [], [], "not part of the demo run; `tsm test ONLINE.pth --online "
-                     "--offline-checkpoint TSM.pth --tsn-checkpoint TSN.pth --data DATA --out "
-                     f"{lay.early_csv.parent}` adds it")
+        return Table(title, [], [], "not part of this run: `tsm demo --extras` adds it (`tsm "
+                     "test ONLINE.pth --online --offline-checkpoint TSM.pth --tsn-checkpoint "
+                     f"TSN.pth --data DATA --out {lay.early_csv.parent}`)")
     try:
         res = read_early_csv(lay.early_csv)
     except ValueError as e:
@@ -204,8 +204,8 @@ def early_table(root: Path) -> Table:
 def bench_table(root: Path) -> Table:
     b = read_json(RunLayout(root).bench, missing_ok=True)
     if b is None:
-        return Table("Performance (tsm bench)", [], [],
-                     "not part of the demo run; `tsm bench --out runs/demo/bench/bench.json` adds it")
+        return Table("Performance (tsm bench)", [], [], "not part of this run: `tsm demo "
+                     f"--extras` adds it (`tsm bench --quick --out {RunLayout(root).bench}`)")
     rows = [[f["name"], f["value"], f["unit"], f.get("goal") or "",
              "" if f.get("met") is None else ("yes" if f["met"] else "no"), f["device"]]
             for f in b["figures"]]
