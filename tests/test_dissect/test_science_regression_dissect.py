@@ -70,13 +70,13 @@ def run(shift: str, seed: int, tmp, size: int, epochs: int, n_train: int, n_val:
 
 
 # measured (OMP_NUM_THREADS=1 .venv/bin/python tests/test_dissect/test_science_regression_dissect.py
-# 0 1 2 3; 2 shared cores, load 2-4), strict pointing TSM / TSN (best val top-1 TSM / TSN):
-#   seed 0: 0.592 / 0.240 = +0.352 (100% / 39%)
-#   seed 1: 0.525 / 0.276 = +0.249 (100% / 35%)
-#   seed 2: 0.576 / 0.333 = +0.243 (100% / 34%)
-#   seed 3: 0.518 / 0.276 = +0.242 (100% / 35%)
-# centre prior 0.521, random map 0.160 on these val clips; 90-175 s per model at that load.
-# Not reliable, so not used: the left/right pair alone (TSN at chance, so its CAM lands anywhere:
+# 0 1 2 3; 2 shared cores, load ~2), strict pointing TSM / TSN (best val top-1 TSM / TSN):
+#   seed 0: 0.568 / 0.211 = +0.357 (100% / 34%)
+#   seed 1: 0.535 / 0.341 = +0.194 (100% / 38%)
+#   seed 2: 0.590 / 0.409 = +0.181 (100% / 39%)
+#   seed 3: 0.542 / 0.250 = +0.292 (100% / 38%)
+# 44-60 s per model (about 370 s of CPU for the eight).
+# Not reliable with an earlier clip pipeline, so not used: the left/right pair alone (TSN at chance, so its CAM lands anywhere:
 # at 64 px TSM - TSN +0.20 / +0.20 / +0.27 / -0.13 for seeds 0-3, at 96 px +0.21 / -0.02 /
 # +0.06 / +0.18), and four classes at 64 px (+0.09 / +0.30, TSM under the centre prior).
 # At 96 px (12 epochs) TSM points better (seed 0: 0.783 / 0.211) at twice the cost.
