@@ -50,7 +50,7 @@ def run(model: str, seed: int, tmp: Path, iters: int, batch: int, train_videos: 
 # 0 1 2 3; 2 shared cores, load 2-6), mAP TSM / TSN on the corrupted frames (glare frames; clean):
 #   seed 0: 86.4 / 81.2 = +5.2 (glare 85.2 / 54.7 = +30.5; clean +0.3)
 #   seed 1: 82.4 / 78.9 = +3.5 (glare 84.4 / 57.8 = +26.6; clean -4.0)
-#   seed 2: 86.5 / 80.4 = +6.0 (glare 75.7 / 63.8 = +11.9; clean -0.1)
+#   seed 2: 86.5 / 80.4 = +6.0 (glare 75.7 / 63.8 = +11.9; clean 0.0)
 #   seed 3: 88.9 / 81.2 = +7.7 (glare 84.7 / 65.6 = +19.1; clean +1.5)
 # On clean frames the two are level, so the gain is where frames are hard. About 230 s of CPU
 # per seed (both models trained and tested). Not reliable, so not used: 600 iterations (corrupted +8.2 / -8.3 / +14.8 / +4.2 at

@@ -9,7 +9,7 @@ from ui.pipeline.demo import summary
 from ui.pipeline.layout import RunLayout
 from ui.pipeline.report import write_report
 from ui.pipeline.report.spread import spread_figure, spread_rows
-from ui.pipeline.seeds import interval, seed_layouts, spreads, write_seeds
+from ui.pipeline.seeds import interval, seed_layouts, signed, spreads, write_seeds
 
 
 def put(path, obj):
@@ -41,6 +41,11 @@ def test_seed_layouts_first_seed_at_the_root(tmp_path):
                                       2: RunLayout(tmp_path / "seeds" / "2")}
     assert json.loads((tmp_path / "seeds.json").read_text()) == {"data_seed": 7,
                                                                   "training_seeds": [0, 1, 2]}
+
+
+def test_signed_never_shows_minus_zero():
+    assert [signed(v, 1) for v in (-0.04, 0.04, -0.06, 2.25)] == ["+0.0", "+0.0", "-0.1", "+2.2"]
+    assert signed(-0.0004, 3, sign=False) == "0.000" and signed(0.5, 3, sign=False) == "0.500"
 
 
 def test_spreads_intervals_and_claims(tmp_path):

@@ -161,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="steps side by side, one thread each (default: the CPUs, %(default)s)")
     p.add_argument("--extras", action="store_true",
                    help="also an online TSM with early recognition, and tsm bench --quick "
-                        "(about 10 more minutes on 2 cores)")
+                        "(about 6 more minutes on 2 cores)")
     p.add_argument("--no-ui", action="store_true", help="stop after the report")
     p.add_argument("--port", type=int, default=8501, help="UI port (default 8501)")
     return p

@@ -131,8 +131,14 @@ class Spread:
         mean, lo, hi = interval(values)
         if mean is None:
             return ""
-        f = f"{{:{'+' if sign else ''}.{self.comparison.digits}f}}"
-        return f"{f.format(mean)} [{f.format(lo)}, {f.format(hi)}]"
+        mean, lo, hi = (signed(v, self.comparison.digits, sign) for v in (mean, lo, hi))
+        return f"{mean} [{lo}, {hi}]"
+
+
+def signed(value: float, digits: int, sign: bool = True) -> str:
+    """``value`` at ``digits`` decimals, ``+`` before positives with ``sign``; a value that
+    rounds to zero is ``0.0`` (``+0.0``), never ``-0.0``."""
+    return f"{round(value, digits) + 0.0:{'+' if sign else ''}.{digits}f}"
 
 
 def spreads(root: Path) -> list:

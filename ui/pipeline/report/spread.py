@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ... import models
-from ..seeds import Spread, interval, seed_layouts, spreads
+from ..seeds import Spread, interval, seed_layouts, signed, spreads
 from .tables import Table
 
 HEADER = ("comparison", "TSN", "TSM", "TSM - TSN", "TSM - TSN per seed",
@@ -18,8 +18,7 @@ SEED_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "sta
 
 
 def _per_seed(s: Spread) -> str:
-    d = s.comparison.digits
-    return ", ".join(f"{v:+.{d}f}" for v in s.diff)
+    return ", ".join(signed(v, s.comparison.digits) for v in s.diff)
 
 
 def spread_rows(found: Sequence[Spread]) -> list:
