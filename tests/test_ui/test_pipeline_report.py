@@ -43,6 +43,16 @@ def test_plan_steps_needs_and_outputs(tmp_path):
     assert vid.args[vid.args.index("--val-videos") + 1] == 16 and vid.args[vid.args.index("--seed") + 1] == 5
 
 
+def test_demo_recognizers_are_scored_on_whole_frames():
+    """The demo's 112x112 clips are seen whole at validation and test (the protocol recorded in
+    the checkpoints, which tsm test, tsm dissect run and the app follow), not resized to 128
+    and centre-cropped."""
+    from tsm_apps.train.config import load_config
+
+    proto = load_config(preset="synthetic").test_protocol()
+    assert (proto.scale_size, proto.crop_size, proto.crops) == (112, 112, 1)
+
+
 def test_plan_extras_online_tsm_early_recognition_and_bench_last(tmp_path):
     assert not any(s.name in ("bench", "early recognition") for s in plan(tmp_path))
     steps = plan(tmp_path, seeds=1, extras=True)
