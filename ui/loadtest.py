@@ -6,7 +6,7 @@ the online recognizer for ``stream_s`` seconds, then streams a video of the runs
 both detectors for ``stream_s`` seconds. The per-frame latency is the wall time between frames
 as the page shows them (the status line, read every 50 ms). Errors are exceptions, error boxes
 and uncaught page errors; the server's memory is the resident size of its processes, sampled
-every 0.2 s. Used by ``benchmarks/load_app.py`` (the full run) and the test suite (reduced).
+every 0.2 s. A page is closed once its last script run is over. Used by ``benchmarks/load_app.py`` (the full run) and the test suite (reduced).
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ STATUS_JS = """() => [...document.querySelectorAll('[data-testid="stCaptionConta
     .map(e => e.innerText).filter(t => /^(playing|paused|finished): frame/.test(t))"""
 ERRORS_JS = """() => [...document.querySelectorAll(
     '[data-testid="stException"], [data-testid="stAlertContentError"]')].map(e => e.innerText)"""
+RUNNING_JS = """() => document.querySelector('[data-testid^="stStatusWidgetRunning"]') !== null"""
 
 
 @dataclass
@@ -106,6 +107,19 @@ async def _stream(page, seconds: float, wait_ms: int, frames: Optional[int]) -> 
     return intervals, (seen[-1][1] + 1 if seen else 0)
 
 
+async def _idle(page, seconds: float = 30.0, quiet_s: float = 1.0) -> None:
+    """Wait until the page's script run is over (no running icon in Streamlit's status widget
+    for ``quiet_s``), so that closing the page does not cut a run that is still sending."""
+    quiet_since, t_end = None, time.perf_counter() + seconds
+    while time.perf_counter() < t_end:
+        running = await page.evaluate(RUNNING_JS)
+        now = time.perf_counter()
+        quiet_since = None if running else (quiet_since or now)
+        if quiet_since is not None and now - quiet_since >= quiet_s:
+            return
+        await asyncio.sleep(0.1)
+
+
 async def _session(browser, url: str, upload: Path, stream_s: float, frames: Optional[int],
                    wait_ms: int, res: SessionResult) -> None:
     context = await browser.new_context(viewport={"width": 1400, "height": 1100})
@@ -134,6 +148,7 @@ async def _session(browser, url: str, upload: Path, stream_s: float, frames: Opt
         await page.get_by_text(re.compile("press Stream or Step")).wait_for(timeout=wait_ms)
         res.intervals_ms["detectors"], res.frames["detectors"] = await _stream(
             page, stream_s, wait_ms, frames)
+        await _idle(page)  # the run after Pause is over: its errors are on the page
         res.errors += await page.evaluate(ERRORS_JS)
     except Exception as e:  # a timeout or a missing element: the session failed
         res.errors.append(f"{type(e).__name__}: {str(e).splitlines()[0]}")

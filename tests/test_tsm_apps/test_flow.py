@@ -96,7 +96,8 @@ def test_flow_recognizer_takes_2L_channels_and_rgb_transfer_initialises_conv1(tm
     save_checkpoint(tmp_path / "rgb.pth", rgb)
     cfg = TrainConfig(arch="resnet18", width=0.125, segments=2, modality="flow", new_length=5,
                       pretrained=str(tmp_path / "rgb.pth"), dropout=0.0)
-    flow = build_model(cfg, 5, torch.device("cpu"))
+    flow, fc_loaded = build_model(cfg, 5, torch.device("cpu"))
+    assert fc_loaded  # same 5 classes: the RGB model's fc is kept
     w_rgb, w_flow = rgb.backbone.conv1.weight, flow.backbone.conv1.weight
     assert w_flow.shape == (8, 10, 7, 7)
     assert torch.equal(w_flow, w_rgb.mean(1, keepdim=True).expand(8, 10, 7, 7))
