@@ -17,7 +17,7 @@ import dataclasses
 import typing
 from typing import Any, Iterable
 
-__all__ = ["SHARED_HELP", "add_options", "options_from"]
+__all__ = ["SHARED_HELP", "add_options", "from_mapping", "options_from"]
 
 PASSED = ("nargs", "const", "action", "metavar")  # argparse keywords taken from field metadata
 
@@ -92,3 +92,14 @@ def options_from(cls: type, args: argparse.Namespace, **extra: Any) -> Any:
     given.update(extra)
     return cls(**given)
 
+
+def from_mapping(cls: type, d: Any, where: str) -> Any:
+    """``cls(**d)`` for a dataclass ``cls`` read from a file or a checkpoint: ``d`` must be a
+    mapping whose keys are field names (else ``TypeError`` / ``ValueError`` naming ``where``)."""
+    if not isinstance(d, typing.Mapping):
+        raise TypeError(f"{where}: expected a mapping, got {type(d).__name__}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(d) - names)
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {unknown}; expected some of {sorted(names)}")
+    return cls(**dict(d))

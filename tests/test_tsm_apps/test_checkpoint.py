@@ -292,7 +292,7 @@ def test_our_format_round_trip_with_overrides(tmp_path):
         expected.eval()
         assert online.config.num_segments == 2 and online.config.shift == "online"
         assert torch.equal(online(x[:, :2]), expected(x[:, :2]))
-    with pytest.raises(ValueError, match="unknown recognizer config keys"):
+    with pytest.raises(ValueError, match="recognizer config: unknown keys"):
         load_checkpoint(tmp_path / "m.pt", segments=2)
 
 

@@ -79,18 +79,31 @@ def assert_same_top5(got: list, want: list, tol: float = 1e-3) -> None:
     assert max(abs(t["prob"] - p) for t, (_, p) in zip(got, want)) < tol
 
 
+# origin: (checkpoint, the reference pipeline's views, how it fuses views, the protocol's
+# resize backend and fusion as recorded, the words `tsm test` prints about it)
+ORIGINS = {
+    "official": (OFFICIAL, official_views, "logits", ("pil", "logits"),
+                 ("official protocol", "1 clip x 1 crop of 224")),
+    "mmaction2": ("tsm_r18_mmaction2.pth", mmaction2_views, "prob", ("cv2", "prob"),
+                  ("mmaction2", "1 clip x 1 crop of 224")),
+}
+
+
+@pytest.mark.parametrize("origin", ORIGINS)
 @pytest.mark.parametrize("video", VIDEOS)
-def test_official_checkpoint_matches_the_official_test_script(video, ref_model, checkpoints,
-                                                              tmp_path, capsys):
+def test_checkpoint_matches_its_reference_test_pipeline(origin, video, ref_model, checkpoints,
+                                                        tmp_path, capsys):
+    name, reference_views, fusion, recorded, words = ORIGINS[origin]
     path = sample_video(video)
-    idx, views = official_views(path)
+    idx, views = reference_views(path)
     with torch.no_grad():
-        want = reference_top5(ref_model(views), "logits")
-    got = tsm_test(checkpoints / OFFICIAL, path, tmp_path / "r.json", capsys)
+        want = reference_top5(ref_model(views), fusion)
+    got = tsm_test(checkpoints / name, path, tmp_path / "r.json", capsys)
     assert got["frames"] == idx
     assert_same_top5(got["top5"], want)
-    assert "official protocol" in got["printed"] and "1 clip x 1 crop of 224" in got["printed"]
-    ours = load_views(video_source(path), open_checkpoint(checkpoints / OFFICIAL).protocol, 8)
+    assert (got["protocol"]["resize"], got["protocol"]["fusion"]) == recorded
+    assert all(w in got["printed"] for w in words), got["printed"]
+    ours = load_views(video_source(path), open_checkpoint(checkpoints / name).protocol, 8)
     assert grey_levels(ours.input, views) < 1.0
 
 
@@ -106,21 +119,6 @@ def test_a_one_pixel_crop_shift_moves_the_scores_beyond_the_tolerance(ref_model,
         a = reference_top5(ref_model(views), "logits")
         b = reference_top5(ref_model(shifted.input), "logits")
     assert max(abs(p - q) for (_, p), (_, q) in zip(a, b)) > 1e-3
-
-
-@pytest.mark.parametrize("video", VIDEOS)
-def test_mmaction2_checkpoint_matches_mmaction2s_test_pipeline(video, ref_model, checkpoints,
-                                                               tmp_path, capsys):
-    path = sample_video(video)
-    idx, views = mmaction2_views(path)
-    with torch.no_grad():
-        want = reference_top5(ref_model(views), "prob")
-    got = tsm_test(checkpoints / "tsm_r18_mmaction2.pth", path, tmp_path / "r.json", capsys)
-    assert got["frames"] == idx
-    assert_same_top5(got["top5"], want)
-    assert got["protocol"]["resize"] == "cv2" and got["protocol"]["fusion"] == "prob"
-    ck = open_checkpoint(checkpoints / "tsm_r18_mmaction2.pth")
-    assert grey_levels(load_views(video_source(path), ck.protocol, 8).input, views) < 1.0
 
 
 @pytest.mark.slow

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from ..options import from_mapping
 from .crops import CROP_STYLES, VIEW_CROPS
 from .resize import RESIZE_BACKENDS, SIZE_ROUNDING
 from .sampling import DENSE_TEST_CLIPS, DENSE_WINDOW
@@ -119,11 +120,7 @@ class TestProtocol:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "TestProtocol":
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"test protocol: unknown keys {unknown}")
-        return cls(**dict(d))
+        return from_mapping(cls, d, "test protocol")
 
 
 def official_protocol(name: str = "", crop_size: int = 224) -> TestProtocol:

@@ -6,11 +6,12 @@ Input ``(N, T, C, H, W)`` -> logits ``(N, num_classes)``; ``C = config.in_channe
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Optional
 
 from torch import Tensor, nn
 
+from ..options import from_mapping
 from .backbone import BackboneConfig, build_trunk, set_num_segments, stage_strides
 from .modality import set_input_channels
 from .shift import DEFAULT_FOLD_DIV
@@ -32,11 +33,7 @@ class RecognizerConfig(BackboneConfig):
 
     @classmethod
     def from_dict(cls, d: dict) -> "RecognizerConfig":
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"unknown recognizer config keys {unknown}; expected {sorted(names)}")
-        return cls(**d)
+        return from_mapping(cls, d, "recognizer config")
 
     def to_dict(self) -> dict:
         d = asdict(self)

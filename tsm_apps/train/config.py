@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from ..data.protocol import TestProtocol
 from ..io import atomic_write_text
 from ..models.modality import MODALITIES
+from ..options import from_mapping
 from .averaging import ADAPTIVE_RULES, AVERAGING, AveragingConfig  # noqa: F401  (re-exported)
 from .multigrid import MultigridConfig, check_factor_pairs  # noqa: F401  (re-exported)
 from .policies import OPTIM_POLICIES  # noqa: F401  (re-exported)
@@ -105,9 +106,9 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if isinstance(self.multigrid, dict):
-            self.multigrid = _from_dict(MultigridConfig, self.multigrid, "multigrid")
+            self.multigrid = from_mapping(MultigridConfig, self.multigrid, "multigrid")
         if isinstance(self.averaging, dict):
-            self.averaging = _from_dict(AveragingConfig, self.averaging, "averaging")
+            self.averaging = from_mapping(AveragingConfig, self.averaging, "averaging")
         checks = [(self.shift in SHIFTS, f"shift must be one of {SHIFTS}, got {self.shift!r}"),
                   (self.bn in BN_MODES, f"bn must be one of {BN_MODES}, got {self.bn!r}"),
                   (self.optimizer in OPTIMIZERS,
@@ -188,7 +189,7 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
-        return _from_dict(cls, d, "config")
+        return from_mapping(cls, d, "config")
 
 
 def _number(v: Any) -> bool:
@@ -200,14 +201,6 @@ def _rising(values: Any) -> bool:
         all(b > a for a, b in zip(values, values[1:]))
 
 
-def _from_dict(cls: type, d: dict, where: str) -> Any:
-    if not isinstance(d, dict):
-        raise TypeError(f"{where}: expected a mapping, got {type(d).__name__}")
-    names = {f.name for f in fields(cls)}
-    unknown = sorted(set(d) - names)
-    if unknown:
-        raise ValueError(f"{where}: unknown keys {unknown}; expected some of {sorted(names)}")
-    return cls(**d)
 
 
 def read_config_file(path: str | os.PathLike) -> dict:
