@@ -55,3 +55,14 @@ def test_the_flow_preset_reaches_the_augmentation():
     out = flip(frames, rng)
     assert np.array_equal(out[..., 0], 255 - frames[:, :, ::-1, 0])
     assert np.array_equal(out[..., 1], frames[:, :, ::-1, 1])
+
+
+def test_the_synthetic_preset_tests_on_whole_frames_at_any_size():
+    # the generator's frames are square: validation and the recorded test protocol scale the
+    # shorter side to the crop size, so the centre crop is the whole frame (no zoom)
+    for overrides, side in (({}, 112), ({"size": 64}, 64)):
+        proto = load_config(preset="synthetic", **overrides).test_protocol()
+        assert (proto.scale_size, proto.crop_size, proto.clips, proto.crops) == (side, side, 1, 1)
+    # the default (0) keeps the official 256/224 ratio: 64 -> 73, then a centre crop of 64
+    proto = load_config(preset="synthetic", size=64, scale_size=0).test_protocol()
+    assert (proto.scale_size, proto.crop_size) == (73, 64)

@@ -64,7 +64,8 @@ class TrainConfig:
     crop: str = "area"  # "multiscale": TSN's GroupMultiScaleCrop (scales: crop_scales)
     crop_scales: list = field(default_factory=lambda: [1.0, 0.875, 0.75, 0.66])
     flip: bool = False  # off by default: flipping changes the meaning of left/right motion
-    scale_size: int = 0  # shorter side before validation's centre crop (0: size * 256 // 224)
+    scale_size: int = 0  # shorter side before validation's centre crop (0: size * 256 // 224,
+    # the official ratio; -1: size itself, so a square frame is seen whole)
     sampling: str = "tsn"  # "dense": I3D dense sampling (64-frame window) in training and test
     test_clips: int = 1  # the test protocol recorded in checkpoints: clips per video
     test_crops: int = 1  # ... views per clip (1 centre, 3 along the long side, 10)
@@ -128,8 +129,8 @@ class TrainConfig:
                   (self.crop in CROPS, f"crop must be one of {CROPS}, got {self.crop!r}"),
                   (self.sampling in SAMPLINGS,
                    f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}"),
-                  (self.scale_size == 0 or self.scale_size >= self.size,
-                   f"scale_size must be 0 or >= size {self.size}, got {self.scale_size}"),
+                  (self.scale_size in (0, -1) or self.scale_size >= self.size,
+                   f"scale_size must be 0, -1 or >= size {self.size}, got {self.scale_size}"),
                   (self.test_clips >= 1, f"test_clips must be >= 1, got {self.test_clips}"),
                   (self.test_crops in (1, 3, 10),
                    f"test_crops must be 1, 3 or 10, got {self.test_crops}"),
@@ -159,6 +160,8 @@ class TrainConfig:
     @property
     def val_scale_size(self) -> int:
         """Shorter side before validation's centre crop."""
+        if self.scale_size == -1:
+            return self.size
         return self.scale_size or self.size * 256 // 224
 
     def test_protocol(self) -> TestProtocol:

@@ -32,8 +32,9 @@ PRESETS: dict = {
     # each run within 10 minutes on one CPU core (see README for the measured numbers)
     # Adam: SGD at lr 0.05 per 8 clips sits on the loss plateau for ~12 epochs (val top-1 53%
     # after 20 epochs on the seed-0 set); multigrid keeps >= 16 steps per epoch of 480 clips
-    # scale_size 112: the 112x112 frames are seen whole at validation/test (no centre crop)
-    "synthetic": {"arch": "resnet18", "width": 0.25, "segments": 8, "size": 112, "scale_size": 112,
+    # scale_size -1 (= size): the square frames are seen whole at validation/test, also when
+    # --size changes (no centre crop)
+    "synthetic": {"arch": "resnet18", "width": 0.25, "segments": 8, "size": 112, "scale_size": -1,
                   "epochs": 20, "batch_size": 16, "optimizer": "adam", "lr_per_8": 0.0005,
                   "warmup_epochs": 1.0, "dropout": 0.5, "min_area": 0.5,
                   "multigrid": {"min_steps": 16}},
