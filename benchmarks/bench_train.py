@@ -1,4 +1,5 @@
-"""The training recipes' runs (docs/results.md §3, §9) on the synthetic temporal set, side by side in one table.
+"""The training recipes' runs (docs/results.md §3, §9) on the synthetic temporal set, side by
+side in one table.
 
 Runs (each a ``tsm train`` process, or two under ``torchrun``, with the ``synthetic`` preset):
 
