@@ -56,7 +56,8 @@ def load_test(work: Path, sessions: int, stream_s: float, models: str,
     closed. ``ui_args``: more options of ``tsm ui``."""
     from tests.sample_videos import sample_video
     from ui.headless import running_app
-    from ui.loadtest import Peak, run_sessions, session_folders, summary, wait_until
+    from ui.loadtest import (Peak, log_tracebacks, run_sessions, session_folders, summary,
+                             wait_until)
 
     runs, tmp = work / "runs", work / "server_tmp"
     build_runs(runs, models)
@@ -70,7 +71,8 @@ def load_test(work: Path, sessions: int, stream_s: float, models: str,
         fig["folders_made"] = folders.peak
         wait_until(lambda: not session_folders(tmp), timeout_s=SESSION_TTL_S + 60)
         fig["folders_left"] = len(session_folders(tmp))
-    fig["log_tracebacks"] = (work / "ui.log").read_text().count("Traceback")
+    reports, disconnects = log_tracebacks((work / "ui.log").read_text())
+    fig["log_errors"], fig["log_disconnects"] = reports - disconnects, disconnects
     return fig
 
 
@@ -88,8 +90,9 @@ def main() -> None:
         fig = load_test(Path(tmp), args.sessions, args.stream_s, args.models)
     print(report(fig))
     print(f"session upload folders: {fig['folders_made']} at most at once, "
-          f"{fig['folders_left']} left after the pages closed; tracebacks in the server log: "
-          f"{fig['log_tracebacks']}")
+          f"{fig['folders_left']} left after the pages closed; exceptions in the server log: "
+          f"{fig['log_errors']} (and {fig['log_disconnects']} of Streamlit's websocket handler "
+          f"on a page that went away mid-send)")
 
 
 if __name__ == "__main__":

@@ -100,11 +100,27 @@ async def _stream(page, seconds: float, wait_ms: int, frames: Optional[int]) -> 
         if st and (st[0] == "finished" or (frames and st[1] + 1 >= frames)):
             break
         await asyncio.sleep(0.05)
-    if (await _status(page) or ("",))[0] == "playing":
-        await page.get_by_role("button", name="Pause").click(timeout=wait_ms)
+    await _pause(page, min(wait_ms / 1000, 60.0))
     intervals = [1000 * (t2 - t1) / (k2 - k1) for (t1, k1), (t2, k2) in zip(seen, seen[1:])
                  for _ in range(k2 - k1)]
     return intervals, (seen[-1][1] + 1 if seen else 0)
+
+
+async def _pause(page, seconds: float) -> None:
+    """Press Pause until the status line says the stream is not playing: a rerun can hide the
+    line or the button for a moment, and a click can land before the player reads it."""
+    t_end = time.perf_counter() + seconds
+    while time.perf_counter() < t_end:
+        st = await _status(page)
+        if st and st[0] != "playing":
+            return
+        button = page.get_by_role("button", name="Pause")
+        if st and await button.count():
+            try:
+                await button.click(timeout=2000)
+            except Exception:  # the button was redrawn under the click: read the status again
+                pass
+        await asyncio.sleep(0.3)
 
 
 async def _idle(page, seconds: float = 30.0, quiet_s: float = 1.0) -> None:
@@ -223,6 +239,34 @@ def report(fig: dict) -> str:
     lines += [f"the page on the upload: {n}" for n in fig["limits_notes"]]
     lines.append(f"server peak memory: {fig['server_peak_mb']:.0f} MB")
     return "\n".join(lines)
+
+
+def log_tracebacks(text: str) -> tuple[int, int]:
+    """``(reports, disconnects)`` in a server log: exception reports, a chain of tracebacks
+    ("During handling of the above exception...") counted once; ``disconnects`` are those of
+    Streamlit's own websocket handler when a browser goes away mid-send (every frame in
+    streamlit/starlette/uvicorn, every exception ``starlette.websockets.WebSocketDisconnected``),
+    which no app code can cause or catch."""
+    reports, chained, in_tb = [], False, False
+    for line in text.splitlines():
+        if line.startswith("Traceback (most recent call last)"):
+            if not (chained and reports):
+                reports.append(([], []))
+            chained, in_tb = False, True
+        elif line.startswith(("During handling of the above exception",
+                              "The above exception was the direct cause")):
+            chained = True
+        elif in_tb and (m := re.match(r'\s+File "([^"]+)"', line)):
+            reports[-1][0].append(m.group(1))
+        elif in_tb and line and not line[0].isspace():
+            reports[-1][1].append(line)
+            in_tb = False
+
+    def disconnect(files: list, exceptions: list) -> bool:
+        return bool(files) and all(re.search(r"site-packages/(streamlit|starlette|uvicorn)/", f)
+                                   for f in files) and \
+            all(e.startswith("starlette.websockets.WebSocketDisconnected") for e in exceptions)
+    return len(reports), sum(disconnect(f, e) for f, e in reports)
 
 
 def session_folders(tmpdir: Path) -> list[Path]:

@@ -12,17 +12,19 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-pytestmark = pytest.mark.slow
 SESSIONS, FRAMES, STREAM_S = 4, 4, 120.0  # each stream: 4 frames, at most 2 minutes
 
 
+@pytest.mark.slow
 def test_four_sessions_at_once(tmp_path):
     from load_app import load_test
     from ui.loadtest import report
 
     fig = load_test(tmp_path, SESSIONS, STREAM_S, "tiny", FRAMES, ("--max-decoded-mp", "20"))
     print(report(fig))
-    assert fig["errors"] == [] and fig["log_tracebacks"] == 0
+    # no exception of the app in the server's log; Streamlit's own websocket handler may log a
+    # WebSocketDisconnected chain when a page goes away mid-send (ui.loadtest.log_tracebacks)
+    assert fig["errors"] == [] and fig["log_errors"] == 0
     assert fig["maps_done"] == SESSIONS
     # bigbuckbunny.mp4: 132 frames of 1280x720, decoded at 640x360 = 230,400 pixels a frame,
     # so 20 megapixels hold 86 of them
@@ -36,3 +38,45 @@ def test_four_sessions_at_once(tmp_path):
     assert fig["recognizer_ms_median"] > 0 and fig["detectors_ms_median"] > 0
     assert fig["folders_made"] == SESSIONS and fig["folders_left"] == 0
     assert 100 < fig["server_peak_mb"] < 8000
+
+
+# the chain Streamlit 1.67's websocket handler logs when a page goes away mid-send (abridged from
+# a server log of this test), and an exception of the app as Streamlit logs it
+DISCONNECT = """Exception in ASGI application
+Traceback (most recent call last):
+  File "/v/lib/python3.11/site-packages/streamlit/web/server/starlette/starlette_websocket.py", line 516, in _websocket_endpoint
+    data = await websocket.receive_bytes()
+  File "/v/lib/python3.11/site-packages/starlette/websockets.py", line 131, in receive_bytes
+    raise WebSocketDisconnected('WebSocket is not connected. Need to call "accept" first.')
+starlette.websockets.WebSocketDisconnected: WebSocket is not connected. Need to call "accept" first.
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/v/lib/python3.11/site-packages/uvicorn/protocols/websockets/websockets_sansio_impl.py", line 409, in run_asgi
+    result = await self.app(self.scope, self.receive, self.send)
+  File "/v/lib/python3.11/site-packages/starlette/websockets.py", line 104, in send
+    raise WebSocketDisconnected('Cannot call "send" once a close message has been sent.')
+starlette.websockets.WebSocketDisconnected: Cannot call "send" once a close message has been sent.
+  Stopping...
+"""
+APP_ERROR = """Uncaught app exception
+Traceback (most recent call last):
+  File "/v/lib/python3.11/site-packages/streamlit/runtime/scriptrunner/exec_code.py", line 129, in exec_func_with_error_handling
+    result = func()
+  File "/work/ui/app/views/attention.py", line 40, in render
+    raise ValueError("boom")
+ValueError: boom
+"""
+
+
+def test_server_log_reports_are_counted_and_streamlits_disconnects_told_apart():
+    from ui.loadtest import log_tracebacks
+
+    assert log_tracebacks("") == (0, 0)
+    assert log_tracebacks(DISCONNECT) == (1, 1)  # one chained report, Streamlit's own
+    assert log_tracebacks(APP_ERROR) == (1, 0)
+    assert log_tracebacks(DISCONNECT + APP_ERROR + DISCONNECT) == (3, 2)
+    # the same chain with a frame of the app in it is the app's
+    assert log_tracebacks(DISCONNECT.replace("/v/lib/python3.11/site-packages/starlette/"
+                                             "websockets.py", "/work/ui/app/live.py")) == (1, 0)
