@@ -7,27 +7,23 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Optional
 
-from tsm_apps.options import add_options
+from tsm_apps.options import add_options, option
 
 __all__ = ["DetectTrain", "DetectTest", "DetectVideo", "build_parser"]
 
 
-def _help(text: str, **kw) -> dict:
-    return {"metadata": {"help": text, **kw}}
-
-
-CONFIG = _help("an mmdet config file (detection/configs/*.py or a work folder's config.py)",
+CONFIG = option("an mmdet config file (detection/configs/*.py or a work folder's config.py)",
                positional=True)
-CHECKPOINT = _help("the detector's weights (final.pth or an iter_N.pth)", positional=True)
+CHECKPOINT = option("the detector's weights (final.pth or an iter_N.pth)", positional=True)
 
 
 @dataclass
 class DetectTrain:
     """``tsm detect train``."""
     config: str = field(**CONFIG)
-    work_dir: Optional[str] = field(default=None, **_help(
+    work_dir: Optional[str] = field(default=None, **option(
         "output folder (default runs/detection/<config name>)", aliases=("--out",)))
-    resume: Optional[str] = field(default=None, **_help(
+    resume: Optional[str] = field(default=None, **option(
         "resume from CKPT, or from the latest checkpoint of the work folder", nargs="?",
         const="auto", metavar="CKPT"))
     cfg_options: dict = field(default_factory=dict)  # --cfg-options (mmengine's DictAction)
@@ -38,7 +34,7 @@ class DetectTest:
     """``tsm detect test``."""
     config: str = field(**CONFIG)
     checkpoint: str = field(**CHECKPOINT)
-    out: Optional[str] = field(default=None, **_help(
+    out: Optional[str] = field(default=None, **option(
         "per-frame detections JSON (default <ckpt dir>/test/results.json); metrics.json is "
         "written beside it"))
     cfg_options: dict = field(default_factory=dict)  # --cfg-options (mmengine's DictAction)
@@ -49,17 +45,17 @@ class DetectVideo:
     """``tsm detect video``."""
     config: str = field(**CONFIG)
     checkpoint: str = field(**CHECKPOINT)
-    video: str = field(**_help("a video file or a frame folder", positional=True))
-    out: str = field(default="", **_help("detections JSON (required)"))
-    render: Optional[str] = field(default=None, **_help(
+    video: str = field(**option("a video file or a frame folder", positional=True))
+    out: str = field(default="", **option("detections JSON (required)"))
+    render: Optional[str] = field(default=None, **option(
         "also write the video with boxes drawn (.mp4)"))
-    score_thr: float = field(default=0.3, **_help("boxes below this score are left out"))
-    fps: Optional[float] = field(default=None, **_help(
+    score_thr: float = field(default=0.3, **option("boxes below this score are left out"))
+    fps: Optional[float] = field(default=None, **option(
         "frame rate of --render (default: the input's, else 25)"))
     device: str = "auto"
-    frame_template: Optional[str] = field(default=None, **_help(
+    frame_template: Optional[str] = field(default=None, **option(
         "frame folder file names, e.g. '{:06d}.JPEG' (ImageNet-VID); default 'img_{:05d}.jpg'"))
-    start_index: Optional[int] = field(default=None, **_help(
+    start_index: Optional[int] = field(default=None, **option(
         "number of a folder's first frame (default 1)"))
     progress: bool = True
     cfg_options: dict = field(default_factory=dict)  # --cfg-options (mmengine's DictAction)

@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from tsm_apps.data.protocol import VIEWS, TestProtocol
 from tsm_apps.evaluation.scoring import fuse_views, top_k
-from tsm_apps.options import SHARED_HELP
+from tsm_apps.options import SHARED_HELP, option
 
 from .clips import ClipEntry, load_clip, resolve_data
 from .distributed import DistEnv, barrier, env_from, pick_device, process_group, shard
@@ -47,10 +47,6 @@ log = logging.getLogger("dissect")
 SKIPPABLE = (RuntimeError, ValueError, OSError)  # VideoDecodeError is a RuntimeError
 
 
-def _help(text: str, **kw) -> dict:
-    return {"metadata": {"help": text, **kw}}
-
-
 @dataclass
 class JobConfig:
     """Everything ``tsm dissect run`` takes (each field a flag: :mod:`tsm_apps.options`).
@@ -62,32 +58,32 @@ class JobConfig:
     (:mod:`dissect.flow_job`)."""
     checkpoint: str
     data: str
-    out: str = field(**_help("run folder (re-running resumes)"))
-    method: str = field(default="cam", **_help("map method", choices=METHODS))
-    weighting: str = field(default=DEFAULT_WEIGHTING, **_help(
+    out: str = field(**option("run folder (re-running resumes)"))
+    method: str = field(default="cam", **option("map method", choices=METHODS))
+    weighting: str = field(default=DEFAULT_WEIGHTING, **option(
         "Grad-CAM channel weights per clip or per frame", choices=WEIGHTINGS))
-    threshold: str = field(default="dataset", **_help(
+    threshold: str = field(default="dataset", **option(
         "primary IoU threshold: dataset (20% of pixels) or max20 (20% of max)",
         choices=THRESHOLD_KINDS))
-    limit: Optional[int] = field(default=None, **_help("only the first N clips"))
-    class_index: Optional[int] = field(default=None, **_help(
+    limit: Optional[int] = field(default=None, **option("only the first N clips"))
+    class_index: Optional[int] = field(default=None, **option(
         "explain this class (default: the predicted one)"))
     segments: Optional[int] = None
     clips: Optional[int] = None
     size: Optional[int] = None
     scale_size: Optional[int] = None
-    view: Optional[str] = field(default=None, **_help(SHARED_HELP["view"], choices=VIEWS))
-    sanity: bool = field(default=True, **_help("the randomised-weights sanity check"))
-    units: bool = field(default=True, **_help("unit dissection"))
-    unit_clips: int = field(default=32, **_help("clips used for unit dissection"))
-    unit_quantile: float = field(default=ND_QUANTILE, **_help("unit activation quantile"))
-    overlays: bool = field(default=True, **_help("PNG/GIF overlays"))
+    view: Optional[str] = field(default=None, **option(SHARED_HELP["view"], choices=VIEWS))
+    sanity: bool = field(default=True, **option("the randomised-weights sanity check"))
+    units: bool = field(default=True, **option("unit dissection"))
+    unit_clips: int = field(default=32, **option("clips used for unit dissection"))
+    unit_quantile: float = field(default=ND_QUANTILE, **option("unit activation quantile"))
+    overlays: bool = field(default=True, **option("PNG/GIF overlays"))
     seed: int = 0
     device: str = "auto"
     classes: Optional[str] = None
-    flow_checkpoint: Optional[str] = field(default=None, **_help(
+    flow_checkpoint: Optional[str] = field(default=None, **option(
         "also the maps of this flow model on the same segments (two-stream)"))
-    flow_data: Optional[str] = field(default=None, **_help(
+    flow_data: Optional[str] = field(default=None, **option(
         "--flow-checkpoint: the tsm flow extract folder of the same videos"))
     progress: bool = True
 

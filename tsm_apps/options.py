@@ -17,7 +17,7 @@ import dataclasses
 import typing
 from typing import Any, Iterable
 
-__all__ = ["SHARED_HELP", "add_options", "from_mapping", "options_from"]
+__all__ = ["SHARED_HELP", "add_options", "from_mapping", "option", "options_from"]
 
 PASSED = ("nargs", "const", "action", "metavar")  # argparse keywords taken from field metadata
 
@@ -39,6 +39,12 @@ SHARED_HELP = {
     "progress": "progress bars",
     "seed": "random seed",
 }
+
+
+def option(help: str = "", **meta: Any) -> dict:
+    """``field(**option("text", choices=...))``: a field's help and metadata (module docstring);
+    without ``help`` the field takes :data:`SHARED_HELP`'s words for its name."""
+    return {"metadata": {"help": help, **meta} if help else meta}
 
 
 def _flag(name: str) -> str:

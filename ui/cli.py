@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from tsm_apps.options import add_options, option, options_from
+
 from .app.access import is_loopback
 from .app.settings import (DEFAULT_HOST, DEFAULT_IDLE_MINUTES, DEFAULT_MAX_CHECKPOINT_MB,
                            DEFAULT_MAX_DECODED_MP, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_SIZE,
@@ -21,49 +23,43 @@ from .app.settings import (DEFAULT_HOST, DEFAULT_IDLE_MINUTES, DEFAULT_MAX_CHECK
 APP = Path(__file__).parent / "app" / "main.py"
 
 
-def _help(text: str, **kw) -> dict:
-    return {"metadata": {"help": text, **kw}}
-
-
 @dataclass
 class UIOptions:
     """What ``tsm ui`` takes (each field a flag: :mod:`tsm_apps.options`)."""
-    runs: Optional[Path] = field(default=None, **_help(
+    runs: Optional[Path] = field(default=None, **option(
         "runs folder to browse (default: runs/demo if it exists, else runs)"))
-    port: int = field(default=DEFAULT_PORT, **_help("port"))
-    host: str = field(default=DEFAULT_HOST, **_help(
+    port: int = field(default=DEFAULT_PORT, **option("port"))
+    host: str = field(default=DEFAULT_HOST, **option(
         "address to listen on (this machine only by default; any other address needs an "
         f"access token: {ENV_TOKEN} or --token-file)"))
-    token_file: Optional[Path] = field(default=None, **_help(
+    token_file: Optional[Path] = field(default=None, **option(
         f"file whose first line is the access token (at least {MIN_TOKEN_LENGTH} characters) "
         "every browser session must give"))
-    allow_root: list = field(default_factory=list, **_help(
+    allow_root: list = field(default_factory=list, **option(
         "a folder whose files typed paths may name, besides the runs folder and the uploads "
         "(repeatable)", action="append", type=Path, metavar="DIR"))
-    max_upload_mb: int = field(default=DEFAULT_MAX_UPLOAD_MB, **_help(
+    max_upload_mb: int = field(default=DEFAULT_MAX_UPLOAD_MB, **option(
         "largest video upload, in MB"))
-    max_checkpoint_mb: int = field(default=DEFAULT_MAX_CHECKPOINT_MB, **_help(
+    max_checkpoint_mb: int = field(default=DEFAULT_MAX_CHECKPOINT_MB, **option(
         "largest checkpoint upload, in MB"))
-    max_frames: int = field(default=DEFAULT_MAX_FRAMES, **_help(
+    max_frames: int = field(default=DEFAULT_MAX_FRAMES, **option(
         "frames of a video the models run on"))
-    frame_size: int = field(default=DEFAULT_FRAME_SIZE, **_help(
+    frame_size: int = field(default=DEFAULT_FRAME_SIZE, **option(
         "working resolution: frames are decoded with their shorter side at most this many "
         "pixels"))
-    max_decoded_mp: float = field(default=DEFAULT_MAX_DECODED_MP, **_help(
+    max_decoded_mp: float = field(default=DEFAULT_MAX_DECODED_MP, **option(
         "decoded pixels per video, in millions (frames x height x width)"))
-    idle_minutes: float = field(default=DEFAULT_IDLE_MINUTES, **_help(
+    idle_minutes: float = field(default=DEFAULT_IDLE_MINUTES, **option(
         "a session's uploads are removed after this long unused, or when it ends"))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tsm_apps.options import add_options
     p = argparse.ArgumentParser(prog="tsm ui", description="Compare TSM and TSN in the browser.")
     return add_options(p, UIOptions)
 
 
 def parse_args(argv: list[str]) -> UIOptions:
     """The options, checked (a port in range, positive limits)."""
-    from tsm_apps.options import options_from
     args = options_from(UIOptions, build_parser().parse_args(argv))
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be in 1..65535, got {args.port}")

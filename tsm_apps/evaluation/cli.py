@@ -18,41 +18,37 @@ from typing import Optional
 
 from ..data.protocol import VIEWS
 from ..io import atomic_write_text
-from ..options import add_options, options_from
+from ..options import add_options, option, options_from
 
 SHOWN = 20  # videos whose top-5 is printed (all are in --out)
-
-
-def _meta(help: str = "", **kw) -> dict:
-    return dict(metadata={"help": help, **kw} if help else kw)
 
 
 @dataclass
 class TestConfig:
     """Everything ``tsm test`` takes (one field a flag, see :mod:`tsm_apps.options`)."""
-    checkpoint: str = field(**_meta(positional=True))
+    checkpoint: str = field(**option(positional=True))
     data: str = ""
     classes: Optional[str] = None
     segments: Optional[int] = None
     clips: Optional[int] = None
-    crops: Optional[int] = field(default=None, **_meta(choices=(1, 3, 5, 10)))
+    crops: Optional[int] = field(default=None, **option(choices=(1, 3, 5, 10)))
     size: Optional[int] = None
     scale_size: Optional[int] = None
-    view: Optional[str] = field(default=None, **_meta(choices=VIEWS))
+    view: Optional[str] = field(default=None, **option(choices=VIEWS))
     device: str = "auto"
-    out: Optional[str] = field(default=None, **_meta("write the results as JSON here"))
+    out: Optional[str] = field(default=None, **option("write the results as JSON here"))
     progress: bool = True
-    fuse: Optional[str] = field(default=None, **_meta("fuse with this Flow checkpoint (FLOW.pth)"))
-    flow_data: Optional[str] = field(default=None, **_meta(
+    fuse: Optional[str] = field(default=None, **option("fuse with this Flow checkpoint (FLOW.pth)"))
+    flow_data: Optional[str] = field(default=None, **option(
         "--fuse: the tsm flow extract folder of the same videos (val.txt)"))
-    fuse_weights: str = field(default="", **_meta(
+    fuse_weights: str = field(default="", **option(
         "--fuse: extra W_RGB,W_FLOW (1,1 and 1,1.5 are always reported)"))
-    online: bool = field(default=False, **_meta(
+    online: bool = field(default=False, **option(
         "CHECKPOINT is an online TSM: accuracy vs fraction of the video seen"))
-    offline_checkpoint: Optional[str] = field(default=None, **_meta(
+    offline_checkpoint: Optional[str] = field(default=None, **option(
         "--online: the offline TSM to compare"))
-    tsn_checkpoint: Optional[str] = field(default=None, **_meta("--online: the TSN to compare"))
-    stride: int = field(default=2, **_meta("--online: frames between streamed frames"))
+    tsn_checkpoint: Optional[str] = field(default=None, **option("--online: the TSN to compare"))
+    stride: int = field(default=2, **option("--online: frames between streamed frames"))
 
     def protocol_options(self) -> dict:
         return {"clips": self.clips, "crops": self.crops, "crop_size": self.size,
