@@ -72,7 +72,8 @@ def add_options(parser: argparse.ArgumentParser, cls: type,
         required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         default = None if required else (f.default if f.default is not dataclasses.MISSING
                                          else f.default_factory())
-        text = meta.get("help", SHARED_HELP.get(f.name, ""))
+        # help is plain text: a % (e.g. "20% of pixels") must not reach argparse's % formatting
+        text = meta.get("help", SHARED_HELP.get(f.name, "")).replace("%", "%%")
         if meta.get("positional"):
             parser.add_argument(f.name, help=text, **{k: meta[k] for k in PASSED if k in meta})
             continue

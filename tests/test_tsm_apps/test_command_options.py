@@ -53,3 +53,24 @@ def test_shared_ideas_have_one_spelling(command):
     have = flags(PARSERS[command]())
     assert SHARED[command] <= have
     assert not have & OTHER_SPELLINGS
+
+
+def _subparsers(parser):
+    yield parser
+    for action in parser._actions:
+        if isinstance(action.choices, dict):
+            for sub in action.choices.values():
+                yield from _subparsers(sub)
+
+
+@pytest.mark.parametrize("command", sorted(PARSERS))
+def test_every_help_page_renders(command):
+    # help texts are plain text: "20% of pixels" in tsm dissect run's --threshold once broke
+    # argparse's %-formatting of the whole page
+    for parser in _subparsers(PARSERS[command]()):
+        page = parser.format_help()
+        assert page.startswith("usage:")
+    if command == "dissect":
+        run = dict(next(a for a in PARSERS[command]()._actions
+                        if isinstance(a.choices, dict)).choices)["run"]
+        assert "dataset (20% of pixels) or max20 (20% of max)" in " ".join(run.format_help().split())
