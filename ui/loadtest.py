@@ -6,7 +6,8 @@ the online recognizer for ``stream_s`` seconds, then streams a video of the runs
 both detectors for ``stream_s`` seconds. The per-frame latency is the wall time between frames
 as the page shows them (the status line, read every 50 ms). Errors are exceptions, error boxes
 and uncaught page errors; the server's memory is the resident size of its processes, sampled
-every 0.2 s. A page is closed once its last script run is over. Used by ``benchmarks/load_app.py`` (the full run) and the test suite (reduced).
+every 0.2 s. A page is closed once its last script run is over. Used by
+``benchmarks/load_app.py`` (the full run) and the test suite (reduced).
 """
 from __future__ import annotations
 

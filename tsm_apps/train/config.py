@@ -204,8 +204,6 @@ def _rising(values: Any) -> bool:
         all(b > a for a, b in zip(values, values[1:]))
 
 
-
-
 def read_config_file(path: str | os.PathLike) -> dict:
     """Parse a ``.json``, ``.toml`` or ``.yaml``/``.yml`` file into a (nested) dict."""
     path = Path(path)

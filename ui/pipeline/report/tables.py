@@ -202,10 +202,11 @@ def early_table(root: Path) -> Table:
 
 
 def bench_table(root: Path) -> Table:
-    b = read_json(RunLayout(root).bench, missing_ok=True)
+    bench = RunLayout(root).bench
+    b = read_json(bench, missing_ok=True)
     if b is None:
         return Table("Performance (tsm bench)", [], [], "not part of this run: `tsm demo "
-                     f"--extras` adds it (`tsm bench --quick --out {RunLayout(root).bench}`)")
+                     f"--extras` adds it (`tsm bench --quick --out {bench}`)")
     rows = [[f["name"], f["value"], f["unit"], f.get("goal") or "",
              "" if f.get("met") is None else ("yes" if f["met"] else "no"), f["device"]]
             for f in b["figures"]]
