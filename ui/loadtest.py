@@ -90,15 +90,17 @@ async def _status(page) -> Optional[tuple]:
 
 async def _stream(page, seconds: float, wait_ms: int, frames: Optional[int]) -> tuple[list, int]:
     """Press ▶ Stream, read the status line until ``seconds`` passed, ``frames`` frames were
-    shown or the stream finished, pause; returns the per-frame intervals (ms) and the frames
-    shown."""
+    shown (and at least two of them read) or the stream finished, pause; returns the per-frame
+    intervals (ms) and the frames shown."""
     await page.get_by_role("button", name="▶ Stream").click(timeout=wait_ms)
     seen, t_end = [], time.perf_counter() + seconds
     while time.perf_counter() < t_end:
         st = await _status(page)
         if st and st[0] != "paused" and (not seen or st[1] != seen[-1][1]):
             seen.append((time.perf_counter(), st[1]))
-        if st and (st[0] == "finished" or (frames and st[1] + 1 >= frames)):
+        # stop after ``frames`` frames, once two frames were seen (a latency needs two: under
+        # load the first status line read can already show a later frame)
+        if st and (st[0] == "finished" or (frames and st[1] + 1 >= frames and len(seen) >= 2)):
             break
         await asyncio.sleep(0.05)
     await _pause(page, min(wait_ms / 1000, 60.0))
