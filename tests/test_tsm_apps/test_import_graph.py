@@ -1,6 +1,9 @@
 """The import graph of the product, read from the sources (every ``import`` statement, at module
-level or inside functions, ``TYPE_CHECKING`` ones included): no module imports the training
-package but the training package itself, and there is no import circle."""
+level or inside functions, ``TYPE_CHECKING`` ones included): dependencies point one way
+(ui -> {detection, dissect} -> tsm_apps; the two middle packages never import each other;
+tsm_apps and dissect never import OpenMMLab), no module imports the training package but the
+training package itself, there is no import circle, and the Streamlit app (``ui/app``) is at
+most 7 layers deep with no page (``ui/app/*_view.py``) importing another page."""
 import ast
 from pathlib import Path
 
@@ -8,6 +11,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("tsm_apps", "detection", "dissect", "ui")
+OPENMMLAB = ("mmdet", "mmengine", "mmcv")
+# package -> the top-level packages none of its modules may import, anywhere in a file
+NEVER = {"tsm_apps": ("detection", "dissect", "ui") + OPENMMLAB,
+         "dissect": ("detection", "ui") + OPENMMLAB,
+         "detection": ("dissect", "ui")}
+APP = "ui.app"
+APP_MAX_LAYERS = 7
 
 
 def module_name(path: Path) -> str:
@@ -33,13 +43,15 @@ def _target(name: str, known: dict) -> str:
     return ""
 
 
-def imports_of(name: str, path: Path, known: dict) -> set:
-    """Product modules that module ``name`` (file ``path``) imports."""
+def import_sites(name: str, path: Path) -> list:
+    """``(line, module, names)`` of every import statement of module ``name`` (file ``path``),
+    anywhere in the file, relative imports made absolute; ``names`` is ``()`` for ``import m``
+    and the imported names for ``from m import a, b``."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
+    sites = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found |= {_target(a.name, known) for a in node.names}
+            sites += [(node.lineno, a.name, ()) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -47,14 +59,78 @@ def imports_of(name: str, path: Path, known: dict) -> set:
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
-            for a in node.names:  # "from pkg import submodule" imports the submodule
-                found.add(_target(f"{mod}.{a.name}", known) or _target(mod, known))
-    return {m for m in found if m and m != name}
+            sites.append((node.lineno, mod, tuple(a.name for a in node.names)))
+    return sorted(sites)
+
+
+def targets_of(name: str, path: Path, known: dict) -> list:
+    """``(line, product module)`` of every import of a product module by module ``name``."""
+    found = set()
+    for line, mod, names in import_sites(name, path):
+        # "from pkg import submodule" imports the submodule
+        found |= {(line, _target(f"{mod}.{a}", known) or _target(mod, known)) for a in names}
+        found |= {(line, _target(mod, known))} if not names else set()
+    return sorted((line, m) for line, m in found if m and m != name)
+
+
+def imports_of(name: str, path: Path, known: dict) -> set:
+    """Product modules that module ``name`` (file ``path``) imports."""
+    return {m for _, m in targets_of(name, path, known)}
 
 
 def graph() -> dict:
     known = modules()
     return {name: imports_of(name, path, known) for name, path in known.items()}
+
+
+def forbidden_imports(known: dict, root: Path = ROOT) -> list:
+    """``"file:line imports module"`` for every import that breaks ``NEVER``; ``known``:
+    ``{module name: source path}``, paths shown relative to ``root``."""
+    bad = []
+    for name, path in sorted(known.items()):
+        banned = NEVER.get(name.split(".")[0], ())
+        bad += [f"{path.relative_to(root)}:{line} imports {mod}"
+                for line, mod, _ in import_sites(name, path) if mod.split(".")[0] in banned]
+    return bad
+
+
+def room(module: str) -> str:
+    """The app's part that ``module`` belongs to: a module directly under ``ui/app``, or a
+    sub-package (``ui/app/sources/``) as a whole."""
+    return ".".join(module.split(".")[:3])
+
+
+def app_edges() -> dict:
+    """The import graph between the rooms of the Streamlit app (see :func:`room`)."""
+    edges: dict = {}
+    for m, targets in graph().items():
+        if m.startswith(APP + "."):
+            edges.setdefault(room(m), set()).update(
+                room(t) for t in targets if t.startswith(APP + ".") and room(t) != room(m))
+    return edges
+
+
+def longest_chain(edges: dict) -> list:
+    """The longest import chain of an acyclic graph, importer first (its length is the number
+    of layers); ValueError naming the module when the graph has a circle."""
+    memo: dict = {}
+
+    def chain(m):
+        if m in memo:
+            if memo[m] is None:
+                raise ValueError(f"import circle through {m}")
+            return memo[m]
+        memo[m] = None
+        below = [chain(t) for t in sorted(edges.get(m, ())) if t in edges]
+        memo[m] = [m] + max(below, key=len, default=[])
+        return memo[m]
+
+    return max((chain(m) for m in sorted(edges)), key=len, default=[])
+
+
+def is_page(module: str) -> bool:
+    """A page of the app: a module ``ui/app/<name>_view.py``."""
+    return module.startswith(APP + ".") and module.count(".") == 2 and module.endswith("_view")
 
 
 def cycles(edges: dict) -> list:
@@ -111,3 +187,58 @@ def test_nothing_outside_training_imports_the_training_package():
 def test_no_import_circles(package):
     found = [c for c in cycles(graph()) if any(m.split(".")[0] == package for m in c)]
     assert found == []
+
+
+def test_the_rules_checker_sees_imports_inside_functions(tmp_path):
+    files = {"dissect.a": "import os\ndef f():\n    from ..detection import b\n",
+             "dissect.c": "def g():\n    if True:\n        import mmcv.ops\n",
+             "detection.b": "from dissect.a import f\n",
+             "detection.d": "import mmdet\nfrom . import b\n",
+             "tsm_apps.e": "def h():\n    import ui.app\n"}
+    known = {}
+    for name, text in files.items():
+        known[name] = tmp_path / (name.replace(".", "/") + ".py")
+        known[name].parent.mkdir(exist_ok=True)
+        known[name].write_text(text)
+    assert forbidden_imports(known, tmp_path) == [
+        "detection/b.py:1 imports dissect.a", "dissect/a.py:3 imports detection",
+        "dissect/c.py:3 imports mmcv.ops", "tsm_apps/e.py:2 imports ui.app"]
+
+
+def test_dependencies_point_one_way_and_siblings_never_import_each_other():
+    assert forbidden_imports(modules()) == []
+
+
+def test_the_chain_finder_counts_layers():
+    edges = {"a": {"b", "d"}, "b": {"c"}, "c": set(), "d": {"c", "x"}, "e": {"d"}}
+    assert longest_chain(edges) == ["a", "b", "c"]  # x is outside the graph
+    assert longest_chain({"a": set()}) == ["a"]
+    with pytest.raises(ValueError, match="circle"):
+        longest_chain({"a": {"b"}, "b": {"a"}})
+
+
+def test_pages_are_the_view_modules_of_the_app_and_a_sub_package_is_one_room():
+    assert is_page("ui.app.runs_view") and not is_page("ui.app.runs")
+    assert not is_page("ui.app.sources.x_view") and not is_page("ui.pipeline.x_view")
+    assert room("ui.app.sources.flow") == room("ui.app.sources") == "ui.app.sources"
+    assert room("ui.app.runs_view") == "ui.app.runs_view"
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="ui/app is 9 layers deep at 636c200 (main -> runs_view -> "
+                   "attention_view -> compare_view -> flow_panel -> video_source -> upload -> "
+                   "sources -> runs) until pages stand apart from widgets")
+def test_the_app_is_at_most_seven_layers_deep():
+    chain = longest_chain(app_edges())
+    assert len(chain) <= APP_MAX_LAYERS, " -> ".join(chain)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="attention_view, compare_view, detection_view and runs_view import "
+                   "other pages at 636c200, until pages stand apart from widgets")
+def test_no_page_imports_a_page():
+    known = modules()
+    bad = [f"{known[m].relative_to(ROOT)}:{line} imports {t}"
+           for m in sorted(known) if is_page(m)
+           for line, t in targets_of(m, known[m], known) if is_page(t)]
+    assert bad == []
