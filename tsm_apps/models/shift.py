@@ -20,6 +20,10 @@ Inference (autograd off) needs no shifted copy at all: :func:`shifted_in_place` 
 shifted folds inside the input for the duration of the wrapped layer and then puts them back, so
 the layer reads exactly the official shifted values and the caller gets its tensor back bit for
 bit (``TemporalShift`` and the streaming step use it whenever autograd is off).
+
+On CUDA tensors the shift is one Triton kernel (:mod:`.shift_kernel`) in training and
+inference, and a streaming step with a static buffer (:func:`online_step_into`, the form a
+CUDA graph captures) is one kernel too; the CPU path above is unchanged.
 """
 from __future__ import annotations
 
@@ -174,6 +178,23 @@ def _tracing() -> bool:
     return torch.jit.is_tracing() or torch.onnx.is_in_onnx_export()
 
 
+_KERNEL: list = []
+
+
+def _kernel(x: Tensor):
+    """The Triton shift module (:mod:`.shift_kernel`) for a CUDA tensor outside tracing, where
+    Triton is installed; ``None`` otherwise (the CPU path never imports it)."""
+    if not x.is_cuda or _tracing():
+        return None
+    if not _KERNEL:
+        try:
+            from . import shift_kernel
+        except ImportError:  # a CUDA build of torch without Triton
+            shift_kernel = None
+        _KERNEL.append(shift_kernel)
+    return _KERNEL[0]
+
+
 def temporal_shift(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DIV,
                    online: bool = False) -> Tensor:
     """Shift channels along time.
@@ -190,6 +211,9 @@ def temporal_shift(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DI
     fold = _check(x, num_segments, fold_div)
     if _tracing():
         return _shift_cat(x, num_segments, fold, online)
+    kernel = _kernel(x)
+    if kernel is not None:
+        return kernel.shift(x, num_segments, fold, ONLINE if online else OFFLINE)
     return _Shift.apply(x, num_segments, fold, ONLINE if online else OFFLINE)
 
 
@@ -250,6 +274,35 @@ def online_shift_step(x: Tensor, buffer: Tensor | None,
     return out, new
 
 
+def online_step_into(x: Tensor, buffer: Tensor, fold_div: int = DEFAULT_FOLD_DIV) -> Tensor:
+    """One streaming step with a static buffer (autograd off): returns the shifted frame and
+    overwrites ``buffer`` in place with the frame's channels ``[0:fold]``.
+
+    Args:
+        x: ``(N, C, H, W)``, the current frame of ``N`` streams, NCHW or channels-last.
+        buffer: ``(N, C // fold_div, H, W)``, dense in the memory format of ``x``: channels
+            ``[0:fold]`` of the previous frame (zeros before the first frame).
+
+    Returns:
+        The shifted frame ``(N, C, H, W)``, a new tensor in the memory format of ``x``. The
+        buffer keeps its storage, so a CUDA graph that captures the step reads and writes it.
+    """
+    if buffer is None:
+        raise ValueError(f"online_step_into needs a buffer for frame {tuple(x.shape)}")
+    fold = _check_buffer(x, buffer, fold_div)
+    if torch.is_grad_enabled():
+        raise ValueError(f"online_step_into writes its buffer in place: call it with autograd "
+                         f"off (frame {tuple(x.shape)})")
+    kernel = _kernel(x)
+    if kernel is not None:
+        return kernel.online_step(x, buffer, fold)
+    out = torch.empty_like(x)
+    out[:, :fold] = buffer
+    out[:, fold:] = x[:, fold:]
+    buffer.copy_(x[:, :fold])
+    return out
+
+
 def _own(y: Tensor, x: Tensor) -> Tensor:
     """``y``, copied if it shares memory with ``x`` (which is about to be restored)."""
     if y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
@@ -262,7 +315,9 @@ class TemporalShift(nn.Module):
 
     ``num_segments`` may be changed at run time (multigrid). In streaming mode (see
     :func:`tsm_apps.models.online.streaming`) each call receives one frame per stream, ``(N, C, H, W)``,
-    and the module keeps the previous frame's shifted channels in ``buffer``.
+    and the module keeps the previous frame's shifted channels in ``buffer``: a new tensor each
+    step, or, with ``static`` set, one preallocated tensor written in place
+    (:func:`online_step_into`). On CUDA the shift is one Triton kernel.
     """
 
     def __init__(self, net: nn.Module, num_segments: int = 8, fold_div: int = DEFAULT_FOLD_DIV,
@@ -273,9 +328,14 @@ class TemporalShift(nn.Module):
         self.fold_div = fold_div
         self.online = online
         self.streaming = False
+        self.static = False
         self.buffer: Tensor | None = None
 
     def forward(self, x: Tensor) -> Tensor:
+        if self.streaming and self.static:
+            return self.net(online_step_into(x, self.buffer, self.fold_div))
+        if not self.streaming and _kernel(x) is not None:
+            return self.net(temporal_shift(x, self.num_segments, self.fold_div, self.online))
         if self.streaming and _writable_view(x):
             with online_step_in_place(x, self.buffer, self.fold_div) as new:
                 y = _own(self.net(x), x)

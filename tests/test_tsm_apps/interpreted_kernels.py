@@ -1,0 +1,79 @@
+"""Runs the Triton shift kernels on CPU tensors under Triton's interpreter and saves inputs and
+outputs for ``test_shift_kernel.py`` to compare with the official shift.
+
+Run as ``TRITON_INTERPRET=1 python interpreted_kernels.py OUT.pt`` (the variable must be set
+before Triton is imported, hence a separate process). Inputs are seeded; every dtype and memory
+format the kernels support; frames larger than one kernel block; fold_div 8 and 4.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import torch
+
+FORMATS = {"nchw": torch.contiguous_format, "channels_last": torch.channels_last}
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+# (N*T, C, H, W), T, fold_div: a small clip; frames over one block (1024) in several clips
+SHAPES = (((6, 16, 5, 7), 3, 8), ((4, 24, 9, 11), 2, 4), ((3, 8, 2, 2), 1, 8))
+
+
+def shift_cases() -> dict:
+    from tsm_apps.models import shift_kernel
+    out = {}
+    for fname, fmt in FORMATS.items():
+        for dname, dtype in DTYPES.items():
+            for online in (False, True):
+                for i, (shape, t, fold_div) in enumerate(SHAPES):
+                    g = torch.Generator().manual_seed(i)
+                    x = torch.randn(shape, generator=g).to(dtype).contiguous(memory_format=fmt)
+                    grad = torch.randn(shape, generator=g).to(dtype).contiguous(memory_format=fmt)
+                    xg = x.clone().requires_grad_()
+                    dirs = (-1,) if online else (1, -1)
+                    y = shift_kernel.shift(xg, t, shape[1] // fold_div, dirs)
+                    y.backward(grad)
+                    out[(fname, dname, online, i)] = {
+                        "x": x, "grad": grad, "t": t, "fold_div": fold_div, "y": y.detach(),
+                        "x_grad": xg.grad}
+    return out
+
+
+def step_cases() -> dict:
+    """Three streaming steps of two streams (fold 2, and frames over one block)."""
+    from tsm_apps.models import shift_kernel
+    out = {}
+    for fname, fmt in FORMATS.items():
+        for dname, dtype in DTYPES.items():
+            for i, (shape, fold_div) in enumerate((((2, 16, 5, 7), 8), ((2, 24, 9, 11), 4))):
+                g = torch.Generator().manual_seed(10 + i)
+                frames = [torch.randn(shape, generator=g).to(dtype).contiguous(memory_format=fmt)
+                          for _ in range(3)]
+                fold = shape[1] // fold_div
+                buffer = torch.zeros(shape[0], fold, *shape[2:], dtype=dtype).contiguous(
+                    memory_format=fmt)
+                ptr, outs, buffers = buffer.data_ptr(), [], []
+                for f in frames:
+                    outs.append(shift_kernel.online_step(f, buffer, fold))
+                    buffers.append(buffer.clone())
+                out[(fname, dname, i)] = {"frames": frames, "fold_div": fold_div, "outs": outs,
+                                          "buffers": buffers, "same_storage":
+                                          buffer.data_ptr() == ptr}
+    return out
+
+
+def refusal() -> str:
+    """The error for a buffer in the other memory format than the frame."""
+    from tsm_apps.models import shift_kernel
+    x = torch.zeros(1, 16, 4, 4).contiguous(memory_format=torch.channels_last)
+    try:
+        shift_kernel.online_step(x, torch.zeros(1, 2, 4, 4), 2)
+    except ValueError as e:
+        return str(e)
+    return ""
+
+
+if __name__ == "__main__":
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        raise SystemExit("set TRITON_INTERPRET=1 (before Triton is imported)")
+    torch.save({"shift": shift_cases(), "step": step_cases(), "refusal": refusal()},
+               sys.argv[1])

@@ -1,0 +1,97 @@
+"""The Triton shift kernels (the CUDA path), run on the CPU under Triton's interpreter in a
+separate process (``interpreted_kernels.py``), against the official shift written here from
+its formula (mit-han-lab ``TemporalShift.shift``: ``zeros_like`` + slice copies), forward and
+backward (autograd through the official formula), bit for bit."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.test_tsm_apps.interpreted_kernels import DTYPES, FORMATS, SHAPES
+
+HERE = Path(__file__).parent
+
+
+def official_shift(x, t, fold_div, online):
+    """The official op on ``(N*T, C, H, W)`` viewed as ``(N, T, C, H, W)``."""
+    nt, c, h, w = x.shape
+    v = x.reshape(nt // t, t, c, h, w)
+    fold = c // fold_div
+    out = torch.zeros_like(v)
+    if online:
+        out[:, 1:, :fold] = v[:, :-1, :fold]
+        out[:, :, fold:] = v[:, :, fold:]
+    else:
+        out[:, :-1, :fold] = v[:, 1:, :fold]
+        out[:, 1:, fold:2 * fold] = v[:, :-1, fold:2 * fold]
+        out[:, :, 2 * fold:] = v[:, :, 2 * fold:]
+    return out.reshape(nt, c, h, w)
+
+
+@pytest.fixture(scope="module")
+def interpreted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("kernels") / "kernels.pt"
+    root = HERE.parent.parent
+    env = dict(os.environ, TRITON_INTERPRET="1",
+               PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, str(HERE / "interpreted_kernels.py"), str(out)],
+                       env=env, capture_output=True, text=True, cwd=root)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return torch.load(out, weights_only=False)
+
+
+CASES = [(f, d, o, i) for f in FORMATS for d in DTYPES for o in (False, True)
+         for i in range(len(SHAPES))]
+
+
+@pytest.mark.parametrize("fmt,dtype,online,i", CASES)
+def test_kernel_shift_equals_official_forward_and_backward(interpreted, fmt, dtype, online, i):
+    c = interpreted["shift"][(fmt, dtype, online, i)]
+    x = c["x"].clone().requires_grad_()
+    want = official_shift(x, c["t"], c["fold_div"], online)
+    want.backward(c["grad"])
+    assert c["y"].dtype == DTYPES[dtype]
+    assert torch.equal(c["y"], want.detach())
+    assert torch.equal(c["x_grad"], x.grad)
+    fmt_ = FORMATS[fmt]
+    assert c["y"].is_contiguous(memory_format=fmt_)
+    assert c["x_grad"].is_contiguous(memory_format=fmt_)
+
+
+@pytest.mark.parametrize("fmt,dtype,i", [(f, d, i) for f in FORMATS for d in DTYPES
+                                         for i in range(2)])
+def test_kernel_online_step_equals_official_online_shift(interpreted, fmt, dtype, i):
+    """Step ``t`` of the stream is frame ``t`` of the official online shift of the clip; the
+    buffer after step ``t`` is frame ``t``'s channels ``[0:fold]``, kept in the same storage."""
+    c = interpreted["step"][(fmt, dtype, i)]
+    frames = c["frames"]
+    n, ch = frames[0].shape[:2]
+    fold = ch // c["fold_div"]
+    clip = torch.stack(frames, 1).flatten(0, 1)                   # (N*T, C, H, W), T = 3
+    want = official_shift(clip, 3, c["fold_div"], online=True).unflatten(0, (n, 3))
+    for t, (out, buf) in enumerate(zip(c["outs"], c["buffers"])):
+        assert torch.equal(out, want[:, t])
+        assert out.is_contiguous(memory_format=FORMATS[fmt])
+        assert torch.equal(buf, frames[t][:, :fold])
+    assert c["same_storage"]
+
+
+def test_kernel_step_refuses_a_buffer_in_another_memory_format(interpreted):
+    msg = interpreted["refusal"]
+    assert "(1, 2, 4, 4)" in msg and "(1, 16, 4, 4)" in msg and "channels_last=True" in msg
+
+
+def test_cpu_shift_never_imports_the_kernel():
+    code = ("import sys, torch; from tsm_apps.models.shift import TemporalShift, temporal_shift;"
+            "x = torch.randn(4, 16, 3, 3); temporal_shift(x, 2);"
+            "TemporalShift(torch.nn.Identity(), 2)(x);"
+            "print('tsm_apps.models.shift_kernel' in sys.modules, 'triton' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=HERE.parent.parent)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["False", "False"]

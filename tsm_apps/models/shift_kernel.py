@@ -1,0 +1,149 @@
+"""The temporal shift as one Triton kernel per shift (the CUDA path of :mod:`.shift`).
+
+Layout: ``(N*T, C, H, W)`` with the ``T`` frames of a clip contiguous, dense in memory as NCHW
+or channels-last (anything else is made contiguous first); outputs keep the input's format.
+In both formats one frame is a contiguous run of ``C*H*W`` elements, so "the same element one
+frame later" is ``frame_numel`` elements further; the kernel only has to know each element's
+channel (``r // (H*W)`` in NCHW, ``r % C`` in channels-last) to pick its source frame.
+
+* :func:`shift` reads every element once and writes every element once (one launch), with
+  zeros where the source frame lies outside the clip; its backward is the same kernel with the
+  directions reversed. Values equal the official ``zeros_like`` + slice-copy shift bit for bit
+  (it only moves elements).
+* :func:`online_step` is one streaming step with a static buffer ``(N, fold, H, W)``: it writes
+  the shifted frame (the buffer in channels ``[0:fold]``, the frame elsewhere) and overwrites
+  the buffer in place with the frame's channels ``[0:fold]``, in one launch. Every element of
+  the buffer is read and then written by the same program, so in-place is race-free; the
+  buffer's address never changes, so a CUDA graph can capture the step.
+
+Tests run the kernels on the CPU under Triton's interpreter (``TRITON_INTERPRET=1`` set before
+this module is imported).
+"""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+from torch import Tensor
+
+from .shift import is_channels_last
+
+BLOCK = 1024
+_MAX_BLOCKS = 65535  # CUDA's limit on grid dimension 1
+
+
+@triton.jit
+def _shift_kernel(src, dst, frame_numel, hw, channels, fold, num_segments, d0, d1,
+                  CHANNELS_LAST: tl.constexpr, BLOCK: tl.constexpr):
+    """Program ``(f, b)``: elements ``[b*BLOCK, (b+1)*BLOCK)`` of frame ``f`` of ``dst``.
+    Channels ``[0:fold]`` come from frame ``t + d0``, ``[fold:2*fold]`` from ``t + d1``, the
+    rest from ``t`` (``t = f % num_segments``); zeros where that frame is outside the clip."""
+    f = tl.program_id(0)
+    r = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    inside = r < frame_numel
+    if CHANNELS_LAST:
+        ch = r % channels
+    else:
+        ch = r // hw
+    d = tl.where(ch < fold, d0, tl.where(ch < 2 * fold, d1, 0))
+    t = f % num_segments + d
+    ok = inside & (t >= 0) & (t < num_segments)
+    base = f.to(tl.int64) * frame_numel
+    v = tl.load(src + base + d * frame_numel + r, mask=ok, other=0)
+    tl.store(dst + base + r, v, mask=inside)
+
+
+@triton.jit
+def _online_step_kernel(x, out, buf, frame_numel, hw, channels, fold,
+                        CHANNELS_LAST: tl.constexpr, BLOCK: tl.constexpr):
+    """Program ``(n, b)``: elements ``[b*BLOCK, (b+1)*BLOCK)`` of stream ``n``'s frame.
+    ``out`` takes ``buf`` in channels ``[0:fold]`` and ``x`` elsewhere; ``buf`` takes ``x``'s
+    channels ``[0:fold]`` (``buf`` is dense in ``x``'s memory format, ``fold`` channels)."""
+    n = tl.program_id(0)
+    r = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    inside = r < frame_numel
+    if CHANNELS_LAST:
+        ch = r % channels
+        at = (r // channels) * fold + ch
+    else:
+        ch = r // hw
+        at = r
+    folded = inside & (ch < fold)
+    base = n.to(tl.int64) * frame_numel
+    bbase = n.to(tl.int64) * fold * hw
+    v = tl.load(x + base + r, mask=inside)
+    old = tl.load(buf + bbase + at, mask=folded)
+    tl.store(buf + bbase + at, v, mask=folded)
+    tl.store(out + base + r, tl.where(ch < fold, old, v), mask=inside)
+
+
+def _dense(x: Tensor) -> tuple:
+    """``(x dense as NCHW or channels-last, is_channels_last)``."""
+    if is_channels_last(x):
+        return x, True
+    return x.contiguous(), False
+
+
+def _grid(rows: int, frame_numel: int, shape: tuple) -> tuple:
+    blocks = triton.cdiv(frame_numel, BLOCK)
+    if blocks > _MAX_BLOCKS or frame_numel >= 2 ** 31:
+        raise ValueError(f"shift kernel: frames of {frame_numel} elements (shape {shape}) are "
+                         f"too large (at most {_MAX_BLOCKS * BLOCK})")
+    return (rows, blocks)
+
+
+def shift_into(out: Tensor, x: Tensor, num_segments: int, fold: int, dirs: tuple) -> Tensor:
+    """Write ``x`` ``(N*T, C, H, W)`` shifted into ``out`` (same shape, dense, same memory
+    format as ``x``): fold ``k`` takes frame ``t + dirs[k]`` (``dirs`` of length 1 or 2)."""
+    x, cl = _dense(x)
+    nt, c, h, w = x.shape
+    d0, d1 = (tuple(dirs) + (0,))[:2]
+    grid = _grid(nt, c * h * w, tuple(x.shape))
+    _shift_kernel[grid](x, out, c * h * w, h * w, c, fold, num_segments, d0, d1,
+                        CHANNELS_LAST=cl, BLOCK=BLOCK)
+    return out
+
+
+def _shift(x: Tensor, num_segments: int, fold: int, dirs: tuple) -> Tensor:
+    x, cl = _dense(x)
+    out = torch.empty_like(x, memory_format=torch.channels_last if cl else
+                           torch.contiguous_format)
+    return shift_into(out, x, num_segments, fold, dirs)
+
+
+class Shift(torch.autograd.Function):
+    """Kernel shift; the backward is the opposite shift of the gradient (also one launch)."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, num_segments: int, fold: int, dirs: tuple) -> Tensor:
+        ctx.t, ctx.fold, ctx.dirs = num_segments, fold, dirs
+        return _shift(x, num_segments, fold, dirs)
+
+    @staticmethod
+    def backward(ctx, g: Tensor) -> tuple:
+        back = tuple(-d for d in ctx.dirs)
+        return _shift(g, ctx.t, ctx.fold, back), None, None, None
+
+
+def shift(x: Tensor, num_segments: int, fold: int, dirs: tuple) -> Tensor:
+    """``x`` ``(N*T, C, H, W)`` shifted (a new tensor in ``x``'s memory format); differentiable.
+    ``dirs``: per fold, ``+1`` takes the next frame, ``-1`` the previous one."""
+    return Shift.apply(x, num_segments, fold, tuple(dirs))
+
+
+def online_step(x: Tensor, buffer: Tensor, fold: int) -> Tensor:
+    """One streaming step: returns ``x`` ``(N, C, H, W)`` with channels ``[0:fold]`` taken from
+    ``buffer`` ``(N, fold, H, W)``, and overwrites ``buffer`` in place with ``x[:, :fold]``.
+    ``buffer`` must be dense in ``x``'s memory format (NCHW or channels-last)."""
+    x, cl = _dense(x)
+    fmt = torch.channels_last if cl else torch.contiguous_format
+    if not buffer.is_contiguous(memory_format=fmt) or buffer.dtype != x.dtype:
+        raise ValueError(f"online_step: buffer {tuple(buffer.shape)} {buffer.dtype} strides "
+                         f"{buffer.stride()} is not dense {x.dtype} in the memory format of the "
+                         f"frame {tuple(x.shape)} (channels_last={cl})")
+    n, c, h, w = x.shape
+    out = torch.empty_like(x, memory_format=fmt)
+    grid = _grid(n, c * h * w, tuple(x.shape))
+    _online_step_kernel[grid](x, out, buffer, c * h * w, h * w, c, fold,
+                              CHANNELS_LAST=cl, BLOCK=BLOCK)
+    return out
