@@ -5,8 +5,10 @@ import torch
 
 from tsm_apps import build_recognizer
 from tsm_apps.train.policies import param_groups
-from tsm_apps.train.recipe import (LRSchedule, bn_layers, build_optimizer, freeze_bn_parameters,
-                                   scaled_lr, set_lr, set_train_mode, step_lrs)
+from tsm_apps.train.config import load_config
+from tsm_apps.train.recipe import (LRSchedule, base_lr, bn_layers, build_optimizer,
+                                   freeze_bn_parameters, run_schedule, scaled_lr, set_lr,
+                                   set_train_mode, step_lrs, warmup_ratio)
 
 
 def _model():
@@ -78,3 +80,63 @@ def test_partial_bn_keeps_only_the_first_bn_training():
         sum(p.requires_grad for p in m.parameters())
     with pytest.raises(ValueError, match="bn mode"):
         set_train_mode(m, "sometimes")
+
+
+def _lr_trainer(tmp_path, world_size: int, **kw):
+    from tsm_apps.data.dataset import VideoDataset
+    from tsm_apps.distributed import DistEnv
+    from tsm_apps.train.config import load_config
+    from tsm_apps.train.trainer import Trainer
+    from tests.test_tsm_apps.toy_videos import motion_videos
+
+    videos, labels = motion_videos(8, frames=4, size=32)
+    tr = VideoDataset.from_tensor(videos, labels, True, 2, 32)
+    cfg = load_config(**dict(dict(arch="resnet18", width=0.125, segments=2, size=32,
+                                  work_dir=str(tmp_path), progress=False, tensorboard=False),
+                             **kw))
+    return Trainer(cfg, DistEnv(world_size=world_size), torch.device("cpu"), tr, tr, 2)
+
+
+def test_aavg_step_size_is_the_same_on_1_and_4_learners(tmp_path):
+    # AAVG Algorithm 1: the step size does not depend on the learners; 32 clips per learner at
+    # 0.00125 per 8 clips: 0.005, also with the documented --batch-size 32 x W on W = 4
+    one = _lr_trainer(tmp_path, 1, preset="aavg")
+    four = _lr_trainer(tmp_path, 4, preset="aavg", batch_size=128)
+    for t in (one, four):
+        assert t.schedule.base_lr == pytest.approx(0.005)
+        assert [t.schedule(e) for e in (0, 3.5)] == pytest.approx([0.005, 0.005])
+        assert [g["lr"] for g in t.optimizer.param_groups] == pytest.approx(
+            [0.005] * len(t.optimizer.param_groups))
+    # the linear scaling rule, kept as an option, grows with the learners: 0.005 x 4
+    glob = _lr_trainer(tmp_path, 4, preset="aavg", batch_size=128, lr_scaling="global")
+    assert glob.schedule.base_lr == pytest.approx(0.02)
+
+
+def test_kinetics_warmup_starts_at_one_workers_lr(tmp_path):
+    # Goyal et al. §2.2: from one worker's LR (8 clips: 0.00125) to k times it over 5 epochs;
+    # one process with accum_steps 4 stands for 4 workers of 2 clips: 0.0003125 -> 0.00125
+    t = _lr_trainer(tmp_path, 1, preset="kinetics", accum_steps=4, segments=2, epochs=100)
+    assert [t.schedule(e) for e in (0, 2.5, 5)] == pytest.approx(
+        [0.0003125, 0.0003125 + (0.00125 - 0.0003125) / 2, 0.00125])
+    # 4 processes of 8 clips: global LR 0.005, the warm-up from one worker's 0.00125
+    cfg = load_config(preset="kinetics", batch_size=32)
+    s = run_schedule(cfg, 4, 100, "cosine", (0.0,), (1.0,))
+    assert (s.base_lr, s(0)) == pytest.approx((0.005, 0.00125))
+    # the fraction rule does not look at the processes
+    s = run_schedule(load_config(preset="kinetics", batch_size=32, warmup_rule="fraction"),
+                     4, 100, "cosine", (0.0,), (1.0,))
+    assert s(0) == pytest.approx(0.0005)
+
+
+def test_lr_rules_by_hand_and_bad_values():
+    assert base_lr(0.00125, 128, 4, "process") == pytest.approx(0.005)
+    assert base_lr(0.00125, 128, 4, "global") == pytest.approx(0.02)
+    assert warmup_ratio("worker", 0.1, 64, 4, 2) == pytest.approx(1 / 8)
+    assert warmup_ratio("worker", 0.1, 64, 4, 2, "process") == pytest.approx(1 / 2)
+    assert warmup_ratio("fraction", 0.1, 64, 4, 2) == 0.1
+    with pytest.raises(ValueError, match="lr scaling must be one of"):
+        base_lr(0.1, 8, 1, "local")
+    with pytest.raises(ValueError, match="must split evenly into 3 processes"):
+        base_lr(0.1, 8, 3, "process")
+    with pytest.raises(ValueError, match="warm-up rule must be one of"):
+        warmup_ratio("goyal", 0.1, 8)

@@ -56,7 +56,7 @@ def test_the_deliberate_deviations(table):
     dev = {p: sorted(r.parameter for r in table[f"preset {p}"] if r.deviates)
            for p in REFERENCE_PRESETS}
     assert dev == {
-        "kinetics": ["bn", "clip_grad", "dropout", "pretrained", "warmup_start"],
+        "kinetics": ["bn", "clip_grad", "fc_lr_mult", "pretrained"],
         "official": ["pretrained"],
         "official-flow": ["batch_size", "bn", "clip_grad", "dropout", "lr_per_8", "lr_steps",
                           "pretrained", "weight_decay"],

@@ -25,12 +25,14 @@ from .config import (
     BN_MODES,
     CROPS,
     LR_POLICIES,
+    LR_SCALINGS,
     MODALITIES,
     OPTIM_POLICIES,
     OPTIMIZERS,
     PRESETS,
     SAMPLINGS,
     SHIFTS,
+    WARMUP_RULES,
     MultigridConfig,
     TrainConfig,
     check_factor_pairs,
@@ -41,7 +43,7 @@ from .multigrid import MG_LR_POLICIES
 
 CHOICES = {"shift": SHIFTS, "bn": BN_MODES, "optimizer": OPTIMIZERS, "modality": MODALITIES,
            "crop": CROPS, "sampling": SAMPLINGS, "lr_policy": LR_POLICIES,
-           "optim_policy": OPTIM_POLICIES}
+           "optim_policy": OPTIM_POLICIES, "lr_scaling": LR_SCALINGS, "warmup_rule": WARMUP_RULES}
 NESTED = {  # flag -> (section, key)
     "multigrid": ("multigrid", "enabled"),
     "averaging": ("averaging", "method"),

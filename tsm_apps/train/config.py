@@ -30,7 +30,7 @@ from .averaging import ADAPTIVE_RULES, AVERAGING, AveragingConfig  # noqa: F401 
 from .multigrid import MultigridConfig, check_factor_pairs  # noqa: F401  (re-exported)
 from .policies import OPTIM_POLICIES  # noqa: F401  (re-exported)
 from .presets import PRESETS
-from .recipe import LR_POLICIES  # noqa: F401  (re-exported)
+from .recipe import LR_POLICIES, LR_SCALINGS, WARMUP_RULES  # noqa: F401  (re-exported)
 
 SHIFTS = ("offline", "online", "none")
 BN_MODES = ("train", "partial", "frozen")
@@ -77,10 +77,13 @@ class TrainConfig:
     batch_size: int = 64
     accum_steps: int = 1  # each process splits its share into this many micro-batches
     lr_per_8: float = 0.00125
+    lr_scaling: str = "global"  # per 8 clips of the global batch; "process": of one process's
+    # batch, the same LR on any number of learners (AAVG Algorithm 1)
     lr_policy: str = "cosine"  # "step": x0.1 at each of lr_steps; "constant" (after warm-up)
     lr_steps: list = field(default_factory=list)  # epochs of the x0.1 steps (lr_policy "step")
     warmup_epochs: float = 0.0
-    warmup_start: float = 0.1  # warm-up starts at this fraction of the LR
+    warmup_start: float = 0.1  # warm-up starts at this fraction of the LR ...
+    warmup_rule: str = "fraction"  # ... or "worker": at one worker's LR (Goyal et al. §2.2)
     min_lr_ratio: float = 0.0
     optimizer: str = "sgd"
     momentum: float = 0.9
@@ -89,6 +92,8 @@ class TrainConfig:
     optim_policy: str = "tsm_apps"  # "tsm_official": the official TSM get_optim_policies
     fc_lr_mult: float = 5.0  # tsm_apps policy: the fc's LR multiplier when fine-tuning
     bn: str = "train"
+    precise_bn_batches: int = 0  # recompute BN statistics over this many training batches
+    # after each epoch (precise BN, SlowFast's NUM_BATCHES_PRECISE); 0: off
     clip_grad: float = 20.0  # max gradient norm; 0 disables
     amp: bool = True  # CUDA only
     channels_last: bool = True  # CUDA only
@@ -136,6 +141,12 @@ class TrainConfig:
                    f"test_crops must be 1, 3 or 10, got {self.test_crops}"),
                   (self.lr_policy in LR_POLICIES,
                    f"lr_policy must be one of {LR_POLICIES}, got {self.lr_policy!r}"),
+                  (self.lr_scaling in LR_SCALINGS,
+                   f"lr_scaling must be one of {LR_SCALINGS}, got {self.lr_scaling!r}"),
+                  (self.warmup_rule in WARMUP_RULES,
+                   f"warmup_rule must be one of {WARMUP_RULES}, got {self.warmup_rule!r}"),
+                  (self.precise_bn_batches >= 0,
+                   f"precise_bn_batches must be >= 0, got {self.precise_bn_batches}"),
                   (self.optim_policy in OPTIM_POLICIES,
                    f"optim_policy must be one of {OPTIM_POLICIES}, got {self.optim_policy!r}"),
                   (_rising(self.lr_steps),

@@ -10,7 +10,7 @@ from ..models.recognizer import Recognizer, build_recognizer
 from .config import TrainConfig
 from ..distributed import CommCounter
 from .policies import optim_groups
-from .recipe import build_optimizer, freeze_bn_parameters, scaled_lr
+from .recipe import base_lr, build_optimizer, freeze_bn_parameters
 
 
 def build_model(cfg: TrainConfig, num_classes: int, device: torch.device) -> tuple:
@@ -29,14 +29,16 @@ def build_model(cfg: TrainConfig, num_classes: int, device: torch.device) -> tup
     return model, fc_loaded
 
 
-def model_and_optimizer(cfg: TrainConfig, num_classes: int, device: torch.device) -> tuple:
+def model_and_optimizer(cfg: TrainConfig, num_classes: int, device: torch.device,
+                        world_size: int = 1) -> tuple:
     """``(recognizer, optimizer)`` of ``cfg``: :func:`build_model`, then ``cfg.optimizer`` over
-    the groups of ``cfg.optim_policy`` (:mod:`~tsm_apps.train.policies`) at the scaled LR."""
+    the groups of ``cfg.optim_policy`` (:mod:`~tsm_apps.train.policies`) at the run's LR on
+    ``world_size`` processes (:func:`~tsm_apps.train.recipe.base_lr`)."""
     model, fc_loaded = build_model(cfg, num_classes, device)
     groups = optim_groups(model, cfg.optim_policy, cfg.weight_decay,
                           fc_lr_mult=cfg.fc_lr_mult if cfg.pretrained else 1.0,
                           flow=cfg.modality == "flow", fc_new=not fc_loaded)
-    lr = scaled_lr(cfg.lr_per_8, cfg.batch_size)
+    lr = base_lr(cfg.lr_per_8, cfg.batch_size, world_size, cfg.lr_scaling)
     return model, build_optimizer(groups, cfg.optimizer, lr, cfg.momentum, cfg.nesterov)
 
 

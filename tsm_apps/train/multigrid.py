@@ -211,6 +211,12 @@ class MultigridSchedule:
                    for f, ss in zip(self.cfg.short_factors, sizes)] + out
         return out
 
+    def long_batches(self, epoch: int, num_clips: int) -> list:
+        """The epoch's batches at its long-cycle shape only (capped), e.g. for precise BN."""
+        b, t, s = self.long_shape(epoch)
+        b = max(1, min(b, self._cap(num_clips)))
+        return [(b, t, s)] * (num_clips // b)
+
     def batches(self, epoch: int, num_clips: int) -> list:
         """Shapes of the epoch's steps within ``num_clips`` (batches capped, see ``min_steps``)."""
         cap = self._cap(num_clips)

@@ -7,14 +7,17 @@ the paper's section), with the deliberate deviations and their reasons, is in
 * ``kinetics``: the 74% Kinetics-400 TSM ResNet-50 -- the optimisation of "Training Kinetics in
   15 minutes" (Lin et al. 2019: 74.0%), the data protocol of the official ``..._e100_dense``
   checkpoint (74.1%): I3D dense sampling in training and test, multi-scale crop and flip; the
-  test recorded in checkpoints is the official ``_dense`` one (10 clips x 3 crops of 256).
+  test recorded in checkpoints is the official ``_dense`` one (10 clips x 3 crops of 256). No
+  dropout, and the warm-up starts at one worker's LR (Goyal et al.), as the paper trains.
 * ``official``: the official script ``scripts/train_tsm_kinetics_rgb_8f.sh`` (uniform TSN
   sampling, 50 epochs, steps at 20 and 40, the official optimiser policy), tested as
   ``scripts/test_tsm_kinetics_rgb_8f.sh`` (1 clip, centre crop: 71.2%).
 * ``official-flow``: the official Kinetics Flow TSM (``TSM_kinetics_Flow_..._e50``): the same
   script's optimisation, flow input (5 stacked x/y fields), flow augmentation and policy.
-* ``aavg``: K-step averaging with Algorithm 1 of AAVG (Cong et al. 2018).
-* ``multigrid``: SlowFast's stepwise multigrid Kinetics recipe for the TSM ResNet-50.
+* ``aavg``: K-step averaging with Algorithm 1 of AAVG (Cong et al. 2018); Adam's step size is
+  the same on any number of learners (``lr_scaling = "process"``).
+* ``multigrid``: SlowFast's stepwise multigrid Kinetics recipe for the TSM ResNet-50, precise
+  BN over 200 batches after every epoch included.
 """
 from __future__ import annotations
 
@@ -41,9 +44,9 @@ PRESETS: dict = {
     "kinetics": {
         **_TSM_R50, **_OFFICIAL_DATA, "sampling": "dense",
         "epochs": 100, "batch_size": 8, "lr_per_8": 0.00125, "lr_policy": "cosine",
-        "warmup_epochs": 5.0, "warmup_start": 0.1, "min_lr_ratio": 0.0, "optimizer": "sgd",
+        "warmup_epochs": 5.0, "warmup_rule": "worker", "min_lr_ratio": 0.0, "optimizer": "sgd",
         "momentum": 0.9, "nesterov": False, "weight_decay": 1e-4, "optim_policy": "tsm_apps",
-        "dropout": 0.5, "clip_grad": 20.0, "bn": "train", "amp": False,
+        "fc_lr_mult": 5.0, "dropout": 0.0, "clip_grad": 20.0, "bn": "train", "amp": False,
         "test_clips": 10, "test_crops": 3, "test_full_res": True},
     "official": {**_TSM_R50, **_OFFICIAL_DATA, **_OFFICIAL_SCRIPT, "sampling": "tsn",
                  "test_clips": 1, "test_crops": 1, "test_full_res": False},
@@ -51,7 +54,7 @@ PRESETS: dict = {
                       "modality": "flow", "new_length": 5, "crop_scales": [1.0, 0.875, 0.75],
                       "test_clips": 1, "test_crops": 1, "test_full_res": False},
     "aavg": {"optimizer": "adam", "lr_policy": "constant", "warmup_epochs": 0.0,
-             "batch_size": 32,
+             "batch_size": 32, "lr_scaling": "process",
              "averaging": {"method": "kavg", "k": -1, "b1": 1.0, "b2": 2, "batch_cap": 576,
                            "adaptive_rule": "factor"}},
     "multigrid": {
@@ -59,7 +62,7 @@ PRESETS: dict = {
         "sampling": "dense", "epochs": 239, "batch_size": 64, "lr_per_8": 0.1 / 8,
         "warmup_epochs": 34.0, "warmup_start": 0.1, "optimizer": "sgd", "momentum": 0.9,
         "nesterov": True, "weight_decay": 1e-4, "dropout": 0.5, "amp": False,
-        "test_clips": 10, "test_crops": 3, "test_full_res": True,
+        "precise_bn_batches": 200, "test_clips": 10, "test_crops": 3, "test_full_res": True,
         "multigrid": {"enabled": True, "long_cycle": True, "short_cycle": True,
                       "steps": [0, 94, 154, 196], "max_epoch": 239, "epoch_factor": 1.5,
                       "lr_policy": "step", "gamma": 0.1, "scale_lr": True, "bn_base_size": 8,

@@ -1,7 +1,10 @@
 """The large-batch recipe of "Training Kinetics in 15 minutes" (TSM at scale).
 
-* LR scaled linearly with the global batch: ``lr = lr_per_8 * batch / 8`` (paper: 0.00125).
-* Linear warm-up from ``warmup_start * lr`` over ``warmup_epochs``, then cosine decay to
+* LR scaled linearly with the global batch: ``lr = lr_per_8 * batch / 8`` (paper: 0.00125);
+  ``lr_scaling = "process"`` scales with one process's batch instead, so the LR does not depend
+  on the number of learners (AAVG's Algorithm 1): :func:`base_lr`.
+* Linear warm-up from ``warmup_start * lr`` (``warmup_rule = "worker"``: from one worker's LR,
+  Goyal et al. 2017 §2.2: :func:`warmup_ratio`) over ``warmup_epochs``, then cosine decay to
   ``min_ratio * lr`` (or steps, or constant: :class:`LRSchedule`); the schedule is a pure
   function of the (fractional) epoch, so resuming needs only the step counter.
 * SGD momentum 0.9, weight decay 1e-4 on conv/fc weights only: none on BN and biases.
@@ -28,6 +31,36 @@ def scaled_lr(lr_per_8: float, global_batch: int) -> float:
 
 
 LR_POLICIES = ("cosine", "step", "constant")
+LR_SCALINGS = ("global", "process")
+WARMUP_RULES = ("fraction", "worker")
+
+
+def base_lr(lr_per_8: float, batch_size: int, world_size: int = 1,
+            scaling: str = "global") -> float:
+    """The run's LR: ``lr_per_8`` per 8 clips of the global ``batch_size`` (``"global"``, the
+    linear scaling rule), or of one process's share ``batch_size / world_size``
+    (``"process"``: the same LR on 1 or ``W`` learners, as AAVG's Algorithm 1 steps)."""
+    if scaling not in LR_SCALINGS:
+        raise ValueError(f"lr scaling must be one of {LR_SCALINGS}, got {scaling!r}")
+    if world_size < 1 or batch_size % world_size:
+        raise ValueError(f"batch_size {batch_size} must split evenly into {world_size} processes")
+    return scaled_lr(lr_per_8, batch_size if scaling == "global" else batch_size // world_size)
+
+
+def warmup_ratio(rule: str, fraction: float, batch_size: int, world_size: int = 1,
+                 accum_steps: int = 1, scaling: str = "global") -> float:
+    """First LR of the warm-up over :func:`base_lr`: ``fraction`` (``"fraction"``), or the LR of
+    one worker's batch (``"worker"``: Goyal et al. 2017 §2.2, from ``eta`` to ``k x eta``). A
+    worker is one micro-batch stream: ``batch_size / (world_size x accum_steps)`` clips, so
+    one process with ``accum_steps = W`` warms up as ``W`` processes do."""
+    if rule not in WARMUP_RULES:
+        raise ValueError(f"warm-up rule must be one of {WARMUP_RULES}, got {rule!r}")
+    if rule == "fraction":
+        return fraction
+    streams = world_size * accum_steps
+    if batch_size % streams:
+        raise ValueError(f"batch_size {batch_size} must split into {streams} micro-batches")
+    return scaled_lr(1.0, batch_size // streams) / base_lr(1.0, batch_size, world_size, scaling)
 
 
 @dataclass(frozen=True)
@@ -78,6 +111,17 @@ class LRSchedule:
 
     def __call__(self, e: float) -> float:
         return self.base_lr * self.factor(e)
+
+
+def run_schedule(cfg, world_size: int, epochs: float, policy: str, steps: tuple,
+                 lrs: tuple) -> "LRSchedule":
+    """The :class:`LRSchedule` of a ``TrainConfig`` on ``world_size`` processes over ``epochs``:
+    :func:`base_lr` with ``cfg.lr_scaling``, the warm-up from :func:`warmup_ratio` with
+    ``cfg.warmup_rule``, then ``policy`` (``steps``/``lrs``: the step policy's phases)."""
+    lr = base_lr(cfg.lr_per_8, cfg.batch_size, world_size, cfg.lr_scaling)
+    start = warmup_ratio(cfg.warmup_rule, cfg.warmup_start, cfg.batch_size, world_size,
+                         cfg.accum_steps, cfg.lr_scaling)
+    return LRSchedule(lr, epochs, cfg.warmup_epochs, start, cfg.min_lr_ratio, policy, steps, lrs)
 
 
 def step_lrs(lr_steps: list, gamma: float = 0.1) -> tuple:

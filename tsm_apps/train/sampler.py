@@ -26,6 +26,9 @@ class BatchPlan(Protocol):
     def bn_splits(self, epoch: int, num_clips: int) -> int:
         """Micro-batches per step so that a BN group keeps its size."""
 
+    def long_batches(self, epoch: int, num_clips: int) -> list:
+        """Like :meth:`batches`, every batch at the epoch's long-cycle shape (no short cycle)."""
+
 
 @dataclass
 class FixedShape:
@@ -41,6 +44,8 @@ class FixedShape:
 
     def lr_scale(self, epoch: int, num_clips: int) -> float:
         return 1.0
+
+    long_batches = batches  # one shape: the long cycle's
 
     def bn_splits(self, epoch: int, num_clips: int) -> int:
         return 1

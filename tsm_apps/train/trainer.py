@@ -21,10 +21,10 @@ from ..distributed import CommCounter, DistEnv
 from .averaging import KStepAverager, merge_bn_
 from .config import TrainConfig
 from .hooks import (AveragingHook, CheckpointHook, EvaluationHook, HookBase, LogHook,
-                    MultigridHook)
+                    MultigridHook, PreciseBNHook)
 from .model import load_pretrained, model_and_optimizer, wrap_ddp
 from .multigrid import MultigridSchedule
-from .recipe import LRSchedule, scaled_lr, set_lr, set_train_mode, step_lrs
+from .recipe import LRSchedule, run_schedule, set_lr, set_train_mode, step_lrs
 from .sampler import EpochBatches, FixedShape
 from .state import rng_state, set_rng_state
 from .step import step_seed, train_step
@@ -44,11 +44,11 @@ class Trainer:
         if cfg.batch_size % env.world_size or cfg.batch_size // env.world_size < cfg.accum_steps:
             raise ValueError(f"batch_size {cfg.batch_size} must split into {env.world_size} "
                              f"process(es) x {cfg.accum_steps} micro-batch(es) of >= 1 clip")
-        self.cfg, self.env, self.device = cfg, env, device
-        self.train_set, self.val_set = train_set, val_set
+        self.cfg, self.env, self.device, self.train_set, self.val_set = \
+            cfg, env, device, train_set, val_set
         self.work_dir, self.meta = Path(cfg.work_dir), dict(meta or {})
         self.sync_comm, self.metric_comm = CommCounter(), CommCounter()
-        self.model, self.optimizer = model_and_optimizer(cfg, num_classes, device)
+        self.model, self.optimizer = model_and_optimizer(cfg, num_classes, device, env.world_size)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp)
         kavg = cfg.averaging.method == "kavg"
         self.net = wrap_ddp(self.model, device, self.sync_comm) if env.distributed and not kavg \
@@ -79,14 +79,14 @@ class Trainer:
         cfg, (steps, lrs), policy = self.cfg, step_lrs(self.cfg.lr_steps), self.cfg.lr_policy
         if cfg.multigrid.enabled and cfg.multigrid.lr_policy == "step":
             (steps, lrs), policy = self.plan.lr_steps(self.clips), "step"
-        return LRSchedule(scaled_lr(cfg.lr_per_8, cfg.batch_size), self.epochs, cfg.warmup_epochs,
-                          cfg.warmup_start, cfg.min_lr_ratio, policy, steps, lrs)
+        return run_schedule(cfg, self.env.world_size, self.epochs, policy, steps, lrs)
 
     def default_hooks(self) -> list:
-        """Multigrid (if enabled), evaluation, adaptive batch (kavg), log, checkpoint: the batch
-        and the val row need the epoch's validation, checkpoints what the others updated."""
+        """Multigrid, precise BN (if enabled), evaluation, adaptive batch (kavg), log, checkpoint:
+        the batch and the val row need the epoch's validation, checkpoints what others updated."""
         evaluation = EvaluationHook(self.val_set)
         hooks = [MultigridHook()] if self.cfg.multigrid.enabled else []
+        hooks += [PreciseBNHook(self.train_set)] if self.cfg.precise_bn_batches else []
         hooks.append(evaluation)
         if self.averager is not None:
             hooks.append(AveragingHook(self.cfg.averaging, self.plan.batch, evaluation))
@@ -188,12 +188,12 @@ class Trainer:
                 self.run_epoch()
         self.stopped = self.stopped and self.epoch < self.epochs
         self._call("after_train")
-        out = {"signal": 0, "val_top1": None, "val_top5": None, "best_top1": -1.0,
-               "best_epoch": None, "wall_s": 0.0}
+        out = dict(signal=0, val_top1=None, val_top5=None, best_top1=-1.0, best_epoch=None,
+                   wall_s=0.0)
         for hook in self.hooks:
             out.update(hook.summary())
+        sync, metric = self.sync_comm, self.metric_comm
         return dict(out, epochs=self.epoch, steps=self.step, stopped=self.stopped,
-                    signal=out["signal"] if self.stopped else 0, syncs=self.sync_comm.syncs,
-                    sync_allreduce_calls=self.sync_comm.calls,
-                    sync_allreduce_bytes=self.sync_comm.bytes,
-                    metric_allreduce_calls=self.metric_comm.calls, work_dir=str(self.work_dir))
+                    signal=out["signal"] if self.stopped else 0, syncs=sync.syncs,
+                    sync_allreduce_calls=sync.calls, sync_allreduce_bytes=sync.bytes,
+                    metric_allreduce_calls=metric.calls, work_dir=str(self.work_dir))
