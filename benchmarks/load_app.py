@@ -12,7 +12,8 @@ session's upload folder was removed once the pages were closed.
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/load_app.py [--sessions 4] [--stream-s 20]
         [--models r50|tiny]
 
-The test suite runs the same in a reduced form (tests/test_ui/test_load.py: tiny models, 8 s).
+The test suite runs the same in a reduced form (tests/test_ui/test_load.py: tiny models, each
+stream until 4 frames are shown or 120 s have passed).
 """
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence
 
-# the lists FGFA trains the VID R-FCN on, in lines (DESIGN.md; FGFA's data/ILSVRC2015/ImageSets)
+# the lists FGFA trains the VID R-FCN on, in lines (FGFA's data/ILSVRC2015/ImageSets at f01243e)
 VID_TRAIN_15FRAMES_LINES = 57834
 DET_TRAIN_30CLASSES_LINES = 53639
 FGFA_LISTS = (DET_TRAIN_30CLASSES_LINES, VID_TRAIN_15FRAMES_LINES)

@@ -13,10 +13,11 @@ FGFA's published file: :func:`read_motion_iou_mat` / :func:`write_motion_iou_mat
 variable ``motion_iou``: a ``(frames, 1)`` cell array in ``VID_val_videos.txt`` frame order,
 each cell an ``(objects, 1)`` vector in the frame XML's object order; empty entries read as 0).
 
-Classes (FGFA, DESIGN.md): ``slow`` if motion IoU > 0.9, ``medium`` if 0.7 <= IoU <= 0.9,
-``fast`` if IoU < 0.7. Both boundaries belong to ``medium``: FGFA's evaluation code keeps a GT
-box in a motion range when ``lo <= iou <= hi`` with ranges [0, 0.7], [0.7, 0.9], [0.9, 1]; we
-give the shared boundary values to the middle class so that each box has exactly one class.
+Classes (FGFA's motion ranges, ``lib/dataset/imagenet_vid.py:409`` at f01243e): ``slow`` if
+motion IoU > 0.9, ``medium`` if 0.7 <= IoU <= 0.9, ``fast`` if IoU < 0.7. Both boundaries
+belong to ``medium``: FGFA's evaluation code keeps a GT box in a motion range when
+``lo <= iou <= hi`` with ranges [0, 0.7], [0.7, 0.9], [0.9, 1]; we give the shared boundary
+values to the middle class so that each box has exactly one class.
 
 Boxes are float ``[x1, y1, x2, y2]`` in pixel *edge* coordinates (width ``x2 - x1``). The XML
 boxes of ImageNet-VID are inclusive integers; :func:`snippet_motion_iou` converts them to
