@@ -79,7 +79,7 @@ def frame_pair(device: str = "cpu") -> Iterator[dict]:
     (an :class:`OnlineRecognizer` step, shift buffers carried) and TSN's per-frame forward."""
     tsm, tsn = _build("online", device=device), _build(None, device=device)
     frame = torch.randn(1, 3, 224, 224, device=device)
-    with OnlineRecognizer(tsm) as online:
+    with OnlineRecognizer(tsm, mode="eager") as online:  # both eager (graphs: .shift_cost)
         yield {"tsm": lambda: online.step(frame),
                "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))}
 
@@ -182,7 +182,17 @@ def shift_op_speed(quick: bool, device: str) -> list:
                    {**_ms(t), "ours/official nchw": t["ours_nchw"] / t["official_nchw"]})]
 
 
-FIGURES = (shift_overhead, online_latency, tsm_vs_i3d, shift_op_speed)
+def cuda_shift_cost(quick: bool, device: str) -> list:
+    """On CUDA, the shift-cost figures of :mod:`.shift_cost` (R-50 8x224: batch 1 fp32, batch
+    16 bf16, a training step, online per frame); none on the CPU, where the figures above
+    stand for them."""
+    if torch.device(device).type != "cuda":
+        return []
+    from .shift_cost import figures as shift_cost_figures
+    return shift_cost_figures(quick, device)
+
+
+FIGURES = (shift_overhead, online_latency, tsm_vs_i3d, shift_op_speed, cuda_shift_cost)
 
 
 def figures(quick: bool, device: str) -> list:

@@ -179,12 +179,23 @@ def _tracing() -> bool:
 
 
 _KERNEL: list = []
+_KERNEL_OFF: list = []
+
+
+@contextmanager
+def cuda_kernel_off() -> Iterator[None]:
+    """Inside the block CUDA tensors take the copy/in-place path (to compare with the kernel)."""
+    _KERNEL_OFF.append(True)
+    try:
+        yield
+    finally:
+        _KERNEL_OFF.pop()
 
 
 def _kernel(x: Tensor):
     """The Triton shift module (:mod:`.shift_kernel`) for a CUDA tensor outside tracing, where
     Triton is installed; ``None`` otherwise (the CPU path never imports it)."""
-    if not x.is_cuda or _tracing():
+    if not x.is_cuda or _tracing() or _KERNEL_OFF:
         return None
     if not _KERNEL:
         try:

@@ -1,0 +1,47 @@
+"""The shift-cost figures (written for ``tsm bench --device cuda``) run on the CPU at small
+sizes, and the models they time compute what their names say (values are benchmarks, not
+tests)."""
+from __future__ import annotations
+
+import torch
+
+from tsm_apps.bench import shift_cost
+from tsm_apps.bench.core import FIGURES, cuda_shift_cost
+from tsm_apps.models.shift import TemporalShift
+
+
+def test_every_shift_cost_figure_runs_on_cpu_at_small_sizes():
+    figs = shift_cost.figures(True, "cpu", shift_cost.tiny_specs())
+    names = [f.name for f in figs]
+    assert [n.split(" (")[0] for n in names] == [
+        "shift cost, inference: TSM/TSN", "shift cost, inference: ours/official-op TSM",
+        "shift cost, inference: TSM/TSN", "shift cost, inference: ours/official-op TSM",
+        "shift cost, training step: TSM/TSN", "shift cost, online per frame: TSM/TSN frame",
+        "shift cost, online per frame: TSM/TSN frame"]
+    assert "bs2, bfloat16, channels-last" in names[2] and "bs1, fp32, NCHW" in names[0]
+    assert names[6].startswith("shift cost, online per frame: TSM/TSN frame (mobilenetv2,")
+    assert names[6].endswith(", eager)")
+    for f in figs:
+        assert f.value > 0 and f.device == "cpu" and f.goal.startswith("<= ")
+        assert f.met == (f.value <= float(f.goal.split()[1]))
+    assert set(figs[0].detail) >= {"tsm_ms", "tsn_ms", "official_tsm_ms", "tsm/official_tsm"}
+    assert set(figs[4].detail) >= {"tsm_ms", "tsn_ms", "official_tsm_ms"}
+
+
+def test_the_official_op_model_shifts_like_ours_with_the_official_op():
+    spec = shift_cost.tiny_specs()["inference_bs1"]
+    ours = shift_cost.build(spec, "offline", "cpu").eval()
+    official = shift_cost.build(spec, "offline", "cpu", official=True).eval()
+    tsn = shift_cost.build(spec, None, "cpu").eval()
+    assert not any(isinstance(m, TemporalShift) for m in official.modules())
+    assert sum(isinstance(m, TemporalShift) for m in ours.modules()) == 8  # R-18: every block
+    x = torch.randn(2, spec.segments, 3, spec.size, spec.size)
+    with torch.no_grad():
+        a, b, c = ours(x), official(x), tsn(x)
+    assert torch.allclose(a, b, atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(a, c, atol=1e-3)  # same weights, the shift changes the logits
+
+
+def test_core_adds_the_shift_cost_figures_on_cuda_only():
+    assert cuda_shift_cost in FIGURES
+    assert cuda_shift_cost(True, "cpu") == []

@@ -1,0 +1,224 @@
+"""What the shift costs where video models run: TSM against TSN and against the official shift
+re-implemented here (``zeros_like`` + slice copies, :func:`~tsm_apps.bench.core.naive_shift`)
+in the same backbone, at inference (batch 1 fp32; batch 16 bf16 autocast channels-last), in a
+training step (forward + backward + SGD) and per frame online; each measured side by side in
+one process (round-robin, ratios are medians of per-round ratios).
+
+The figures are written for CUDA (``tsm bench --device cuda``: ResNet-50, 8 segments, 224 px;
+on CUDA the shift is one Triton kernel and the online step a replayed CUDA graph). Every
+function takes a :class:`Spec`, so the same code runs on the CPU at small sizes (the tests).
+"""
+from __future__ import annotations
+
+from contextlib import ExitStack, nullcontext
+from dataclasses import dataclass, replace
+
+import torch
+from torch import nn
+
+from ..models.backbone import set_memory_format
+from ..models.cuda_graph import GraphedModule
+from ..models.online import OnlineRecognizer
+from ..models.recognizer import build_recognizer
+from ..models.shift import cuda_kernel_off
+from .core import CL, NCHW, official_style
+from .timing import Figure, load_average, medians, paired_ratio, time_rounds
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One measured setting: ``batch`` clips of ``segments`` frames of ``size`` px."""
+    arch: str = "resnet50"
+    batch: int = 1
+    segments: int = 8
+    size: int = 224
+    width: float = 1.0
+    classes: int = 400
+    fmt: torch.memory_format = CL
+    dtype: torch.dtype | None = None  # autocast dtype (None: fp32)
+    rounds: int = 20
+
+    @property
+    def label(self) -> str:
+        dt = str(self.dtype).replace("torch.", "") if self.dtype else "fp32"
+        fmt = "channels-last" if self.fmt == CL else "NCHW"
+        return f"{self.arch}, {self.segments}x{self.size}, bs{self.batch}, {dt}, {fmt}"
+
+
+def build(spec: Spec, shift, device: str, official: bool = False) -> nn.Module:
+    """The recognizer of ``spec`` (seed 0) on ``device`` in ``spec.fmt``; ``official``: every
+    offline shift runs the official op (which makes its input NCHW first)."""
+    torch.manual_seed(0)
+    m = build_recognizer(spec.arch, spec.classes, spec.segments, shift, width=spec.width)
+    if official:
+        official_style(m)
+    set_memory_format(m.backbone, spec.fmt)
+    return m.to(device)
+
+
+def _autocast(spec: Spec, device: str):
+    if spec.dtype is None:
+        return nullcontext()
+    return torch.autocast(torch.device(device).type, dtype=spec.dtype)
+
+
+def _wrap(fn, *contexts):
+    def run():
+        with ExitStack() as stack:
+            for c in contexts:
+                stack.enter_context(c())
+            return fn()
+    return run
+
+
+def _figure(name, rounds, a, b, goal, device, detail) -> Figure:
+    r = paired_ratio(rounds, a, b)
+    ok = None if goal is None else (r <= float(goal.split()[1]))
+    return Figure(name, r, "x", goal, ok, device, detail)
+
+
+def _ms(rounds: dict) -> dict:
+    return {f"{k}_ms": round(v * 1e3, 3) for k, v in medians(rounds).items()}
+
+
+def _ratios(rounds: dict, pairs) -> dict:
+    return {f"{a}/{b}": round(paired_ratio(rounds, a, b), 4) for a, b in pairs}
+
+
+@torch.no_grad()
+def inference(spec: Spec, device: str, goals=("<= 1.03", "<= 0.75")) -> list:
+    """TSM/TSN and ours/official-op TSM at inference; on CUDA also the copy path (kernel off)
+    and CUDA-graph replays of TSM and TSN (the fixed-protocol ``tsm test`` form)."""
+    models = {"tsm": build(spec, "offline", device), "tsn": build(spec, None, device),
+              "official_tsm": build(spec, "offline", device, official=True)}
+    for m in models.values():
+        m.eval()
+    x = torch.randn(spec.batch, spec.segments, 3, spec.size, spec.size, device=device)
+    cast = (lambda: _autocast(spec, device),)
+    fns = {k: _wrap(lambda m=m: m(x), *cast) for k, m in models.items()}
+    pairs = [("tsm", "tsn"), ("tsm", "official_tsm"), ("official_tsm", "tsn")]
+    if torch.device(device).type == "cuda":
+        fns["tsm_copy_path"] = _wrap(lambda: models["tsm"](x), *cast, cuda_kernel_off)
+        for k in ("tsm", "tsn"):
+            g = GraphedModule(_Cast(models[k], spec, device)).eval()
+            fns[f"{k}_graph"] = lambda g=g: g(x)
+        pairs += [("tsm_copy_path", "tsn"), ("tsm_graph", "tsn_graph"), ("tsm_graph", "tsm")]
+    load = load_average()
+    rounds = time_rounds(fns, spec.rounds, 2, device)
+    d = {**_ms(rounds), **_ratios(rounds, pairs), "load": [load, load_average()]}
+    return [_figure(f"shift cost, inference: TSM/TSN ({spec.label})", rounds, "tsm", "tsn",
+                    goals[0], device, d),
+            _figure(f"shift cost, inference: ours/official-op TSM ({spec.label})", rounds, "tsm",
+                    "official_tsm", goals[1], device, d)]
+
+
+class _Cast(nn.Module):
+    """``model`` under ``spec``'s autocast (so a graph captures the casts too)."""
+
+    def __init__(self, model: nn.Module, spec: Spec, device: str) -> None:
+        super().__init__()
+        self.model, self.spec, self.device = model, spec, device
+
+    def forward(self, x):
+        with _autocast(self.spec, self.device):
+            return self.model(x)
+
+
+def training_step(spec: Spec, device: str, goal: str = "<= 1.05") -> list:
+    """One SGD step (forward + cross-entropy + backward + update) of TSM, TSN and the
+    official-op TSM on the same random clips."""
+    models = {"tsm": build(spec, "offline", device), "tsn": build(spec, None, device),
+              "official_tsm": build(spec, "offline", device, official=True)}
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(spec.batch, spec.segments, 3, spec.size, spec.size, generator=g).to(device)
+    y = torch.randint(0, spec.classes, (spec.batch,), generator=g).to(device)
+
+    def step_fn(m):
+        m.train()
+        opt = torch.optim.SGD(m.parameters(), lr=1e-3, momentum=0.9)
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            with _autocast(spec, device):
+                loss = nn.functional.cross_entropy(m(x), y)
+            loss.backward()
+            opt.step()
+        return step
+    load = load_average()
+    rounds = time_rounds({k: step_fn(m) for k, m in models.items()}, spec.rounds, 2, device)
+    d = {**_ms(rounds), **_ratios(rounds, [("tsm", "official_tsm"), ("official_tsm", "tsn")]),
+         "load": [load, load_average()]}
+    return [_figure(f"shift cost, training step: TSM/TSN ({spec.label})", rounds, "tsm", "tsn",
+                    goal, device, d)]
+
+
+class _Frame(nn.Module):
+    """TSN's per-frame forward: ``frame (N, 3, H, W) -> logits (N, K)``."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, frame):
+        return self.model.fc(self.model.backbone(frame).mean((2, 3)))
+
+
+@torch.no_grad()
+def online_step(spec: Spec, device: str, goal: str = "<= 1.02") -> list:
+    """Online TSM per frame against TSN's 2-D frame, both eager, and on CUDA also both replayed
+    from CUDA graphs (the form :class:`OnlineRecognizer` uses there by default; the goal is
+    for that form). Two copies of the TSM model stream side by side, one per mode."""
+    frame = torch.randn(spec.batch, 3, spec.size, spec.size, device=device)
+    tsn = _Frame(build(spec, None, device).eval())
+    cuda = torch.device(device).type == "cuda"
+    modes = ("eager", "graph") if cuda else ("eager",)
+    with ExitStack() as stack:
+        fns = {"tsn_eager": lambda: tsn(frame)}
+        for mode in modes:
+            rec = stack.enter_context(OnlineRecognizer(build(spec, "online", device).eval(),
+                                                       mode=mode))
+            fns[f"tsm_{mode}"] = lambda rec=rec: rec.step(frame)
+        if cuda:
+            graphed = GraphedModule(tsn).eval()
+            fns["tsn_graph"] = lambda: graphed(frame)
+        load = load_average()
+        rounds = time_rounds(fns, spec.rounds, 3, device)
+    pairs = [("tsm_eager", "tsn_eager")]
+    if cuda:
+        pairs += [("tsm_graph", "tsn_graph"), ("tsm_graph", "tsn_eager"),
+                  ("tsm_graph", "tsm_eager")]
+    fast = modes[-1]
+    return [_figure(f"shift cost, online per frame: TSM/TSN frame ({spec.label}, {fast})",
+                    rounds, f"tsm_{fast}", f"tsn_{fast}", goal, device,
+                    {**_ms(rounds), **_ratios(rounds, pairs), "load": [load, load_average()]})]
+
+
+def cuda_specs(quick: bool) -> dict:
+    """The CUDA settings: R-50 8x224; batch 1 fp32 in NCHW (the official code's layout; the
+    core figures time the default channels-last), batch 16 bf16 and the training step (batch
+    8, bf16) channels-last; online per frame batch 1 fp32 for R-50 and MobileNetV2."""
+    r = 10 if quick else 50
+    return {"inference_bs1": Spec(batch=1, fmt=NCHW, rounds=r),
+            "inference_bs16": Spec(batch=16, dtype=torch.bfloat16, rounds=r),
+            "training": Spec(batch=8, dtype=torch.bfloat16, rounds=max(5, r // 2)),
+            "online_r50": Spec(rounds=3 * r), "online_mbv2": Spec(arch="mobilenetv2", rounds=3 * r)}
+
+
+def figures(quick: bool, device: str, specs: dict | None = None) -> list:
+    """Every figure of this module at ``specs`` (default :func:`cuda_specs`)."""
+    s = specs or cuda_specs(quick)
+    out = []
+    out += inference(s["inference_bs1"], device)
+    out += inference(s["inference_bs16"], device, ("<= 1.03", "<= 0.90"))
+    out += training_step(s["training"], device)
+    out += online_step(s["online_r50"], device)
+    out += online_step(s["online_mbv2"], device)
+    return out
+
+
+def tiny_specs() -> dict:
+    """Small settings for the CPU (tests): ResNet-18 at 1/8 width, 32 px, 4 segments."""
+    base = Spec(arch="resnet18", segments=4, size=32, width=0.125, classes=5, rounds=2)
+    return {"inference_bs1": replace(base, fmt=NCHW), "inference_bs16": replace(base, batch=2, dtype=torch.bfloat16),
+            "training": replace(base, batch=2), "online_r50": base,
+            "online_mbv2": replace(base, arch="mobilenetv2", width=0.25)}
