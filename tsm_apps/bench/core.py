@@ -1,6 +1,7 @@
 """The core figures of ``tsm bench``: the shift's overhead (ours and the official op's), online
-latency and cache, TSM vs a native I3D and the shift op itself (the training loader's figure
-is training's own: ``tsm_apps.train.loading_bench``). Each takes
+latency and cache, TSM vs a native I3D and the shift op itself, and on CUDA the shift-cost
+figures of :mod:`.shift_cost` (the training loader's figure is training's own:
+``tsm_apps.train.loading_bench``). Each takes
 ``(quick, device)`` and returns :class:`~tsm_apps.bench.timing.Figure` objects measured side by
 side (round-robin; ratios are medians of per-round ratios) in one process; each detail records
 the load average around it."""
@@ -17,44 +18,11 @@ from ..models.backbone import set_memory_format
 from ..models.inflate import I3D
 from ..models.online import OnlineRecognizer
 from ..models.recognizer import build_recognizer
-from ..models.shift import TemporalShift, temporal_shift
+from ..models.shift import temporal_shift
+from .official_shift import NCHW, naive_shift, official_style
 from .timing import Figure, load_average, medians, paired_ratio, time_many, time_rounds
 
-CL, NCHW = torch.channels_last, torch.contiguous_format
-
-
-def naive_shift(x: torch.Tensor, t: int, fold_div: int = 8) -> torch.Tensor:
-    """The official op (mit-han-lab ``TemporalShift.shift``): ``zeros_like`` + three slice copies
-    on ``(N*T, C, H, W)`` viewed as ``(N, T, C, H, W)``; the input made NCHW-contiguous first."""
-    nt, c, h, w = x.shape
-    v = x.contiguous().view(nt // t, t, c, h, w)
-    fold = c // fold_div
-    out = torch.zeros_like(v)
-    out[:, :-1, :fold] = v[:, 1:, :fold]
-    out[:, 1:, fold:2 * fold] = v[:, :-1, fold:2 * fold]
-    out[:, :, 2 * fold:] = v[:, :, 2 * fold:]
-    return out.view(nt, c, h, w)
-
-
-class OfficialShift(nn.Module):
-    """``TemporalShift`` with the official op: the side-by-side baseline of ``tsm bench``."""
-
-    def __init__(self, m: TemporalShift) -> None:
-        super().__init__()
-        self.net, self.num_segments, self.fold_div = m.net, m.num_segments, m.fold_div
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(naive_shift(x, self.num_segments, self.fold_div))
-
-
-def official_style(model: nn.Module) -> nn.Module:
-    """``model`` in NCHW with every offline ``TemporalShift`` running the official op."""
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, TemporalShift):
-                setattr(parent, name, OfficialShift(child))
-    set_memory_format(model.backbone, NCHW)
-    return model
+CL = torch.channels_last
 
 
 def _build(shift, arch="resnet50", device="cpu", fmt=None) -> nn.Module:

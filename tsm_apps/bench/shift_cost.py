@@ -1,5 +1,5 @@
 """What the shift costs where video models run: TSM against TSN and against the official shift
-re-implemented here (``zeros_like`` + slice copies, :func:`~tsm_apps.bench.core.naive_shift`)
+re-implemented here (``zeros_like`` + slice copies, :func:`~tsm_apps.bench.official_shift.naive_shift`)
 in the same backbone, at inference (batch 1 fp32; batch 16 bf16 autocast channels-last), in a
 training step (forward + backward + SGD) and per frame online; each measured side by side in
 one process (round-robin, ratios are medians of per-round ratios).
@@ -21,8 +21,10 @@ from ..models.cuda_graph import GraphedModule
 from ..models.online import OnlineRecognizer
 from ..models.recognizer import build_recognizer
 from ..models.shift import cuda_kernel_off
-from .core import CL, NCHW, official_style
+from .official_shift import NCHW, official_style
 from .timing import Figure, load_average, medians, paired_ratio, time_rounds
+
+CL = torch.channels_last
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ from typing import Iterator
 import torch
 from torch import Tensor, nn
 
+from .memory_format import is_channels_last
+
 DEFAULT_FOLD_DIV = 8
 OFFLINE, ONLINE = (1, -1), (-1,)
 """Per fold, where its channels come from: ``+1`` the next frame, ``-1`` the previous one."""
@@ -55,11 +57,6 @@ def _check(x: Tensor, num_segments: int, fold_div: int) -> int:
             f"temporal_shift: fold_div={fold_div} leaves no channel to shift for C={x.shape[1]} "
             f"(shape {tuple(x.shape)})")
     return fold
-
-
-def is_channels_last(x: Tensor) -> bool:
-    """True when the 4-D ``x`` is channels-last in memory and not plain contiguous."""
-    return not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last)
 
 
 def _frames(x: Tensor, t: int) -> tuple:

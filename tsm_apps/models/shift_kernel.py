@@ -26,7 +26,7 @@ import triton
 import triton.language as tl
 from torch import Tensor
 
-from .shift import is_channels_last
+from .memory_format import is_channels_last
 
 BLOCK = 1024
 _MAX_BLOCKS = 65535  # CUDA's limit on grid dimension 1

@@ -1,0 +1,46 @@
+"""The official shift op re-implemented here (mit-han-lab ``TemporalShift.shift``: ``zeros_like``
++ slice copies, NCHW) and a model running it in place of ours: the side-by-side baseline of
+``tsm bench``."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..models.backbone import set_memory_format
+from ..models.shift import TemporalShift
+
+NCHW = torch.contiguous_format
+
+
+def naive_shift(x: torch.Tensor, t: int, fold_div: int = 8) -> torch.Tensor:
+    """The official op (mit-han-lab ``TemporalShift.shift``): ``zeros_like`` + three slice copies
+    on ``(N*T, C, H, W)`` viewed as ``(N, T, C, H, W)``; the input made NCHW-contiguous first."""
+    nt, c, h, w = x.shape
+    v = x.contiguous().view(nt // t, t, c, h, w)
+    fold = c // fold_div
+    out = torch.zeros_like(v)
+    out[:, :-1, :fold] = v[:, 1:, :fold]
+    out[:, 1:, fold:2 * fold] = v[:, :-1, fold:2 * fold]
+    out[:, :, 2 * fold:] = v[:, :, 2 * fold:]
+    return out.view(nt, c, h, w)
+
+
+class OfficialShift(nn.Module):
+    """``TemporalShift`` with the official op: the side-by-side baseline of ``tsm bench``."""
+
+    def __init__(self, m: TemporalShift) -> None:
+        super().__init__()
+        self.net, self.num_segments, self.fold_div = m.net, m.num_segments, m.fold_div
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(naive_shift(x, self.num_segments, self.fold_div))
+
+
+def official_style(model: nn.Module) -> nn.Module:
+    """``model`` in NCHW with every offline ``TemporalShift`` running the official op."""
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, TemporalShift):
+                setattr(parent, name, OfficialShift(child))
+    set_memory_format(model.backbone, NCHW)
+    return model
