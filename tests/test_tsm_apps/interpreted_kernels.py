@@ -61,6 +61,35 @@ def step_cases() -> dict:
     return out
 
 
+def model_cases() -> dict:
+    """A small ResNet-18 TSM with ``TemporalShift`` sending CPU tensors to the kernel (as it
+    does CUDA tensors): inference logits, input and weight gradients, and (online) a stream of
+    static-buffer steps across ``reset()``."""
+    from tsm_apps.models import shift as shift_mod
+    from tsm_apps.models import shift_kernel
+    from tsm_apps.models.online import OnlineRecognizer
+    from tsm_apps.models.recognizer import build_recognizer
+    shift_mod._kernel = lambda x: None if shift_mod._tracing() else shift_kernel
+    out = {}
+    for shift in ("offline", "online"):
+        torch.manual_seed(0)
+        m = build_recognizer("resnet18", 5, 4, shift, width=0.125).eval()
+        x = torch.randn(2, 4, 3, 32, 32, generator=torch.Generator().manual_seed(5))
+        with torch.no_grad():
+            logits = m(x)
+        xg = x.clone().requires_grad_()
+        m(xg).square().sum().backward()
+        case = {"state": m.state_dict(), "x": x, "logits": logits, "x_grad": xg.grad,
+                "w_grad": m.backbone.layer1[0].conv1.net.weight.grad}
+        if shift == "online":
+            with OnlineRecognizer(m, mode="static") as rec:
+                case["steps"] = [rec.step(x[:, t]) for t in range(3)]
+                rec.reset()
+                case["steps"].append(rec.step(x[:, 3]))
+        out[shift] = case
+    return out
+
+
 def refusal() -> str:
     """The error for a buffer in the other memory format than the frame."""
     from tsm_apps.models import shift_kernel
@@ -75,5 +104,5 @@ def refusal() -> str:
 if __name__ == "__main__":
     if os.environ.get("TRITON_INTERPRET") != "1":
         raise SystemExit("set TRITON_INTERPRET=1 (before Triton is imported)")
-    torch.save({"shift": shift_cases(), "step": step_cases(), "refusal": refusal()},
-               sys.argv[1])
+    torch.save({"shift": shift_cases(), "step": step_cases(), "refusal": refusal(),
+                "model": model_cases()}, sys.argv[1])

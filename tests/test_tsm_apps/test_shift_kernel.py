@@ -13,6 +13,8 @@ import pytest
 import torch
 
 from tests.test_tsm_apps.interpreted_kernels import DTYPES, FORMATS, SHAPES
+from tsm_apps.models.online import OnlineRecognizer
+from tsm_apps.models.recognizer import build_recognizer
 
 HERE = Path(__file__).parent
 
@@ -95,3 +97,25 @@ def test_cpu_shift_never_imports_the_kernel():
                        cwd=HERE.parent.parent)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("shift", ["offline", "online"])
+def test_model_through_the_kernel_equals_the_cpu_path(interpreted, shift):
+    """The same ResNet-18 TSM with its shifts on the kernel (interpreted) and on the CPU path
+    (held against the official shift by test_shift.py): equal logits, input and weight
+    gradients, and online, equal static-buffer steps across ``reset()``."""
+    c = interpreted["model"][shift]
+    m = build_recognizer("resnet18", 5, 4, shift, width=0.125).eval()
+    m.load_state_dict(c["state"])
+    with torch.no_grad():
+        assert torch.equal(m(c["x"]), c["logits"])
+    x = c["x"].clone().requires_grad_()
+    m(x).square().sum().backward()
+    assert torch.equal(x.grad, c["x_grad"])
+    assert torch.equal(m.backbone.layer1[0].conv1.net.weight.grad, c["w_grad"])
+    if shift == "online":
+        with OnlineRecognizer(m, mode="eager") as rec:
+            want = [rec.step(c["x"][:, t]) for t in range(3)]
+            rec.reset()
+            want.append(rec.step(c["x"][:, 3]))
+        assert all(torch.equal(a, b) for a, b in zip(want, c["steps"]))

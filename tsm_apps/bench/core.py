@@ -141,7 +141,8 @@ def shift_op_speed(quick: bool, device: str) -> list:
             fn(x, 8).sum().backward()
             x.grad = None
         return f
-    t = time_many({"ours_nchw": run(temporal_shift, xs[NCHW]), "ours_cl": run(temporal_shift, xs[CL]),
+    t = time_many({"ours_nchw": run(temporal_shift, xs[NCHW]),
+                   "ours_cl": run(temporal_shift, xs[CL]),
                    "official_nchw": run(naive_shift, xs[NCHW]),
                    "official_cl": run(naive_shift, xs[CL])}, 10 if quick else 50, 3, device)
     r = t["ours_cl"] / t["official_cl"]

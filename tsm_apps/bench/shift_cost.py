@@ -1,8 +1,9 @@
 """What the shift costs where video models run: TSM against TSN and against the official shift
-re-implemented here (``zeros_like`` + slice copies, :func:`~tsm_apps.bench.official_shift.naive_shift`)
-in the same backbone, at inference (batch 1 fp32; batch 16 bf16 autocast channels-last), in a
-training step (forward + backward + SGD) and per frame online; each measured side by side in
-one process (round-robin, ratios are medians of per-round ratios).
+re-implemented here (``zeros_like`` + slice copies,
+:func:`~tsm_apps.bench.official_shift.naive_shift`) in the same backbone, at inference (batch 1
+fp32; batch 16 bf16 autocast channels-last), in a training step (forward + backward + SGD) and
+per frame online; each measured side by side in one process (round-robin, ratios are medians
+of per-round ratios).
 
 The figures are written for CUDA (``tsm bench --device cuda``: ResNet-50, 8 segments, 224 px;
 on CUDA the shift is one Triton kernel and the online step a replayed CUDA graph). Every
@@ -221,6 +222,7 @@ def figures(quick: bool, device: str, specs: dict | None = None) -> list:
 def tiny_specs() -> dict:
     """Small settings for the CPU (tests): ResNet-18 at 1/8 width, 32 px, 4 segments."""
     base = Spec(arch="resnet18", segments=4, size=32, width=0.125, classes=5, rounds=2)
-    return {"inference_bs1": replace(base, fmt=NCHW), "inference_bs16": replace(base, batch=2, dtype=torch.bfloat16),
+    return {"inference_bs1": replace(base, fmt=NCHW),
+            "inference_bs16": replace(base, batch=2, dtype=torch.bfloat16),
             "training": replace(base, batch=2), "online_r50": base,
             "online_mbv2": replace(base, arch="mobilenetv2", width=0.25)}

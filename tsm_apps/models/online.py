@@ -130,7 +130,8 @@ class OnlineRecognizer:
     @torch.no_grad()
     def _run(self, frame: Tensor) -> tuple:
         if frame.dim() != 4 or frame.shape[1] != 3:
-            raise ValueError(f"OnlineRecognizer.step expects (N, 3, H, W), got {tuple(frame.shape)}")
+            raise ValueError(
+                f"OnlineRecognizer.step expects (N, 3, H, W), got {tuple(frame.shape)}")
         mode = self._resolved(frame)
         if mode == "eager":
             f = self._features(frame)

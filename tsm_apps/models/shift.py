@@ -322,9 +322,9 @@ class TemporalShift(nn.Module):
     """Shift the input of ``net`` (official wrapper layout: the wrapped module is ``.net``).
 
     ``num_segments`` may be changed at run time (multigrid). In streaming mode (see
-    :func:`tsm_apps.models.online.streaming`) each call receives one frame per stream, ``(N, C, H, W)``,
-    and the module keeps the previous frame's shifted channels in ``buffer``: a new tensor each
-    step, or, with ``static`` set, one preallocated tensor written in place
+    :func:`tsm_apps.models.online.streaming`) each call receives one frame per stream,
+    ``(N, C, H, W)``, and the module keeps the previous frame's shifted channels in ``buffer``:
+    a new tensor each step, or, with ``static`` set, one preallocated tensor written in place
     (:func:`online_step_into`). On CUDA the shift is one Triton kernel.
     """
 
