@@ -34,10 +34,9 @@ import torch
 from torch import Tensor, nn
 
 from .memory_format import is_channels_last
+from .shift_copy import OFFLINE, ONLINE, CopyShift, at, frames_view, shift_cat, shift_folds
 
 DEFAULT_FOLD_DIV = 8
-OFFLINE, ONLINE = (1, -1), (-1,)
-"""Per fold, where its channels come from: ``+1`` the next frame, ``-1`` the previous one."""
 
 
 def _check(x: Tensor, num_segments: int, fold_div: int) -> int:
@@ -57,69 +56,6 @@ def _check(x: Tensor, num_segments: int, fold_div: int) -> int:
             f"temporal_shift: fold_div={fold_div} leaves no channel to shift for C={x.shape[1]} "
             f"(shape {tuple(x.shape)})")
     return fold
-
-
-def _frames(x: Tensor, t: int) -> tuple:
-    """Copy-free 4-D view of ``(N*T, C, H, W)``: ``(N, T, C, H*W)`` or ``(N, T, H*W, C)``.
-
-    Returns ``(view, channel_dim)``; a tensor in neither memory format is made contiguous.
-    """
-    nt, c, h, w = x.shape
-    if is_channels_last(x):
-        return x.permute(0, 2, 3, 1).reshape(nt // t, t, h * w, c), 3
-    return x.contiguous().view(nt // t, t, c, h * w), 2
-
-
-def _unframe(v: Tensor, shape: torch.Size, cdim: int) -> Tensor:
-    nt, c, h, w = shape
-    if cdim == 3:
-        return v.view(nt, h, w, c).permute(0, 3, 1, 2)
-    return v.view(nt, c, h, w)
-
-
-def _at(cdim: int, frames: slice, chans: slice) -> tuple:
-    return (slice(None), frames) + (slice(None),) * (cdim - 2) + (chans,)
-
-
-def _shift_folds(out: Tensor, v: Tensor, fold: int, dirs: tuple, cdim: int) -> None:
-    """Write the shifted folds of ``v`` into channels ``[0:len(dirs)*fold]`` of ``out``."""
-    for k, d in enumerate(dirs):
-        ch = slice(k * fold, (k + 1) * fold)
-        if d > 0:
-            dst, src, edge = slice(0, -1), slice(1, None), slice(-1, None)
-        else:
-            dst, src, edge = slice(1, None), slice(0, -1), slice(0, 1)
-        out[_at(cdim, dst, ch)] = v[_at(cdim, src, ch)]
-        out[_at(cdim, edge, ch)] = 0
-
-
-def shift_frames(v: Tensor, fold: int, dirs: tuple, cdim: int) -> Tensor:
-    """Shift the folds of ``v`` ``(N, T, ...)`` along dim 1; channels on dim ``cdim`` (2 or 3).
-
-    Fold ``k`` (channels ``[k*fold:(k+1)*fold]``) takes frame ``t + dirs[k]`` (zeros where that
-    frame is outside the clip); the channels after the last fold are copied unchanged.
-    """
-    out = torch.empty_like(v)
-    _shift_folds(out, v, fold, dirs, cdim)
-    rest = _at(cdim, slice(None), slice(len(dirs) * fold, None))
-    out[rest] = v[rest]
-    return out
-
-
-class _Shift(torch.autograd.Function):
-    """Copy-kernel shift; backward shifts the gradient the opposite way (also a permutation)."""
-
-    @staticmethod
-    def forward(ctx, x: Tensor, t: int, fold: int, dirs: tuple) -> Tensor:
-        ctx.t, ctx.fold, ctx.dirs = t, fold, dirs
-        v, cdim = _frames(x, t)
-        return _unframe(shift_frames(v, fold, dirs, cdim), x.shape, cdim)
-
-    @staticmethod
-    def backward(ctx, g: Tensor) -> tuple:
-        v, cdim = _frames(g, ctx.t)
-        back = tuple(-d for d in ctx.dirs)
-        return _unframe(shift_frames(v, ctx.fold, back, cdim), g.shape, cdim), None, None, None
 
 
 def _writable_view(x: Tensor) -> bool:
@@ -145,30 +81,15 @@ def shifted_in_place(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_
     """
     fold = _check(x, num_segments, fold_div)
     _require_writable(x, "shifted_in_place")
-    v, cdim = _frames(x, num_segments)
+    v, cdim = frames_view(x, num_segments)
     dirs = ONLINE if online else OFFLINE
-    moved = v[_at(cdim, slice(None), slice(0, len(dirs) * fold))]
+    moved = v[at(cdim, slice(None), slice(0, len(dirs) * fold))]
     saved = moved.clone()
-    _shift_folds(v, saved, fold, dirs, cdim)
+    shift_folds(v, saved, fold, dirs, cdim)
     try:
         yield x
     finally:
         moved.copy_(saved)
-
-
-def _shift_cat(x: Tensor, t: int, fold: int, online: bool) -> Tensor:
-    """The same shift written with ``torch.cat`` (for tracing / ONNX export)."""
-    nt, c, h, w = x.shape
-    v = x.reshape(nt // t, t, c, h, w)
-    zero = v.new_zeros(v.shape[0], 1, fold, h, w)
-    if online:
-        past = torch.cat([zero, v[:, :-1, :fold]], dim=1)
-        out = torch.cat([past, v[:, :, fold:]], dim=2)
-    else:
-        future = torch.cat([v[:, 1:, :fold], zero], dim=1)
-        past = torch.cat([zero, v[:, :-1, fold:2 * fold]], dim=1)
-        out = torch.cat([future, past, v[:, :, 2 * fold:]], dim=2)
-    return out.reshape(nt, c, h, w)
 
 
 def _tracing() -> bool:
@@ -218,11 +139,11 @@ def temporal_shift(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DI
     """
     fold = _check(x, num_segments, fold_div)
     if _tracing():
-        return _shift_cat(x, num_segments, fold, online)
+        return shift_cat(x, num_segments, fold, online)
     kernel = _kernel(x)
     if kernel is not None:
         return kernel.shift(x, num_segments, fold, ONLINE if online else OFFLINE)
-    return _Shift.apply(x, num_segments, fold, ONLINE if online else OFFLINE)
+    return CopyShift.apply(x, num_segments, fold, ONLINE if online else OFFLINE)
 
 
 def _check_buffer(x: Tensor, buffer: Tensor | None, fold_div: int) -> int:
