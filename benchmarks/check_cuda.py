@@ -7,6 +7,7 @@ figures are read (``tsm bench --device cuda core``).
   slice copies, written here) forward and backward, bit for bit, for NCHW and channels-last,
   fp32/bf16/fp16, offline and online, at ResNet-50's activation sizes; ``TemporalShift`` in
   training and inference takes the kernel.
+* ``tsm test``/``predict``'s forward (``view_logits``) replayed from CUDA graphs equals eager.
 * The online step replayed from a CUDA graph equals the same static-buffer step run eagerly
   (bit for bit) and the eager step (to float tolerance: other kernels), frame by frame across
   ``reset()``, for two stream sizes, ResNet-50 and MobileNetV2.
@@ -94,6 +95,19 @@ def check_module() -> None:
           "R-50 training step through the kernel: every parameter has a gradient")
 
 
+@torch.no_grad()
+def check_views() -> None:
+    """``tsm test``/``predict``'s forward (:func:`view_logits`): replayed graphs == eager."""
+    from tsm_apps.evaluation.scoring import view_logits
+    torch.manual_seed(0)
+    m = build_recognizer("resnet50", 10, 8, "offline").cuda().eval()
+    views = torch.randn(30, 8, 3, 224, 224)
+    eager = torch.cat([m(views[i:i + 8].cuda()).float().cpu() for i in range(0, 30, 8)])
+    first, again = view_logits(m, views), view_logits(m, views)
+    check(torch.equal(first, again) and torch.equal(first, eager),
+          f"view_logits on CUDA graphs == eager (max |diff| {(first - eager).abs().max():.2e})")
+
+
 def stream(model, mode, clips, reset_at):
     out = []
     with OnlineRecognizer(model, mode=mode) as rec:
@@ -133,6 +147,7 @@ def main() -> int:
           f"{triton.__version__}", flush=True)
     check_kernel()
     check_module()
+    check_views()
     check_online()
     print(f"{len(FAILED)} CUDA checks failed: {FAILED}" if FAILED else "all CUDA checks passed")
     return 1 if FAILED else 0

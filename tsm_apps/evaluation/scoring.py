@@ -12,19 +12,23 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
+from ..models.cuda_graph import graphed
+
 __all__ = ["view_logits", "fuse_views", "top_k"]
 
 
 @torch.no_grad()
 def view_logits(model: nn.Module, views: Tensor, batch: int = 8) -> Tensor:
     """``(V, K)`` float32 logits of ``views (V, T, C, S, S)``, ``batch`` views per forward, on
-    the model's device (the model is put in eval mode; ``num_segments`` set to ``T``)."""
+    the model's device (the model is put in eval mode; ``num_segments`` set to ``T``; on CUDA
+    each batch shape is captured once into a CUDA graph and replayed)."""
     if views.dim() != 5:
         raise ValueError(f"views must be (V, T, C, S, S), got {tuple(views.shape)}")
     model.eval()
     model.num_segments = views.shape[1]
     device = next(model.parameters()).device
-    out = [model(views[i:i + batch].to(device)).float().cpu()
+    run = graphed(model)  # on CUDA: replayed from a CUDA graph per batch shape
+    out = [run(views[i:i + batch].to(device)).float().cpu()
            for i in range(0, len(views), batch)]
     return torch.cat(out)
 

@@ -7,6 +7,7 @@ into the static inputs first, so callers pass ordinary tensors of the captured s
 """
 from __future__ import annotations
 
+import weakref
 from typing import Callable, Sequence
 
 import torch
@@ -57,28 +58,58 @@ class CapturedCall:
         return self.outputs
 
 
-class GraphedModule(nn.Module):
+class GraphedForward:
     """``module``'s inference forward replayed from a CUDA graph per input shape.
 
-    ``forward(x)`` captures on the first call with a new shape/dtype (at most ``max_shapes``
-    kept) and replays after; a clone of the output is returned. Inputs off CUDA, or calls with
-    autograd on, run ``module`` eagerly. Suits a fixed test protocol (``(N, T, 3, H, W)``
-    clips of one size), where every batch but the last has one shape.
+    Calling it captures on the first call with a new input shape/dtype (and a new
+    ``num_segments``, train/eval mode or parameter storage of ``module``; at most ``max_shapes``
+    captures are kept) and replays after; a clone of the output is returned. Inputs off CUDA,
+    or calls with autograd on, run ``module`` eagerly. Suits a fixed test protocol: views
+    ``(V, T, 3, H, W)`` of one size, where every batch but a video's last has one shape. Holds
+    ``module`` weakly (see :func:`graphed`).
     """
 
     def __init__(self, module: nn.Module, max_shapes: int = 4) -> None:
-        super().__init__()
-        self.module = module
+        self._module = weakref.ref(module)
         self.max_shapes = max_shapes
         self._calls: dict = {}
 
-    def forward(self, x: Tensor) -> Tensor:
+    @property
+    def module(self) -> nn.Module:
+        m = self._module()
+        if m is None:
+            raise RuntimeError("the graphed module no longer exists")
+        return m
+
+    def _key(self, x: Tensor) -> tuple:
+        m = self.module
+        first = next(m.parameters(), None)
+        return (_signature([x]), getattr(m, "num_segments", None), m.training,
+                None if first is None else first.data_ptr())
+
+    def __call__(self, x: Tensor) -> Tensor:
+        m = self.module
         if not x.is_cuda or torch.is_grad_enabled():
-            return self.module(x)
-        key = _signature([x])
+            return m(x)
+        key = self._key(x)
         call = self._calls.get(key)
         if call is None:
             if len(self._calls) >= self.max_shapes:
-                return self.module(x)
-            call = self._calls[key] = CapturedCall(self.module, [x])
+                return m(x)
+            call = self._calls[key] = CapturedCall(m, [x])
         return call(x).clone()
+
+
+_GRAPHED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def graphed(module: nn.Module) -> Callable[[Tensor], Tensor]:
+    """``module``'s :class:`GraphedForward` (one per module, kept while the module lives) when
+    its parameters are on CUDA; ``module`` itself otherwise."""
+    first = next(module.parameters(), None)
+    if first is None or not first.is_cuda:
+        return module
+    g = _GRAPHED.get(module)
+    if g is None:
+        g = _GRAPHED[module] = GraphedForward(module)
+    return g
