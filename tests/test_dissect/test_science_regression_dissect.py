@@ -21,7 +21,7 @@ from dissect.cam import compute_cam
 from dissect.metrics import clip_scores, summarise
 from tsm_apps.checkpoint.reading import load_checkpoint
 from tsm_apps.synth.temporal import plan_clip, render_clip
-from tsm_apps.train import TrainConfig, train
+from tsm_apps.train import load_config, train
 from tsm_apps.data.dataset import VideoDataset
 
 FRAMES = 8
@@ -59,7 +59,7 @@ def run(shift: str, seed: int, tmp, size: int, epochs: int, n_train: int, n_val:
     tv, tl, _ = make_clips(n_train, 0, size, classes)
     vv, vl, vb = make_clips(n_val, 1000, size, classes)
     work = tmp / f"{shift}{seed}_{size}_{epochs}_{n_train}_{classes}"
-    cfg = TrainConfig(work_dir=str(work), arch="resnet18", width=0.25, segments=FRAMES,
+    cfg = load_config(work_dir=str(work), arch="resnet18", width=0.25, segments=FRAMES,
                       size=size, shift=shift, output_stride=16, epochs=epochs, batch_size=16,
                       optimizer="adam", lr_per_8=0.001, warmup_epochs=1.0, dropout=0.5,
                       seed=seed, progress=False, tensorboard=False)

@@ -89,12 +89,12 @@ def _tiny(in_channels=3, t=2):
 
 
 def test_flow_recognizer_takes_2L_channels_and_rgb_transfer_initialises_conv1(tmp_path):
-    from tsm_apps.train.config import TrainConfig
+    from tsm_apps.train.config import load_config
     from tsm_apps.train.model import build_model
 
     rgb = _tiny()
     save_checkpoint(tmp_path / "rgb.pth", rgb)
-    cfg = TrainConfig(arch="resnet18", width=0.125, segments=2, modality="flow", new_length=5,
+    cfg = load_config(arch="resnet18", width=0.125, segments=2, modality="flow", new_length=5,
                       pretrained=str(tmp_path / "rgb.pth"), dropout=0.0)
     flow, fc_loaded = build_model(cfg, 5, torch.device("cpu"))
     assert fc_loaded  # same 5 classes: the RGB model's fc is kept

@@ -136,12 +136,12 @@ def test_output_stride_16_and_8_give_finer_maps_and_survive_a_checkpoint(tmp_pat
 
 def test_train_config_output_stride_flag():
     from tsm_apps.train.cli import build_parser, config_from_args
-    from tsm_apps.train.config import TrainConfig
+    from tsm_apps.train.config import TrainConfig, load_config
 
     cfg = config_from_args(build_parser().parse_args(["--data", "d", "--output-stride", "16"]))
-    assert cfg.output_stride == 16 and TrainConfig().output_stride == 32
+    assert cfg.model.output_stride == 16 and TrainConfig().model.output_stride == 32
     with pytest.raises(ValueError, match="output_stride must be 32, 16 or 8, got 12"):
-        TrainConfig(output_stride=12)
+        load_config(output_stride=12)
 
 
 def test_online_cache_bytes_are_the_retained_storage():

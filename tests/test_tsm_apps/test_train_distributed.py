@@ -131,8 +131,8 @@ def _worker(cfg_json: str) -> None:
             return out
         trainer.Trainer.train_step = dying_step
     videos, labels = motion_videos(32, frames=8, size=32, seed=1)
-    tr = VideoDataset.from_tensor(videos[:24], labels[:24], True, cfg.segments, cfg.size, seed=cfg.seed)
-    va = VideoDataset.from_tensor(videos[24:], labels[24:], False, cfg.segments, cfg.size)
+    tr = VideoDataset.from_tensor(videos[:24], labels[:24], True, cfg.model.segments, cfg.data.size, seed=cfg.seed)
+    va = VideoDataset.from_tensor(videos[24:], labels[24:], False, cfg.model.segments, cfg.data.size)
     # both ranks share the launcher's stdout pipe: one write per summary (under PIPE_BUF, so
     # atomic); print() writes the text and the newline separately, and two ranks' lines can
     # then run together

@@ -6,7 +6,7 @@ import torch
 
 import tsm_apps.train
 from tsm_apps.checkpoint.reading import read_checkpoint
-from tsm_apps.train import TrainConfig
+from tsm_apps.train import load_config
 from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.distributed import DistEnv
 from tsm_apps.train.hooks import (CheckpointHook, EvaluationHook, HookBase, LogHook,
@@ -49,7 +49,7 @@ def _trainer(tmp_path: Path, hooks=None, **kw) -> Trainer:
     videos, labels = motion_videos(12, frames=4, size=32)
     tr = VideoDataset.from_tensor(videos[:8], labels[:8], True, 2, 32)
     va = VideoDataset.from_tensor(videos[8:], labels[8:], False, 2, 32)
-    cfg = TrainConfig(**dict(dict(arch="resnet18", width=0.125, segments=2, size=32, epochs=2,
+    cfg = load_config(**dict(dict(arch="resnet18", width=0.125, segments=2, size=32, epochs=2,
                                   batch_size=4, dropout=0.0, work_dir=str(tmp_path),
                                   progress=False, tensorboard=False), **kw))
     return Trainer(cfg, DistEnv(), torch.device("cpu"), tr, va, 2, hooks=hooks)

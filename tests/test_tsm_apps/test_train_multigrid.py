@@ -3,7 +3,7 @@ import json
 import pytest
 import torch
 
-from tsm_apps.train import MultigridConfig, TrainConfig, train
+from tsm_apps.train import MultigridConfig, load_config, train
 from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.train.multigrid import MultigridSchedule, long_cycle_schedule
 from tsm_apps.train.recipe import LRSchedule
@@ -110,7 +110,7 @@ def test_multigrid_run_changes_num_segments_without_rebuilding(tmp_path, monkeyp
         return out
 
     monkeypatch.setattr(trainer.Trainer, "train_step", spy)
-    cfg = TrainConfig(arch="resnet18", width=0.125, segments=4, size=32, epochs=4, batch_size=2,
+    cfg = load_config(arch="resnet18", width=0.125, segments=4, size=32, epochs=4, batch_size=2,
                       lr_per_8=0.02, dropout=0.0, work_dir=str(tmp_path), progress=False,
                       tensorboard=False, multigrid=MultigridConfig(enabled=True))
     s = train(cfg, tr, va, 2)

@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 from tsm_apps import build_recognizer
-from tsm_apps.train.config import TrainConfig
+from tsm_apps.train.config import load_config
 from tsm_apps.train.model import model_and_optimizer
 from tsm_apps.train.policies import official_groups, optim_groups
 from tsm_apps.train.recipe import freeze_bn_parameters
@@ -74,7 +74,7 @@ def test_the_recognizers_first_conv_is_the_stem_and_every_parameter_has_one_grou
 
 
 def test_the_config_picks_the_policy_and_lr_of_each_group():
-    cfg = TrainConfig(arch="resnet18", width=0.125, segments=2, size=32, modality="flow",
+    cfg = load_config(arch="resnet18", width=0.125, segments=2, size=32, modality="flow",
                       optim_policy="tsm_official", batch_size=16, lr_per_8=0.01,
                       weight_decay=5e-4, nesterov=True)
     model, opt = model_and_optimizer(cfg, 3, torch.device("cpu"))

@@ -4,7 +4,7 @@ from torch import nn
 
 from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.distributed import DistEnv
-from tsm_apps.train import MultigridConfig, TrainConfig
+from tsm_apps.train import MultigridConfig, load_config
 from tsm_apps.train.hooks import EvaluationHook, MultigridHook, PreciseBNHook
 from tsm_apps.train.hooks import precise_bn as hook_module
 from tsm_apps.train.precise_bn import precise_bn_
@@ -75,7 +75,7 @@ def test_the_hook_runs_before_validation_on_long_cycle_batches(tmp_path, monkeyp
     videos, labels = motion_videos(24, frames=8, size=32)
     tr = VideoDataset.from_tensor(videos, labels, True, 4, 32)
     va = VideoDataset.from_tensor(videos[:8], labels[:8], False, 4, 32)
-    cfg = TrainConfig(arch="resnet18", width=0.125, segments=4, size=32, epochs=2, batch_size=2,
+    cfg = load_config(arch="resnet18", width=0.125, segments=4, size=32, epochs=2, batch_size=2,
                       dropout=0.0, work_dir=str(tmp_path), progress=False, tensorboard=False,
                       precise_bn_batches=3, multigrid=MultigridConfig(enabled=True))
     t = Trainer(cfg, DistEnv(), torch.device("cpu"), tr, va, 2)

@@ -7,24 +7,23 @@ from tsm_apps.train.config import load_config
 
 def test_kinetics_preset_is_the_15_minute_recipe_on_dense_clips():
     cfg = load_config(preset="kinetics")
-    assert (cfg.epochs, cfg.lr_per_8, cfg.warmup_epochs, cfg.lr_policy) == \
-        (100, 0.00125, 5.0, "cosine")
-    assert (cfg.optimizer, cfg.momentum, cfg.weight_decay, cfg.batch_size) == ("sgd", 0.9, 1e-4, 8)
-    assert (cfg.crop, cfg.size, cfg.arch, cfg.segments) == ("multiscale", 224, "resnet50", 8)
-    assert (cfg.sampling, cfg.flip, cfg.test_clips, cfg.test_crops, cfg.test_full_res) == \
-        ("dense", True, 10, 3, True)
+    o, d, m, t = cfg.optim, cfg.data, cfg.model, cfg.test
+    assert (o.epochs, o.lr_per_8, o.warmup_epochs, o.lr_policy) == (100, 0.00125, 5.0, "cosine")
+    assert (o.optimizer, o.momentum, o.weight_decay, o.batch_size) == ("sgd", 0.9, 1e-4, 8)
+    assert (d.crop, d.size, m.arch, m.segments) == ("multiscale", 224, "resnet50", 8)
+    assert (d.sampling, d.flip, t.clips, t.crops, t.full_res) == ("dense", True, 10, 3, True)
 
 
 def test_official_preset_is_the_official_kinetics_script():
     cfg = load_config(preset="official")
+    o, d, m = cfg.optim, cfg.data, cfg.model
     # --lr 0.02 --batch-size 128 --epochs 50 --dropout 0.5 --gd 20 --wd 1e-4 --shift_div 8
-    assert cfg.lr_per_8 * cfg.batch_size / 8 == 0.02
-    assert (cfg.epochs, cfg.dropout, cfg.clip_grad, cfg.weight_decay, cfg.fold_div) == \
-        (50, 0.5, 20.0, 1e-4, 8)
-    assert (cfg.lr_policy, cfg.lr_steps, cfg.optim_policy, cfg.flip, cfg.sampling) == \
+    assert o.lr_per_8 * o.batch_size / 8 == 0.02
+    assert (o.epochs, m.dropout, o.clip_grad, o.weight_decay, m.fold_div) == (50, 0.5, 20.0, 1e-4, 8)
+    assert (o.lr_policy, o.lr_steps, o.optim_policy, d.flip, d.sampling) == \
         ("step", [20, 40], "tsm_official", True, "tsn")
     flow = load_config(preset="official-flow")
-    assert (flow.modality, flow.new_length, flow.crop_scales, flow.flip) == \
+    assert (flow.model.modality, flow.model.new_length, flow.data.crop_scales, flow.data.flip) == \
         ("flow", 5, [1.0, 0.875, 0.75], True)
 
 

@@ -56,12 +56,13 @@ def test_the_deliberate_deviations(table):
     dev = {p: sorted(r.parameter for r in table[f"preset {p}"] if r.deviates)
            for p in REFERENCE_PRESETS}
     assert dev == {
-        "kinetics": ["bn", "clip_grad", "fc_lr_mult", "pretrained"],
-        "official": ["pretrained"],
-        "official-flow": ["batch_size", "bn", "clip_grad", "dropout", "lr_per_8", "lr_steps",
-                          "pretrained", "weight_decay"],
-        "aavg": ["averaging.b2", "lr_per_8"],
-        "multigrid": ["crop", "fold_div", "segments", "shift"]}
+        "kinetics": ["model.pretrained", "optim.bn", "optim.clip_grad", "optim.fc_lr_mult"],
+        "official": ["model.pretrained"],
+        "official-flow": ["model.dropout", "model.pretrained", "optim.batch_size", "optim.bn",
+                          "optim.clip_grad", "optim.lr_per_8", "optim.lr_steps",
+                          "optim.weight_decay"],
+        "aavg": ["averaging.b2", "optim.lr_per_8"],
+        "multigrid": ["data.crop", "model.fold_div", "model.segments", "model.shift"]}
 
 
 def test_the_recorded_test_protocols_are_the_references():
@@ -77,16 +78,16 @@ def test_the_recorded_test_protocols_are_the_references():
 def test_a_changed_value_is_reported_on_either_side(table):
     rows = table["preset official"]
     cfg = copy.deepcopy(resolved("official"))
-    cfg["lr_steps"] = [30, 40]
+    cfg["optim"]["lr_steps"] = [30, 40]
     cfg["test_protocol"]["crop_size"] = 256
     bad = drift(rows, cfg)
     assert len(bad) == 2
-    assert "official: lr_steps = [30, 40], the table says [20, 40] (reference [20, 40], sh:4)" \
-        in bad[0]
+    assert "official: optim.lr_steps = [30, 40], the table says [20, 40] (reference [20, 40], " \
+        "sh:4)" in bad[0]
     assert "test_protocol.crop_size = 256, the table says 224" in bad[1]
-    edited = [dataclasses.replace(r, ours=0.0) if r.parameter == "weight_decay" else r
+    edited = [dataclasses.replace(r, ours=0.0) if r.parameter == "optim.weight_decay" else r
               for r in table["preset multigrid"]]
     assert [b.split(": ", 1)[1] for b in drift(edited, resolved("multigrid"))] == \
-        ["weight_decay = 0.0001, the table says 0.0 (reference 0.0001, yaml:47)"]
-    del cfg["nesterov"]
-    assert any("nesterov: no key 'nesterov'" in b for b in drift(rows, cfg))
+        ["optim.weight_decay = 0.0001, the table says 0.0 (reference 0.0001, yaml:47)"]
+    del cfg["optim"]["nesterov"]
+    assert any("optim.nesterov: no key 'nesterov'" in b for b in drift(rows, cfg))

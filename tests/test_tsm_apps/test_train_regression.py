@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from tsm_apps.synth.temporal import plan_clip, render_clip
-from tsm_apps.train import TrainConfig, train
+from tsm_apps.train import load_config, train
 from tsm_apps.data.dataset import VideoDataset
 
 FRAMES, SIZE = 8, 64
@@ -31,7 +31,7 @@ def _pair_clips(n: int, offset: int) -> tuple:
 def run(shift: str, seed: int, tmp, epochs: int = 8) -> float:
     tv, tl = _pair_clips(96, 0)
     vv, vl = _pair_clips(48, 1000)
-    cfg = TrainConfig(work_dir=str(tmp / f"{shift}{seed}"), arch="resnet18", width=0.25,
+    cfg = load_config(work_dir=str(tmp / f"{shift}{seed}"), arch="resnet18", width=0.25,
                       segments=FRAMES, size=SIZE, shift=shift, epochs=epochs, batch_size=16,
                       optimizer="adam", lr_per_8=0.001, warmup_epochs=1.0, dropout=0.5,
                       seed=seed, progress=False, tensorboard=False)

@@ -12,12 +12,14 @@ import os
 import platform
 import sys
 import time
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import torch
 
 from ..io import atomic_write_json
+from ..options import add_options, option, options_from
 from .timing import Figure
 
 GROUP = "tsm.bench"
@@ -83,17 +85,24 @@ def machine() -> dict:
     return info
 
 
+@dataclass
+class BenchOptions:
+    """What ``tsm bench`` takes (each field an option: :mod:`tsm_apps.options`)."""
+    quick: bool = field(default=False, **option("fewer repeats (under 5 minutes on 2 cores)"))
+    out: str = field(default="runs/bench/bench.json", **option("JSON output"))
+    device: str = field(default="auto", **option(
+        "auto: CPU, and CUDA when present; cpu; cuda", choices=("auto", "cpu", "cuda")))
+    groups: list = field(default_factory=list, **option(
+        "only these figure groups (e.g. 'scaling')", positional=True, nargs="*"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tsm bench", description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="fewer repeats (under 5 minutes on 2 cores)")
-    p.add_argument("--out", default="runs/bench/bench.json", help="JSON output")
-    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    p.add_argument("groups", nargs="*", help="only these figure groups (e.g. 'scaling')")
-    return p
+    return add_options(p, BenchOptions)
 
 
 def main(argv: list[str]) -> int:
-    a = build_parser().parse_args(argv)
+    a = options_from(BenchOptions, build_parser().parse_args(argv))
     if a.device == "cuda" and not torch.cuda.is_available():
         raise ValueError("--device cuda: no CUDA device is available")
     devices = ["cpu"] + (["cuda"] if a.device != "cpu" and torch.cuda.is_available() else [])

@@ -12,24 +12,36 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
+
+from ..data.flow import BOUND
+from ..options import add_options, option, options_from
+from .extract import METHODS
 
 LISTS = ("train.txt", "val.txt", "test.txt")
 
 
+@dataclass
+class ExtractOptions:
+    """What ``tsm flow extract`` takes (each field an option: :mod:`tsm_apps.options`)."""
+    src: str = field(**option("videos, frame folders, a list file or a data folder",
+                              positional=True))
+    out: str = field(**option("output folder (resumable)"))
+    method: str = field(default="tvl1", **option(
+        "tvl1 (OpenCV contrib DualTVL1) or farneback (fast)", choices=METHODS))
+    bound: float = field(default=BOUND, **option("clip flow to +-BOUND px"))
+    workers: int = field(default=1, **option("parallel processes"))
+    progress: bool = True
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from .extract import METHODS
     p = argparse.ArgumentParser(prog="tsm flow", description="Optical flow (TSN/TSM format).")
     sub = p.add_subparsers(dest="action", required=True)
-    e = sub.add_parser("extract", help="flow_x/flow_y jpgs for every frame pair")
-    e.add_argument("src", help="videos, frame folders, a list file or a data folder")
-    e.add_argument("--out", required=True, help="output folder (resumable)")
-    e.add_argument("--method", choices=METHODS, default="tvl1",
-                   help="tvl1 (OpenCV contrib DualTVL1, default) or farneback (fast)")
-    e.add_argument("--bound", type=float, default=20.0, help="clip flow to +-BOUND px (20)")
-    e.add_argument("--workers", type=int, default=1, help="parallel processes (1)")
-    e.add_argument("--no-progress", action="store_true")
+    add_options(sub.add_parser("extract", help="flow_x/flow_y jpgs for every frame pair",
+                               description="flow_x/flow_y jpgs for every frame pair"),
+                ExtractOptions)
     return p
 
 
@@ -60,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             seen.setdefault(job.out_dir, job)
     jobs = list(seen.values())
     t0 = time.perf_counter()
-    records = extract_all(jobs, args.workers, not args.no_progress)
+    records = extract_all(jobs, args.workers, args.progress)
     by_dir = {j.out_dir: r for j, r in zip(jobs, records)}
     for lst, sources in groups.items():
         recs = [VideoRecord(_job(s, out, args.method, args.bound).out_dir,
@@ -78,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[list] = None) -> int:
-    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    args = options_from(ExtractOptions, build_parser().parse_args(sys.argv[1:] if argv is None
+                                                                  else argv))
     try:
         return run(args)
     except (FileNotFoundError, ValueError) as e:

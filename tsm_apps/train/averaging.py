@@ -22,12 +22,13 @@ below ``b1`` times the best so far (Algorithm 1), up to a cap; the prose's margi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import torch
 from torch import Tensor, nn
 
+from ..options import option
 from .recipe import bn_layers
 
 AVERAGING = ("none", "kavg")
@@ -43,12 +44,19 @@ class AveragingConfig:
     ``adaptive_rule="factor"`` (Algorithm 1, line 15): ``a < a* x b1``; ``"margin"`` (the
     paper's prose): ``a < a* + b1`` points.
     """
-    method: str = "none"
-    k: int = 8
-    b1: float = 1.0
-    b2: int = 2
-    batch_cap: int = 0  # 0: 4x the starting per-process batch
-    adaptive_rule: str = "factor"
+    method: str = field(default="none", **option(
+        "kavg: K-step model averaging instead of DDP's every-step all-reduce",
+        flag="averaging", choices=AVERAGING))
+    k: int = field(default=8, **option("kavg: local steps between averaging rounds (-1: one "
+                                       "round per epoch)"))
+    b1: float = field(default=1.0, **option(
+        "kavg: threshold on the best top-1 (a factor, or points with --adaptive-rule margin)"))
+    b2: int = field(default=2, **option("kavg: batch growth factor"))
+    batch_cap: int = field(default=0, **option(
+        "kavg: largest batch per process (0: 4x the starting batch)"))
+    adaptive_rule: str = field(default="factor", **option(
+        "kavg: grow the batch when top-1 < best x b1 (factor, Algorithm 1) or < best + b1 "
+        "points (margin, the paper's prose)", choices=ADAPTIVE_RULES))
 
     def __post_init__(self) -> None:
         if self.adaptive_rule not in ADAPTIVE_RULES:

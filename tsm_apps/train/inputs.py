@@ -32,7 +32,7 @@ def check_lists(cfg: TrainConfig) -> None:
     """Both list files parse and every video they name exists (no decoding)."""
     from ..data.lists import read_tsm_list as read_list
 
-    for lst in cfg.lists():
+    for lst in cfg.data.lists():
         for r in read_list(lst):
             if not Path(r.path).exists():
                 raise FileNotFoundError(f"{lst}: video {r.path} not found")
@@ -40,7 +40,7 @@ def check_lists(cfg: TrainConfig) -> None:
 
 def check_inputs(cfg: TrainConfig, data: bool = True) -> None:
     """``--pretrained`` first (the cheapest to get wrong), then the lists when ``data``."""
-    if cfg.pretrained:
-        check_pretrained(cfg.pretrained)
+    if cfg.model.pretrained:
+        check_pretrained(cfg.model.pretrained)
     if data:
         check_lists(cfg)

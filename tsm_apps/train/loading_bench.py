@@ -28,32 +28,34 @@ def _videos(n: int, frames: int, size: int) -> torch.Tensor:
 
 def loader_rate(cfg, size: int, workers: int, batches: int) -> float:
     """Clips/s of the training ``DataLoader`` (after its first batch: workers started)."""
-    videos = _videos(cfg.batch_size * (batches + 1), 16, size)
+    videos = _videos(cfg.optim.batch_size * (batches + 1), 16, size)
     ds = VideoDataset.from_tensor(
-        videos, [0] * len(videos), True, cfg.segments, size,
-        transform=partial(train_transform, crop=cfg.crop, flip=cfg.flip, min_area=cfg.min_area))
-    it = iter(DataLoader(ds, batch_size=cfg.batch_size, num_workers=workers))
+        videos, [0] * len(videos), True, cfg.model.segments, size,
+        transform=partial(train_transform, crop=cfg.data.crop, flip=cfg.data.flip,
+                          min_area=cfg.data.min_area))
+    it = iter(DataLoader(ds, batch_size=cfg.optim.batch_size, num_workers=workers))
     next(it)
     t0 = time.perf_counter()
     for _ in range(batches):
         next(it)
-    return cfg.batch_size * batches / (time.perf_counter() - t0)
+    return cfg.optim.batch_size * batches / (time.perf_counter() - t0)
 
 
 def step_rate(cfg, size: int, device: str, repeats: int) -> float:
     """Clips/s of the preset's training step (model, optimiser) on one batch."""
     torch.manual_seed(0)
-    model = build_recognizer(cfg.arch, 8, cfg.segments, cfg.shift, width=cfg.width,
-                             dropout=cfg.dropout).to(device)
+    m = cfg.model
+    model = build_recognizer(m.arch, 8, m.segments, m.shift, width=m.width,
+                             dropout=m.dropout).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-    x = torch.randn(cfg.batch_size, cfg.segments, 3, size, size, device=device)
-    y = torch.zeros(cfg.batch_size, dtype=torch.long, device=device)
+    x = torch.randn(cfg.optim.batch_size, cfg.model.segments, 3, size, size, device=device)
+    y = torch.zeros(cfg.optim.batch_size, dtype=torch.long, device=device)
 
     def step():
         opt.zero_grad()
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
-    return cfg.batch_size / time_one(step, repeats, 1, device)
+    return cfg.optim.batch_size / time_one(step, repeats, 1, device)
 
 
 def figures(quick: bool, device: str) -> list:
@@ -61,17 +63,17 @@ def figures(quick: bool, device: str) -> list:
     full run, with 0, 1 and 2 workers at 112 and 224 px)."""
     cfg = load_config(None, "synthetic")
     load = load_average()
-    detail: dict = {"workers_default": cfg.workers}
-    step = step_rate(cfg, cfg.size, device, 3 if quick else 8)
-    main = loader_rate(cfg, cfg.size, cfg.workers, 2 if quick else 6)
+    detail: dict = {"workers_default": cfg.data.workers}
+    step = step_rate(cfg, cfg.data.size, device, 3 if quick else 8)
+    main = loader_rate(cfg, cfg.data.size, cfg.data.workers, 2 if quick else 6)
     detail.update(step_clips_per_s=step, load_clips_per_s=main)
     if not quick:
         for size in (112, 224):
-            s = step if size == cfg.size else step_rate(cfg, size, device, 4)
+            s = step if size == cfg.data.size else step_rate(cfg, size, device, 4)
             for w in (0, 1, 2):
                 detail[f"ratio_{size}px_{w}w"] = loader_rate(cfg, size, w, 6) / s
     detail["load"] = [load, load_average()]
     r = main / step
     return [Figure(f"data loading: training loader / train-step consumption (synthetic preset, "
-                   f"{cfg.workers} workers)", r, "x", ">= 1 (loader keeps up)", r >= 1.0,
+                   f"{cfg.data.workers} workers)", r, "x", ">= 1 (loader keeps up)", r >= 1.0,
                    device, detail)]

@@ -15,31 +15,33 @@ from .recipe import base_lr, build_optimizer, freeze_bn_parameters
 
 def build_model(cfg: TrainConfig, num_classes: int, device: torch.device) -> tuple:
     """``(recognizer, fc_loaded)``: the recognizer of ``cfg`` on ``device``, seeded with
-    ``cfg.seed`` (the same on every rank); ``fc_loaded``: its fc came from ``cfg.pretrained``
-    (same classes) rather than being new."""
+    ``cfg.seed`` (the same on every rank); ``fc_loaded``: its fc came from
+    ``cfg.model.pretrained`` (same classes) rather than being new."""
     torch.manual_seed(cfg.seed)  # identical initial weights on every rank
-    model = build_recognizer(cfg.arch, num_classes, cfg.segments, cfg.shift_mode,
-                             cfg.fold_div, dropout=cfg.dropout, width=cfg.width,
-                             output_stride=cfg.output_stride, in_channels=cfg.in_channels)
-    fc_loaded = load_pretrained(model, cfg.pretrained) if cfg.pretrained else False
-    freeze_bn_parameters(model, cfg.bn)
+    m = cfg.model
+    model = build_recognizer(m.arch, num_classes, m.segments, m.shift_mode, m.fold_div,
+                             dropout=m.dropout, width=m.width, output_stride=m.output_stride,
+                             in_channels=m.in_channels)
+    fc_loaded = load_pretrained(model, m.pretrained) if m.pretrained else False
+    freeze_bn_parameters(model, cfg.optim.bn)
     model.to(device)
-    if device.type == "cuda" and cfg.channels_last:
+    if device.type == "cuda" and cfg.optim.channels_last:
         model.to(memory_format=torch.channels_last)
     return model, fc_loaded
 
 
 def model_and_optimizer(cfg: TrainConfig, num_classes: int, device: torch.device,
                         world_size: int = 1) -> tuple:
-    """``(recognizer, optimizer)`` of ``cfg``: :func:`build_model`, then ``cfg.optimizer`` over
-    the groups of ``cfg.optim_policy`` (:mod:`~tsm_apps.train.policies`) at the run's LR on
-    ``world_size`` processes (:func:`~tsm_apps.train.recipe.base_lr`)."""
+    """``(recognizer, optimizer)`` of ``cfg``: :func:`build_model`, then ``cfg.optim.optimizer``
+    over the groups of ``cfg.optim.optim_policy`` (:mod:`~tsm_apps.train.policies`) at the
+    run's LR on ``world_size`` processes (:func:`~tsm_apps.train.recipe.base_lr`)."""
     model, fc_loaded = build_model(cfg, num_classes, device)
-    groups = optim_groups(model, cfg.optim_policy, cfg.weight_decay,
-                          fc_lr_mult=cfg.fc_lr_mult if cfg.pretrained else 1.0,
-                          flow=cfg.modality == "flow", fc_new=not fc_loaded)
-    lr = base_lr(cfg.lr_per_8, cfg.batch_size, world_size, cfg.lr_scaling)
-    return model, build_optimizer(groups, cfg.optimizer, lr, cfg.momentum, cfg.nesterov)
+    o = cfg.optim
+    groups = optim_groups(model, o.optim_policy, o.weight_decay,
+                          fc_lr_mult=o.fc_lr_mult if cfg.model.pretrained else 1.0,
+                          flow=cfg.model.modality == "flow", fc_new=not fc_loaded)
+    lr = base_lr(o.lr_per_8, o.batch_size, world_size, o.lr_scaling)
+    return model, build_optimizer(groups, o.optimizer, lr, o.momentum, o.nesterov)
 
 
 def wrap_ddp(model: Recognizer, device: torch.device,

@@ -116,12 +116,13 @@ class LRSchedule:
 def run_schedule(cfg, world_size: int, epochs: float, policy: str, steps: tuple,
                  lrs: tuple) -> "LRSchedule":
     """The :class:`LRSchedule` of a ``TrainConfig`` on ``world_size`` processes over ``epochs``:
-    :func:`base_lr` with ``cfg.lr_scaling``, the warm-up from :func:`warmup_ratio` with
-    ``cfg.warmup_rule``, then ``policy`` (``steps``/``lrs``: the step policy's phases)."""
-    lr = base_lr(cfg.lr_per_8, cfg.batch_size, world_size, cfg.lr_scaling)
-    start = warmup_ratio(cfg.warmup_rule, cfg.warmup_start, cfg.batch_size, world_size,
-                         cfg.accum_steps, cfg.lr_scaling)
-    return LRSchedule(lr, epochs, cfg.warmup_epochs, start, cfg.min_lr_ratio, policy, steps, lrs)
+    :func:`base_lr` with ``cfg.optim.lr_scaling``, the warm-up from :func:`warmup_ratio` with
+    ``cfg.optim.warmup_rule``, then ``policy`` (``steps``/``lrs``: the step policy's phases)."""
+    o = cfg.optim
+    lr = base_lr(o.lr_per_8, o.batch_size, world_size, o.lr_scaling)
+    start = warmup_ratio(o.warmup_rule, o.warmup_start, o.batch_size, world_size, o.accum_steps,
+                         o.lr_scaling)
+    return LRSchedule(lr, epochs, o.warmup_epochs, start, o.min_lr_ratio, policy, steps, lrs)
 
 
 def step_lrs(lr_steps: list, gamma: float = 0.1) -> tuple:

@@ -27,28 +27,30 @@ def read_classes(list_file: Path) -> list:
 
 
 def clip_sets(cfg: TrainConfig, progress: bool = False) -> tuple:
-    """``(train set, val set, num_classes, class names)`` from ``cfg.data``: two
+    """``(train set, val set, num_classes, class names)`` from ``cfg.data.path``: two
     :class:`~tsm_apps.data.dataset.VideoDataset` on the one clip pipeline."""
-    train_list, val_list = cfg.lists()
+    train_list, val_list = cfg.data.lists()
     train_rec, val_rec = read_tsm_list(train_list), read_tsm_list(val_list)
     classes = read_classes(train_list)
     labels = [r.label for r in train_rec + val_rec]
-    num_classes = cfg.num_classes or max(len(classes), max(labels) + 1)
+    num_classes = cfg.model.num_classes or max(len(classes), max(labels) + 1)
     if max(labels) >= num_classes:
         raise ValueError(f"label {max(labels)} found in {train_list}/{val_list} but "
                          f"num_classes is {num_classes}")
-    val_protocol = cfg.test_protocol().with_options(clips=1, crops=1, crop_size=cfg.size)
-    common = dict(num_segments=cfg.segments, size=cfg.size, protocol=val_protocol,
-                  transform=train_augmentation(cfg), sampling=cfg.sampling, modality=cfg.modality,
-                  new_length=cfg.new_length, cache=cfg.cache, progress=progress, seed=cfg.seed)
+    val_protocol = cfg.test_protocol().with_options(clips=1, crops=1, crop_size=cfg.data.size)
+    common = dict(num_segments=cfg.model.segments, size=cfg.data.size, protocol=val_protocol,
+                  transform=train_augmentation(cfg), sampling=cfg.data.sampling,
+                  modality=cfg.model.modality, new_length=cfg.model.new_length,
+                  cache=cfg.data.cache, progress=progress, seed=cfg.seed)
     return (VideoDataset(train_rec, mode="train", **common),
             VideoDataset(val_rec, mode="val", **common), num_classes, classes)
 
 
 def train_augmentation(cfg: TrainConfig) -> partial:
     """``size -> transform`` of the run's training augmentation (crop, mirror, normalise)."""
-    return partial(train_transform, crop=cfg.crop, flip=cfg.flip, min_area=cfg.min_area,
-                   scales=tuple(cfg.crop_scales), modality=cfg.modality)
+    d = cfg.data
+    return partial(train_transform, crop=d.crop, flip=d.flip, min_area=d.min_area,
+                   scales=tuple(d.crop_scales), modality=cfg.model.modality)
 
 
 def train(cfg: TrainConfig, train_set: Optional[Dataset] = None,
@@ -56,7 +58,7 @@ def train(cfg: TrainConfig, train_set: Optional[Dataset] = None,
     """Train per ``cfg`` in this process (rank/world from torchrun or SLURM variables).
 
     Datasets may be injected (they must yield ``((T, 3, S, S), label)`` for an index or an
-    ``(index, T, S)`` request and have ``set_epoch``); by default they come from ``cfg.data``.
+    ``(index, T, S)`` request and have ``set_epoch``); by default they come from ``cfg.data.path``.
     Returns the summary: ``val_top1``, ``best_top1``, ``wall_s``, all-reduce counts, ...
     """
     check_inputs(cfg, data=train_set is None or val_set is None)  # before decoding anything

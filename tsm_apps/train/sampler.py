@@ -83,6 +83,15 @@ class EpochBatches(Sampler):
             pos += b
 
 
+def per_process(batch_size: int, world_size: int, accum_steps: int = 1) -> int:
+    """Clips per process of a global ``batch_size``; ``ValueError`` unless it splits into
+    ``world_size`` processes x ``accum_steps`` micro-batches of at least one clip."""
+    if batch_size % world_size or batch_size // world_size < accum_steps:
+        raise ValueError(f"batch_size {batch_size} must split into {world_size} process(es) x "
+                         f"{accum_steps} micro-batch(es) of >= 1 clip")
+    return batch_size // world_size
+
+
 def eval_batches(num_items: int, batch: int, world_size: int = 1, rank: int = 0) -> list:
     """Every item once over all processes (rank ``r`` takes ``r, r+W, ...``), in batches."""
     mine = list(range(rank, num_items, world_size))

@@ -24,7 +24,7 @@ def train_step(self, x: Tensor, y: Tensor) -> Tensor:
     :class:`~tsm_apps.train.trainer.Trainer` (this is its method).
     """
     x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
-    parts, n = self.cfg.accum_steps * self.bn_splits, len(y)
+    parts, n = self.cfg.optim.accum_steps * self.bn_splits, len(y)
     if n < parts:
         raise ValueError(f"batch of {n} clips cannot be split into {parts} micro-batches")
     self.optimizer.zero_grad(set_to_none=True)
@@ -38,9 +38,9 @@ def train_step(self, x: Tensor, y: Tensor) -> Tensor:
                 loss = nn.functional.cross_entropy(self.net(xm), ym) * (len(ym) / n)
             self.scaler.scale(loss).backward()
         total += loss.detach().float()
-    if self.cfg.clip_grad > 0:
+    if self.cfg.optim.clip_grad > 0:
         self.scaler.unscale_(self.optimizer)
-        nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_grad)
+        nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.optim.clip_grad)
     self.scaler.step(self.optimizer)
     self.scaler.update()
     return total

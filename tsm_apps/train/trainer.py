@@ -25,7 +25,7 @@ from .hooks import (AveragingHook, CheckpointHook, EvaluationHook, HookBase, Log
 from .model import load_pretrained, model_and_optimizer, wrap_ddp
 from .multigrid import MultigridSchedule
 from .recipe import LRSchedule, run_schedule, set_lr, set_train_mode, step_lrs
-from .sampler import EpochBatches, FixedShape
+from .sampler import EpochBatches, FixedShape, per_process
 from .state import rng_state, set_rng_state
 from .step import step_seed, train_step
 
@@ -34,16 +34,14 @@ __all__ = ["Trainer", "load_pretrained", "step_seed"]
 
 class Trainer:
     """Model, optimizer, batch plan and LR schedule from ``cfg``; ``fit()`` runs to the last
-    epoch (``epochs``: ``cfg.epochs``, times multigrid's epoch factor)."""
+    epoch (``epochs``: ``cfg.optim.epochs``, times multigrid's epoch factor)."""
 
     train_step = train_step  # (x, y) -> mean loss: one optimisation step (tsm_apps.train.step)
 
     def __init__(self, cfg: TrainConfig, env: DistEnv, device: torch.device,
                  train_set: Dataset, val_set: Dataset, num_classes: int,
                  meta: Optional[dict] = None, hooks: Optional[Sequence[HookBase]] = None) -> None:
-        if cfg.batch_size % env.world_size or cfg.batch_size // env.world_size < cfg.accum_steps:
-            raise ValueError(f"batch_size {cfg.batch_size} must split into {env.world_size} "
-                             f"process(es) x {cfg.accum_steps} micro-batch(es) of >= 1 clip")
+        per_rank = per_process(cfg.optim.batch_size, env.world_size, cfg.optim.accum_steps)
         self.cfg, self.env, self.device, self.train_set, self.val_set = \
             cfg, env, device, train_set, val_set
         self.work_dir, self.meta = Path(cfg.work_dir), dict(meta or {})
@@ -55,11 +53,11 @@ class Trainer:
             else self.model
         self.averager = KStepAverager(self.model, self.optimizer, cfg.averaging.k,
                                       partial(self.sync_comm.all_reduce_, op="mean")) if kavg else None
-        per_rank = cfg.batch_size // env.world_size
-        self.plan = (MultigridSchedule(cfg.multigrid, cfg.epochs, per_rank, cfg.segments, cfg.size)
-                     if cfg.multigrid.enabled else FixedShape(per_rank, cfg.segments, cfg.size))
+        t, s = cfg.model.segments, cfg.data.size
+        self.plan = (MultigridSchedule(cfg.multigrid, cfg.optim.epochs, per_rank, t, s)
+                     if cfg.multigrid.enabled else FixedShape(per_rank, t, s))
         self.batches = EpochBatches(len(train_set), self.plan, env.world_size, env.rank, cfg.seed)
-        self.epochs = self.plan.run_epochs if cfg.multigrid.enabled else cfg.epochs
+        self.epochs = self.plan.run_epochs if cfg.multigrid.enabled else cfg.optim.epochs
         self.schedule = self.lr_schedule()
         self.epoch, self.step_in_epoch, self.step, self.steps_in_epoch = 0, 0, 0, 0
         self.batch, self.loss, self.lr, self.stopped, self.bn_splits = None, None, 0.0, False, 1
@@ -68,15 +66,16 @@ class Trainer:
 
     @property
     def amp(self) -> bool:
-        return self.cfg.amp and self.device.type == "cuda"
+        return self.cfg.optim.amp and self.device.type == "cuda"
 
     @property
     def clips(self) -> int:
         return len(self.batches.sampler)  # clips this process draws per epoch
 
     def lr_schedule(self) -> LRSchedule:
-        """``cfg.lr_policy``'s schedule over the run; multigrid's step policy: SlowFast's phases."""
-        cfg, (steps, lrs), policy = self.cfg, step_lrs(self.cfg.lr_steps), self.cfg.lr_policy
+        """``optim.lr_policy``'s schedule over the run (multigrid's step policy: SlowFast's)."""
+        cfg, policy = self.cfg, self.cfg.optim.lr_policy
+        steps, lrs = step_lrs(cfg.optim.lr_steps)
         if cfg.multigrid.enabled and cfg.multigrid.lr_policy == "step":
             (steps, lrs), policy = self.plan.lr_steps(self.clips), "step"
         return run_schedule(cfg, self.env.world_size, self.epochs, policy, steps, lrs)
@@ -86,7 +85,7 @@ class Trainer:
         the batch and the val row need the epoch's validation, checkpoints what others updated."""
         evaluation = EvaluationHook(self.val_set)
         hooks = [MultigridHook()] if self.cfg.multigrid.enabled else []
-        hooks += [PreciseBNHook(self.train_set)] if self.cfg.precise_bn_batches else []
+        hooks += [PreciseBNHook(self.train_set)] if self.cfg.optim.precise_bn_batches else []
         hooks.append(evaluation)
         if self.averager is not None:
             hooks.append(AveragingHook(self.cfg.averaging, self.plan.batch, evaluation))
@@ -138,8 +137,8 @@ class Trainer:
         self.steps_in_epoch = len(self.batches.shapes())
         self.bn_splits = self.plan.bn_splits(self.epoch, self.clips)
         loader = DataLoader(self.train_set, batch_sampler=self.batches,
-                            num_workers=self.cfg.workers)
-        set_train_mode(self.net, self.cfg.bn)
+                            num_workers=self.cfg.data.workers)
+        set_train_mode(self.net, self.cfg.optim.bn)
         with ExitStack() as self.epoch_scope:
             self._call("before_epoch")
             for x, y in loader:

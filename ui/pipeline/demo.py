@@ -13,9 +13,12 @@ import argparse
 import os
 import subprocess
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 from tsm_apps.io import atomic_write_json, read_json
+from tsm_apps.options import add_options, option, options_from
 
 from .layout import DEFAULT_ROOT, MODELS, RunLayout
 from .report import write_report
@@ -150,21 +153,26 @@ def machine() -> dict:
     return {"cpu": model, "cpus": len(os.sched_getaffinity(0)), "load": os.getloadavg()[0]}
 
 
+@dataclass
+class DemoOptions:
+    """What ``tsm demo`` takes (each field an option: :mod:`tsm_apps.options`)."""
+    out: str = field(default=str(DEFAULT_ROOT), **option("run folder"))
+    seed: int = field(default=0, **option(
+        "seed of the data sets and the first training seed"))
+    seeds: int = field(default=SEEDS, **option("training seeds per model"))
+    workers: Optional[int] = field(default=None, **option(
+        "steps side by side, one thread each (default: the CPUs)",
+        hidden_aliases=("--jobs",)))
+    extras: bool = field(default=False, **option(
+        "also an online TSM with early recognition, and tsm bench --quick (about 6 more "
+        "minutes on 2 cores)"))
+    ui: bool = field(default=True, **option("start the UI after the report"))
+    port: int = field(default=8501, **option("UI port"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tsm demo", description=__doc__.splitlines()[0])
-    p.add_argument("--out", default=str(DEFAULT_ROOT), help="run folder (default %(default)s)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed of the data sets and the first training seed (default 0)")
-    p.add_argument("--seeds", type=int, default=SEEDS,
-                   help="training seeds per model (default %(default)s)")
-    p.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
-                   help="steps side by side, one thread each (default: the CPUs, %(default)s)")
-    p.add_argument("--extras", action="store_true",
-                   help="also an online TSM with early recognition, and tsm bench --quick "
-                        "(about 6 more minutes on 2 cores)")
-    p.add_argument("--no-ui", action="store_true", help="stop after the report")
-    p.add_argument("--port", type=int, default=8501, help="UI port (default 8501)")
-    return p
+    return add_options(p, DemoOptions)
 
 
 def _record_timing(runs: RunLayout, timing: dict, wall: float, before: dict) -> None:
@@ -178,16 +186,17 @@ def _record_timing(runs: RunLayout, timing: dict, wall: float, before: dict) -> 
 
 
 def main(argv: list[str]) -> int:
-    a = build_parser().parse_args(argv)
-    if a.seeds < 1 or a.jobs < 1:
-        raise SystemExit("tsm demo: error: --seeds and --jobs must be >= 1")
+    a = options_from(DemoOptions, build_parser().parse_args(argv))
+    workers = len(os.sched_getaffinity(0)) if a.workers is None else a.workers
+    if a.seeds < 1 or workers < 1:
+        raise SystemExit("tsm demo: error: --seeds and --workers must be >= 1")
     root = Path(a.out)
     root.mkdir(parents=True, exist_ok=True)
     t0, before = time.perf_counter(), machine()
     runs = RunLayout(root)
     write_seeds(root, a.seed, range(a.seed, a.seed + a.seeds))
     timing = run_steps(plan(root, a.seed, a.seeds, a.extras), log_dir=runs.logs,
-                       workers=a.jobs)
+                       workers=workers)
     _record_timing(runs, timing, time.perf_counter() - t0, before)
     md, page = write_report(root)
     print(f"[demo] finished in {time.perf_counter() - t0:.0f} s on {before['cpus']} CPUs "
@@ -196,7 +205,7 @@ def main(argv: list[str]) -> int:
           "mean [min, max]:")
     for line in summary(root):
         print(f"[demo]   {line}")
-    if a.no_ui:
+    if not a.ui:
         return 0
     ui = Step("ui", ["ui", "--runs", root, "--port", a.port], [])  # foreground until Ctrl-C
     print(f"[demo] starting the UI: http://localhost:{a.port}  (Ctrl-C to stop)", flush=True)

@@ -51,9 +51,9 @@ class EvaluationHook(HookBase):
         loop = self.loop
         model, k = loop.model, loop.model.config.num_classes
         model.eval()
-        model.num_segments = loop.cfg.segments
+        model.num_segments = loop.cfg.model.segments
         sums = torch.zeros(k * k + 2, dtype=torch.float64)  # confusion, loss sum, top-5 hits
-        per_rank = max(1, loop.cfg.batch_size // loop.env.world_size)
+        per_rank = max(1, loop.cfg.optim.batch_size // loop.env.world_size)
         for idx in eval_batches(len(self.val_set), per_rank, loop.env.world_size, loop.env.rank):
             items = [self.val_set[i] for i in idx]
             x = torch.stack([c for c, _ in items]).to(loop.device)
@@ -73,8 +73,8 @@ class EvaluationHook(HookBase):
         if not loop.env.is_main or not self.best_val:
             return None
         out = dict(self.best_val, checkpoint="best.pth", classes=loop.meta.get("classes", []),
-                   protocol=f"1 clip x 1 centre crop, T={loop.cfg.segments}, "
-                            f"{loop.cfg.size}x{loop.cfg.size}",
+                   protocol=f"1 clip x 1 centre crop, T={loop.cfg.model.segments}, "
+                            f"{loop.cfg.data.size}x{loop.cfg.data.size}",
                    final={"epoch": loop.epoch, **self.last_val})
         return atomic_write_text(loop.work_dir / "eval.json", json.dumps(out, indent=1))
 

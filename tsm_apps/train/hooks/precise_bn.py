@@ -33,8 +33,8 @@ class LongCycle:
 
 class PreciseBNHook(HookBase):
     """Recomputes the BN statistics (:func:`~tsm_apps.train.precise_bn.precise_bn_`) over
-    ``cfg.precise_bn_batches`` batches of ``train_set`` at the finished epoch's long-cycle shape,
-    each split into the training's BN groups (``accum_steps x bn_splits`` micro-batches, as
+    ``cfg.optim.precise_bn_batches`` batches of ``train_set`` at the finished epoch's long-cycle
+    shape, each split into the training's BN groups (``accum_steps x bn_splits`` micro-batches, as
     :func:`~tsm_apps.train.step.train_step` splits it); with several processes the statistics
     are then pooled across them (:func:`~tsm_apps.train.averaging.merge_bn_`)."""
 
@@ -47,16 +47,16 @@ class PreciseBNHook(HookBase):
         batches = EpochBatches(len(self.train_set), LongCycle(loop.plan), loop.env.world_size,
                                loop.env.rank, cfg.seed)
         batches.set_epoch(epoch)
-        parts = cfg.accum_steps * loop.plan.bn_splits(epoch, len(batches.sampler))
-        loader = DataLoader(self.train_set, batch_sampler=batches, num_workers=cfg.workers)
+        parts = cfg.optim.accum_steps * loop.plan.bn_splits(epoch, len(batches.sampler))
+        loader = DataLoader(self.train_set, batch_sampler=batches, num_workers=cfg.data.workers)
 
         def micro_batches():
-            for x, _ in islice(loader, cfg.precise_bn_batches):
+            for x, _ in islice(loader, cfg.optim.precise_bn_batches):
                 x = x.to(loop.device, non_blocking=True)  # (N, T, C, S, S)
                 model.num_segments = x.shape[1]
                 yield from (x[m::parts] for m in range(parts))
 
-        set_train_mode(model, cfg.bn)
+        set_train_mode(model, cfg.optim.bn)
         with torch.autocast(loop.device.type, enabled=loop.amp):
             precise_bn_(model, micro_batches())
         if loop.env.distributed:

@@ -1,0 +1,223 @@
+"""The sections of a training configuration: the model, the data, the optimisation and the test
+protocol a checkpoint records. Each is a typed dataclass whose fields are ``tsm train`` flags
+(:mod:`tsm_apps.options`: the help of every flag is the field's ``option`` text).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from ..models.modality import MODALITIES
+from ..options import numbers, option
+from .policies import OPTIM_POLICIES
+from .recipe import LR_POLICIES, LR_SCALINGS, WARMUP_RULES
+
+SHIFTS = ("offline", "online", "none")
+BN_MODES = ("train", "partial", "frozen")
+OPTIMIZERS = ("sgd", "adam")
+CROPS = ("area", "multiscale")
+SAMPLINGS = ("tsn", "dense")
+
+
+def check(checks: list, where: str) -> None:
+    """Raise ``ValueError("<where>: <message>")`` for the first failed ``(ok, message)``."""
+    for ok, msg in checks:
+        if not ok:
+            raise ValueError(f"{where}: {msg}")
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _rising(values: Any) -> bool:
+    return isinstance(values, list) and all(_number(v) and v > 0 for v in values) and \
+        all(b > a for a, b in zip(values, values[1:]))
+
+
+@dataclass
+class ModelConfig:
+    """The recognizer: backbone, temporal shift, classifier, input modality."""
+    arch: str = field(default="resnet50", **option("backbone (resnet18/34/50/101, mobilenetv2)"))
+    width: float = field(default=1.0, **option("channel width multiplier of the backbone"))
+    output_stride: int = field(default=32, **option(
+        "16 or 8: dilated last stages (ResNets), finer CAMs", choices=(32, 16, 8)))
+    segments: int = field(default=8, **option("frames per clip, T (segments)"))
+    shift: str = field(default="offline", **option(
+        "temporal shift: offline (bi-directional TSM), online (uni-directional), none (TSN)",
+        choices=SHIFTS))
+    fold_div: int = field(default=8, **option("1/fold_div of the channels shift each way"))
+    dropout: float = field(default=0.5, **option("dropout before the classifier"))
+    num_classes: int = field(default=0, **option("classes (0: from the data's labels)"))
+    pretrained: str = field(default="", **option(
+        "checkpoint to fine-tune from (its fc re-initialised when the classes differ)"))
+    modality: str = field(default="rgb", **option(
+        "rgb, or flow: new_length stacked x/y flow frames per segment", choices=MODALITIES))
+    new_length: int = field(default=5, **option("flow frames per segment (2 x this channels)"))
+
+    def __post_init__(self) -> None:
+        check([(self.segments >= 1, f"segments must be >= 1, got {self.segments}"),
+               (self.output_stride in (32, 16, 8),
+                f"output_stride must be 32, 16 or 8, got {self.output_stride}"),
+               (self.shift in SHIFTS, f"shift must be one of {SHIFTS}, got {self.shift!r}"),
+               (self.modality in MODALITIES,
+                f"modality must be one of {MODALITIES}, got {self.modality!r}"),
+               (self.new_length >= 1, f"new_length must be >= 1, got {self.new_length}")],
+              "model")
+
+    @property
+    def shift_mode(self) -> Optional[str]:
+        """The ``shift`` argument of :func:`tsm_apps.build_recognizer` (``None`` for TSN)."""
+        return None if self.shift == "none" else self.shift
+
+    @property
+    def in_channels(self) -> int:
+        """Input channels per segment: 3 (RGB) or ``2 * new_length`` (stacked flow x/y)."""
+        return 3 if self.modality == "rgb" else 2 * self.new_length
+
+
+@dataclass
+class DataConfig:
+    """Where the clips come from and how they are sampled, augmented and decoded."""
+    path: str = field(default="", **option(
+        "a folder holding train.txt/val.txt (and classes.txt), or the train list itself",
+        flag="data"))
+    train_list: str = field(default="", **option("the train list (default: <data>/train.txt)"))
+    val_list: str = field(default="", **option("the val list (default: <data>/val.txt)"))
+    size: int = field(default=224, **option("crop size in pixels"))
+    min_area: float = field(default=0.5, **option(
+        "the 'area' crop covers [min_area, 1] of the frame"))
+    crop: str = field(default="area", **option(
+        "training crop: area (random area and ratio), multiscale (TSN's GroupMultiScaleCrop "
+        "over crop_scales)", choices=CROPS))
+    crop_scales: list = field(default_factory=lambda: [1.0, 0.875, 0.75, 0.66], **option(
+        "the multiscale crop's scales, comma-separated", type=numbers, metavar="V,V,..."))
+    flip: bool = field(default=False, **option(
+        "random horizontal flip (off by default: it swaps left and right motion)"))
+    scale_size: int = field(default=0, **option(
+        "shorter side before validation's centre crop (0: size * 256 // 224, the official "
+        "ratio; -1: size itself, so a square frame is seen whole)"))
+    sampling: str = field(default="tsn", **option(
+        "frame sampling in training and test: tsn (one frame per segment), dense (I3D: a "
+        "64-frame window)", choices=SAMPLINGS))
+    cache: bool = field(default=True, **option(
+        "decode every video once and keep the uint8 frames in memory"))
+    workers: int = field(default=0, **option("data-loading processes (0: in the main process)"))
+
+    def __post_init__(self) -> None:
+        check([(self.size >= 16, f"size must be >= 16 pixels, got {self.size}"),
+               (0 < self.min_area <= 1, f"min_area must be in (0, 1], got {self.min_area}"),
+               (self.crop in CROPS, f"crop must be one of {CROPS}, got {self.crop!r}"),
+               (self.sampling in SAMPLINGS,
+                f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}"),
+               (self.scale_size in (0, -1) or self.scale_size >= self.size,
+                f"scale_size must be 0, -1 or >= size {self.size}, got {self.scale_size}"),
+               (bool(self.crop_scales) and all(_number(v) and 0 < v <= 1
+                                               for v in self.crop_scales),
+                f"crop_scales must be fractions in (0, 1], got {self.crop_scales!r}")], "data")
+
+    @property
+    def val_scale_size(self) -> int:
+        """Shorter side before validation's centre crop."""
+        if self.scale_size == -1:
+            return self.size
+        return self.scale_size or self.size * 256 // 224
+
+    def lists(self) -> tuple[Path, Path]:
+        """``(train list, val list)``; ``path`` may be a folder or the train list itself."""
+        data = Path(self.path)
+        if not self.path:
+            raise ValueError("no data given: pass --data DIR (holding train.txt/val.txt) or a list")
+        train = Path(self.train_list) if self.train_list else (
+            data / "train.txt" if data.is_dir() else data)
+        val = Path(self.val_list) if self.val_list else (
+            data / "val.txt" if data.is_dir() else data.with_name("val.txt"))
+        for p in (train, val):
+            if not p.is_file():
+                raise FileNotFoundError(f"list file not found: {p} (from --data {self.path})")
+        return train, val
+
+
+@dataclass
+class OptimConfig:
+    """The optimisation: schedule, learning rate, optimiser, BN mode, precision."""
+    epochs: int = field(default=50, **option("training epochs"))
+    batch_size: int = field(default=64, **option(
+        "the global batch: all processes together, each takes batch_size / W clips"))
+    accum_steps: int = field(default=1, **option(
+        "each process splits its share into this many micro-batches (gradients accumulated)"))
+    lr_per_8: float = field(default=0.00125, **option("learning rate per 8 clips"))
+    lr_scaling: str = field(default="global", **option(
+        "global: lr_per_8 per 8 clips of the global batch (linear scaling); process: of one "
+        "process's batch, the same LR on any number of learners (AAVG)", choices=LR_SCALINGS))
+    lr_policy: str = field(default="cosine", **option(
+        "after the warm-up: cosine, step (x0.1 at each of lr_steps) or constant",
+        choices=LR_POLICIES))
+    lr_steps: list = field(default_factory=list, **option(
+        "epochs of the x0.1 steps (lr_policy step), comma-separated", type=numbers,
+        metavar="E,E,..."))
+    warmup_epochs: float = field(default=0.0, **option("linear warm-up epochs"))
+    warmup_start: float = field(default=0.1, **option(
+        "warmup_rule fraction: the warm-up starts at this fraction of the LR"))
+    warmup_rule: str = field(default="fraction", **option(
+        "fraction: from warmup_start x the LR; worker: from one worker's LR (Goyal et al.)",
+        choices=WARMUP_RULES))
+    min_lr_ratio: float = field(default=0.0, **option("cosine: the last LR, a fraction of it"))
+    optimizer: str = field(default="sgd", **option("sgd or adam", choices=("sgd", "adam")))
+    momentum: float = field(default=0.9, **option("SGD momentum"))
+    nesterov: bool = field(default=False, **option("SGD with Nesterov momentum"))
+    weight_decay: float = field(default=1e-4, **option("weight decay (on conv and fc weights)"))
+    optim_policy: str = field(default="tsm_apps", **option(
+        "parameter groups: tsm_apps (no decay on BN and biases) or tsm_official (the official "
+        "get_optim_policies)", choices=OPTIM_POLICIES))
+    fc_lr_mult: float = field(default=5.0, **option(
+        "tsm_apps policy: the fc's LR multiplier when fine-tuning from --pretrained"))
+    bn: str = field(default="train", **option(
+        "BN layers: train, partial (all but the first fixed: TSN's partial BN) or frozen",
+        choices=BN_MODES))
+    precise_bn_batches: int = field(default=0, **option(
+        "recompute the BN statistics over this many training batches after each epoch "
+        "(precise BN; 0: off)"))
+    clip_grad: float = field(default=20.0, **option("max gradient norm (0: no clipping)"))
+    amp: bool = field(default=True, **option("mixed precision (CUDA only)"))
+    channels_last: bool = field(default=True, **option("channels-last memory (CUDA only)"))
+
+    def __post_init__(self) -> None:
+        check([(self.optimizer in OPTIMIZERS,
+                f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}"),
+               (self.bn in BN_MODES, f"bn must be one of {BN_MODES}, got {self.bn!r}"),
+               (self.epochs >= 1, f"epochs must be >= 1, got {self.epochs}"),
+               (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
+               (self.accum_steps >= 1, f"accum_steps must be >= 1, got {self.accum_steps}"),
+               (self.lr_per_8 > 0, f"lr_per_8 must be > 0, got {self.lr_per_8}"),
+               (self.lr_policy in LR_POLICIES,
+                f"lr_policy must be one of {LR_POLICIES}, got {self.lr_policy!r}"),
+               (self.lr_scaling in LR_SCALINGS,
+                f"lr_scaling must be one of {LR_SCALINGS}, got {self.lr_scaling!r}"),
+               (self.warmup_rule in WARMUP_RULES,
+                f"warmup_rule must be one of {WARMUP_RULES}, got {self.warmup_rule!r}"),
+               (self.precise_bn_batches >= 0,
+                f"precise_bn_batches must be >= 0, got {self.precise_bn_batches}"),
+               (self.optim_policy in OPTIM_POLICIES,
+                f"optim_policy must be one of {OPTIM_POLICIES}, got {self.optim_policy!r}"),
+               (_rising(self.lr_steps),
+                f"lr_steps must be rising epochs > 0, got {self.lr_steps!r}")], "optim")
+
+
+@dataclass
+class TestViews:
+    """The test a checkpoint records beside validation's geometry: its
+    :class:`~tsm_apps.data.protocol.TestProtocol` is ``TrainConfig.test_protocol()``."""
+    __test__ = False  # not a pytest test class
+    clips: int = field(default=1, **option("clips per video", flag="test-clips"))
+    crops: int = field(default=1, **option(
+        "views per clip: 1 centre, 3 along the longer side, 10", flag="test-crops",
+        choices=(1, 3, 10)))
+    full_res: bool = field(default=False, **option(
+        "crops of scale_size instead of size (the official --full_res)", flag="test-full-res"))
+
+    def __post_init__(self) -> None:
+        check([(self.clips >= 1, f"clips must be >= 1, got {self.clips}"),
+               (self.crops in (1, 3, 10), f"crops must be 1, 3 or 10, got {self.crops}")],
+              "test")
