@@ -5,8 +5,9 @@ figures are read (``tsm bench --device cuda core``).
 
 * The Triton shift (compiled, not interpreted) equals the official shift (``zeros_like`` +
   slice copies, written here) forward and backward, bit for bit, for NCHW and channels-last,
-  fp32/bf16/fp16, offline and online, at ResNet-50's activation sizes; ``TemporalShift`` in
-  training and inference takes the kernel.
+  fp32/bf16/fp16, offline and online, at ResNet-50's activation sizes; so does the in-place
+  pair (inference), which then restores its input bit for bit; R-50 inference agrees across
+  the in-place kernel, the out-of-place kernel and no kernel.
 * ``tsm test``/``predict``'s forward (``view_logits``) replayed from CUDA graphs equals eager.
 * The online step replayed from a CUDA graph equals the same static-buffer step run eagerly
   (bit for bit) and the eager step (to float tolerance: other kernels), frame by frame across
@@ -77,18 +78,38 @@ def check_kernel() -> None:
                           f"kernel shift {shape} {fname} {dtype} online={online}")
 
 
+def check_in_place() -> None:
+    """The in-place kernel pair: inside, the official shift; after, the input bit for bit."""
+    from tsm_apps.models import shift_kernel
+    for shape in SHAPES:
+        t = 8 if shape[0] == 8 else 3
+        for fname, fmt in FORMATS.items():
+            for dtype in DTYPES:
+                for online in (False, True):
+                    x0 = torch.randn(shape, device="cuda").to(dtype).contiguous(memory_format=fmt)
+                    x, dirs = x0.clone(), ((-1,) if online else (1, -1))
+                    edge = shift_kernel.shift_in_place(x, t, shape[1] // 8, dirs)
+                    shifted = torch.equal(x, official_shift(x0, t, online=online))
+                    shift_kernel.undo_shift_in_place(x, edge, t, shape[1] // 8, dirs)
+                    check(shifted and torch.equal(x, x0),
+                          f"in-place kernel {shape} {fname} {dtype} online={online}")
+
+
 def check_module() -> None:
     torch.manual_seed(0)
     m = build_recognizer("resnet50", 10, 8, "offline").cuda()
     x = torch.randn(2, 8, 3, 112, 112, device="cuda")
     with torch.no_grad():
         m.eval()
+        before = x.clone()
         inference = m(x)
-        with shift_mod.cuda_kernel_off():
-            copy_path = m(x)
-    diff = (inference - copy_path).abs().max().item()
-    check(diff <= 1e-5, f"R-50 inference: kernel ~ copy/in-place path (max |diff| {diff:.2e}, "
-                        f"equal: {torch.equal(inference, copy_path)})")
+        check(torch.equal(x, before), "R-50 inference: the input is back, bit for bit")
+        for path in ("kernel_copy", "copy"):
+            with shift_mod.cuda_shift_path(path):
+                other = m(x)
+            diff = (inference - other).abs().max().item()
+            check(diff <= 1e-5, f"R-50 inference: in-place kernel ~ {path} path (max |diff| "
+                                f"{diff:.2e}, equal: {torch.equal(inference, other)})")
     m.train()
     m(x).sum().backward()
     check(all(p.grad is not None for p in m.parameters() if p.requires_grad),
@@ -146,6 +167,7 @@ def main() -> int:
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton "
           f"{triton.__version__}", flush=True)
     check_kernel()
+    check_in_place()
     check_module()
     check_views()
     check_online()

@@ -38,6 +38,25 @@ def shift_cases() -> dict:
     return out
 
 
+def in_place_cases() -> dict:
+    """The in-place pair: the tensor inside (shifted) and after the undo (restored)."""
+    from tsm_apps.models import shift_kernel
+    out = {}
+    for fname, fmt in FORMATS.items():
+        for dname, dtype in DTYPES.items():
+            for online in (False, True):
+                for i, (shape, t, fold_div) in enumerate(SHAPES):
+                    g = torch.Generator().manual_seed(20 + i)
+                    x = torch.randn(shape, generator=g).to(dtype).contiguous(memory_format=fmt)
+                    y, dirs = x.clone(), ((-1,) if online else (1, -1))
+                    edge = shift_kernel.shift_in_place(y, t, shape[1] // fold_div, dirs)
+                    inside = y.clone()
+                    shift_kernel.undo_shift_in_place(y, edge, t, shape[1] // fold_div, dirs)
+                    out[(fname, dname, online, i)] = {"x": x, "t": t, "fold_div": fold_div,
+                                                      "inside": inside, "after": y}
+    return out
+
+
 def step_cases() -> dict:
     """Three streaming steps of two streams (fold 2, and frames over one block)."""
     from tsm_apps.models import shift_kernel
@@ -104,5 +123,5 @@ def refusal() -> str:
 if __name__ == "__main__":
     if os.environ.get("TRITON_INTERPRET") != "1":
         raise SystemExit("set TRITON_INTERPRET=1 (before Triton is imported)")
-    torch.save({"shift": shift_cases(), "step": step_cases(), "refusal": refusal(),
-                "model": model_cases()}, sys.argv[1])
+    torch.save({"shift": shift_cases(), "in_place": in_place_cases(), "step": step_cases(),
+                "refusal": refusal(), "model": model_cases()}, sys.argv[1])

@@ -65,6 +65,14 @@ def test_kernel_shift_equals_official_forward_and_backward(interpreted, fmt, dty
     assert c["x_grad"].is_contiguous(memory_format=fmt_)
 
 
+@pytest.mark.parametrize("fmt,dtype,online,i", CASES)
+def test_in_place_kernel_pair_shifts_like_official_and_restores_exactly(interpreted, fmt, dtype,
+                                                                       online, i):
+    c = interpreted["in_place"][(fmt, dtype, online, i)]
+    assert torch.equal(c["inside"], official_shift(c["x"], c["t"], c["fold_div"], online))
+    assert torch.equal(c["after"], c["x"]) and c["after"].stride() == c["x"].stride()
+
+
 @pytest.mark.parametrize("fmt,dtype,i", [(f, d, i) for f in FORMATS for d in DTYPES
                                          for i in range(2)])
 def test_kernel_online_step_equals_official_online_shift(interpreted, fmt, dtype, i):

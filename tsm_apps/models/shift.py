@@ -22,8 +22,9 @@ the layer reads exactly the official shifted values and the caller gets its tens
 bit (``TemporalShift`` and the streaming step use it whenever autograd is off).
 
 On CUDA tensors the shift is one Triton kernel (:mod:`.shift_kernel`) in training and
-inference, and a streaming step with a static buffer (:func:`online_step_into`, the form a
-CUDA graph captures) is one kernel too; the CPU path above is unchanged.
+inference (in place at inference: two launches that move only the shifted channels), and a
+streaming step with a static buffer (:func:`online_step_into`, the form a CUDA graph captures)
+is one kernel too; the CPU path above is unchanged.
 """
 from __future__ import annotations
 
@@ -77,12 +78,21 @@ def shifted_in_place(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_
 
     Only the shifted folds move: they are saved (a compact copy of ``2*fold`` channels, ``fold``
     online), written shifted into ``x``, and copied back when the block ends, also on error.
+    On CUDA two kernel launches do it (:func:`.shift_kernel.shift_in_place` and its undo).
     Inference only (autograd off): a restored tensor would corrupt saved activations.
     """
     fold = _check(x, num_segments, fold_div)
     _require_writable(x, "shifted_in_place")
-    v, cdim = frames_view(x, num_segments)
     dirs = ONLINE if online else OFFLINE
+    kernel = _kernel(x)
+    if kernel is not None:
+        edge = kernel.shift_in_place(x, num_segments, fold, dirs)
+        try:
+            yield x
+        finally:
+            kernel.undo_shift_in_place(x, edge, num_segments, fold, dirs)
+        return
+    v, cdim = frames_view(x, num_segments)
     moved = v[at(cdim, slice(None), slice(0, len(dirs) * fold))]
     saved = moved.clone()
     shift_folds(v, saved, fold, dirs, cdim)
@@ -97,23 +107,33 @@ def _tracing() -> bool:
 
 
 _KERNEL: list = []
-_KERNEL_OFF: list = []
+CUDA_PATHS = ("kernel", "kernel_copy", "copy")
+_CUDA_PATH: list = []
 
 
 @contextmanager
-def cuda_kernel_off() -> Iterator[None]:
-    """Inside the block CUDA tensors take the copy/in-place path (to compare with the kernel)."""
-    _KERNEL_OFF.append(True)
+def cuda_shift_path(path: str) -> Iterator[None]:
+    """Inside the block CUDA tensors take ``path`` (to compare them): ``"kernel"`` (the default:
+    Triton kernels, the shift in place at inference), ``"kernel_copy"`` (the out-of-place kernel
+    at inference too) or ``"copy"`` (no kernel: the slice copies of the CPU path)."""
+    if path not in CUDA_PATHS:
+        raise ValueError(f"cuda_shift_path must be one of {CUDA_PATHS}, got {path!r}")
+    _CUDA_PATH.append(path)
     try:
         yield
     finally:
-        _KERNEL_OFF.pop()
+        _CUDA_PATH.pop()
+
+
+def _in_place(x: Tensor) -> bool:
+    """:func:`_writable_view`, unless the out-of-place kernel is asked for on CUDA."""
+    return _writable_view(x) and not (x.is_cuda and _CUDA_PATH[-1:] == ["kernel_copy"])
 
 
 def _kernel(x: Tensor):
     """The Triton shift module (:mod:`.shift_kernel`) for a CUDA tensor outside tracing, where
     Triton is installed; ``None`` otherwise (the CPU path never imports it)."""
-    if not x.is_cuda or _tracing() or _KERNEL_OFF:
+    if not x.is_cuda or _tracing() or _CUDA_PATH[-1:] == ["copy"]:
         return None
     if not _KERNEL:
         try:
@@ -263,8 +283,6 @@ class TemporalShift(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         if self.streaming and self.static:
             return self.net(online_step_into(x, self.buffer, self.fold_div))
-        if not self.streaming and _kernel(x) is not None:
-            return self.net(temporal_shift(x, self.num_segments, self.fold_div, self.online))
         if self.streaming and _writable_view(x):
             with online_step_in_place(x, self.buffer, self.fold_div) as new:
                 y = _own(self.net(x), x)
@@ -272,7 +290,7 @@ class TemporalShift(nn.Module):
             return y
         if self.streaming:
             x, self.buffer = online_shift_step(x, self.buffer, self.fold_div)
-        elif _writable_view(x):
+        elif _in_place(x):
             with shifted_in_place(x, self.num_segments, self.fold_div, self.online):
                 return _own(self.net(x), x)
         else:

@@ -10,6 +10,9 @@ channel (``r // (H*W)`` in NCHW, ``r % C`` in channels-last) to pick its source 
   zeros where the source frame lies outside the clip; its backward is the same kernel with the
   directions reversed. Values equal the official ``zeros_like`` + slice-copy shift bit for bit
   (it only moves elements).
+* :func:`shift_in_place` (inference) moves only the shifted channels, in place, one launch;
+  :func:`undo_shift_in_place` puts them back (zeros at the clip edges are undone from the
+  dropped elements it saved), one launch. Half the bytes of the out-of-place shift.
 * :func:`online_step` is one streaming step with a static buffer ``(N, fold, H, W)``: it writes
   the shifted frame (the buffer in channels ``[0:fold]``, the frame elsewhere) and overwrites
   the buffer in place with the frame's channels ``[0:fold]``, in one launch. Every element of
@@ -77,6 +80,45 @@ def _online_step_kernel(x, out, buf, frame_numel, hw, channels, fold,
     tl.store(out + base + r, tl.where(ch < fold, old, v), mask=inside)
 
 
+@triton.jit
+def _column_kernel(x, edge, columns, hw, channels, fold, moved, num_segments, frame_numel, d0, d1,
+                   UNDO: tl.constexpr, CHANNELS_LAST: tl.constexpr, BLOCK: tl.constexpr):
+    """Program ``(n, b)``: columns ``[b*BLOCK, (b+1)*BLOCK)`` of clip ``n`` (a column: one
+    element of channels ``[0:moved]`` over the clip's ``T`` frames), in place. Lane direction
+    ``e`` (``d0`` on channels ``[0:fold]``, ``d1`` on ``[fold:moved]``): ``x[t] <- x[t+e]``,
+    ascending ``t`` with the overwritten value carried in a register. Outside the clip the fill
+    is zero, and the element that drops out (``x[0]`` for ``e > 0``, ``x[T-1]`` otherwise) is
+    saved in ``edge``; with ``UNDO`` the fill is read from ``edge`` instead."""
+    n = tl.program_id(0)
+    j = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    live = j < columns
+    if CHANNELS_LAST:
+        ch = j % moved
+        off = (j // moved) * channels + ch
+    else:
+        ch = j // hw
+        off = j
+    forward = tl.where(ch < fold, d0, d1) > 0
+    base = x + n.to(tl.int64) * num_segments * frame_numel + off
+    at_edge = edge + n.to(tl.int64) * columns + j
+    cur = tl.load(base, mask=live)
+    if UNDO:
+        fill = tl.load(at_edge, mask=live)
+    else:
+        fill = tl.zeros([BLOCK], dtype=cur.dtype)
+    first = cur
+    carry = fill
+    for t in range(0, num_segments):
+        has_next = t + 1 < num_segments
+        nxt = tl.load(base + (t + 1) * frame_numel, mask=live & has_next, other=0)
+        new = tl.where(forward, tl.where(has_next, nxt, fill), carry)
+        tl.store(base + t * frame_numel, new, mask=live)
+        carry = cur
+        cur = nxt
+    if not UNDO:
+        tl.store(at_edge, tl.where(forward, first, carry), mask=live)
+
+
 def _dense(x: Tensor) -> tuple:
     """``(x dense as NCHW or channels-last, is_channels_last)``."""
     if is_channels_last(x):
@@ -129,6 +171,40 @@ def shift(x: Tensor, num_segments: int, fold: int, dirs: tuple) -> Tensor:
     """``x`` ``(N*T, C, H, W)`` shifted (a new tensor in ``x``'s memory format); differentiable.
     ``dirs``: per fold, ``+1`` takes the next frame, ``-1`` the previous one."""
     return Shift.apply(x, num_segments, fold, tuple(dirs))
+
+
+def _columns(x: Tensor, edge: Tensor | None, num_segments: int, fold: int, dirs: tuple,
+             undo: bool) -> Tensor:
+    if not (x.is_contiguous() or is_channels_last(x)):
+        raise ValueError(f"in-place shift kernel needs a dense NCHW or channels-last tensor, got "
+                         f"shape {tuple(x.shape)} strides {x.stride()}")
+    nt, c, h, w = x.shape
+    moved = len(dirs) * fold
+    columns = moved * h * w
+    if edge is None:
+        edge = torch.empty(nt // num_segments, columns, dtype=x.dtype, device=x.device)
+    if num_segments * c * h * w >= 2 ** 31:
+        raise ValueError(f"in-place shift kernel: clips of shape {tuple(x.shape)} / "
+                         f"{num_segments} frames are too large")
+    e = tuple(-d for d in dirs) if undo else tuple(dirs)
+    grid = _grid(nt // num_segments, columns, tuple(x.shape))
+    _column_kernel[grid](x, edge, columns, h * w, c, fold, moved, num_segments, c * h * w, e[0],
+                         e[-1], UNDO=undo, CHANNELS_LAST=is_channels_last(x), BLOCK=BLOCK)
+    return edge
+
+
+def shift_in_place(x: Tensor, num_segments: int, fold: int, dirs: tuple) -> Tensor:
+    """Shift ``x`` ``(N*T, C, H, W)`` (dense NCHW or channels-last) in place, inference only:
+    only the ``len(dirs) * fold`` moved channels are read and written, once. Returns the edge
+    ``(N, moved * H * W)``: the elements that dropped out of the clips, for
+    :func:`undo_shift_in_place`."""
+    return _columns(x, None, num_segments, fold, tuple(dirs), undo=False)
+
+
+def undo_shift_in_place(x: Tensor, edge: Tensor, num_segments: int, fold: int,
+                        dirs: tuple) -> None:
+    """Put ``x`` back exactly as it was before :func:`shift_in_place` returned ``edge``."""
+    _columns(x, edge, num_segments, fold, tuple(dirs), undo=True)
 
 
 def online_step(x: Tensor, buffer: Tensor, fold: int) -> Tensor:
