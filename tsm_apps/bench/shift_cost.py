@@ -89,11 +89,13 @@ def _ratios(rounds: dict, pairs) -> dict:
 
 
 @torch.no_grad()
-def inference(spec: Spec, device: str, goals=("<= 1.03", "<= 0.75")) -> list:
+def inference(spec: Spec, device: str, goals=("<= 1.03", "<= 0.75"),
+              variants: bool | None = None) -> list:
     """TSM/TSN and ours/official-op TSM at inference; on CUDA ours is the in-place kernel pair,
     and the figure's detail adds the out-of-place kernel (``tsm_kernel_copy``), no kernel
     (``tsm_copy``) and CUDA-graph replays of TSM and TSN (the fixed-protocol ``tsm test``
-    form)."""
+    form). ``variants`` (default: on CUDA) adds those models also elsewhere (off CUDA they
+    run the CPU path eagerly: a check of the code, not a figure)."""
     models = {"tsm": build(spec, "offline", device), "tsn": build(spec, None, device),
               "official_tsm": build(spec, "offline", device, official=True)}
     for m in models.values():
@@ -103,13 +105,13 @@ def inference(spec: Spec, device: str, goals=("<= 1.03", "<= 0.75")) -> list:
     fns = {k: _wrap(lambda m=m: m(x), *cast) for k, m in models.items()}
     pairs = [("tsm", "tsn"), ("tsm", "official_tsm"), ("official_tsm", "tsn")]
     graphs = {}
-    if torch.device(device).type == "cuda":
+    if torch.device(device).type == "cuda" if variants is None else variants:
         for path in ("kernel_copy", "copy"):  # the out-of-place kernel; no kernel at all
             fns[f"tsm_{path}"] = _wrap(lambda: models["tsm"](x), *cast,
                                        lambda p=path: cuda_shift_path(p))
         for k in ("tsm", "tsn"):
-            cast = _Cast(models[k], spec, device).eval()
-            graphs[k] = (cast, GraphedForward(cast))  # the module lives while timed
+            under = _Cast(models[k], spec, device).eval()
+            graphs[k] = (under, GraphedForward(under))  # the module lives while timed
             fns[f"{k}_graph"] = lambda g=graphs[k][1]: g(x)
         pairs += [("tsm_kernel_copy", "tsn"), ("tsm_copy", "tsn"), ("tsm_graph", "tsn_graph"),
                   ("tsm_graph", "tsm")]
@@ -175,29 +177,24 @@ class _Frame(nn.Module):
 
 @torch.no_grad()
 def online_step(spec: Spec, device: str, goal: str = "<= 1.02") -> list:
-    """Online TSM per frame against TSN's 2-D frame, both eager, and on CUDA also both replayed
-    from CUDA graphs (the form :class:`OnlineRecognizer` uses there by default; the goal is
-    for that form). Two copies of the TSM model stream side by side, one per mode."""
+    """Online TSM per frame against TSN's 2-D frame, both eager, and both replayed from CUDA
+    graphs on CUDA (the form :class:`OnlineRecognizer` uses there by default; the goal is for
+    that form). Elsewhere the second form is the static-buffer step against TSN's eager frame.
+    Two copies of the TSM model stream side by side, one per mode."""
     frame = torch.randn(spec.batch, 3, spec.size, spec.size, device=device)
     tsn = _Frame(build(spec, None, device).eval())
-    cuda = torch.device(device).type == "cuda"
-    modes = ("eager", "graph") if cuda else ("eager",)
+    fast = "graph" if torch.device(device).type == "cuda" else "static"
     with ExitStack() as stack:
-        fns = {"tsn_eager": lambda: tsn(frame)}
-        for mode in modes:
+        graphed = GraphedForward(tsn)  # eager off CUDA
+        fns = {"tsn_eager": lambda: tsn(frame), f"tsn_{fast}": lambda: graphed(frame)}
+        for mode in ("eager", fast):
             rec = stack.enter_context(OnlineRecognizer(build(spec, "online", device).eval(),
                                                        mode=mode))
             fns[f"tsm_{mode}"] = lambda rec=rec: rec.step(frame)
-        if cuda:
-            graphed = GraphedForward(tsn)
-            fns["tsn_graph"] = lambda: graphed(frame)
         load = load_average()
         rounds = time_rounds(fns, spec.rounds, 3, device)
-    pairs = [("tsm_eager", "tsn_eager")]
-    if cuda:
-        pairs += [("tsm_graph", "tsn_graph"), ("tsm_graph", "tsn_eager"),
-                  ("tsm_graph", "tsm_eager")]
-    fast = modes[-1]
+    pairs = [("tsm_eager", "tsn_eager"), (f"tsm_{fast}", f"tsn_{fast}"),
+             (f"tsm_{fast}", "tsn_eager"), (f"tsm_{fast}", "tsm_eager")]
     return [_figure(f"shift cost, online per frame: TSM/TSN frame ({spec.label}, {fast})",
                     rounds, f"tsm_{fast}", f"tsn_{fast}", goal, device,
                     {**_ms(rounds), **_ratios(rounds, pairs), "load": [load, load_average()]})]
