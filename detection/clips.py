@@ -22,7 +22,10 @@ contain it (:func:`clip_for_key`):
 A video shorter than ``T`` (a DET image is a one-frame video) gives all its frames and then its
 last frame repeated. A batch is the
 ``batch_size * T`` indices, clip by clip, so the model sees ``(N*T, 3, H, W)`` with the frames
-of a clip contiguous. Frames of one video share a size, so mmdet's default collate and
+of a clip contiguous. The key frame's index in its clip is a :class:`KeyFrameIndex` (an ``int``
+that says so; at its first place when a short video repeats it): ``ImageNetVIDDataset`` turns
+it into the metainfo ``clip_key``, the frame whose labels ``ClipRFCN(loss_frames='key')``
+trains on. Frames of one video share a size, so mmdet's default collate and
 ``DetDataPreprocessor`` (padding per batch) need nothing else.
 
 For testing the online detector on several processes, :class:`VideoShardSampler` gives each
@@ -66,6 +69,12 @@ def build_video_index(dataset) -> Dict[object, List[int]]:
 
 
 KEY_POSITIONS = ("end", "random")
+
+
+class KeyFrameIndex(int):
+    """A dataset index that is the key frame of its training clip; used as a plain ``int``
+    everywhere (and pickled as one to data-loader workers), told apart by ``isinstance``."""
+    __slots__ = ()
 
 
 def clip_for_key(frames: Sequence[int], pos: int, clip_len: int, key_position: str = "end",
@@ -129,11 +138,15 @@ class ClipBatchSampler(Sampler):
         self._epoch, self._passes = 0, 0
 
     def clip_of(self, index: int, rng: np.random.Generator) -> list:
-        """The clip (dataset indices) drawn for key frame ``index``."""
+        """The clip (dataset indices) drawn for key frame ``index``, the key frame as a
+        :class:`KeyFrameIndex`."""
         if index not in self.where:
             raise ValueError(f"dataset index {index} belongs to no video of the index")
         video, pos = self.where[index]
-        return clip_for_key(self.videos[video], pos, self.clip_len, self.key_position, rng)
+        clip = clip_for_key(self.videos[video], pos, self.clip_len, self.key_position, rng)
+        at = clip.index(index)  # the key's own place (a short video repeats its last frame)
+        clip[at] = KeyFrameIndex(index)
+        return clip
 
     def __iter__(self) -> Iterator[list]:
         epoch = int(getattr(self.sampler, "epoch", 0))

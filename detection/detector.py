@@ -24,9 +24,15 @@ Config kwargs (``model=dict(type='ClipRFCN', ...)``; see ``configs/_base_/rfcn_r
   the previous frame of the same video, e.g. a subsampled val list): ``'reset'`` (default) starts
   from empty buffers, ``'raise'`` refuses with ``ValueError``.
 
+* ``loss_frames``: the frames of a training clip the losses cover: ``'key'`` (default, the
+  paper's way: FGFA's training code labels one key image per GPU, its other frames are
+  context) the one frame whose metainfo ``clip_key`` is true, ``'clip'`` every frame.
+
 Training batches are ``N`` clips of ``T`` consecutive frames of one video, contiguous:
-``(N*T, 3, H, W)`` (build them with :class:`~detection.clips.ClipBatchSampler`). The losses
-cover every frame whose metainfo ``annotated`` is not ``False``.
+``(N*T, 3, H, W)`` (build them with :class:`~detection.clips.ClipBatchSampler`, which marks each
+clip's key frame; ``ImageNetVIDDataset`` passes the mark on as ``clip_key``: add it to the
+training ``PackDetInputs(meta_keys=...)``). Either way a frame whose metainfo ``annotated`` is
+``False`` gets no loss.
 
 Test batches: frames in video order; each data sample's metainfo must hold ``video`` (any
 hashable id) and ``frame_id`` (int) — add them to ``PackDetInputs(meta_keys=...)``. The
@@ -46,6 +52,7 @@ from mmengine.config import ConfigDict
 from torch import Tensor
 
 TEST_MODES = ("stream", "clip")
+LOSS_FRAMES = ("key", "clip")
 STREAM_GAPS = ("reset", "raise")
 STREAM_META_KEYS = ("video", "frame_id")
 
@@ -56,14 +63,17 @@ class ClipRFCN(TwoStageDetector):
 
     Args: ``backbone``, ``rpn_head``, ``roi_head``, ``train_cfg``, ``test_cfg``, ``neck``,
     ``data_preprocessor``, ``init_cfg`` as mmdet ``TwoStageDetector``; ``test_mode``,
-    ``stream_gap`` and ``rpn_feat_index`` as the module docstring.
+    ``stream_gap``, ``rpn_feat_index`` and ``loss_frames`` as the module docstring.
     """
 
     def __init__(self, backbone: dict, rpn_head: dict, roi_head: dict,
                  train_cfg: Optional[dict] = None, test_cfg: Optional[dict] = None,
                  neck: Optional[dict] = None, data_preprocessor: Optional[dict] = None,
                  init_cfg: Optional[dict] = None, test_mode: str = "stream",
-                 rpn_feat_index: int = 0, stream_gap: str = "reset") -> None:
+                 rpn_feat_index: int = 0, stream_gap: str = "reset",
+                 loss_frames: str = "key") -> None:
+        if loss_frames not in LOSS_FRAMES:
+            raise ValueError(f"loss_frames must be one of {LOSS_FRAMES}, got {loss_frames!r}")
         if test_mode not in TEST_MODES:
             raise ValueError(f"test_mode must be one of {TEST_MODES}, got {test_mode!r}")
         if stream_gap not in STREAM_GAPS:
@@ -79,7 +89,7 @@ class ClipRFCN(TwoStageDetector):
             raise ValueError("test_mode='stream' needs a causal backbone (shift='online' or "
                              "None); shift='offline' needs test_mode='clip'")
         self.test_mode, self.stream_gap = test_mode, stream_gap
-        self.rpn_feat_index = rpn_feat_index
+        self.rpn_feat_index, self.loss_frames = rpn_feat_index, loss_frames
         self._stream: Optional[dict] = None  # {'video', 'frame_id', 'buffers'}
 
     # -- training ----------------------------------------------------------------------------
@@ -100,11 +110,32 @@ class ClipRFCN(TwoStageDetector):
                 raise ValueError(f"ClipRFCN: clip {c} of the batch mixes videos "
                                  f"{sorted(map(str, videos))}")
 
+    def loss_indices(self, batch_data_samples: SampleList) -> List[int]:
+        """Batch positions the losses cover (``loss_frames``): each clip's key frame, or every
+        frame; frames with metainfo ``annotated=False`` left out."""
+        t, keep = self.clip_len, []
+        for c in range(len(batch_data_samples) // t):
+            clip = range(c * t, (c + 1) * t)
+            if self.loss_frames == "key":
+                marks = [batch_data_samples[i].metainfo.get("clip_key") for i in clip]
+                if None in marks:
+                    raise ValueError(
+                        f"ClipRFCN loss_frames='key': frame {c * t + marks.index(None)} of the "
+                        "batch has no metainfo 'clip_key' (train with ClipBatchSampler on "
+                        "ImageNetVIDDataset and add 'clip_key' to PackDetInputs meta_keys, or "
+                        "set loss_frames='clip')")
+                clip = [i for i, m in zip(clip, marks) if m]
+                if len(clip) != 1:
+                    raise ValueError(f"ClipRFCN loss_frames='key': clip {c} of the batch has "
+                                     f"{len(clip)} frames with clip_key=True, expected 1")
+            keep += [i for i in clip if batch_data_samples[i].metainfo.get("annotated", True)]
+        return keep
+
     def loss(self, batch_inputs: Tensor, batch_data_samples: SampleList) -> dict:
-        """Losses over every annotated frame of ``N`` clips ``(N*T, 3, H, W)``."""
+        """Losses of ``N`` clips ``(N*T, 3, H, W)`` on the frames of :meth:`loss_indices`."""
         self.check_clips(batch_inputs, batch_data_samples)
+        keep = self.loss_indices(batch_data_samples)
         x = self.extract_feat(batch_inputs)
-        keep = [i for i, s in enumerate(batch_data_samples) if s.metainfo.get("annotated", True)]
         if not keep:
             # no labelled frame: zero loss that still touches every parameter
             return dict(loss_zero=sum(p.sum() * 0.0 for p in self.parameters() if p.requires_grad))

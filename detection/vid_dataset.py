@@ -13,7 +13,7 @@ Config (paths relative to ``data_root``)::
 
 Accepted ``ann_file`` lists (one format per file; an entry may start with its split,
 ``train/``/``val/``, and is then relative to ``Data/VID`` as FGFA reads it, otherwise the split
-is ``split=`` or ``'val'`` for a list whose name starts with ``val``, else ``'train'``):
+is ``split=``, or ``'val'``/``'test'`` for a list whose name starts with it, else ``'train'``):
 
 * frame lines ``<snippet>/%06d <n>`` (devkit ``val.txt``, ``train.txt``; FGFA's
   ``VID_val_frames.txt`` ``val/ILSVRC2015_val_00000000/000000 1``): the listed frames;
@@ -36,8 +36,9 @@ Each entry: ``img_path``, ``img_id`` (``"<split>/<snippet>/%06d"``; ``"DET/train
 ``height``, ``width``, ``instances`` (``bbox`` float ``[xmin, ymin, xmax + 1, ymax + 1]``: pixel
 edges, the devkit's ``+ 1`` widths; ``bbox_label``; ``ignore_flag`` 0; ``instance_id`` = trackid),
 ``video`` (snippet, or ``"DET/<image>"``), ``frame_id`` (0-based), ``video_length`` (frames of the
-snippet on disk), ``key_frame`` and ``corruption`` (the synthetic corruption of the frame from
-``<data_root>/corruptions.json``, else ``None``).
+snippet on disk), ``key_frame``, ``corruption`` (the synthetic corruption of the frame from
+``<data_root>/corruptions.json``, else ``None``) and ``clip_key`` (read with a
+:class:`~detection.clips.KeyFrameIndex`: the key frame of its training clip).
 
 Key frames and clips: the listed key frames of an MSRA list, else with ``frames_per_video=k``
 ``k`` evenly spaced key frames per video (the centres of ``k`` equal segments, FGFA's
@@ -78,7 +79,7 @@ from tqdm import tqdm
 from tsm_apps.data.vid_layout import NAME_TO_WNID, VID_CLASSES, WNID_TO_NAME, VIDFrame, \
     read_frame_xml, read_list
 
-from .clips import clip_for_key
+from .clips import KeyFrameIndex, clip_for_key
 from .corruptions import frame_corruption, load_corruptions
 
 BAD_FRAME_MODES = ("raise", "skip")
@@ -232,8 +233,8 @@ class ImageNetVIDDataset(BaseDetDataset):
     def _load_videos(self, labels: dict[str, int]) -> list[tuple[list[dict], Optional[set]]]:
         """``(frame infos in frame order, explicit key frame ids or None)`` per video: VID
         snippets, then DET images."""
-        split = self.split or ("val" if osp.basename(self.ann_file).startswith("val")
-                               else "train")
+        name = osp.basename(self.ann_file)
+        split = self.split or next((sp for sp in ("val", "test") if name.startswith(sp)), "train")
         videos = []
         snippets = self._vid_snippets(split)
         for (sp, snippet), spec in tqdm(snippets.items(), desc="VID snippets", unit="video",
@@ -297,6 +298,13 @@ class ImageNetVIDDataset(BaseDetDataset):
     def num_frames(self) -> int:
         """All frames, key frames and the other frames of their videos."""
         return len(self.data_address) if self.serialize_data else len(self.data_list)
+
+    def get_data_info(self, idx: int) -> dict:
+        """The entry of frame ``idx``, with ``clip_key``: whether ``idx`` is a
+        :class:`~detection.clips.KeyFrameIndex` (the key frame of a training clip)."""
+        info = super().get_data_info(idx)
+        info["clip_key"] = isinstance(idx, KeyFrameIndex)
+        return info
 
     def clip_indices(self, idx: int, clip_len: int) -> list[int]:
         """Indices of the ``clip_len`` consecutive frames of ``idx``'s video that end at

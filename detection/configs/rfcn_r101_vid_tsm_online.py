@@ -7,7 +7,8 @@
 #   to Data/VID and Data/DET, as FGFA reads them):
 #   train: ImageSets/VID_train_15frames.txt (one line per key frame: 15 per snippet, each
 #     trained as a clip of `clip_len` consecutive frames ending at it, ClipBatchSampler
-#     key_position='end'; the first frames of a video: its first clip_len frames) +
+#     key_position='end'; the first frames of a video: its first clip_len frames; the losses on
+#     the key frame only, as FGFA trains one labelled key image per GPU) +
 #     ImageSets/DET_train_30classes.txt (DET images with a VID class, one-frame clips; objects
 #     of the other 170 DET classes dropped). Key frames without objects are skipped. Boxes on or
 #     past the image border are clipped to it (FGFA's imagenet_vid.py).
@@ -37,6 +38,7 @@ max_iters = solver['max_iters']
 backend_args = None
 stream_meta = ('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'video',
                'frame_id')
+train_meta = stream_meta + ('clip_key',)  # the key frame of each clip gets the losses
 
 model = dict(backbone=dict(num_segments=clip_len))
 
@@ -44,7 +46,7 @@ train_pipeline = [
     dict(type='LoadImageFromFile', backend_args=backend_args),
     dict(type='LoadAnnotations', with_bbox=True),
     dict(type='Resize', scale=img_scale, keep_ratio=True),
-    dict(type='PackDetInputs', meta_keys=stream_meta),
+    dict(type='PackDetInputs', meta_keys=train_meta),
 ]
 test_pipeline = [
     dict(type='LoadImageFromFile', backend_args=backend_args),
@@ -80,7 +82,10 @@ test_dataloader = dict(
         test_mode=True,
         clip_boxes=False,  # boxes as the XML gives them (FGFA's evaluation reads them so)
         pipeline=test_pipeline))
-# Motion IoU computed from the val XML (FGFA's rule); to read FGFA's published file instead:
+# Motion IoU computed from the val XML (FGFA's rule), the default because FGFA's file only covers
+# the whole val split in VID_val_videos.txt order (a subset or another list has none); on the same
+# snippets the two agree (tsm_apps/data/motion.py). To read FGFA's published file instead
+# (lib/dataset/imagenet_vid_groundtruth_motion_iou.mat of its repository):
 # dict(type='VIDMetric', motion_iou_file='/path/imagenet_vid_groundtruth_motion_iou.mat')
 test_evaluator = dict(type='VIDMetric')
 # No validation during training; evaluate the final checkpoint with `tsm detect test`.

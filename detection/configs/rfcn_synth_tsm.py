@@ -27,6 +27,7 @@ img_scale = (160, 128)  # (max long side, max short side), aspect kept: tsm synt
 classes = ('airplane', 'car', 'zebra', 'watercraft')
 stream_meta = ('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'video',
                'frame_id')
+train_meta = stream_meta + ('clip_key',)  # the key frame of each clip
 
 # Small frames, small objects: res4 and res5 both dilated (stride 8 instead of the paper's 16),
 # anchors 16-64 px, 3x3 position-sensitive maps.
@@ -51,7 +52,7 @@ train_pipeline = [
     dict(type='LoadImageFromFile'),
     dict(type='LoadAnnotations', with_bbox=True),
     dict(type='Resize', scale=img_scale, keep_ratio=True),
-    dict(type='PackDetInputs', meta_keys=stream_meta),
+    dict(type='PackDetInputs', meta_keys=train_meta),
 ]
 test_pipeline = [
     dict(type='LoadImageFromFile'),

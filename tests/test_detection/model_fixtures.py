@@ -10,9 +10,9 @@ import detection  # noqa: F401
 H = W = 64
 
 
-def tiny_cfg(shift="online", t=2, test_mode="stream", ohem=16) -> dict:
+def tiny_cfg(shift="online", t=2, test_mode="stream", ohem=16, loss_frames="key") -> dict:
     return dict(
-        type="ClipRFCN", test_mode=test_mode, rpn_feat_index=0,
+        type="ClipRFCN", test_mode=test_mode, rpn_feat_index=0, loss_frames=loss_frames,
         backbone=dict(type="TSMResNet", arch="resnet18", width=0.125, num_segments=t,
                       shift=shift, out_indices=(2, 3), norm_eval=False),
         rpn_head=dict(
@@ -48,12 +48,16 @@ def build(**kw):
     return MODELS.build(tiny_cfg(**kw))
 
 
-def samples(video="a", frames=(0, 1), boxes=((8, 8, 40, 36), (20, 16, 60, 56))):
+def samples(video="a", frames=(0, 1), boxes=((8, 8, 40, 36), (20, 16, 60, 56)), key=-1):
+    """Data samples of ``frames`` of ``video``; the one at position ``key`` (default the last,
+    as a clip ending at its key frame) has ``clip_key=True``."""
     out = []
-    for f in frames:
+    key = key % len(frames) if frames else 0
+    for j, f in enumerate(frames):
         s = DetDataSample(metainfo=dict(
             img_shape=(H, W), ori_shape=(H, W), pad_shape=(H, W), batch_input_shape=(H, W),
-            scale_factor=(1.0, 1.0), video=video, frame_id=f, img_id=f"{video}/{f}"))
+            scale_factor=(1.0, 1.0), video=video, frame_id=f, img_id=f"{video}/{f}",
+            clip_key=j == key))
         s.gt_instances = InstanceData(bboxes=torch.tensor(boxes, dtype=torch.float),
                                       labels=torch.tensor([0, 2]))
         out.append(s)

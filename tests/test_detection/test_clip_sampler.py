@@ -1,5 +1,7 @@
 """Clip batch sampler (clips end at their key frame, or start at random), and a tiny ClipRFCN
 trained and tested end to end by mmengine's Runner."""
+import pickle
+
 import numpy as np
 import pytest
 import torch
@@ -8,8 +10,8 @@ from mmengine.evaluator import BaseMetric
 from mmengine.runner import Runner
 
 import detection  # noqa: F401
-from detection.clips import ClipBatchSampler, VideoShardSampler, build_video_index, \
-    clip_for_key
+from detection.clips import ClipBatchSampler, KeyFrameIndex, VideoShardSampler, \
+    build_video_index, clip_for_key
 from model_fixtures import tiny_cfg
 
 # (video, number of frames): frame entries are listed in a shuffled order on purpose
@@ -28,7 +30,7 @@ class FakeVID(torch.utils.data.Dataset):
             self.video_index = {v: [self.entries.index((v, f)) for f in range(n)]
                                 for v, n in VIDEOS.items()}
         self.pack = PackDetInputs(meta_keys=("img_id", "img_shape", "ori_shape", "scale_factor",
-                                             "video", "frame_id"))
+                                             "video", "frame_id", "clip_key"))
 
     def __len__(self):
         return len(self.entries)
@@ -45,7 +47,7 @@ class FakeVID(torch.utils.data.Dataset):
         img[x:x + 24, x:x + 24] = 255
         return self.pack(dict(
             img=img, img_shape=(s, s), ori_shape=(s, s), scale_factor=(1.0, 1.0),
-            img_id=f"{v}/{f}", video=v, frame_id=f,
+            img_id=f"{v}/{f}", video=v, frame_id=f, clip_key=isinstance(i, KeyFrameIndex),
             gt_bboxes=np.array([[x, x, x + 24, x + 24]], np.float32),
             gt_bboxes_labels=np.array([1]), gt_ignore_flags=np.array([False])))
 
@@ -92,9 +94,21 @@ def test_sampler_clips_end_at_their_key_frames_by_default():
             ("a", 4): [2, 3, 4], ("b", 0): [0, 1, 2], ("b", 1): [0, 1, 2], ("b", 2): [0, 1, 2],
             ("det", 0): [0, 0, 0]}
     assert [[f for _, f in c] for c in got] == [want[k] for k in ds.entries]
+    # the key frame is marked at its own place (a DET image: the first of its repeats)
+    key_at = {("a", 0): 0, ("a", 1): 1, ("a", 2): 2, ("a", 3): 2, ("a", 4): 2, ("b", 0): 0,
+              ("b", 1): 1, ("b", 2): 2, ("det", 0): 0}
+    assert [[isinstance(i, KeyFrameIndex) for i in c] for c in clips] == \
+        [[j == key_at[k] for j in range(3)] for k in ds.entries]
+    assert [c[key_at[k]] for c, k in zip(clips, ds.entries)] == list(range(len(ds)))
     assert all(len({v for v, _ in c}) == 1 and c[0][0] == k[0] for c, k in zip(got, ds.entries))
     with pytest.raises(ValueError, match="key_position must be one of"):
         ClipBatchSampler(inner, batch_size=2, clip_len=3, key_position="start")
+
+
+def test_a_key_frame_index_is_an_int_that_survives_pickling():
+    key = pickle.loads(pickle.dumps(KeyFrameIndex(7)))   # as sent to data-loader workers
+    assert isinstance(key, KeyFrameIndex) and key == 7 and [10, 11, 12][KeyFrameIndex(1)] == 11
+    assert not isinstance(pickle.loads(pickle.dumps(7)), KeyFrameIndex)
 
 
 @pytest.mark.parametrize("with_index", [False, True])

@@ -1,5 +1,5 @@
-"""The detection configs: the R-101 paper setup builds, TSN = TSM without the shift, the
-synthetic pair differs only in the shift, and ``data_root`` re-points every dataset."""
+"""The detection configs: the R-101 paper setup builds, TSN = TSM without the shift and trained
+single-frame (in both pairs nothing else differs), and ``data_root`` re-points every dataset."""
 from pathlib import Path
 
 import pytest
@@ -20,16 +20,21 @@ def load(name):
 
 
 def without_shift(cfg):
+    """The config without what TSN changes, and those values: the shift and the clip length
+    (backbone, clip sampler, clip flip; the ``clip_len`` variable)."""
     d = cfg.to_dict()
-    shift = d["model"]["backbone"].pop("shift")
-    return d, shift
+    model = d["model"]
+    flips = [a.pop("clip_len") for a in model["data_preprocessor"].get("batch_augments") or []]
+    return d, (model["backbone"].pop("shift"), model["backbone"].pop("num_segments"),
+               d["train_dataloader"]["batch_sampler"].pop("clip_len"), d.pop("clip_len"), flips)
 
 
 @pytest.mark.parametrize("pair", [PAPER, SYNTH])
-def test_pair_differs_only_in_shift(pair):
+def test_pair_differs_only_in_shift_and_single_frame_training(pair):
     (tsm, s_tsm), (tsn, s_tsn) = (without_shift(load(n)) for n in pair)
-    assert (s_tsm, s_tsn) == ("online", None)
-    assert tsm == tsn
+    flips = [[4], [1]] if pair == PAPER else [[], []]
+    assert s_tsm == ("online", 4, 4, 4, flips[0]) and s_tsn == (None, 1, 1, 1, flips[1])
+    assert tsm == tsn and tsm["model"]["loss_frames"] == "key"
 
 
 def test_paper_config_is_the_msra_rfcn_with_fgfa_data_and_solver():

@@ -30,8 +30,38 @@ def test_training_batch_must_be_whole_clips_of_one_video():
         model.loss(frames(2), samples("a", (0,)) + samples("b", (1,)))
 
 
+def test_loss_on_the_key_frame_of_each_clip_only():
+    model = build(t=4).train()
+    data = samples("a", (0, 1, 2, 3), key=1) + samples("b", (5, 6, 7, 8))  # keys: 1, 7
+    x = frames(8)
+    assert model.loss_indices(data) == [1, 7]
+    torch.manual_seed(5)
+    got = model.loss(x, data)
+    torch.manual_seed(5)
+    feats = model.extract_feat(x)  # the whole clips: the shift reaches the key frames
+    want = model.head_losses(tuple(f[[1, 7]] for f in feats), [data[1], data[7]])
+    g, w = model.parse_losses(got)[1], model.parse_losses(want)[1]
+    assert g.keys() == w.keys() and all(abs(g[k] - w[k]) < 1e-5 for k in g), (g, w)
+    model.loss_frames = "clip"
+    assert model.loss_indices(data) == list(range(8))
+
+
+def test_key_loss_needs_one_marked_key_frame_per_clip():
+    model = build(t=2).train()
+    data = samples("a", (0, 1))
+    data[0].set_metainfo(dict(clip_key=True))
+    with pytest.raises(ValueError, match="clip 0 of the batch has 2 frames with clip_key"):
+        model.loss(frames(2), data)
+    bare = samples("a", (0, 1))
+    del bare[0].clip_key
+    with pytest.raises(ValueError, match="frame 0 of the batch has no metainfo 'clip_key'"):
+        model.loss(frames(2), bare)
+    with pytest.raises(ValueError, match="loss_frames must be one of"):
+        build(loss_frames="all")
+
+
 def test_unannotated_frames_get_no_loss():
-    model = build().train()
+    model = build(loss_frames="clip").train()
     data = samples("a", (0, 1, 2, 3))
     data[1].set_metainfo(dict(annotated=False))
     x = frames(4)

@@ -5,6 +5,7 @@ import pytest
 import torch
 from mmengine.registry import init_default_scope
 
+from detection.clips import KeyFrameIndex
 from detection.vid_dataset import ImageNetVIDDataset, clip_box, key_positions
 from mmdet.registry import DATASETS
 from vid_fixtures import TRAIN_A, TRAIN_B, VAL, make_border_vid, make_vid, write_frame, \
@@ -117,6 +118,15 @@ def test_pipeline_packs_boxes_in_pixels(root):
                        torch.tensor([[2.0, 3.0, 12.0, 13.0], [20.0, 4.0, 30.0, 14.0]]))
     assert sample.gt_instances.labels.tolist() == [CAR, DOG]
     assert (sample.video, sample.frame_id) == (VAL, 1)
+
+
+def test_the_clip_key_mark_reaches_the_packed_sample(root):
+    pipeline = [dict(type="LoadImageFromFile"), dict(type="LoadAnnotations", with_bbox=True),
+                dict(type="PackDetInputs", meta_keys=("img_id", "frame_id", "clip_key"))]
+    ds = build(root, pipeline=pipeline)
+    key, plain = ds[KeyFrameIndex(1)]["data_samples"], ds[1]["data_samples"]
+    assert (key.frame_id, key.clip_key) == (1, True)
+    assert (plain.frame_id, plain.clip_key) == (1, False)
 
 
 def test_synthetic_set_round_trip(tmp_path):

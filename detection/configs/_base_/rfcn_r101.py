@@ -13,6 +13,7 @@ num_classes = 30
 model = dict(
     type='ClipRFCN',
     test_mode='stream',
+    loss_frames='key',  # losses on each clip's key frame (its other frames: context)
     rpn_feat_index=0,
     data_preprocessor=dict(
         type='DetDataPreprocessor',
