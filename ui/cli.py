@@ -1,5 +1,7 @@
-"""``tsm ui``: start the Streamlit app (``streamlit run ui/app/main.py``) headless, on this
-machine only unless ``--host`` names another address — which then needs an access token."""
+"""``tsm ui``: start the app's server (``streamlit run ui/server.py``: Streamlit serving
+``ui/app/main.py``) headless, on this machine only unless ``--host`` names another address —
+which then needs an access token, asked by the server's gate (:mod:`ui.gate`) before any route
+answers."""
 from __future__ import annotations
 
 import argparse
@@ -20,7 +22,10 @@ from .app.settings import (DEFAULT_HOST, DEFAULT_IDLE_MINUTES, DEFAULT_MAX_CHECK
                            ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS, ENV_TOKEN,
                            MIN_TOKEN_LENGTH, default_runs_dir)
 
-APP = Path(__file__).parent / "app" / "main.py"
+SERVER = Path(__file__).parent / "server.py"
+# "viewer": the page's menu offers no developer actions ("Clear cache" empties every user's
+# caches) and no "Deploy" button
+TOOLBAR_MODE = "viewer"
 
 
 @dataclass
@@ -95,16 +100,17 @@ def access_token(args: UIOptions) -> str | None:
 
 
 def streamlit_command(args: UIOptions) -> tuple[list[str], dict[str, str]]:
-    """The command line and environment that start the app for ``args``."""
+    """The command line and environment that start the app's server for ``args``."""
     runs = (args.runs or default_runs_dir()).resolve()
     token = access_token(args)
     # each uploader has its own limit (max_upload_size); the server's is the larger one
     server_cap_mb = max(args.max_upload_mb, args.max_checkpoint_mb)
-    cmd = [sys.executable, "-m", "streamlit", "run", str(APP),
+    cmd = [sys.executable, "-m", "streamlit", "run", str(SERVER),
            "--server.headless", "true", "--server.address", args.host,
            "--server.port", str(args.port), "--server.maxUploadSize", str(server_cap_mb),
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-           "--server.enableAgentApi", "false", "--browser.serverAddress", args.host]
+           "--server.enableAgentApi", "false", "--browser.serverAddress", args.host,
+           "--client.toolbarMode", TOOLBAR_MODE]
     env = {k: v for k, v in os.environ.items() if k != ENV_TOKEN}
     env.update({ENV_RUNS: str(runs), ENV_MAX_UPLOAD_MB: str(args.max_upload_mb),
                 ENV_MAX_CHECKPOINT_MB: str(args.max_checkpoint_mb),

@@ -1,11 +1,12 @@
-"""Who may use the app (the token, asked before any page) and which files typed paths may name."""
+"""Who may use the app (the page draws nothing without the server's credential), which files
+typed paths may name, and that error lines name uploads as the user named them."""
 from __future__ import annotations
 
 import os
 
 import pytest
 
-from ui.app.access import PathRefused, confine, is_loopback, token_matches
+from ui.app.access import NOT_SIGNED_IN, PathRefused, confine, is_loopback
 from ui.app.settings import ENV_TOKEN
 
 TOKEN = "correct horse battery"
@@ -17,12 +18,6 @@ TOKEN = "correct horse battery"
                                         ("myhost.example", False), ("", False)])
 def test_loopback(host, loop):
     assert is_loopback(host) is loop
-
-
-def test_token_compare():
-    assert token_matches(TOKEN, TOKEN)
-    assert not token_matches(TOKEN[:-1], TOKEN) and not token_matches(TOKEN + " ", TOKEN)
-    assert not token_matches("", TOKEN) and token_matches("é" * 12, "é" * 12)
 
 
 def test_typed_paths_confined_to_allowed_roots(tmp_path):
@@ -51,22 +46,32 @@ def runs(tmp_path):
     return tmp_path / "runs"
 
 
-def test_token_asked_before_any_page(app_for, runs):
+def test_page_draws_nothing_without_the_credential(app_for, runs):
+    """Behind ``tsm ui`` the server's gate answers before the page (tests/test_ui/test_server.py);
+    the page checks the credential again: without it (here: no server, no cookie) one line."""
     at = app_for(runs, **{ENV_TOKEN: TOKEN}).run()
     assert not at.exception
-    assert [t.label for t in at.text_input] == ["Access token"]
-    assert len(at.sidebar) == 0 and not at.header and not at.radio  # no view, no sidebar
-    at.text_input(key="_access_token").input("wrong token!!")  # a form: sent with its button
-    at.button[0].click().run()
-    assert [e.value for e in at.error] == ["Wrong access token."]
-    assert not at.header and len(at.sidebar) == 0
-    at.text_input(key="_access_token").input(TOKEN)
-    at.button[0].click().run()
-    assert not at.exception and not at.error
-    assert at.header[0].value == "Detection: TSN vs online TSM"
-    assert at.sidebar.radio(key="view").value == "Detection"
-    at.sidebar.radio(key="view").set_value("Runs").run()  # later reruns need no token again
-    assert at.header[0].value == "Runs" and not at.text_input
+    assert [t.value for t in at.title] == ["TSM vs TSN"]
+    assert [w.value for w in at.warning] == [NOT_SIGNED_IN]
+    assert len(at.sidebar) == 0 and not at.header and not at.radio and not at.text_input
+
+
+def test_an_uploaded_checkpoint_is_named_as_given(tmp_path):
+    """A checkpoint upload that is not a recognizer: the loader's error line, as the views show
+    it (ui.app.upload.as_given), names the file as the user gave it, never the server's folder
+    of the session's uploads."""
+    from ui.app import sources, upload
+
+    folder = tmp_path / "tsm_ui_uploads_x" / "session_0123abcd"
+    kept = upload.keep_checkpoint("my weights (v2).pth", os.urandom(3000), 2**20, folder)
+    assert kept.parent.parent == folder and kept.name == "my_weights_(v2).pth"
+    with pytest.raises(ValueError) as e:
+        sources.load_recognizer(kept)
+    assert str(kept) in str(e.value)  # the loader names the file it read...
+    line = upload.as_given(str(e.value))  # ...the page names the upload
+    assert line.startswith("cannot use my_weights_(v2).pth as a recognizer: "
+                           "'my weights (v2).pth'"), line
+    assert str(tmp_path) not in line and "session_" not in line and "\n" not in line
 
 
 def test_no_token_no_question(app_for, runs):

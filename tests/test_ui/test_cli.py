@@ -28,11 +28,12 @@ def _command(*argv):
 def test_command_is_headless_on_localhost_with_runs_dir(tmp_path):
     cmd, opts, env = _command("--runs", tmp_path, "--port", "8123")
     assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
-    assert Path(cmd[4]) == Path(cli.__file__).parent / "app" / "main.py"
+    assert Path(cmd[4]) == Path(cli.__file__).parent / "server.py"  # ui/app/main.py, gated
     assert opts["--server.headless"] == "true"
     assert opts["--server.address"] == "127.0.0.1"
     assert opts["--server.port"] == "8123"
     assert opts["--server.enableAgentApi"] == "false"
+    assert opts["--client.toolbarMode"] == "viewer"  # no "Clear cache", no "Deploy"
     # each uploader states its own limit; the server's cap is the larger one (checkpoints)
     assert opts["--server.maxUploadSize"] == "500"
     assert env[ENV_RUNS] == str(tmp_path.resolve())

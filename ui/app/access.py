@@ -1,25 +1,28 @@
 """Who may use the app and which files it may read.
 
-* A server reachable from other machines asks for the access token the user set (``tsm ui``
-  refuses a non-loopback address without one) before any page is drawn; the token is compared
-  in constant time, and a wrong one costs a second.
+* A server reachable from other machines needs the access token the user set (``tsm ui``
+  refuses a non-loopback address without one). The server's gate (:mod:`ui.gate`) answers
+  every route with a sign-in page until the browser holds a signed credential; :func:`gate`
+  checks that credential again before the page draws anything.
 * Paths typed into the page are confined to the runs folder, the session upload area and the
   roots the user allowed on the command line (``tsm ui --allow-root DIR``), symbolic links
   resolved first.
 """
 from __future__ import annotations
 
-import hmac
 import ipaddress
-import time
 from pathlib import Path
 from typing import Iterable
 
 import streamlit as st
 
-AUTH_KEY = "_access_granted"
-WRONG_TOKEN_DELAY_S = 1.0
+from ..gate import COOKIE, CREDENTIALS
+
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
+NOT_SIGNED_IN = ("This browser is not signed in to this server: open the app's address again "
+                 "to see its sign-in page.")
+# ids of the sessions that drew the app in this process (ui.server closes those that end)
+DRAWN_SESSIONS: set[str] = set()
 
 
 class PathRefused(ValueError):
@@ -38,28 +41,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def token_matches(given: str, expected: str) -> bool:
-    """Constant-time comparison of two tokens (as UTF-8 bytes)."""
-    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
-
-
 def gate(token: str | None) -> bool:
-    """True when the session may see the app: no token is set, or the session gave it. Else
-    draws the token form (and nothing else) and returns False."""
-    if token is None or st.session_state.get(AUTH_KEY):
+    """True when the session may see the app: no token is set, or the browser sent a valid
+    credential of this server (:mod:`ui.gate`; the websocket's cookies). Else draws one line
+    saying so, and nothing else, and returns False."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is not None:
+        DRAWN_SESSIONS.add(ctx.session_id)
+    if token is None or CREDENTIALS.valid(st.context.cookies.get(COOKIE)):
         return True
     st.title("TSM vs TSN")
-    with st.form("access"):
-        given = st.text_input("Access token", type="password", key="_access_token",
-                              help="the token set when the server was started")
-        sent = st.form_submit_button("Open")
-    if sent:
-        if token_matches(given, token):
-            st.session_state[AUTH_KEY] = True
-            st.session_state.pop("_access_token", None)
-            st.rerun()
-        time.sleep(WRONG_TOKEN_DELAY_S)
-        st.error("Wrong access token.")
+    st.warning(NOT_SIGNED_IN)
     return False
 
 

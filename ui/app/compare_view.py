@@ -92,7 +92,10 @@ def _load(path: str) -> sources.LoadedRecognizer:
         raise ValueError(f"{p} is a folder; expected a checkpoint file (.pth)")
     if not p.is_file():
         raise ValueError(f"checkpoint not found: {p}")
-    return recognizer(str(p.resolve()), p.stat().st_mtime)
+    try:
+        return recognizer(str(p.resolve()), p.stat().st_mtime)
+    except ValueError as e:  # an upload is named as the user named it
+        raise ValueError(upload.as_given(str(e))) from None
 
 
 def _sidebar() -> tuple[str, str, str]:

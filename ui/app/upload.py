@@ -109,4 +109,17 @@ def keep_checkpoint(name: str, data: bytes, max_bytes: int, folder: Path) -> Pat
     path = Path(folder) / digest / safe_name(name, "upload.pth")
     if not path.is_file():
         atomic_write_bytes(path, data)
+    _GIVEN_NAMES.update({str(path): name, str(path.resolve()): name})
     return path
+
+
+# path of a kept upload (as kept and resolved) -> the name the user gave the file
+_GIVEN_NAMES: dict[str, str] = {}
+
+
+def as_given(text: str) -> str:
+    """``text`` (an error line) with the server's path of every kept upload replaced by the
+    name the user gave the file, quoted: the page never shows a temporary path."""
+    for kept, name in sorted(_GIVEN_NAMES.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(kept, f"'{name}'")
+    return text

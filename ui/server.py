@@ -1,0 +1,98 @@
+"""The app's server, as ``tsm ui`` starts it: ``streamlit run ui/server.py [--server.* ...]``.
+
+Streamlit finds ``app`` below (an ``st.App`` of ``ui/app/main.py``) and serves it with uvicorn;
+this module adds two things around Streamlit's own routes:
+
+* with an access token in ``TSM_UI_TOKEN``, :class:`ui.gate.TokenGate` in front of every route
+  (the module docstring of :mod:`ui.gate` says why a middleware);
+* a session whose page has gone is closed (:class:`SessionCloser`) while Streamlit still holds
+  it for a reconnect, so its media (``/media/...``), uploads and state go with it. Streamlit
+  itself only drops a disconnected session from its store after ``server.disconnectedSessionTTL``
+  without shutting it down, which leaves its media served for as long as the server runs.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import streamlit as st
+
+if __package__ in (None, ""):  # imported by Streamlit as the top-level module `server`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from starlette.middleware import Middleware  # noqa: E402
+
+from ui.app import access  # noqa: E402
+from ui.app.settings import ENV_TOKEN  # noqa: E402
+from ui.gate import TokenGate  # noqa: E402
+
+SCRIPT = Path(__file__).resolve().parent / "app" / "main.py"
+CLOSE_EVERY_S = 1.0
+_LOG = logging.getLogger(__name__)
+
+
+class SessionCloser:
+    """Closes the sessions that drew the app (:data:`ui.app.access.DRAWN_SESSIONS`) once they
+    have not been connected for ``grace_s`` seconds; :meth:`step` runs on the server's event
+    loop (``runtime.close_session`` must)."""
+
+    def __init__(self, grace_s: float) -> None:
+        self.grace_s = float(grace_s)
+        self._away_since: dict[str, float] = {}
+
+    def step(self, runtime, now: float) -> list[str]:
+        """Close the sessions gone for ``grace_s`` at ``now`` (monotonic seconds); their ids."""
+        closed = []
+        for sid in list(access.DRAWN_SESSIONS):
+            if runtime.is_active_session(sid):
+                self._away_since.pop(sid, None)
+                continue
+            if now - self._away_since.setdefault(sid, now) >= self.grace_s:
+                runtime.close_session(sid)  # media, uploads and state of the session go
+                access.DRAWN_SESSIONS.discard(sid)
+                del self._away_since[sid]
+                closed.append(sid)
+        return closed
+
+
+def reconnect_grace_s() -> float:
+    """How long a session may be away before it is closed: Streamlit's reconnect window, less
+    two rounds of the closer so that the session is still in Streamlit's store when closed."""
+    from streamlit import config
+
+    return max(0.0, float(config.get_option("server.disconnectedSessionTTL")) - 2 * CLOSE_EVERY_S)
+
+
+@asynccontextmanager
+async def _close_ended_sessions(_app):
+    from streamlit.runtime import Runtime
+
+    closer = SessionCloser(reconnect_grace_s())
+
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(CLOSE_EVERY_S)
+            try:
+                closer.step(Runtime.instance(), time.monotonic())
+            except Exception:  # keep closing later sessions; the server logs why
+                _LOG.exception("closing ended sessions failed")
+
+    task = asyncio.create_task(loop())
+    try:
+        yield None
+    finally:
+        task.cancel()
+
+
+def middleware() -> list:
+    """The gate when the environment sets a token (``tsm ui`` checked its length), else none."""
+    token = os.environ.get(ENV_TOKEN) or None
+    return [Middleware(TokenGate, token=token)] if token else []
+
+
+app = st.App(SCRIPT, middleware=middleware(), lifespan=_close_ended_sessions)
