@@ -2,7 +2,8 @@
 
 Format (written by :mod:`tsm_apps.synth.vid`)::
 
-    {"train": {"<snippet>": {"<frame index from 0>": "<kind>", ...}, ...}, "val": {...}}
+    {"train": {"<snippet>": {"<frame index from 0>": "<kind>", ...}, ...}, "val": {...},
+     "test": {...}}
 
 Pure Python (no mmdet); read by the dataset (``corruption`` of each entry) and the metric (the
 corrupted-frame split). Frames are keyed as the dataset's ``img_id``: ``"<split>/<snippet>/%06d"``.

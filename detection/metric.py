@@ -163,6 +163,8 @@ class AnnotationCache:
             raise ValueError(f"{snippet} is not in the video list {self.video_list} that orders "
                              f"{path}")
         i = starts[snippet] + int(frame)
+        if i < len(values) and len(values[i]) == 0 and n_objects == 1:
+            return [0.0]  # an empty (1, 0) cell: FGFA's reader makes it one value, 0
         if i >= len(values) or len(values[i]) != n_objects:
             got = "no cell" if i >= len(values) else f"{len(values[i])} values"
             raise ValueError(f"{path}: cell {i + 1} ({snippet}/{frame}) has {got}, but the "

@@ -28,7 +28,7 @@ def test_border_boxes_train_and_test_like_fgfa(tmp_path):
     root = generate(tmp_path / "vid", train_videos=2, val_videos=2, frames=12, width=SIZE,
                     height=SIZE, det_images=0)
     changed = push_to_border(root)
-    assert {s for s, *_ in changed} == {"train", "val"} and len(changed) > 8
+    assert {s for s, *_ in changed} == {"train", "val", "test"} and len(changed) > 8
     work = tmp_path / "work"
     assert tsm(["detect", "train", SYNTH, "--work-dir", str(work), "--cfg-options",
                 f"data_root={root}/", "train_cfg.max_iters=20",

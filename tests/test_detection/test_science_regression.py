@@ -25,24 +25,35 @@ CONFIGS = {m: str(Path(detection.__file__).parent / "configs" / f"rfcn_synth_{m}
 SETTING = dict(iters=900, batch=1, train_videos=24, val_videos=16, width=160, height=128)
 
 
+CLIP_LOSS = {"tsm": ["model.loss_frames=clip"],
+             "tsn": ["model.loss_frames=clip", "model.backbone.num_segments=4",
+                     "train_dataloader.batch_sampler.clip_len=4"]}
+"""The clip-loss variant (losses on all 4 frames of a clip, TSN too) as config overrides."""
+
+
 def run(model: str, seed: int, tmp: Path, iters: int, batch: int, train_videos: int,
-        val_videos: int, width: int, height: int) -> dict:
+        val_videos: int, width: int, height: int, split: str = "test",
+        clip_loss: bool = False) -> dict:
     """Train ``model`` (``tsm`` or ``tsn``) on the synthetic VID set (data seed 0) with
-    training seed ``seed``, test it; the test's ``metrics.json``."""
+    training seed ``seed`` (``clip_loss``: the clip-loss variant), test it on ``split`` (val or
+    the held-out test snippets); the test's ``metrics.json``."""
     root = generate(tmp / f"vid_{train_videos}_{val_videos}_{width}x{height}",
                     train_videos=train_videos, val_videos=val_videos, seed=0, width=width,
                     height=height)
-    work = tmp / f"{model}_s{seed}_i{iters}_b{batch}_{train_videos}_{width}"
+    work = tmp / f"{model}_s{seed}_i{iters}_b{batch}_{train_videos}_{width}_c{int(clip_loss)}"
     size = f"img_scale={width},{height}"
     # the configs' schedule: 50 warm-up iterations, then cosine to max_iters
     opts = [f"data_root={root}/", size, f"randomness.seed={seed}", f"train_cfg.max_iters={iters}",
             f"param_scheduler.1.end={iters}", f"train_dataloader.batch_size={batch}",
-            "default_hooks.checkpoint.interval=100000", "default_hooks.logger.interval=100"]
-    assert tsm(["detect", "train", CONFIGS[model], "--work-dir", str(work), "--cfg-options",
-                *opts]) == 0
-    out = work / "test" / "results.json"
+            "default_hooks.checkpoint.interval=100000", "default_hooks.logger.interval=100",
+            *(CLIP_LOSS[model] if clip_loss else [])]
+    if not (work / "final.pth").is_file():
+        assert tsm(["detect", "train", CONFIGS[model], "--work-dir", str(work),
+                    "--cfg-options", *opts]) == 0
+    out = work / f"test_{split}" / "results.json"
     assert tsm(["detect", "test", CONFIGS[model], str(work / "final.pth"), "--out", str(out),
-                "--cfg-options", f"data_root={root}/", size]) == 0
+                "--cfg-options", f"data_root={root}/", size,
+                f"test_dataloader.dataset.ann_file=ImageSets/VID/{split}.txt"]) == 0
     return json.loads((out.parent / "metrics.json").read_text())
 
 
@@ -79,6 +90,10 @@ if __name__ == "__main__":
     p.add_argument("seeds", nargs="*", type=int, default=[0])
     for k, v in SETTING.items():
         p.add_argument(f"--{k.replace('_', '-')}", type=int, default=v)
+    p.add_argument("--split", default="test", choices=("val", "test"))
+    p.add_argument("--clip-loss", action="store_true", help="the clip-loss variant")
+    p.add_argument("--models", nargs="+", default=["tsm", "tsn"], choices=("tsm", "tsn"))
+    p.add_argument("--keep", help="a folder to keep the sets and runs in (reused)")
     a = p.parse_args()
     setting = {k: getattr(a, k) for k in SETTING}
     torch.set_num_threads(1)
@@ -87,11 +102,14 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as d:
         for seed in a.seeds:
             res = {}
-            for m in ("tsm", "tsn"):
+            for m in a.models:
                 t0 = time.time()
-                res[m] = run(m, seed, Path(d), **setting)
-                print(f"RESULT {setting} seed {seed} {m}: "
+                res[m] = run(m, seed, Path(a.keep or d), **setting, split=a.split,
+                             clip_loss=a.clip_loss)
+                print(f"RESULT {setting} {a.split} clip_loss={a.clip_loss} seed {seed} {m}: "
                       + " ".join(f"{k} {res[m].get(k) or 0:.1f}" for k in keys)
                       + f" in {time.time() - t0:.0f} s", flush=True)
-            print(f"RESULT seed {seed}: corrupted gain "
-                  f"{res['tsm']['mAP_corrupted'] - res['tsn']['mAP_corrupted']:+.1f}", flush=True)
+            if len(res) == 2:
+                print(f"RESULT seed {seed}: corrupted gain "
+                      f"{res['tsm']['mAP_corrupted'] - res['tsn']['mAP_corrupted']:+.1f}",
+                      flush=True)

@@ -71,7 +71,8 @@ def test_motion_iou_mat_round_trip_and_fgfa_cells(tmp_path):
     m = scipy.io.loadmat(str(tmp_path / "m.mat"))["motion_iou"]
     fgfa = [[m[i][0][j][0] if len(m[i][0][j]) != 0 else 0 for j in range(len(m[i][0]))]
             for i in range(len(m))]
-    assert fgfa == [[0.5, 0.0], [], [0.95]]
+    assert fgfa == [[0.5, 0.0], [0], [0.95]]  # an empty frame: a (1, 0) cell, as FGFA's file
+    assert m[1][0].shape == (1, 0)
     # a cell of cells with an empty entry (an object without neighbours) reads as 0
     cells, inner = np.empty((1, 1), object), np.empty((2, 1), object)
     inner[0, 0], inner[1, 0] = np.array([[0.8]]), np.zeros((0, 0))

@@ -1,5 +1,6 @@
-"""The synthetic ImageNet-VID: layout and XML read back, motion classes, corruptions sidecar,
-determinism, atomic output, CLI. Small frames, few snippets."""
+"""The synthetic ImageNet-VID: layout and XML read back, the held-out test split, motion classes,
+objects blurred along their motion, corruptions sidecar, determinism, atomic output, CLI. Small
+frames, few snippets."""
 import json
 
 import numpy as np
@@ -7,6 +8,8 @@ import pytest
 from PIL import Image
 
 from tsm_apps.synth import vid as synth_vid
+from tsm_apps.synth.vid_corruptions import KINDS
+from tsm_apps.synth.vid_objects import draw_object, paste_moving_object
 from tsm_apps.synth.cli import main as synth_main
 from tsm_apps.data.motion import count_motion_classes, snippet_motion_iou
 from tsm_apps.data.vid_layout import NAME_TO_WNID, read_frame_xml, read_image_set, read_list
@@ -36,14 +39,14 @@ def test_layout_and_xml_read_back(vid):
     assert read_image_set(sets / "val.txt")[0] == ("ILSVRC2015_val_00000000/000000", 1)
     wnids = {NAME_TO_WNID[c] for c in synth_vid.CLASSES}
     seen = set()
-    for split in ("train", "val"):
+    for split in ("train", "val", "test"):
         for snippet in _snippets(vid, split):
             for t, frame in enumerate(_frames(vid, split, snippet)):
                 assert (frame.folder, frame.filename) == (snippet, f"{t:06d}")
                 assert (frame.width, frame.height) == (96, 80)
                 img = Image.open(vid / "Data" / "VID" / split / snippet / f"{t:06d}.JPEG")
                 assert img.size == (96, 80)
-                assert 1 <= len(frame.objects) <= (4 if split == "val" else 3)  # + one-frame
+                assert 1 <= len(frame.objects) <= (3 if split == "train" else 4)  # + one-frame
                 for obj in frame.objects:
                     assert obj.name in wnids and obj.generated == 0
                     seen.add(obj.name)
@@ -60,6 +63,8 @@ def test_msra_lists_and_det_part_in_the_real_layout(vid):
     assert len(train) == 3 * 15 and {(n, length) for _, n, _, length in train} == {(1, 24)}
     assert read_list(sets / "VID_val_videos.txt") == [
         (f"val/{s}", 1 + 24 * i, 0, 24) for i, s in enumerate(_snippets(vid, "val"))]
+    assert read_list(sets / "VID_test_videos.txt") == [
+        (f"test/{s}", 1 + 24 * i, 0, 24) for i, s in enumerate(_snippets(vid, "test"))]
     det = read_list(sets / "DET_train_30classes.txt")
     assert len(det) == 12 and all(e.startswith("train/ILSVRC2013_train/n") and n == 1
                                   for e, n in det)
@@ -78,9 +83,21 @@ def test_msra_lists_and_det_part_in_the_real_layout(vid):
     assert empty == 3 and {"n01440764", "n04254680"} <= set(names)
 
 
-def test_one_frame_val_objects(vid):
-    for i, snippet in enumerate(_snippets(vid, "val")):
-        frames = _frames(vid, "val", snippet)
+def test_the_test_split_is_held_out_apart_from_val(vid):
+    assert _snippets(vid, "test") == [f"ILSVRC2015_test_{i:08d}" for i in range(3)]
+    assert read_image_set(vid / "ImageSets" / "VID" / "test.txt")[25] == \
+        ("ILSVRC2015_test_00000001/000001", 26)
+    for i in range(3):  # its own random stream: other tracks, other frames than val's
+        val, test = (_frames(vid, s, _snippets(vid, s)[i]) for s in ("val", "test"))
+        assert [o.box for o in val[0].objects] != [o.box for o in test[0].objects]
+    summary = json.loads((vid / "synth.json").read_text())
+    assert summary["test_videos"] == 3 and summary["motion_blur"] == synth_vid.MOTION_BLUR
+
+
+@pytest.mark.parametrize("split", ["val", "test"])
+def test_one_frame_val_objects(vid, split):
+    for i, snippet in enumerate(_snippets(vid, split)):
+        frames = _frames(vid, split, snippet)
         seen = {}
         for t, frame in enumerate(frames):
             for o in frame.objects:
@@ -95,13 +112,13 @@ def test_one_frame_val_objects(vid):
 
 def test_all_motion_classes_present(vid):
     values = []
-    for split in ("train", "val"):
+    for split in ("train", "val", "test"):
         for snippet in _snippets(vid, split):
             values.append(snippet_motion_iou(_frames(vid, split, snippet)))
     counts = count_motion_classes(values)
     assert all(counts[c] > 0 for c in ("slow", "medium", "fast")), counts
     summary = json.loads((vid / "synth.json").read_text())["motion_classes"]
-    assert {c: summary["train"][c] + summary["val"][c] for c in counts} == counts
+    assert {c: sum(summary[s][c] for s in ("train", "val", "test")) for c in counts} == counts
 
 
 def test_speed_for_hits_the_target_motion_iou():
@@ -114,14 +131,14 @@ def test_speed_for_hits_the_target_motion_iou():
 
 def test_corruptions_sidecar_matches_frames(vid):
     side = json.loads((vid / "corruptions.json").read_text())
-    assert set(side) == {"train", "val"}
+    assert set(side) == {"train", "val", "test"}
     occluded_frames = 0
-    for split in ("train", "val"):
+    for split in ("train", "val", "test"):
         assert sorted(side[split]) == _snippets(vid, split)
         for i, snippet in enumerate(_snippets(vid, split)):
             marks = {int(f): k for f, k in side[split][snippet].items()}
             # two of the three kinds per snippet, rotating with the snippet index
-            assert set(marks.values()) == {synth_vid.KINDS[i % 3], synth_vid.KINDS[(i + 1) % 3]}
+            assert set(marks.values()) == {KINDS[i % 3], KINDS[(i + 1) % 3]}
             frames = _frames(vid, split, snippet)
             for t, frame in enumerate(frames):
                 if any(o.occluded for o in frame.objects):
@@ -166,3 +183,52 @@ def test_cli(tmp_path, capsys):
                        "--no-progress"]) == 0
     assert (out / "ImageSets" / "VID" / "val.txt").is_file()
     assert (out / "corruptions.json").is_file()
+
+
+def _layer(streak, box=(20, 10, 43, 29), cls="car"):
+    """A car pasted over black with ``streak``: ``(H, W, 3)`` float."""
+    return np.asarray(paste_moving_object(Image.new("RGB", (64, 40)), cls, box, False, 0.5,
+                                          streak), np.float64)
+
+
+def test_an_object_is_blurred_along_its_own_motion_in_proportion_to_its_speed():
+    from PIL import ImageDraw
+
+    sharp = Image.new("RGB", (64, 40))
+    draw_object(ImageDraw.Draw(sharp), "car", (20, 10, 43, 29), False, 0.5)
+    sharp = np.asarray(sharp, np.float64)
+    assert np.array_equal(_layer((0.6, 0.3)), sharp)            # under a pixel: drawn sharp
+    for dx in (4, 8):                                            # horizontal streaks
+        blurred = _layer((dx, 0))
+        cols = np.flatnonzero(blurred.sum(axis=(0, 2)))
+        rows = np.flatnonzero(blurred.sum(axis=(1, 2)))
+        # smeared by dx/2 to each side, rows untouched, the light spread out (not lost)
+        assert (cols[0], cols[-1]) == (20 - dx // 2, 43 + dx // 2)
+        assert (rows[0], rows[-1]) == (10, 29)
+        assert blurred.sum() == pytest.approx(sharp.sum(), rel=2e-3)
+        assert np.abs(np.diff(blurred, axis=1)).sum() < np.abs(np.diff(sharp, axis=1)).sum()
+    vertical = _layer((0, 6))
+    rows = np.flatnonzero(vertical.sum(axis=(1, 2)))
+    assert (rows[0], rows[-1]) == (7, 32)
+
+
+def test_fast_objects_are_blurred_slow_ones_sharp_in_the_snippet():
+    from tsm_apps.data.motion import motion_class
+    from tsm_apps.data.vid_layout import VIDFrame
+
+    changed = {}   # mean absolute change inside each box, by motion class
+    for index in range(3):
+        sharp, objects, _ = synth_vid.render_snippet(0, "val", index, 24, 96, 80, motion_blur=0)
+        blurred, again, _ = synth_vid.render_snippet(0, "val", index, 24, 96, 80)
+        assert objects == again                                  # the same boxes and tracks
+        motion = snippet_motion_iou([VIDFrame("s", f"{t:06d}", 96, 80, o)
+                                     for t, o in enumerate(objects)])
+        for t, objs in enumerate(objects):
+            for o, m in zip(objs, motion[t]):
+                x1, y1, x2, y2 = o.box
+                d = np.abs(sharp[t, y1:y2 + 1, x1:x2 + 1].astype(int)
+                           - blurred[t, y1:y2 + 1, x1:x2 + 1].astype(int)).mean()
+                changed.setdefault(motion_class(m), []).append(d)
+    means = {c: float(np.mean(v)) for c, v in changed.items()}
+    assert set(means) == {"slow", "medium", "fast"}
+    assert means["fast"] > means["medium"] > means["slow"] and means["fast"] > 10, means

@@ -36,9 +36,11 @@ def test_plan_steps_needs_and_outputs(tmp_path):
     assert "--no-units" in steps["dissect tsn (seed 6)"].args and "--no-units" not in steps["dissect tsn"].args
     # the app opens the newest dissection of each model: the first seed's start last
     assert set(steps["dissect tsm"].needs) >= {"dissect tsn (seed 6)", "dissect tsm (seed 6)"}
-    det = steps["detect train tsn (seed 6)"]
-    assert "randomness.seed=6" in det.args and det.needs == ["synth vid"]
+    det = steps["detect train tsn (seed 6)"]  # detectors: seeds apart from those that chose
+    assert "randomness.seed=10" in det.args and det.needs == ["synth vid"]   # their setting
     assert det.outputs == [tmp_path / "seeds" / "6" / "detection" / "tsn" / "final.pth"]
+    assert "test_dataloader.dataset.ann_file=ImageSets/VID/test.txt" in \
+        steps["detect test tsm"].args                          # scored on the held-out snippets
     vid = steps["synth vid"]
     assert vid.args[vid.args.index("--val-videos") + 1] == 16 and vid.args[vid.args.index("--seed") + 1] == 5
 

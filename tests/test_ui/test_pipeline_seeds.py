@@ -91,3 +91,15 @@ def test_report_rows_and_figure(tmp_path):
     assert list(det.x) == ["corrupted frames", "fast motion"]
     assert list(det.error_y.array) == pytest.approx([12.0 - 23.5 / 3, 4.0])
     assert list(det.error_y.arrayminus) == pytest.approx([23.5 / 3 - 1.5, 2.0])
+
+
+def test_detectors_trained_with_other_seeds_are_reported_under_them(tmp_path):
+    make_run(tmp_path)
+    write_seeds(tmp_path, 7, [0, 1, 2], detection_offset=4)
+    assert json.loads((tmp_path / "seeds.json").read_text())["detection_seeds"] == [4, 5, 6]
+    found = {s.comparison.key: s for s in spreads(tmp_path)}
+    assert found["mAP_fast"].seeds == [4, 5, 6] and found["top1"].seeds == [0, 1, 2]
+    assert found["mAP_fast"].diff == [-1.0, 5.0, -1.0]                # the same runs
+    md = write_report(tmp_path)[0].read_text()
+    assert "training seeds 0, 1, 2 (the detectors': 4, 5, 6)" in md
+    assert "detection on the synthetic VID set's held-out test snippets" in md

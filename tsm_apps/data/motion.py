@@ -5,13 +5,24 @@ A box's *motion IoU* is the mean IoU between the box and the boxes of the same t
 which the track has no box are left out of the mean (so the mean is over fewer frames at the
 ends of a snippet or of a track), and so is frame ``t`` itself (its IoU is always 1). A box
 without any neighbour (no box of its track within ``t-10 .. t+10``, e.g. a track seen in one
-frame only) gets motion IoU 0.0 and so falls in ``fast``: FGFA's evaluation reads the empty cell
-of such an object in ``imagenet_vid_groundtruth_motion_iou.mat`` as 0 (4,046 of the 277,551
-val objects).
+frame only) gets motion IoU 0.0 and so falls in ``fast``, as FGFA's evaluation reads an empty
+entry of ``imagenet_vid_groundtruth_motion_iou.mat`` (``m[i][0][j][0] if len(m[i][0][j]) != 0
+else 0``).
 
-FGFA's published file: :func:`read_motion_iou_mat` / :func:`write_motion_iou_mat` (a MATLAB
-variable ``motion_iou``: a ``(frames, 1)`` cell array in ``VID_val_videos.txt`` frame order,
-each cell an ``(objects, 1)`` vector in the frame XML's object order; empty entries read as 0).
+FGFA's published file (``lib/dataset/imagenet_vid_groundtruth_motion_iou.mat`` of its repository
+at f01243e, read here with scipy): a MATLAB variable ``motion_iou``, a ``(176126, 1)`` cell
+array, one cell per val frame in ``VID_val_videos.txt`` order, each an ``(objects, 1)`` vector in
+the frame XML's object order: 172,080 cells are such vectors (739 of them stored as ``uint8``
+ones), 4,046 are empty ``(1, 0)`` cells (which FGFA's expression reads as one value 0); no value
+is 0. :func:`read_motion_iou_mat` reads that layout (an empty cell as no value, a cell of cells
+with empty entries as 0), :func:`write_motion_iou_mat` writes it.
+
+Which one the evaluation uses: ``VIDMetric`` computes the motion IoU from the val XML by default
+(:func:`snippet_motion_iou`) and reads FGFA's file only when given ``motion_iou_file``. The file
+exists for the ILSVRC2015 val split in ``VID_val_videos.txt`` order only, so a subset, another
+list order, a test split or a synthetic set has none; the computed values equal the file's
+layout on the same snippets (``tests/test_detection/test_vid_metric.py``, a hand-computed
+``.mat`` for a tiny tree in the real layout).
 
 Classes (FGFA's motion ranges, ``lib/dataset/imagenet_vid.py:409`` at f01243e): ``slow`` if
 motion IoU > 0.9, ``medium`` if 0.7 <= IoU <= 0.9, ``fast`` if IoU < 0.7. Both boundaries
@@ -151,7 +162,8 @@ def write_motion_iou_mat(path: str | os.PathLike, per_frame: Sequence[Sequence[f
 
     cells = np.empty((len(per_frame), 1), dtype=object)
     for i, values in enumerate(per_frame):
-        cells[i, 0] = np.asarray(values, np.float64).reshape(-1, 1)
+        v = np.asarray(values, np.float64)
+        cells[i, 0] = v.reshape(-1, 1) if v.size else np.zeros((1, 0))  # empty: as FGFA's
     scipy.io.savemat(str(path), {"motion_iou": cells})
 
 

@@ -3,11 +3,13 @@
 Layout under a data root (ILSVRC2015 devkit, readme section 4.2; ``train.txt`` as in the 2017
 release)::
 
-    Data/VID/{train,val}/<snippet>/%06d.JPEG        frames, index from 0
-    Annotations/VID/{train,val}/<snippet>/%06d.xml  one XML per frame
+    Data/VID/{train,val,test}/<snippet>/%06d.JPEG        frames, index from 0
+    Annotations/VID/{train,val,test}/<snippet>/%06d.xml  one XML per frame
     ImageSets/VID/train_<k>.txt   "<snippet> 1": train snippets holding class k (k = 1..30)
     ImageSets/VID/train.txt       "<snippet>/%06d <index>": every train frame, index from 1
     ImageSets/VID/val.txt         "<snippet>/%06d <index>": every val frame, index from 1
+    ImageSets/VID/test.txt        the same for the test frames (the release has no test XML;
+                                  a synthetic set annotates its test split)
 
 The MSRA/FGFA lists (reused by mmtracking, MEGA, SELSA), directly under ``ImageSets/``, paths
 relative to ``Data/VID`` or ``Data/DET`` (split first)::
@@ -15,11 +17,13 @@ relative to ``Data/VID`` or ``Data/DET`` (split first)::
     VID_train_15frames.txt   "train/<snippet> 1 <frame> <frames>": one line per key frame, the
                              0-based frame = floor(frames*(2i+1)/30), i = 0..14, de-duplicated
     VID_val_videos.txt       "val/<snippet> <first global frame id> 0 <frames>" (ids from 1)
+    VID_test_videos.txt      the same for the test snippets ("test/<snippet> ...")
     DET_train_30classes.txt  "train/<DET image> 1", e.g. "train/ILSVRC2013_train/n01503061/
                              n01503061_5 1" (images holding a VID class)
 
 Train snippets are ``ILSVRC2015_VID_train_%04d/ILSVRC2015_train_%05d%03d`` (batch of 1000,
-video id, snippet id); val snippets ``ILSVRC2015_val_%05d%03d``. Boxes are integer pixel
+video id, snippet id); val snippets ``ILSVRC2015_val_%05d%03d``, test snippets
+``ILSVRC2015_test_%08d``. Boxes are integer pixel
 coordinates with inclusive ends (``0 <= xmin <= xmax <= width - 1``), the devkit's convention;
 the released XML also has boxes on or past the border (``xmax = width``, ``ymax = height``), which
 :func:`read_frame_xml` returns as given (FGFA clips them for training, scores them as given).
@@ -76,6 +80,11 @@ def train_snippet(index: int) -> str:
 
 def val_snippet(index: int) -> str:
     return f"ILSVRC2015_val_{index:05d}000"
+
+
+def vid_test_snippet(index: int) -> str:
+    """Name of test snippet ``index`` (named ``vid_`` so that test collectors skip it)."""
+    return f"ILSVRC2015_test_{index:08d}"
 
 
 def _sub(parent: ET.Element, tag: str, text: object) -> ET.Element:
@@ -181,13 +190,16 @@ def class_snippet_lines(snippet_classes: dict[str, set[str]]) -> dict[int, list[
 
 
 def write_image_sets(root: str | Path, train: dict[str, tuple[int, set[str]]],
-                     val: dict[str, int]) -> None:
-    """Write ``ImageSets/VID``: ``train`` = {snippet: (frames, WordNet ids)}, ``val`` =
-    {snippet: frames}. All 30 ``train_<k>.txt`` are written (empty for absent classes)."""
+                     val: dict[str, int], test: dict[str, int] | None = None) -> None:
+    """Write ``ImageSets/VID``: ``train`` = {snippet: (frames, WordNet ids)}, ``val`` (and
+    ``test``, when given) = {snippet: frames}. All 30 ``train_<k>.txt`` are written (empty for
+    absent classes)."""
     d = Path(root) / "ImageSets" / "VID"
     d.mkdir(parents=True, exist_ok=True)
     files = {"train.txt": frame_lines({s: n for s, (n, _) in train.items()}),
              "val.txt": frame_lines(val)}
+    if test is not None:
+        files["test.txt"] = frame_lines(test)
     for k, lines in class_snippet_lines({s: c for s, (_, c) in train.items()}).items():
         files[f"train_{k}.txt"] = lines
     for name, lines in files.items():
@@ -200,16 +212,27 @@ def msra_key_frames(frames: int, k: int = 15) -> list[int]:
     return sorted({frames * (2 * i + 1) // (2 * k) for i in range(k)})
 
 
-def msra_lines(train: dict[str, int], val: dict[str, int], det: list[str]) -> dict[str, list]:
-    """``{file name: lines}`` of the three MSRA lists for ``train``/``val`` = {snippet: frames}
-    and ``det`` = DET image entries relative to ``Data/DET/train``."""
-    vid_train = [f"train/{s} 1 {f} {n}" for s, n in train.items() for f in msra_key_frames(n)]
-    vid_val, start = [], 1
-    for s, n in val.items():
-        vid_val.append(f"val/{s} {start} 0 {n}")
+def video_lines(split: str, snippets: dict[str, int]) -> list[str]:
+    """``VID_<split>_videos.txt`` lines: ``<split>/<snippet> <first global frame id> 0
+    <frames>`` for ``snippets`` = {snippet: frames} in order, global ids from 1."""
+    lines, start = [], 1
+    for s, n in snippets.items():
+        lines.append(f"{split}/{s} {start} 0 {n}")
         start += n
-    return {"VID_train_15frames.txt": vid_train, "VID_val_videos.txt": vid_val,
-            "DET_train_30classes.txt": [f"train/{e} 1" for e in det]}
+    return lines
+
+
+def msra_lines(train: dict[str, int], val: dict[str, int], det: list[str],
+               test: dict[str, int] | None = None) -> dict[str, list]:
+    """``{file name: lines}`` of the three MSRA lists for ``train``/``val`` = {snippet: frames}
+    and ``det`` = DET image entries relative to ``Data/DET/train``; ``VID_test_videos.txt``
+    too for ``test`` = {snippet: frames}."""
+    vid_train = [f"train/{s} 1 {f} {n}" for s, n in train.items() for f in msra_key_frames(n)]
+    out = {"VID_train_15frames.txt": vid_train, "VID_val_videos.txt": video_lines("val", val),
+           "DET_train_30classes.txt": [f"train/{e} 1" for e in det]}
+    if test is not None:
+        out["VID_test_videos.txt"] = video_lines("test", test)
+    return out
 
 
 def read_list(path: str | Path) -> list[tuple]:

@@ -6,20 +6,27 @@ Each snippet holds 1-3 objects of four real VID classes, each drawn with its own
 white body), watercraft (hull and white sails). Every object follows a straight track that
 bounces off the frame's edges, at a speed drawn so that its FGFA motion IoU (see
 :mod:`tsm_apps.data.motion`) falls in a chosen class; the classes cycle over the objects, so
-slow, medium and fast objects are all present. Corruptions, at most one per frame:
+slow, medium and fast objects are all present. Each object is blurred along its own motion as a
+camera shutter blurs it: a streak of ``motion_blur`` x its speed (pixels per frame), centred on
+its box (the box is where the object is at the frame's time): fast objects (2-5 pixels a frame
+at 160x128) are smeared over 4-10 pixels, slow ones (under 0.25) are sharp. Corruptions, at
+most one per frame:
 
 * ``occlusion``: a dark vertical bar sweeps across the frame; an object whose box it covers by
   at least ``OCCLUDED_FRACTION`` has ``occluded`` = 1 in that frame's XML;
 * ``glare``: a bright flash (a radial white-out) for 1-2 frames;
 * ``blur``: camera-shake motion blur for 2-3 frames.
 
-Every snippet gets two of the three kinds, rotating with its index. Every second val snippet
-also holds an object seen in one frame only (motion IoU 0, "fast", as FGFA). Files under
-``root``: ``Data/VID``, ``Annotations/VID``, ``ImageSets/VID`` (:mod:`tsm_apps.data.vid_layout`),
-the MSRA lists ``ImageSets/{VID_train_15frames,VID_val_videos,DET_train_30classes}.txt`` and a
+Every snippet gets two of the three kinds, rotating with its index. Every second val (and test)
+snippet also holds an object seen in one frame only (motion IoU 0, "fast", as FGFA). Three
+splits: train, val (to choose settings on) and a held-out test split (to report on), each from
+its own random stream. Files under ``root``: ``Data/VID``, ``Annotations/VID``, ``ImageSets/VID``
+(:mod:`tsm_apps.data.vid_layout`), the MSRA lists
+``ImageSets/{VID_train_15frames,VID_val_videos,VID_test_videos,DET_train_30classes}.txt`` and a
 DET part ``Data/DET``, ``Annotations/DET`` (:mod:`tsm_apps.synth.vid_objects`),
-``corruptions.json`` = ``{"train": {snippet: {"<frame>": kind}}, "val": {...}}`` (frame index
-from 0, as in the file names) and ``synth.json`` (parameters and motion-class counts). The set is
+``corruptions.json`` = ``{"train": {snippet: {"<frame>": kind}}, "val": {...}, "test": {...}}``
+(frame index from 0, as in the file names) and ``synth.json`` (parameters and motion-class
+counts). The set is
 built in a temporary folder beside ``root`` and renamed into place, so ``root`` is complete or
 absent; everything is a function of ``seed``.
 """
@@ -35,16 +42,22 @@ import numpy as np
 from ..data.motion import count_motion_classes, snippet_motion_iou
 from ..io import atomic_write_text
 from .draw import clutter
-from .vid_objects import draw_object, one_frame_object, write_det
+from .vid_corruptions import OCCLUDED_FRACTION, bar_columns, corrupt, schedule
+from .vid_objects import draw_object, one_frame_object, paste_moving_object, write_det
 from ..data.vid_layout import NAME_TO_WNID, VIDFrame, VIDObject, frame_to_xml, msra_lines, \
-    train_snippet, val_snippet, write_image_sets
+    train_snippet, val_snippet, vid_test_snippet, write_image_sets
 
 CLASSES = ("airplane", "car", "zebra", "watercraft")
 ASPECT = {"airplane": 1.6, "car": 1.7, "zebra": 1.4, "watercraft": 1.2}  # width / height
 MOTION_TARGETS = {"slow": (0.93, 0.98), "medium": (0.75, 0.86), "fast": (0.3, 0.6)}
-KINDS = ("occlusion", "glare", "blur")
-OCCLUDED_FRACTION = 0.15
-VERSION = 2
+MOTION_BLUR = 2.0
+"""Streak length over speed: the pixels an object moves in one frame, x 2 (a real shutter
+smears at most one frame's travel; twice that makes the set's fast objects as hard to see as
+fast objects are in real footage, at its small frame size)."""
+SPLITS = ("train", "val", "test")
+STREAMS = {"train": 0, "val": 1, "test": 3}   # random streams [seed, stream, index]
+ONE_FRAME_STREAMS = {"val": 2, "test": 4}     # ... of the one-frame objects
+VERSION = 3
 
 
 def _shift_iou(w: float, h: float, dx: float, dy: float) -> float:
@@ -87,55 +100,30 @@ def _track(rng: np.random.Generator, frames: int, width: int, height: int, cls: 
     return out
 
 
-def _schedule(rng: np.random.Generator, index: int, frames: int) -> dict:
-    """``{frame: kind}`` for two of the three kinds (rotating with ``index``)."""
-    kinds = [KINDS[index % 3], KINDS[(index + 1) % 3]]
-    lengths = {"occlusion": (5, 8), "glare": (1, 2), "blur": (2, 3)}
-    out: dict = {}
-    for kind in kinds:
-        lo, hi = lengths[kind]
-        n = int(rng.integers(lo, hi + 1))
-        for _ in range(50):
-            start = int(rng.integers(0, frames - n + 1))
-            span = range(max(0, start - 1), min(frames, start + n + 1))
-            if not any(f in out for f in span):
-                out.update({f: kind for f in range(start, start + n)})
-                break
-    return out
-
-
 def _inclusive(box: np.ndarray, width: int, height: int) -> tuple:
     x1, y1, x2, y2 = (int(round(v)) for v in box)
     return (max(0, x1), max(0, y1), min(width - 1, x2 - 1), min(height - 1, y2 - 1))
 
 
-def _corrupt(arr: np.ndarray, kind: str, rng: np.random.Generator) -> np.ndarray:
-    """Glare (radial white-out) or motion blur of a float ``(H, W, 3)`` frame."""
-    h, w = arr.shape[:2]
-    if kind == "glare":
-        cy, cx = rng.uniform(0.2, 0.8) * h, rng.uniform(0.2, 0.8) * w
-        sigma = rng.uniform(0.3, 0.45) * w
-        yy, xx = np.mgrid[0:h, 0:w]
-        g = rng.uniform(0.8, 0.95) * np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * sigma ** 2))
-        return arr + (255 - arr) * g[..., None]
-    length, angle = int(rng.integers(7, 14)), rng.uniform(0, np.pi)
-    pad = length
-    padded = np.pad(arr, ((pad, pad), (pad, pad), (0, 0)), mode="edge")
-    out = np.zeros_like(arr)
-    for s in np.linspace(-length / 2, length / 2, length):
-        dx, dy = int(round(s * np.cos(angle))), int(round(s * np.sin(angle)))
-        out += padded[pad + dy:pad + dy + h, pad + dx:pad + dx + w]
-    return out / length
+def _streak(track: np.ndarray, t: int, blur: float) -> tuple[float, float]:
+    """``(dx, dy)``: ``blur`` x the box's motion per frame at frame ``t`` (central difference
+    of its position, one-sided at the ends)."""
+    a, b = max(t - 1, 0), min(t + 1, len(track) - 1)
+    d = (track[b, :2] - track[a, :2]) / max(b - a, 1)
+    return float(blur * d[0]), float(blur * d[1])
 
 
 def render_snippet(seed: int, split: str, index: int, frames: int, width: int, height: int,
-                   one_frame: bool = False) -> tuple:
+                   one_frame: bool = False, motion_blur: float = MOTION_BLUR) -> tuple:
     """``(uint8 frames (T, H, W, 3), per-frame VIDObject lists, {frame: corruption})`` of one
     snippet; ``split`` and ``index`` pick its random stream; ``one_frame`` adds an object seen
-    in a single frame (its own random stream, so the rest of the snippet is unchanged)."""
-    from PIL import Image, ImageDraw
+    in a single frame (its own random stream, so the rest of the snippet is unchanged);
+    ``motion_blur``: streak length over speed (0: every object sharp)."""
+    from PIL import ImageDraw
 
-    rng = np.random.default_rng([seed, 0 if split == "train" else 1, index])
+    if split not in STREAMS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    rng = np.random.default_rng([seed, STREAMS[split], index])
     n_obj = int(rng.integers(1, 4))
     classes = [CLASSES[(index + k) % len(CLASSES)] if k == 0 else
                CLASSES[int(rng.integers(len(CLASSES)))] for k in range(n_obj)]
@@ -143,18 +131,19 @@ def render_snippet(seed: int, split: str, index: int, frames: int, width: int, h
     tracks = [_track(rng, frames, width, height, c, s) for c, s in zip(classes, speeds)]
     tones = rng.uniform(0, 1, n_obj)
     background = clutter(rng, width, height, items=14, contrast=0.6)
-    schedule = _schedule(rng, index, frames)
-    bar = _bar(rng, schedule, width)
-    single = one_frame_object(seed, index, frames, width, height, CLASSES) if one_frame else None
+    plan = schedule(rng, index, frames)
+    bar = bar_columns(rng, plan, width)
+    single = one_frame_object(seed, index, frames, width, height, CLASSES,
+                              ONE_FRAME_STREAMS.get(split, 2)) if one_frame else None
     images, objects = [], []
     for t in range(frames):
         img = background.copy()
-        draw = ImageDraw.Draw(img)
         frame_objects = []
         for k in range(n_obj):
             box = _inclusive(tracks[k][t], width, height)
             flip = (tracks[k][min(t + 1, frames - 1)][0] - tracks[k][max(t - 1, 0)][0]) < 0
-            draw_object(draw, classes[k], box, flip, tones[k])
+            img = paste_moving_object(img, classes[k], box, flip, tones[k],
+                                      _streak(tracks[k], t, motion_blur))
             covered = 0.0
             if t in bar:
                 x1, x2 = bar[t]
@@ -162,33 +151,18 @@ def render_snippet(seed: int, split: str, index: int, frames: int, width: int, h
                 covered = cover / (box[2] - box[0] + 1)
             frame_objects.append(VIDObject(k, NAME_TO_WNID[classes[k]], box,
                                            int(covered >= OCCLUDED_FRACTION), 0))
+        draw = ImageDraw.Draw(img)
         if single is not None and t == single[0]:
             draw_object(draw, single[1], single[2], False, 0.5)
             frame_objects.append(VIDObject(n_obj, NAME_TO_WNID[single[1]], single[2]))
         if t in bar:
             draw.rectangle([bar[t][0], 0, bar[t][1] - 1, height - 1], fill=(55, 45, 40))
         arr = np.asarray(img, np.float64)
-        if schedule.get(t) in ("glare", "blur"):
-            arr = _corrupt(arr, schedule[t], rng)
+        if plan.get(t) in ("glare", "blur"):
+            arr = corrupt(arr, plan[t], rng)
         images.append(np.clip(arr + 0.5, 0, 255).astype(np.uint8))
         objects.append(frame_objects)
-    return np.stack(images), objects, schedule
-
-
-def _bar(rng: np.random.Generator, schedule: dict, width: int) -> dict:
-    """``{frame: (x1, x2)}``: the occluding bar's columns over the occlusion frames."""
-    frames = sorted(f for f, k in schedule.items() if k == "occlusion")
-    if not frames:
-        return {}
-    bw = int(round(rng.uniform(0.1, 0.16) * width))
-    sign = 1 if rng.uniform() < 0.5 else -1
-    out = {}
-    for j, f in enumerate(frames):
-        x = -bw + (width + bw) * (j + 0.5) / len(frames)
-        x = x if sign > 0 else width - bw - x
-        x1 = int(round(x))
-        out[f] = (max(0, x1), min(width, x1 + bw))
-    return out
+    return np.stack(images), objects, plan
 
 
 def _write_snippet(tmp: Path, split: str, snippet: str, images: np.ndarray, objects: list
@@ -208,9 +182,12 @@ def _write_snippet(tmp: Path, split: str, snippet: str, images: np.ndarray, obje
     return frames
 
 
-def _check(train_videos: int, val_videos: int, frames: int, width: int, height: int) -> None:
+def _check(train_videos: int, val_videos: int, test_videos: int, frames: int, width: int,
+           height: int, motion_blur: float) -> None:
     checks = [(train_videos >= 1, f"train_videos must be >= 1, got {train_videos}"),
               (val_videos >= 1, f"val_videos must be >= 1, got {val_videos}"),
+              (test_videos >= 1, f"test_videos must be >= 1, got {test_videos}"),
+              (motion_blur >= 0, f"motion_blur must be >= 0, got {motion_blur}"),
               (frames >= 12, f"frames must be >= 12 (room for the corruptions), got {frames}"),
               (width >= 64 and height >= 64, f"frames must be at least 64x64, got "
                                              f"{width}x{height}")]
@@ -221,22 +198,27 @@ def _check(train_videos: int, val_videos: int, frames: int, width: int, height: 
 
 def generate(root: str | os.PathLike, train_videos: int = 24, val_videos: int = 8,
              seed: int = 0, frames: int = 24, width: int = 160, height: int = 128,
-             det_images: int = 12, one_frame_every: int = 2, progress: bool = False) -> Path:
+             det_images: int = 12, one_frame_every: int = 2, progress: bool = False,
+             test_videos: int | None = None, motion_blur: float = MOTION_BLUR) -> Path:
     """Write the set under ``root`` (see the module docstring) and return ``root``.
 
-    ``det_images``: images of the DET part (0: none); ``one_frame_every``: every n-th val
-    snippet (0: none) gets an object seen in one frame only.
+    ``det_images``: images of the DET part (0: none); ``one_frame_every``: every n-th val and
+    test snippet (0: none) gets an object seen in one frame only; ``test_videos``: held-out
+    test snippets (default: as many as ``val_videos``); ``motion_blur``: an object's streak
+    length over its speed (0: objects sharp).
 
     ``root`` must be absent or empty, or hold a set made with the same parameters (then
     nothing is done)."""
-    _check(train_videos, val_videos, frames, width, height)
+    test_videos = val_videos if test_videos is None else test_videos
+    _check(train_videos, val_videos, test_videos, frames, width, height, motion_blur)
     if det_images < 0 or one_frame_every < 0:
         raise ValueError(f"det_images and one_frame_every must be >= 0, got {det_images}, "
                          f"{one_frame_every}")
     root = Path(root)
     params = {"generator": "synth_vid", "version": VERSION, "train_videos": train_videos,
               "val_videos": val_videos, "seed": seed, "frames": frames, "width": width,
-              "height": height, "det_images": det_images, "one_frame_every": one_frame_every}
+              "height": height, "det_images": det_images, "one_frame_every": one_frame_every,
+              "test_videos": test_videos, "motion_blur": float(motion_blur)}
     if _done(root, params):
         return root
     tmp = root.parent / f".{root.name}.partial-{os.getpid()}"
@@ -273,27 +255,29 @@ def _build(tmp: Path, params: dict, progress: bool) -> None:
     seed, t = params["seed"], params["frames"]
     jobs = [("train", i, train_snippet(i)) for i in range(params["train_videos"])]
     jobs += [("val", i, val_snippet(i)) for i in range(params["val_videos"])]
+    jobs += [("test", i, vid_test_snippet(i)) for i in range(params["test_videos"])]
     if progress:
         from tqdm import tqdm
         jobs = tqdm(jobs, desc="synth vid", unit="snippet")
-    train, val = {}, {}
-    corruptions = {"train": {}, "val": {}}
-    motion = {"train": [], "val": []}
+    train, held_out = {}, {"val": {}, "test": {}}
+    corruptions = {s: {} for s in SPLITS}
+    motion = {s: [] for s in SPLITS}
     every = params["one_frame_every"]
     for split, i, snippet in jobs:
-        one = split == "val" and every > 0 and i % every == 0
-        images, objects, schedule = render_snippet(seed, split, i, t, params["width"],
-                                                   params["height"], one)
+        one = split != "train" and every > 0 and i % every == 0
+        images, objects, plan = render_snippet(seed, split, i, t, params["width"],
+                                                   params["height"], one, params["motion_blur"])
         frames = _write_snippet(tmp, split, snippet, images, objects)
         motion[split].append(snippet_motion_iou(frames))
-        corruptions[split][snippet] = {str(f): k for f, k in sorted(schedule.items())}
+        corruptions[split][snippet] = {str(f): k for f, k in sorted(plan.items())}
         if split == "train":
             train[snippet] = (t, {o.name for objs in objects for o in objs})
         else:
-            val[snippet] = t
-    write_image_sets(tmp, train, val)
+            held_out[split][snippet] = t
+    write_image_sets(tmp, train, held_out["val"], held_out["test"])
     det = write_det(tmp, seed, params["det_images"], params["width"], params["height"], CLASSES)
-    for name, lines in msra_lines({s: n for s, (n, _) in train.items()}, val, det).items():
+    for name, lines in msra_lines({s: n for s, (n, _) in train.items()}, held_out["val"], det,
+                                  held_out["test"]).items():
         (tmp / "ImageSets" / name).write_text("".join(line + "\n" for line in lines))
     atomic_write_text(tmp / "corruptions.json", json.dumps(corruptions, indent=1) + "\n")
     summary = dict(params, classes={c: NAME_TO_WNID[c] for c in CLASSES},

@@ -2,6 +2,8 @@
 
 * :func:`draw_object`: one of the four VID classes (airplane, car, zebra, watercraft) filling an
   inclusive box; :func:`draw_other`: an object of a DET class that is not a VID class.
+* :func:`paste_moving_object`: :func:`draw_object` on a frame, blurred along the object's own
+  motion (a streak of ``speed x exposure`` pixels, as a camera shutter blurs a moving object).
 * :func:`one_frame_object`: an extra val object seen in a single frame of its snippet (its own
   track; FGFA gives such an object motion IoU 0, "fast").
 * :func:`write_det`: a small ImageNet DET part in the real layout,
@@ -67,6 +69,34 @@ def draw_object(draw, cls: str, box: tuple, flip: bool, tone: float) -> None:
         poly([(0.0, 0.68), (1.0, 0.68), (0.84, 1.0), (0.16, 1.0)], (40, 60 + k, 140 + k))
 
 
+def paste_moving_object(img, cls: str, box: tuple, flip: bool, tone: float,
+                        streak: tuple[float, float]):
+    """``img`` (PIL RGB) with a ``cls`` object in the inclusive ``box`` composited over it,
+    averaged over positions along ``streak`` = ``(dx, dy)`` pixels centred on ``box`` (the
+    motion during the exposure); a streak under one pixel draws it sharp, in place."""
+    from PIL import Image, ImageDraw
+
+    n = int(np.ceil(np.hypot(*streak)))
+    if n <= 1:
+        draw_object(ImageDraw.Draw(img), cls, box, flip, tone)
+        return img
+    layer = Image.new("RGBA", img.size, (0, 0, 0, 0))
+    draw_object(ImageDraw.Draw(layer), cls, box, flip, tone)
+    rgba = np.asarray(layer, np.float64) / 255.0
+    rgba[..., :3] *= rgba[..., 3:]                      # premultiplied colour
+    h, w = rgba.shape[:2]
+    pad = n + 1
+    padded = np.pad(rgba, ((pad, pad), (pad, pad), (0, 0)))
+    acc = np.zeros_like(rgba)
+    for s in np.linspace(-0.5, 0.5, n + 1):
+        dx, dy = int(round(s * streak[0])), int(round(s * streak[1]))
+        acc += padded[pad - dy:pad - dy + h, pad - dx:pad - dx + w]
+    acc /= n + 1
+    base = np.asarray(img, np.float64)
+    out = base * (1.0 - acc[..., 3:]) + 255.0 * acc[..., :3]
+    return Image.fromarray(np.clip(out + 0.5, 0, 255).astype(np.uint8))
+
+
 def draw_other(draw, wnid: str, box: tuple) -> None:
     """A non-VID DET object (a green fish-like ellipse or a chequered ball) in ``box``."""
     if wnid == OTHER_WNIDS[0]:
@@ -76,9 +106,10 @@ def draw_other(draw, wnid: str, box: tuple) -> None:
 
 
 def one_frame_object(seed: int, index: int, frames: int, width: int, height: int,
-                     classes: tuple) -> tuple:
-    """``(frame, class name, inclusive box)`` of snippet ``index``'s one-frame val object."""
-    rng = np.random.default_rng([seed, 2, index])
+                     classes: tuple, stream: int = 2) -> tuple:
+    """``(frame, class name, inclusive box)`` of snippet ``index``'s one-frame object (random
+    stream ``[seed, stream, index]``: 2 for the val snippets)."""
+    rng = np.random.default_rng([seed, stream, index])
     t = int(rng.integers(0, frames))
     cls = classes[int(rng.integers(len(classes)))]
     h = int(rng.uniform(0.2, 0.3) * height)

@@ -2,7 +2,8 @@
 
 ``tsm demo --seeds N`` trains every model with N training seeds on one data set: the first
 seed's runs sit at the top of the runs folder (:class:`RunLayout` of the root, the runs the app
-opens), seed ``k``'s in :meth:`RunLayout.seed_run`; ``seeds.json`` lists them. Each comparison
+opens), seed ``k``'s in :meth:`RunLayout.seed_run`; ``seeds.json`` lists them, and the seeds
+the detectors of each trained with (``detection_seeds``, when they differ). Each comparison
 is a figure of both models read from each seed's JSON files; it is reported as mean [min, max]
 over the seeds, of each model and of TSM minus TSN. A *claimed* effect (TSM ahead) holds when
 its difference is above zero at every seed, i.e. its [min, max] interval excludes zero.
@@ -83,10 +84,23 @@ COMPARISONS = (
 """Every comparison, the claimed effects first in each group."""
 
 
-def write_seeds(root: Path, data_seed: int, training_seeds: Sequence[int]) -> None:
-    """``seeds.json``: the data seed and the training seeds (the first one at the root)."""
-    atomic_write_json(RunLayout(root).seeds_file,
-                      {"data_seed": data_seed, "training_seeds": list(training_seeds)})
+def write_seeds(root: Path, data_seed: int, training_seeds: Sequence[int],
+                detection_offset: int = 0) -> None:
+    """``seeds.json``: the data seed and the training seeds (the first one at the root); with
+    ``detection_offset``, ``detection_seeds``: each training seed plus it (the detectors')."""
+    info = {"data_seed": data_seed, "training_seeds": list(training_seeds)}
+    if detection_offset:
+        info["detection_seeds"] = [s + detection_offset for s in training_seeds]
+    atomic_write_json(RunLayout(root).seeds_file, info)
+
+
+def detection_seeds(root: Path) -> dict:
+    """``{training seed: the seed its detectors trained with}`` from ``seeds.json`` (the same
+    seed when it lists no ``detection_seeds``)."""
+    info = read_json(RunLayout(root).seeds_file, missing_ok=True) or {}
+    train = [int(s) for s in info.get("training_seeds") or []]
+    det = [int(s) for s in info.get("detection_seeds") or train]
+    return dict(zip(train, det))
 
 
 def seed_layouts(root: Path) -> dict:
@@ -143,14 +157,14 @@ def signed(value: float, digits: int, sign: bool = True) -> str:
 
 def spreads(root: Path) -> list:
     """A :class:`Spread` per comparison with at least one seed holding both figures."""
-    layouts = seed_layouts(root)
+    layouts, det = seed_layouts(root), detection_seeds(root)
     out = []
     for c in COMPARISONS:
         seeds, tsn, tsm = [], [], []
         for seed, runs in layouts.items():
             a, b = (c.read(runs, m) for m in MODELS)
             if a is not None and b is not None:
-                seeds.append(seed)
+                seeds.append(det.get(seed, seed) if c.group == "detection" else seed)
                 tsn.append(a)
                 tsm.append(b)
         if seeds:

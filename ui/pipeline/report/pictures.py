@@ -3,7 +3,7 @@ where the online-TSM detector finds an object the TSN detector misses.
 
 Strips are the dissection runs' own overlays (``dissect/<m>/overlays/<id>.png``: the clip's
 frames with the map, per-clip colour scale, and the actor's box in green). Detection frames are
-drawn from ``detection/<m>/test/results.json`` (``tsm detect test``) over the VID val images,
+drawn from ``detection/<m>/test/results.json`` (``tsm detect test``) over the VID test images,
 with ground truth in green; a ground-truth object counts as found under the VID evaluation's
 rule (same class, IoU >= min(0.5, wh/((w+10)(h+10)))) by a box scoring at least
 :data:`MIN_SCORE`.

@@ -79,14 +79,17 @@ def spread_figure(found: Sequence[Spread]) -> Optional[Any]:
 def spread_note(root: Path, found: Sequence[Spread]) -> str:
     seeds = [s for s in seed_layouts(root) if s is not None]
     which = f"training seeds {', '.join(map(str, seeds))}" if seeds else "one run (no seeds.json)"
+    det = [s.seeds for s in found if s.comparison.group == "detection"]
+    if seeds and det and det[0] != seeds:
+        which += f" (the detectors': {', '.join(map(str, det[0]))})"
     failing = [s.comparison.title for s in found if s.holds is False]
     claims = ("every claimed effect (last column) holds at every seed: its [min, max] interval "
               "excludes zero" if not failing else
               f"NOT every claimed effect holds at every seed: {'; '.join(failing)} (its [min, "
               "max] interval reaches zero or below)")
-    return (f"mean [min, max] over {which} (one data set); detection on the synthetic VID val "
-            f"snippets, recognition and dissection on the held-out test clips; {claims}. The "
-            "tables below are the first seed's runs.")
+    return (f"mean [min, max] over {which} (one data set); detection on the synthetic VID "
+            f"set's held-out test snippets, recognition and dissection on the held-out test "
+            f"clips; {claims}. The tables below are the first seed's runs.")
 
 
 def spread_table(root: Path) -> Table:

@@ -111,8 +111,9 @@ def detection_table(root: Path) -> Table:
             continue
         rows.append([{"tsn": "TSN R-FCN", "tsm": "online-TSM R-FCN"}[m]]
                     + [met.get(k) for k in DET_KEYS])
-    note = f"missing: {', '.join(missing)}" if missing else \
-        "mAP (%) on the synthetic ImageNet-VID val set: overall, by motion speed, corrupted frames"
+    note = f"missing: {', '.join(missing)}" if missing else (
+        "mAP (%) on the synthetic ImageNet-VID held-out test snippets: overall, by motion speed, "
+        "corrupted frames")
     names = ["overall", "slow", "medium", "fast", "corrupted"]
     fig = panels_figure("Detection mAP by split (one panel per split)", [
         Panel(n, "mAP (%)", {r[0].split()[0]: r[j + 1] for r in rows})
