@@ -3,7 +3,8 @@
 headless Chromium, then probed with a plain HTTP client and a websocket client, with and without
 the browser's credential: media (real URLs taken from the signed-in page), the upload endpoint,
 ``/_stcore/metrics`` and a websocket "clear cache" message all refuse without it and work with
-it; a reload and a new tab keep the sign-in; a session's media is gone once its page is closed.
+it; a reload and a new tab keep the sign-in; a session's media is gone once its page is closed;
+the page's menu has no "Clear cache" and no "Deploy".
 """
 from __future__ import annotations
 
@@ -123,6 +124,13 @@ def test_every_route_needs_the_credential(runs, tmp_path):
             expect(imgs).to_have_count(2, timeout=WAIT_MS)
             media = [imgs.nth(i).get_attribute("src") for i in range(2)]
             assert all(m.startswith(f"{url}/media/") for m in media), media
+            # the menu offers nothing that acts on every user's caches, and no Deploy button
+            assert first.get_by_test_id("stAppDeployButton").count() == 0
+            first.get_by_test_id("stMainMenu").click()
+            menu = first.get_by_test_id("stMainMenuList")
+            expect(menu).to_contain_text("Print", timeout=WAIT_MS)
+            assert "Clear cache" not in menu.inner_text() and "Rerun" not in menu.inner_text()
+            first.keyboard.press("Escape")
             (cookie,) = [c for c in context.cookies() if c["name"] == COOKIE]
             assert (cookie["httpOnly"], cookie["sameSite"], cookie["expires"]) == \
                 (True, "Lax", -1)  # -1: gone when the browser closes
