@@ -20,6 +20,7 @@ from dissect.cam import compute_cam
 from dissect.gradcam import compute_gradcam
 from tsm_apps import build_recognizer
 from tsm_apps.bench.timing import time_pair
+from tsm_apps.distributed import auto_device
 
 CAM_GOAL = 1.1
 
@@ -40,7 +41,7 @@ def parse(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     a = parse(argv)
     torch.manual_seed(0)
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = auto_device()
     model = build_recognizer(a.arch, a.classes, a.segments, width=a.width).to(device).eval()
     x = torch.randn(a.batch, a.segments, 3, a.size, a.size, device=device)
 

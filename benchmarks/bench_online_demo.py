@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from tsm_apps.bench.timing import load_average, medians, paired_ratio, time_rounds
+from tsm_apps.distributed import auto_device
 from tsm_apps.models.online import OnlineRecognizer
 from tsm_apps.models.recognizer import build_recognizer
 
@@ -109,7 +110,7 @@ def main(argv: list) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--demo", type=Path, required=True,
                    help="path of the official online_demo/mobilenet_v2_tsm.py")
-    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--device", default=auto_device().type)
     p.add_argument("--rounds", type=int, default=300)
     p.add_argument("--size", type=int, default=224)
     a = p.parse_args(argv)

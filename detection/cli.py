@@ -185,14 +185,11 @@ def test(a: argparse.Namespace) -> int:
 
 
 def _video_fps(path: Path) -> Optional[float]:
-    if path.is_dir():
-        return None
+    from tsm_apps.data.video import VideoDecodeError, frame_rate
+
     try:
-        import av
-        with av.open(str(path)) as c:
-            rate = c.streams.video[0].average_rate
-            return float(rate) if rate else None
-    except Exception:  # the decoder reports unreadable files with its own message
+        return frame_rate(path)
+    except VideoDecodeError:  # the decoder reports unreadable files with its own message
         return None
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from tsm_apps.distributed import auto_device
 from tsm_apps.viz import draw_boxes
 
 from .checkpoint import load_detector_weights
@@ -167,7 +168,7 @@ def load_detector(folder_or_config: str | os.PathLike,
             raise ValueError(f"{path} is a config file: give the checkpoint too")
     cfg = load_config(config_path, cfg_options)
     init_default_scope(cfg.get("default_scope", "mmdet"))
-    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    device = torch.device(device) if device else auto_device()
     model = MODELS.build(cfg.model)
     meta = load_detector_weights(model, checkpoint)
     classes = _classes(cfg, meta)

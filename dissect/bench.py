@@ -29,6 +29,7 @@ import torch
 
 from tsm_apps import build_recognizer
 from tsm_apps.bench.timing import time_pair
+from tsm_apps.io import read_json
 
 from .cam import compute_cam
 from .methods import compute_clip_maps
@@ -104,7 +105,7 @@ def _two_processes(quick: bool) -> dict:
         if r.returncode != 0 or not out.is_file():
             raise RuntimeError(f"torchrun exited {r.returncode} without rank 0's figure: "
                                f"{r.stderr[-2000:]}")
-        return json.loads(out.read_text())
+        return read_json(out)
 
 
 def throughput(quick: bool) -> list:

@@ -24,27 +24,35 @@ from torch import Tensor
 
 from tsm_apps.data.pipeline import ClipViews, clip_indices, views_from_frames
 from tsm_apps.data.protocol import TestProtocol
+from tsm_apps.data.record import VideoSource
 from tsm_apps.data.sources import find_sources, resolve_list
 
 from .storage import clip_id, read_json
 
+
 @dataclass
 class ClipEntry:
-    """One clip of a video, with its ground truth when known (frames of the whole video).
-
-    ``label`` is None for unlabelled data; clip ``clip`` of ``num_clips`` per video."""
+    """Clip ``clip`` of ``num_clips`` of ``video``, with the video's ground truth when known
+    (``boxes`` ``(F, 4)`` with NaN rows where there is no box, ``active`` ``(F,)`` bool: per
+    frame of the whole video)."""
     id: str
-    path: str
-    num_frames: int
-    label: Optional[int]
-    boxes: Optional[np.ndarray] = None     # (F, 4), NaN rows where no box
-    active: Optional[np.ndarray] = None    # (F,) bool
+    video: VideoSource
+    boxes: Optional[np.ndarray] = None
+    active: Optional[np.ndarray] = None
     clip: int = 0
     num_clips: int = 1
-    frame_template: Optional[str] = None
-    start_index: int = 1
-    error: Optional[str] = None            # the video could not be read when listed
-    name: Optional[str] = None             # the video's name in the data (its flow folder's)
+
+    @property
+    def path(self) -> str:
+        return str(self.video.path)
+
+    @property
+    def num_frames(self) -> int:
+        return self.video.num_frames
+
+    @property
+    def label(self) -> Optional[int]:
+        return self.video.label
 
 
 @dataclass
@@ -91,8 +99,7 @@ def load_entries(data: str, limit: Optional[int] = None, clips: int = 1) -> List
         boxes, active = _ground_truth(ann, s.name)
         for k in range(clips):
             cid = clip_id(s.name) + (f"__c{k}" if clips > 1 else "")
-            out.append(ClipEntry(cid, str(s.path), s.num_frames, s.label, boxes, active, k,
-                                 clips, s.frame_template, s.start_index, s.error, s.name))
+            out.append(ClipEntry(cid, s, boxes, active, k, clips))
     return out
 
 
@@ -110,15 +117,6 @@ def clip_frames(entry: ClipEntry, num_segments: int, protocol: TestProtocol) -> 
     return clip_indices(proto, entry.num_frames, num_segments)[entry.clip]
 
 
-def _to_input_pixels(boxes: np.ndarray, view: np.ndarray, size: tuple) -> np.ndarray:
-    """Boxes ``(..., 4)`` in the frame's pixels -> pixels of the view ``(x0, y0, x1, y1)`` of
-    the frame shown at ``size = (h, w)``."""
-    x0, y0, x1, y1 = view
-    h, w = size
-    sx, sy = w / (x1 - x0), h / (y1 - y0)
-    return (boxes - np.array([x0, y0, x0, y0])) * np.array([sx, sy, sx, sy])
-
-
 def _per_frame(entry: ClipEntry, values: np.ndarray, idx: np.ndarray, what: str) -> np.ndarray:
     if idx.max() >= len(values):
         raise ValueError(f"annotations of {entry.path}: {len(values)} {what} entries but frame "
@@ -131,18 +129,17 @@ def load_clip(entry: ClipEntry, num_segments: int, protocol: TestProtocol) -> Cl
     ``VideoDecodeError`` for unreadable videos)."""
     from tsm_apps.data.video import VideoDecodeError, read_video_frames
 
-    if entry.error is not None:
-        raise VideoDecodeError(entry.path, entry.error)
+    v = entry.video
+    if v.error is not None:
+        raise VideoDecodeError(v.path, v.error)
     proto = dissection_protocol(protocol)
     idx = clip_frames(entry, num_segments, protocol)
     views = views_from_frames(
-        lambda i: read_video_frames(entry.path, i, entry.frame_template, entry.start_index),
-        idx[None], proto)
+        lambda i: read_video_frames(v.path, i, v.frame_template, v.start_index), idx[None], proto)
     frames = views.frames[0]
     boxes = active = None
     if entry.boxes is not None:
-        boxes = _to_input_pixels(_per_frame(entry, entry.boxes, idx, "boxes"), views.boxes[0],
-                                 frames.shape[1:3])
+        boxes = views.to_input(_per_frame(entry, entry.boxes, idx, "boxes"))
     if entry.active is not None:
         active = _per_frame(entry, entry.active, idx, "active")
     return Clip(entry, idx, views.input[0], frames, boxes, active, views)

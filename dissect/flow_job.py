@@ -17,24 +17,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 import torch
 
 from tsm_apps.data.protocol import TestProtocol
+from tsm_apps.evaluation.recognition import Checkpoint
 from tsm_apps.evaluation.scoring import fuse_views, top_k
 
 from .clips import Clip
-from .flow_cam import (check_flow_folder, compute_flow_maps, flow_new_length, load_flow_clip,
-                       video_flow_folder)
+from .flow_cam import (
+    check_flow_folder,
+    compute_flow_maps,
+    flow_new_length,
+    load_flow_clip,
+    video_flow_folder,
+)
 from .inputs import CheckedInputs, check_checkpoint
 
 
 @dataclass
 class FlowInputs:
-    """The checked flow stream: its checkpoint, ``new_length`` and each clip's flow folder."""
-    checkpoint: str
+    """The checked flow stream: its opened checkpoint (model on the job's device),
+    ``new_length`` and each clip's flow folder."""
+    checkpoint: Checkpoint
     new_length: int
     folders: Dict[str, Path]
 
@@ -46,42 +53,40 @@ class FlowStream:
     inputs: FlowInputs
 
 
-def _check_checkpoints(flow_checkpoint: str, checked: CheckedInputs, rgb: str) -> int:
+def _check_checkpoints(flow_checkpoint: str, checked: CheckedInputs, rgb: str,
+                      device: Any) -> tuple:
+    """``(opened flow checkpoint, new_length)`` after checking it against the RGB one."""
     if checked.in_channels != 3:
         raise ValueError(f"--checkpoint {rgb} takes {checked.in_channels} input channels per "
                          "segment: expected the RGB model (3) beside --flow-checkpoint")
-    fields = check_checkpoint(flow_checkpoint)[2]
-    new_length = flow_new_length(fields, flow_checkpoint)
-    k = int(fields["num_classes"])
+    ck = check_checkpoint(flow_checkpoint, device)
+    new_length = flow_new_length({"in_channels": ck.model.config.in_channels}, flow_checkpoint)
+    k = len(ck.names)
     if k != checked.num_classes:
         raise ValueError(f"--flow-checkpoint {flow_checkpoint} has {k} classes, --checkpoint "
                          f"{rgb} has {checked.num_classes}: expected the same classes")
-    return new_length
+    return ck, new_length
 
 
 def check_flow_inputs(flow_checkpoint: str, flow_data: str, checked: CheckedInputs,
-                      rgb_checkpoint: str) -> FlowInputs:
-    """Check the flow stream's inputs (see the module docstring); errors name the file and
-    what was expected. Videos already known to be unreadable are left to the job's skips."""
-    new_length = _check_checkpoints(flow_checkpoint, checked, rgb_checkpoint)
+                      rgb_checkpoint: str, device: Any = "cpu") -> FlowInputs:
+    """Check the flow stream's inputs (see the module docstring), opening its checkpoint once
+    on ``device``; errors name the file and what was expected. Videos already known to be
+    unreadable are left to the job's skips."""
+    ck, new_length = _check_checkpoints(flow_checkpoint, checked, rgb_checkpoint, device)
     root = Path(flow_data).resolve()
     if not root.is_dir():
         raise FileNotFoundError(f"--flow-data not found: {root} (expected the folder that "
                                 "tsm flow extract DATA --out DIR wrote)")
     folders: Dict[str, Path] = {}
     for e in checked.entries:
-        if e.error is not None:
+        v = e.video
+        if v.error is not None:
             continue
-        folder = video_flow_folder(root, e.name or Path(e.path).name, Path(e.path).is_file())
-        check_flow_folder(folder, e.num_frames, e.path)
+        folder = video_flow_folder(root, v.name or v.path.name, v.path.is_file())
+        check_flow_folder(folder, v.num_frames, e.path)
         folders[e.id] = folder
-    return FlowInputs(flow_checkpoint, new_length, folders)
-
-
-def load_flow_stream(inputs: FlowInputs, device: torch.device) -> FlowStream:
-    from tsm_apps.checkpoint.reading import load_checkpoint
-
-    return FlowStream(load_checkpoint(inputs.checkpoint).to(device).eval(), inputs)
+    return FlowInputs(ck, new_length, folders)
 
 
 def flow_outputs(stream: FlowStream, clip: Clip, protocol: TestProtocol, method: str,

@@ -10,7 +10,7 @@ Under ``torchrun`` (or SLURM ``srun``) each process takes the whole clips ``[ran
 the list, writes their files itself, and :mod:`dissect.summary` computes the data-set-level
 thresholds and unit levels exactly over all processes; process 0 writes ``metrics.json``,
 ``units.json`` and the report, equal to a single-process run's. Inputs are checked
-(:mod:`dissect.inputs`) before any model is built or frame decoded.
+(:mod:`dissect.inputs`: the checkpoint opened once) before any frame is decoded.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from tsm_apps.options import SHARED_HELP, option
 
 from .clips import ClipEntry, load_clip, resolve_data
 from .distributed import DistEnv, barrier, env_from, pick_device, process_group, shard
-from .flow_job import FlowStream, check_flow_inputs, flow_outputs, load_flow_stream
+from .flow_job import FlowStream, check_flow_inputs, flow_outputs
 from .gradcam import DEFAULT_WEIGHTING, WEIGHTINGS
 from .inputs import check_inputs
 from .layout import DissectionLayout
@@ -221,26 +221,19 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
     return record
 
 
-def _load_model(cfg: JobConfig, device: torch.device) -> torch.nn.Module:
-    from tsm_apps.checkpoint.reading import load_checkpoint
-
-    overrides = {"num_segments": cfg.segments} if cfg.segments else {}
-    return load_checkpoint(cfg.checkpoint, **overrides).to(device).eval()
-
-
 def run_job(cfg: JobConfig, progress: bool = True, env: Optional[DistEnv] = None) -> JobResult:
     """Run (or resume) the job in this process, or as one rank of ``torchrun``/``srun`` (read
     from the environment unless ``env`` is given); then write ``metrics.json``, ``units.json``
     and the report (process 0). Inputs are checked before the model is built."""
     env = env or env_from()
+    device = pick_device(cfg.device, env)
     checked = check_inputs(cfg.checkpoint, cfg.data, cfg.limit, cfg.class_index, cfg.classes,
-                           protocol_options(cfg))
+                           protocol_options(cfg), device, cfg.segments)
     if cfg.flow_checkpoint:
         checked.flow = check_flow_inputs(cfg.flow_checkpoint, cfg.flow_data, checked,
-                                         cfg.checkpoint)
+                                         cfg.checkpoint, device)
     lay = DissectionLayout(cfg.out)
     check_settings(lay, cfg, write=False)
-    device = pick_device(cfg.device, env)
     with process_group(env, device):
         return _run(cfg, checked, lay, device, env, progress and env.is_main)
 
@@ -254,9 +247,9 @@ def _run(cfg: JobConfig, checked, lay: DissectionLayout, device: torch.device, e
         lay.root.mkdir(parents=True, exist_ok=True)
         check_settings(lay, cfg, protocol=checked.protocol)
     barrier()
-    model = _load_model(cfg, device)
+    model = checked.checkpoint.model
     rnd = randomized_copy(model, cfg.seed) if cfg.sanity else None
-    flow = load_flow_stream(checked.flow, device) if checked.flow else None
+    flow = FlowStream(checked.flow.checkpoint.model, checked.flow) if checked.flow else None
     ctx = _Context(cfg, lay, model, rnd, device, checked.protocol, checked.names, flow)
     with file_log(lay.log if env.is_main else lay.root / f"job.rank{env.rank}.log", log):
         result = _loop(ctx, shard(checked.entries, env), progress)

@@ -103,6 +103,11 @@ def pick_device(requested: str, env: DistEnv) -> torch.device:
     return dev
 
 
+def auto_device() -> torch.device:
+    """This process's CUDA device when CUDA is present, else CPU (``pick_device("auto")``)."""
+    return pick_device("auto", env_from())
+
+
 def pick_backend(device: torch.device) -> str:
     return "nccl" if device.type == "cuda" else "gloo"
 

@@ -68,15 +68,18 @@ def atomic_write_with(path: str | os.PathLike, write: Callable[[BinaryIO], None]
 
 
 def read_json(path: str | os.PathLike, missing_ok: bool = False) -> Any:
-    """The parsed file. A missing file raises FileNotFoundError, or gives None with
-    ``missing_ok``; a broken one raises ValueError naming the file and the position."""
+    """The parsed file. A missing file raises FileNotFoundError naming it, or gives None with
+    ``missing_ok``; a broken one raises ValueError naming the file, the line and the reason."""
     path = Path(path)
     if missing_ok and not path.is_file():
         return None
     try:
         return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"JSON file not found: {path}") from None
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not valid JSON ({e})") from e
+        raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg}, column {e.colno})") \
+            from None
 
 
 def atomic_save(obj: Any, path: str | os.PathLike) -> Path:

@@ -1,13 +1,17 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from dissect.clips import ClipEntry, _to_input_pixels, clip_frames, load_entries, resolve_data
+from dissect.clips import ClipEntry, clip_frames, load_entries, resolve_data
 from dissect.storage import clip_id
+from tsm_apps.data.pipeline import views_from_frames
 from tsm_apps.data.protocol import TestProtocol
+from tsm_apps.data.record import VideoSource
 
 
 def entry(num_frames, clip=0, num_clips=1):
-    return ClipEntry("v", "v.mp4", num_frames, None, clip=clip, num_clips=num_clips)
+    return ClipEntry("v", VideoSource(Path("v.mp4"), num_frames), clip=clip, num_clips=num_clips)
 
 
 def test_clip_frames_are_the_protocols_segment_centres():
@@ -43,10 +47,14 @@ def test_list_parsing_names_file_and_line(tmp_path):
 
 def test_boxes_follow_the_resize_and_the_crop():
     # a 40x80 frame at shorter side 20 is 20x40; the centre 20x20 view is x 20..60 of the frame
-    view = np.array([20.0, 0.0, 60.0, 40.0])
+    frames = np.zeros((1, 40, 80, 3), np.uint8)
+    views = views_from_frames(lambda i: frames[i], np.zeros((1, 1), np.int64),
+                              TestProtocol(scale_size=20, crop_size=20))
+    np.testing.assert_allclose(views.boxes, [[20.0, 0.0, 60.0, 40.0]])
     boxes = np.array([[20.0, 0.0, 60.0, 40.0], [30.0, 10.0, 40.0, 30.0]])
-    np.testing.assert_allclose(_to_input_pixels(boxes, view, (20, 20)),
-                               [[0, 0, 20, 20], [5, 5, 10, 15]])
+    np.testing.assert_allclose(views.to_input(boxes), [[0, 0, 20, 20], [5, 5, 10, 15]])
+    # the same view in the frame held at half size (20x40): x 10..30, y 0..20
+    np.testing.assert_allclose(views.box_in((20, 40)), (10.0, 0.0, 30.0, 20.0))
 
 
 def test_clip_ids_are_file_name_safe():

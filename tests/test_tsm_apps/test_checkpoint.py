@@ -18,7 +18,7 @@ from torchvision.models.mobilenetv2 import InvertedResidual
 
 from tsm_apps import build_recognizer
 from tsm_apps.checkpoint.reading import load_checkpoint, load_weights, read_checkpoint, save_checkpoint
-from tsm_apps.checkpoint.layouts import parse_official_name
+from tsm_apps.checkpoint.identity import parse_official_name
 
 H = 32
 

@@ -8,7 +8,7 @@ from PIL import Image
 from torch.utils.data import DataLoader
 
 from tsm_apps.data import (Compose, GroupRandomCrop, ToTensor, VideoDataset, VideoDecodeError,
-                           VideoRecord, collate_skip_none, write_video)
+                           VideoSource, collate_skip_none, write_video)
 from tsm_apps.data.sampling import sample_val
 
 MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
@@ -27,7 +27,7 @@ def folder_video(root, name, n, h=8, w=10):
     d.mkdir()
     for i in range(n):
         Image.fromarray(np.full((h, w, 3), 2 * i, np.uint8)).save(d / f"img_{i + 1:05d}.png")
-    return VideoRecord(d, n, label=len(name))
+    return VideoSource(d, n, label=len(name))
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_multigrid_keys_change_the_clip_shape(records):
 def test_mp4_records(tmp_path):
     frames = np.zeros((30, 16, 16, 3), np.uint8)
     path = write_video(tmp_path / "v.mp4", frames, fps=10)
-    ds = VideoDataset([VideoRecord(path, 30, 4)], 8, mode="train", size=16,
+    ds = VideoDataset([VideoSource(path, 30, 4)], 8, mode="train", size=16,
                       transform=random_crop)
     clip, label = ds[0]
     assert clip.shape == (8, 3, 6, 6) and label == 4 and clip.abs().max() < 0.05
@@ -109,7 +109,7 @@ def test_mp4_records(tmp_path):
 def test_skip_counts_logs_and_never_substitutes(records, tmp_path, caplog):
     bad = tmp_path / "bad.mp4"
     bad.write_bytes(b"\x00" * 100)
-    recs = records + [VideoRecord(bad, 10, 9), VideoRecord(records[1].path, 50, 2)]  # 50 > 12
+    recs = records + [VideoSource(bad, 10, 9), VideoSource(records[1].path, 50, 2)]  # 50 > 12
     ds = VideoDataset(recs, 4, mode="val", size=8, on_error="skip", **FOLDER)
     with caplog.at_level(logging.WARNING, logger="tsm_apps.data.dataset"):
         items = [ds[i] for i in range(len(ds))]
@@ -124,7 +124,7 @@ def test_skip_counts_logs_and_never_substitutes(records, tmp_path, caplog):
 
 
 def test_raise_is_the_default(records, tmp_path):
-    ds = VideoDataset([VideoRecord(tmp_path / "missing", 8, 0)], 4, mode="val")
+    ds = VideoDataset([VideoSource(tmp_path / "missing", 8, 0)], 4, mode="val")
     with pytest.raises(VideoDecodeError, match="missing"):
         ds[0]
     with pytest.raises(ValueError, match="on_error"):

@@ -4,18 +4,18 @@ from pathlib import Path
 
 import pytest
 
-from tsm_apps.data.lists import (SSv2Record, VideoRecord, read_ssv2, read_ssv2_labels,
-                                 read_tsm_list, ssv2_class_name, ssv2_video_records,
-                                 write_tsm_list)
+from tsm_apps.data.lists import (SSv2Record, read_ssv2, read_ssv2_labels, read_tsm_list,
+                                 ssv2_class_name, ssv2_video_records, write_tsm_list)
+from tsm_apps.data.record import VideoSource
 
 
 def test_tsm_list_parses_paths_comments_and_roots(tmp_path):
     f = tmp_path / "train.txt"
     f.write_text("# a comment\nvideos/a.mp4 120 3\n\nmy clip/b 2 0\n/abs/c.mp4 64 17\n")
     recs = read_tsm_list(f)
-    assert recs == [VideoRecord(tmp_path / "videos/a.mp4", 120, 3),
-                    VideoRecord(tmp_path / "my clip/b", 2, 0),
-                    VideoRecord(Path("/abs/c.mp4"), 64, 17)]
+    assert recs == [VideoSource(tmp_path / "videos/a.mp4", 120, 3),
+                    VideoSource(tmp_path / "my clip/b", 2, 0),
+                    VideoSource(Path("/abs/c.mp4"), 64, 17)]
     assert read_tsm_list(f, root="/data")[0].path == Path("/data/videos/a.mp4")
     assert [r.num_frames for r in read_tsm_list(f, min_frames=3)] == [120, 64]
 
@@ -45,14 +45,14 @@ def test_tsm_list_empty_and_missing(tmp_path):
 
 
 def test_write_tsm_list_round_trip(tmp_path, monkeypatch):
-    recs = [VideoRecord(tmp_path / "v" / "a.mp4", 16, 0), VideoRecord(Path("/x/b.mp4"), 8, 5)]
+    recs = [VideoSource(tmp_path / "v" / "a.mp4", 16, 0), VideoSource(Path("/x/b.mp4"), 8, 5)]
     out = write_tsm_list(tmp_path / "lists" / "train.txt", recs, root=tmp_path)
     assert out.read_text() == "v/a.mp4 16 0\n/x/b.mp4 8 5\n"
     assert read_tsm_list(out, root=tmp_path) == recs
     assert [p.name for p in out.parent.iterdir()] == ["train.txt"]
     (tmp_path / "rel").mkdir()
     monkeypatch.chdir(tmp_path)  # a relative list folder still gets paths relative to it
-    write_tsm_list("rel/val.txt", [VideoRecord(tmp_path / "rel" / "v.mp4", 3, 1)])
+    write_tsm_list("rel/val.txt", [VideoSource(tmp_path / "rel" / "v.mp4", 3, 1)])
     assert (tmp_path / "rel" / "val.txt").read_text() == "v.mp4 3 1\n"
 
 
@@ -81,8 +81,8 @@ def test_ssv2_labels_and_split(tmp_path):
     assert read_ssv2(test, read_ssv2_labels(labels), video_template="{}/")[0] == \
         SSv2Record("7", tmp_path / "7", None, None, ())
     assert ssv2_video_records(recs, frame_counter=lambda p: len(p.name)) == [
-        VideoRecord(tmp_path / "videos/78687.webm", 10, 0),
-        VideoRecord(tmp_path / "videos/42.webm", 7, 1)]
+        VideoSource(tmp_path / "videos/78687.webm", 10, 0),
+        VideoSource(tmp_path / "videos/42.webm", 7, 1)]
     with pytest.raises(ValueError, match="SSv2 video 7 .* has no label"):
         ssv2_video_records(read_ssv2(test, labels), frame_counter=len)
     assert ssv2_class_name("Pushing [something] so that it falls") == \

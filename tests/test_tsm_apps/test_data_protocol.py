@@ -5,8 +5,7 @@ import pytest
 
 from tsm_apps.config_text import read_config_text
 from tsm_apps.data.pipeline import clip_indices, views_from_frames
-from tsm_apps.data.protocol import (TestProtocol, legacy_protocol, mmaction2_protocol,
-                                    official_protocol, protocol_for)
+from tsm_apps.data.protocol import TestProtocol, mmaction2_protocol
 
 MM = """
 crop = 256
@@ -25,17 +24,6 @@ def mm(sampler="dict(type='SampleFrames', clip_len=1, num_clips=8, test_mode=Tru
     return mmaction2_protocol(MM.format(sampler=sampler, crop_kind=crop_kind, avg=avg))
 
 
-def test_official_names_pick_their_protocol():
-    p = official_protocol("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth")
-    assert (p.sampling, p.clips, p.scale_size, p.crop_size, p.crops, p.style, p.resize,
-            p.fusion) == ("tsn", 1, 256, 224, 1, "official", "pil", "logits")
-    d = official_protocol("TSM_kinetics_RGB_mobilenetv2_shift8_blockres_avg_segment8_e100_dense.pth")
-    assert (d.sampling, d.clips, d.scale_size, d.crop_size, d.crops) == ("dense", 10, 256, 256, 3)
-    assert d.describe().startswith("official protocol (test_models.py --dense_sample --full_res "
-                                   "--test_crops 3): 10 dense clips x 3 crops of 256 from "
-                                   "shorter side 256 (pil resize), mean logits")
-
-
 def test_mmaction2_test_pipelines_read_from_the_config_text():
     three = mm()
     assert (three.sampling, three.clips, three.scale_size, three.crop_size, three.crops,
@@ -50,19 +38,6 @@ def test_mmaction2_test_pipelines_read_from_the_config_text():
                "sample_range=32, num_sample_positions=4, test_mode=True)", "CenterCrop")
     assert (dense.sampling, dense.clips, dense.dense_window) == ("dense", 4, 32)
     assert mmaction2_protocol(None).source.endswith("(no config in the checkpoint)")
-
-
-def test_our_checkpoints_carry_theirs():
-    rec = TestProtocol(scale_size=128, crop_size=112, crops=3)
-    assert protocol_for("tsm_apps", {"meta": {"test_protocol": rec.to_dict()}}) == rec
-    old = protocol_for("tsm_apps", {"meta": {"train_config": {"size": 64}}})
-    assert old == legacy_protocol({"size": 64})
-    assert (old.scale_size, old.crop_size, old.resize) == (64, 64, "torch")
-    assert protocol_for("official", {}, "x.pth").origin == "official"
-    with pytest.raises(ValueError, match="unknown keys"):
-        TestProtocol.from_dict({"crop": 3})
-    with pytest.raises(ValueError, match="crops must be one of"):
-        TestProtocol(crops=4)
 
 
 def test_config_text_is_read_as_data_and_never_run(tmp_path):

@@ -146,11 +146,11 @@ def test_flow_dataset_gives_stacked_segments(tmp_path):
     from PIL import Image
 
     from tsm_apps.data.dataset import VideoDataset
-    from tsm_apps.data.lists import VideoRecord
+    from tsm_apps.data.record import VideoSource
 
     out = tmp_path / "flow"
     extract_video(FlowJob(_moving_square(tmp_path, frames=6), out, "farneback"))
-    recs = [VideoRecord(out, count_flow(out), 1)]
+    recs = [VideoSource(out, count_flow(out), 1)]
     train = VideoDataset(recs, 2, "train", 32, modality="flow", new_length=2)
     x, y = train[0]
     assert x.shape == (2, 4, 32, 32) and y == 1

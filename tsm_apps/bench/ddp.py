@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from ..io import read_json
 from ..models.recognizer import build_recognizer
 from .timing import Figure
 
@@ -59,7 +60,7 @@ def _launch(nproc: int, steps: int, batch: int) -> float:
         if r.returncode != 0 or not out.is_file():
             raise RuntimeError(f"torchrun exited {r.returncode} without rank 0's figure: "
                                f"{r.stderr[-2000:]}")
-        return json.loads(out.read_text())["clips_per_s"]
+        return read_json(out)["clips_per_s"]
 
 
 def ddp_scaling(quick: bool) -> list:

@@ -2,9 +2,10 @@
 
 ``tsm export CHECKPOINT --out model.onnx [--online] [--size 224] [--opset 17]``
 
-* offline: input ``clips (N, T, 3, H, W)`` -> output ``logits (N, K)``, dynamic ``N``. The shift is
-  ``torch.cat`` of slices and zeros (:func:`tsm_apps.models.shift.temporal_shift`), so the trace holds
-  no constants that depend on the export batch (the official code's slice assignment does).
+* offline: input ``clips (N, T, 3, H, W)`` -> output ``logits (N, K)``, dynamic ``N``. The shift
+  is ``torch.cat`` of slices and zeros (:func:`tsm_apps.models.shift.temporal_shift`), so the
+  trace holds no constants that depend on the export batch (the official code's slice assignment
+  does).
 * online: :class:`~tsm_apps.models.online.OnlineStep`: inputs ``frame (N, 3, H, W)``, ``buffer_0 ..
   buffer_{B-1}`` (``(N, C_i // fold_div, h_i, w_i)``, zeros for a new stream) -> outputs
   ``logits (N, K)``, ``new_buffer_0 ..``; feed the new buffers back with the next frame.
@@ -17,8 +18,8 @@ import argparse
 import os
 import sys
 import warnings
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional, Sequence
 
 import torch
@@ -92,16 +93,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     from ..options import options_from
-    from .reading import inspect_checkpoint, load_checkpoint
+    from .identity import official_test_segments
+    from .reading import build_from_checkpoint, inspect_checkpoint
 
     args = options_from(ExportConfig, build_parser().parse_args(argv))
     if not args.out:
         raise ValueError("--out is required: the .onnx file to write")
     if args.size < 32:
         raise ValueError(f"--size must be >= 32 (the trunk downsamples by 32), got {args.size}")
-    overrides = {} if args.segments is None else {"num_segments": args.segments}
-    inspect_checkpoint(args.checkpoint, "tsm export needs a recognizer checkpoint")  # one line
-    model = load_checkpoint(args.checkpoint, **overrides)
+    ckpt = inspect_checkpoint(args.checkpoint, "tsm export needs a recognizer checkpoint")[0]
+    t = args.segments or official_test_segments(args.checkpoint)
+    model = build_from_checkpoint(ckpt, args.checkpoint, **({"num_segments": t} if t else {}))
     if args.online and model.config.shift == "offline":
         print(f"tsm export: note: {args.checkpoint} was trained with the offline (bi-directional) "
               "shift; the online step model uses the causal shift, so its outputs differ from "

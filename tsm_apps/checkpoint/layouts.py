@@ -21,14 +21,13 @@ Layouts recognised by :func:`detect_layout`:
 The two ImageNet layouts hold plain 2D convolutions: :func:`align_to` moves their weights onto a
 shifted model's keys (``conv1.weight`` -> ``conv1.net.weight``).
 
-:func:`infer_structure` reads the architecture from the mapped keys; :func:`parse_official_name`
-reads the official file-name convention; :func:`mmaction2_meta_config` the config text that
-mmengine stores in ``meta['cfg']``.
+:func:`infer_structure` reads the architecture from the mapped keys; :func:`mmaction2_meta_config`
+the config text that mmengine stores in ``meta['cfg']`` (the official file name is read by
+:mod:`tsm_apps.checkpoint.identity`).
 """
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Mapping, Sequence
 
 from torch import Tensor
@@ -227,31 +226,6 @@ def _resnet_arch(keys: list) -> str:
     kind = "bottleneck" if bottleneck else "basic"
     raise ValueError(f"no ResNet has {counts} {kind} blocks per stage; known: "
                      f"{ {n: list(s[1]) for n, s in RESNET_SPECS.items()} }")
-
-
-def parse_official_name(name: str | Path) -> dict:
-    """Config fields encoded in an official TSM checkpoint file name, or ``{}`` if not one.
-
-    ``TSM_<dataset>_<modality>_<arch>[_shift<div>_<place>][_tpool]_<consensus>_segment<T>_e<E>
-    [...][_dense][_nl]`` e.g. ``TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth``.
-    """
-    stem = Path(name).name.split(".")[0]
-    tokens = stem.split("_")
-    if len(tokens) < 4 or tokens[0] != "TSM":
-        return {}
-    if tokens[2] not in ("RGB", "Flow"):
-        raise ValueError(f"{Path(name).name}: modality {tokens[2]!r} is not supported "
-                         "(RGB or Flow; Flow's channels come from its first conv)")
-    cfg: dict = {"arch": tokens[3], "shift": None, "non_local": "nl" in tokens[4:],
-                 "temporal_pool": "tpool" in tokens[4:]}
-    for i, tok in enumerate(tokens[4:], start=4):
-        if re.fullmatch(r"shift\d+", tok):
-            cfg["shift"], cfg["fold_div"] = "offline", int(tok[len("shift"):])
-            if i + 1 < len(tokens) and tokens[i + 1] in ("block", "blockres"):
-                cfg["place"] = tokens[i + 1]
-        elif re.fullmatch(r"segment\d+", tok):
-            cfg["num_segments"] = int(tok[len("segment"):])
-    return cfg
 
 
 def mmaction2_meta_config(meta: Mapping) -> dict:

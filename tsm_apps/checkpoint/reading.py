@@ -6,9 +6,9 @@ Our format (a plain dict of tensors and Python scalars/containers, so ``weights_
      "state_dict": {...}, "meta": {...}, <training state: "optimizer", "scheduler", ...>}
 
 Foreign layouts (official TSM repository, mmaction2, torchvision / mmpretrain ImageNet ResNets)
-are mapped in
-:mod:`tsm_apps.checkpoint.layouts`; :func:`load_checkpoint` builds the model that any of them defines, :func:`load_weights` loads one
-into a model that already exists (and says precisely why it does not fit).
+are mapped in :mod:`tsm_apps.checkpoint.layouts`; :func:`load_checkpoint` builds the model that
+any of them defines, :func:`load_weights` loads one into a model that already exists (and says
+precisely why it does not fit).
 """
 from __future__ import annotations
 
@@ -21,8 +21,15 @@ from torch import Tensor, nn
 
 from ..io import atomic_save, read_checkpoint  # noqa: F401  (re-exported)
 from ..models.recognizer import Recognizer, RecognizerConfig, recognizer_from_config
-from .layouts import (IMAGENET_LAYOUTS, align_to, detect_layout, infer_structure,
-                      mmaction2_meta_config, parse_official_name, to_our_keys)
+from .identity import parse_official_name
+from .layouts import (
+    IMAGENET_LAYOUTS,
+    align_to,
+    detect_layout,
+    infer_structure,
+    mmaction2_meta_config,
+    to_our_keys,
+)
 
 FORMAT = "tsm_apps.recognizer/1"
 _MAX_LISTED = 12  # keys listed per category in mismatch errors
@@ -110,16 +117,17 @@ def build_from_checkpoint(ckpt: dict, path: str | os.PathLike, **overrides: Any)
 
 
 def load_weights(model: nn.Module, path: str | os.PathLike,
-                 ignore: Sequence[str] = (), report: Optional[Callable[[str], Any]] = None
-                 ) -> dict:
+                 ignore: Sequence[str] = (), report: Optional[Callable[[str], Any]] = None,
+                 checkpoint: Optional[dict] = None) -> dict:
     """Load a checkpoint of any known layout into an existing ``model``; returns the raw checkpoint.
 
+    ``checkpoint``: the file already read by :func:`read_checkpoint` (it is not read again).
     Keys starting with a prefix in ``ignore`` (e.g. ``("fc.",)`` to fine-tune on new classes)
     are skipped on both sides. ValueError when the checkpoint does not fit the model. The
     layout and the loaded/skipped counts go to ``report`` (e.g. ``print``), else to the log.
     """
     path = Path(path)
-    ckpt = read_checkpoint(path)
+    ckpt = read_checkpoint(path) if checkpoint is None else checkpoint
     layout, sd, _ = checkpoint_config(ckpt, path.name)
     target = getattr(model, "module", model)
     if layout in IMAGENET_LAYOUTS:

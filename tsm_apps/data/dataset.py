@@ -32,9 +32,9 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset, default_collate
 
-from .lists import VideoRecord
 from .pipeline import clip_indices, flow_stacks, views_from_frames
-from .protocol import TestProtocol
+from .protocol import TestProtocol, official_scale_size
+from .record import VideoSource
 from .sampling import DENSE_WINDOW, make_sampler
 from .transforms import train_transform
 from .video import VideoDecodeError
@@ -52,11 +52,12 @@ class VideoDataset(Dataset):
     ``transform``: ``size -> (uint8 (N, H, W, C), rng) -> float (N, C, S, S)`` for training
     (default: :func:`train_transform` at that size, area crop, no mirror; pass something
     picklable, e.g. a ``functools.partial``, for DataLoader workers). ``protocol``: validation's
-    views (default: shorter side ``size * 256 // 224``, centre crop). ``modality``: ``"rgb"``
+    views (default: shorter side :func:`~tsm_apps.data.protocol.official_scale_size`, centre
+    crop). ``modality``: ``"rgb"``
     (video files / frame folders) or ``"flow"`` (flow folders, ``new_length`` fields a segment).
     """
 
-    def __init__(self, records: Sequence[VideoRecord], num_segments: int, mode: str = "train",
+    def __init__(self, records: Sequence[VideoSource], num_segments: int, mode: str = "train",
                  size: int = 224, transform: Optional[Callable[[int], Callable]] = None,
                  protocol: Optional[TestProtocol] = None, sampling: str = "tsn",
                  dense_window: int = DENSE_WINDOW, modality: str = "rgb", new_length: int = 1,
@@ -78,8 +79,8 @@ class VideoDataset(Dataset):
         self.make_transform = transform or partial(train_transform, crop="area", flip=False,
                                                    modality=modality)
         self.frame_template, self.start_index = frame_template, start_index
-        self.protocol = protocol or TestProtocol(scale_size=size * 256 // 224, crop_size=size,
-                                                 source="validation")
+        self.protocol = protocol or TestProtocol(scale_size=official_scale_size(size),
+                                                 crop_size=size, source="validation")
         self.seed, self.epoch = seed, 0
         self.skipped: list = []
         self._transforms: dict = {}
@@ -97,7 +98,7 @@ class VideoDataset(Dataset):
                              f"{tuple(videos.shape)}")
         if len(labels) != len(videos):
             raise ValueError(f"{len(videos)} videos but {len(labels)} labels")
-        records = [VideoRecord(Path(f"<memory:{i}>"), videos.shape[1], int(lab))
+        records = [VideoSource(Path(f"<memory:{i}>"), videos.shape[1], int(lab))
                    for i, lab in enumerate(labels)]
         return cls(records, num_segments, "train" if train else "val", size,
                    frames=[v.numpy() for v in videos], **kw)
@@ -117,7 +118,7 @@ class VideoDataset(Dataset):
         """The generator of item ``index`` in the current epoch."""
         return np.random.default_rng([self.seed, self.epoch, index])
 
-    def _read(self, r: VideoRecord, indices: np.ndarray) -> np.ndarray:
+    def _read(self, r: VideoSource, indices: np.ndarray) -> np.ndarray:
         if self.modality == "flow":
             from .flow import read_flow
             return read_flow(r.path, indices)

@@ -29,11 +29,6 @@ def flow_to_uint8(flow: np.ndarray, bound: float = BOUND) -> np.ndarray:
     return np.rint(255.0 * (v + bound) / (2 * bound)).astype(np.uint8)
 
 
-def uint8_to_flow(img: np.ndarray, bound: float = BOUND) -> np.ndarray:
-    """The inverse map (to within one quantisation step ``2 * bound / 255``)."""
-    return img.astype(np.float32) * (2 * bound / 255.0) - bound
-
-
 def count_flow(folder: str | Path) -> int:
     """Number of flow fields in ``folder`` (``flow_x_00001.jpg`` .. ``flow_x_<n>.jpg``)."""
     folder = Path(folder)

@@ -12,7 +12,8 @@ from clip ``v // views_per_clip`` and crop ``v % views_per_clip``; ``C`` = 3 (RG
 (flow, channels ``[x_1, y_1, ..., x_L, y_L]``). ``indices (clips, T)`` 0-based frames (flow: the
 first field of each segment's stack, ``stacks (clips, T, L)``). ``frames (V, T, S, S, 3)`` uint8:
 the pixels each RGB view shows. ``boxes (crops, 4)``: ``x0, y0, x1, y1`` of each crop in the
-original frame's pixels (``frame_size = (H, W)``).
+original frame's pixels (``frame_size = (H, W)``); :meth:`ClipViews.to_input` and
+:meth:`ClipViews.box_in` map boxes between the frame and a crop's input.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from torch import Tensor
 
 from .normalization import modality_stats, normalize
 from .protocol import TestProtocol
+from .record import VideoSource
 from .sampling import dense_sample_test, sample_multi_clip, sample_test, sample_twice
 from .transforms import GroupScale, GroupViews, ToTensor
 
@@ -45,6 +47,23 @@ class ClipViews:
     @property
     def num_views(self) -> int:
         return int(self.input.shape[0])
+
+    def to_input(self, boxes: np.ndarray, crop: int = 0) -> np.ndarray:
+        """Boxes ``(..., 4)`` ``x0, y0, x1, y1`` in the original frame's pixels -> pixels of
+        crop ``crop``'s input ``(S_h, S_w)`` (a box outside the view gets coordinates outside
+        ``[0, S]``)."""
+        x0, y0, x1, y1 = self.boxes[crop]
+        h, w = self.input.shape[-2:]
+        sx, sy = w / (x1 - x0), h / (y1 - y0)
+        return (np.asarray(boxes) - np.array([x0, y0, x0, y0])) * np.array([sx, sy, sx, sy])
+
+    def box_in(self, size: tuple, crop: int = 0) -> tuple:
+        """Crop ``crop``'s box ``(x0, y0, x1, y1)`` in the frame shown at ``size = (h, w)``
+        (e.g. the frames an app holds at its working resolution)."""
+        h, w = self.frame_size
+        sy, sx = size[0] / h, size[1] / w
+        x0, y0, x1, y1 = self.boxes[crop]
+        return (x0 * sx, y0 * sy, x1 * sx, y1 * sy)
 
 
 def clip_indices(protocol: TestProtocol, num_frames: int, num_segments: int,
@@ -119,11 +138,11 @@ def views_from_frames(read: Callable[[np.ndarray], np.ndarray], indices: np.ndar
                      [f for _, _, f in offsets], tuple(raw.shape[1:3]), protocol, stacks)
 
 
-def load_views(source, protocol: TestProtocol, num_segments: int, modality: str = "rgb",
-               new_length: int = 1, frames: Optional[np.ndarray] = None) -> ClipViews:
-    """The test input of one video: ``source`` has ``path`` and ``num_frames`` (and optionally
-    ``frame_template``/``start_index``), e.g. a :class:`~tsm_apps.data.lists.VideoRecord`;
-    ``frames`` uint8 ``(F, H, W, 3)`` already decoded are used instead of reading ``path``.
+def load_views(source: Optional[VideoSource], protocol: TestProtocol, num_segments: int,
+               modality: str = "rgb", new_length: int = 1,
+               frames: Optional[np.ndarray] = None) -> ClipViews:
+    """The test input of one video ``source``; ``frames`` uint8 ``(F, H, W, 3)`` already
+    decoded are used instead of reading ``source.path`` (``source`` may then be None).
     Flow: ``source.path`` is the video's flow folder and ``num_frames`` its field count."""
     num = int(len(frames) if frames is not None else source.num_frames)
     if modality == "flow":
@@ -135,7 +154,5 @@ def load_views(source, protocol: TestProtocol, num_segments: int, modality: str 
     if frames is not None:
         return views_from_frames(lambda i: np.ascontiguousarray(frames[i]), idx, protocol)
     from .video import read_video_frames
-    template = getattr(source, "frame_template", None)
-    start = getattr(source, "start_index", 1)
-    return views_from_frames(lambda i: read_video_frames(source.path, i, template, start),
-                             idx, protocol)
+    return views_from_frames(lambda i: read_video_frames(source.path, i, source.frame_template,
+                                                         source.start_index), idx, protocol)

@@ -1,13 +1,14 @@
 """Test protocols: how a checkpoint's clips are sampled, resized, cropped and fused at test time.
 
-A :class:`TestProtocol` belongs to the checkpoint (:func:`protocol_for`), so ``tsm test``,
+A :class:`TestProtocol` belongs to the checkpoint
+(:func:`tsm_apps.checkpoint.identity.protocol_for`), so ``tsm test``,
 dissection, the app and the Python API see the same pixels and give the same answer:
 
 * ours (``tsm_apps`` layout): the protocol recorded by training (``meta['test_protocol']``: the
   validation protocol it chose ``best.pth`` with); older checkpoints: what their training
   validated on (shorter side to the crop size, centre crop, torch resize).
 * the official TSM repository (``test_models.py`` + ``ops/dataset.py``): segment centres
-  ``int(tick / 2 + tick * i)``; ``GroupScale(crop * 256 // 224)`` (PIL bilinear via
+  ``int(tick / 2 + tick * i)``; ``GroupScale(`` :func:`official_scale_size` ``)`` (PIL bilinear via
   torchvision); torchvision ``CenterCrop`` rounding; logits averaged over views. ``_dense``
   file names: I3D dense sampling, 10 clips, full resolution (crops of 256), 3 crops
   (``GroupFullResSample``), as the authors' test logs.
@@ -22,9 +23,7 @@ sampling and scale but takes the whole resized frame instead of crops.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, fields, replace
-from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from ..options import from_mapping
@@ -35,10 +34,17 @@ from .sampling import DENSE_TEST_CLIPS, DENSE_WINDOW
 SAMPLINGS = ("tsn", "dense", "twice", "multi")
 FUSIONS = ("logits", "prob")
 VIEWS = ("crop", "frame")
-OFFICIAL_SCALE = 256 / 224
+OFFICIAL_SCALE = (256, 224)  # shorter side : crop side (official test_models.py scale_size)
 
-__all__ = ["TestProtocol", "protocol_for", "official_protocol", "mmaction2_protocol",
-           "legacy_protocol", "SAMPLINGS", "FUSIONS", "VIEWS"]
+__all__ = ["TestProtocol", "mmaction2_protocol", "official_scale_size", "SAMPLINGS", "FUSIONS",
+           "VIEWS", "OFFICIAL_SCALE"]
+
+
+def official_scale_size(crop_size: int) -> int:
+    """The shorter side a ``crop_size`` view is cut from: ``crop_size * 256 // 224`` (official
+    ``TSN.scale_size``, used by ``test_models.py``; our validation's default)."""
+    scale, crop = OFFICIAL_SCALE
+    return int(crop_size) * scale // crop
 
 
 @dataclass(frozen=True)
@@ -121,42 +127,6 @@ class TestProtocol:
     @classmethod
     def from_dict(cls, d: Mapping) -> "TestProtocol":
         return from_mapping(cls, d, "test protocol")
-
-
-def official_protocol(name: str = "", crop_size: int = 224) -> TestProtocol:
-    """The official repository's test protocol for a checkpoint file ``name``."""
-    stem = Path(name).name.split(".")[0]
-    if "dense" in stem.split("_"):
-        full = int(crop_size * 256 // 224)
-        return TestProtocol("official", "dense", DENSE_TEST_CLIPS, full, full, 3,
-                            source="test_models.py --dense_sample --full_res --test_crops 3")
-    return TestProtocol("official", scale_size=int(crop_size * 256 // 224), crop_size=crop_size,
-                        source="test_models.py, 1 clip, centre crop")
-
-
-def legacy_protocol(train_config: Mapping) -> TestProtocol:
-    """What our older checkpoints (without ``meta['test_protocol']``) were validated on."""
-    size = int(train_config.get("size", 224))
-    return TestProtocol("tsm_apps", scale_size=size, crop_size=size, resize="torch",
-                        source="training's validation (checkpoint without a recorded protocol)")
-
-
-def protocol_for(layout: str, checkpoint: Mapping, name: str = "") -> TestProtocol:
-    """The test protocol of a checkpoint read by :func:`tsm_apps.io.read_checkpoint`, given its
-    key ``layout`` (:func:`tsm_apps.checkpoint.layouts.detect_layout`) and file ``name``."""
-    meta = checkpoint.get("meta") if isinstance(checkpoint.get("meta"), Mapping) else {}
-    if layout == "tsm_apps":
-        if isinstance(meta.get("test_protocol"), Mapping):
-            return TestProtocol.from_dict(meta["test_protocol"])
-        train = meta.get("train_config")
-        if isinstance(train, Mapping) and train.get("size"):
-            return legacy_protocol(train)
-        return TestProtocol("tsm_apps", source="default (no training record)")
-    if layout == "mmaction2":
-        return mmaction2_protocol(meta.get("cfg") if isinstance(meta.get("cfg"), str) else None)
-    if layout == "official" or re.match(r"TSM_", Path(name).name):
-        return official_protocol(name)
-    return TestProtocol("default", source="default (official-style)")
 
 
 def _mm_pipeline(cfg: Mapping) -> Optional[list]:

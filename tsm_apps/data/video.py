@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Optional, Union
+from typing import Iterable, Iterator, Optional, Union
 
 import numpy as np
 
@@ -33,8 +33,8 @@ _WRITE_FORMATS = {".mp4": ("mp4", "libx264"), ".m4v": ("mp4", "libx264"),
                   ".mov": ("mov", "libx264"), ".mkv": ("matroska", "libx264"),
                   ".avi": ("avi", "mpeg4")}
 
-__all__ = ["VideoDecodeError", "read_video_frames", "count_frames", "write_video",
-           "DEFAULT_FRAME_TEMPLATE", "DEFAULT_START_INDEX"]
+__all__ = ["VideoDecodeError", "read_video_frames", "frame_stream", "count_frames", "frame_rate",
+           "write_video", "DEFAULT_FRAME_TEMPLATE", "DEFAULT_START_INDEX"]
 
 
 class VideoDecodeError(RuntimeError):
@@ -237,6 +237,43 @@ def read_video_frames(path: PathLike, indices: Iterable[int],
     return np.stack([got[i] for i in idx.tolist()])
 
 
+def frame_stream(path: PathLike, frame_template: Optional[str] = None,
+                 start_index: int = DEFAULT_START_INDEX) -> Iterator[tuple]:
+    """Every frame of a video file or frame folder, in order, decoded lazily: yields
+    ``((W, H), resize)`` per frame, ``resize((w, h))`` giving it as uint8 ``(h, w, 3)`` RGB
+    (area-averaged: FFmpeg's AREA for files, PIL's BOX for folders; unchanged at ``(W, H)``),
+    so a long video can be held downscaled without ever holding it at full size. Close the
+    generator to release the decoder. Raises :class:`VideoDecodeError`."""
+    path = Path(path)
+    if path.is_dir():
+        yield from _folder_stream(path, frame_template or DEFAULT_FRAME_TEMPLATE, start_index)
+        return
+    av = _av()
+    try:
+        with av.open(str(path)) as container:
+            if not container.streams.video:
+                raise VideoDecodeError(path, "no video stream (empty or audio-only file)")
+            stream = container.streams.video[0]
+            stream.thread_type = "AUTO"
+            for frame in container.decode(stream):
+                yield (frame.width, frame.height), lambda size, f=frame: f.to_ndarray(
+                    width=size[0], height=size[1], format="rgb24", interpolation="AREA")
+    except (av.FFmpegError, OSError, ValueError) as e:
+        raise VideoDecodeError(path, f"decoding failed ({type(e).__name__})") from None
+
+
+def _folder_stream(path: Path, template: str, start_index: int) -> Iterator[tuple]:
+    from PIL import Image
+
+    t = start_index
+    while (path / _frame_name(template, t)).is_file():
+        with Image.open(path / _frame_name(template, t)) as img:
+            img = img.convert("RGB")
+        yield img.size, lambda size, im=img: np.asarray(
+            im if im.size == tuple(size) else im.resize(size, Image.Resampling.BOX))
+        t += 1
+
+
 def count_frames(path: PathLike, exact: bool = False,
                  frame_template: Optional[str] = None,
                  start_index: int = DEFAULT_START_INDEX) -> int:
@@ -265,13 +302,30 @@ def count_frames(path: PathLike, exact: bool = False,
     return len(_index(path))
 
 
+def frame_rate(path: PathLike) -> Optional[float]:
+    """Frames per second that a video file's container states (None: a frame folder, or no
+    rate stated). Raises :class:`VideoDecodeError` for a file that cannot be opened."""
+    path = Path(path)
+    if path.is_dir():
+        return None
+    container = _open(path)
+    try:
+        rate = container.streams.video[0].average_rate
+        return float(rate) if rate else None
+    finally:
+        container.close()
+
+
 def write_video(path: PathLike, frames: np.ndarray, fps: float, crf: int = 18,
-                preset: str = "veryfast", keyframe_interval: Optional[int] = None) -> Path:
+                preset: str = "veryfast", keyframe_interval: Optional[int] = None,
+                threads: Optional[int] = None) -> Path:
     """Write uint8 RGB ``frames (T, H, W, 3)`` as H.264 yuv420p (mp4/mov/mkv; MPEG-4 for avi).
 
     ``keyframe_interval`` frames between keyframes (default: one per second, so sparse reads
-    can seek). H and W must be even (4:2:0 chroma). The file appears atomically (written to a
-    temporary file in the same folder, then renamed). Returns the path.
+    can seek); ``crf`` 0 is lossless (decoded frames equal the frames after 4:2:0 chroma
+    subsampling); ``threads``: encoder threads (None: the codec's choice). H and W must be even
+    (4:2:0 chroma). The file appears atomically (written to a temporary file in the same
+    folder, then renamed). Returns the path.
     """
     path = Path(path)
     frames = np.asarray(frames)
@@ -285,17 +339,18 @@ def write_video(path: PathLike, frames: np.ndarray, fps: float, crf: int = 18,
         raise ValueError(f"{path}: H.264 yuv420p needs an even width and height, got {w}x{h}; "
                          f"crop or pad the frames")
     if path.suffix.lower() not in _WRITE_FORMATS:
-        raise ValueError(f"{path}: cannot write {path.suffix!r}; use one of {sorted(_WRITE_FORMATS)}")
+        raise ValueError(f"{path}: cannot write {path.suffix!r}; use one of "
+                         f"{sorted(_WRITE_FORMATS)}")
     if not fps > 0:
         raise ValueError(f"{path}: fps must be > 0, got {fps}")
     fmt, codec = _WRITE_FORMATS[path.suffix.lower()]
     with atomic_path(path) as tmp:
-        _encode(tmp, frames, fps, fmt, codec, crf, preset, keyframe_interval)
+        _encode(tmp, frames, fps, fmt, codec, crf, preset, keyframe_interval, threads)
     return path
 
 
 def _encode(tmp: Path, frames: np.ndarray, fps: float, fmt: str, codec: str, crf: int,
-            preset: str, keyframe_interval: Optional[int]) -> None:
+            preset: str, keyframe_interval: Optional[int], threads: Optional[int]) -> None:
     av = _av()
     rate = Fraction(fps).limit_denominator(1001)
     options = {"crf": str(crf), "preset": preset} if codec == "libx264" else {}
@@ -304,9 +359,14 @@ def _encode(tmp: Path, frames: np.ndarray, fps: float, fmt: str, codec: str, crf
         stream.width, stream.height = frames.shape[2], frames.shape[1]
         stream.pix_fmt = "yuv420p"
         stream.codec_context.gop_size = max(1, int(keyframe_interval or round(float(rate))))
+        if threads is not None:
+            stream.codec_context.thread_count = int(threads)
         if codec != "libx264":
-            stream.codec_context.bit_rate = 8 * frames.shape[1] * frames.shape[2] * int(float(rate) + 1)
-        for arr in frames:
+            pixels = frames.shape[1] * frames.shape[2]
+            stream.codec_context.bit_rate = 8 * pixels * int(float(rate) + 1)
+        for t, arr in enumerate(frames):
             frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(arr), format="rgb24")
-            container.mux(stream.encode(frame.reformat(format="yuv420p")))
+            frame = frame.reformat(format="yuv420p")
+            frame.pts, frame.time_base = t, 1 / rate
+            container.mux(stream.encode(frame))
         container.mux(stream.encode(None))

@@ -4,7 +4,8 @@ recognition.
 
 The protocol is the checkpoint's (:mod:`tsm_apps.data.protocol`: ours as recorded by training,
 the official repository's -- dense for ``_dense`` files --, mmaction2's stored config) and is
-printed first; ``--clips``, ``--crops``, ``--size``, ``--scale-size``, ``--view`` change it.
+printed first; ``--clips``, ``--crops``, ``--size``, ``--scale-size``, ``--view``,
+``--twice-sample`` change it.
 Inputs are checked (checkpoint readable, of a known layout, with a classifier; videos listed;
 labels within the classes) before any frame is decoded.
 """
@@ -35,6 +36,9 @@ class TestConfig:
     size: Optional[int] = None
     scale_size: Optional[int] = None
     view: Optional[str] = field(default=None, **option(choices=VIEWS))
+    twice_sample: bool = field(default=False, **option(
+        "2 clips: the segment centres, then the segment starts (the official --twice_sample; "
+        "Something-Something's accurate setting adds --crops 3 --size 256)"))
     device: str = "auto"
     out: Optional[str] = field(default=None, **option("write the results as JSON here"))
     progress: bool = True
@@ -51,8 +55,14 @@ class TestConfig:
     stride: int = field(default=2, **option("--online: frames between streamed frames"))
 
     def protocol_options(self) -> dict:
-        return {"clips": self.clips, "crops": self.crops, "crop_size": self.size,
-                "scale_size": self.scale_size, "view": self.view}
+        """The changes to the checkpoint's test protocol (None: keep its value)."""
+        out = {"clips": self.clips, "crops": self.crops, "crop_size": self.size,
+               "scale_size": self.scale_size, "view": self.view}
+        if self.twice_sample:
+            if self.clips not in (None, 2):
+                raise ValueError(f"--twice-sample gives 2 clips, got --clips {self.clips}")
+            out.update(sampling="twice", clips=2)
+        return out
 
 
 def build_parser():

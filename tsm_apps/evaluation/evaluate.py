@@ -12,21 +12,22 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
+from ..data.record import VideoSource
 from .metrics import confusion_matrix, per_class_accuracy, topk_correct
 from .recognition import Checkpoint, predict
 
 __all__ = ["evaluate", "accuracy"]
 
 
-def evaluate(ck: Checkpoint, records: Sequence, progress: bool = True) -> dict:
-    """Run ``ck``'s protocol over ``records`` (anything with ``path``, ``num_frames``, ``label``
-    (None: unlabelled) and optionally ``name``/``frame_template``/``start_index``)."""
+def evaluate(ck: Checkpoint, records: Sequence[VideoSource], progress: bool = True) -> dict:
+    """Run ``ck``'s protocol over ``records`` (``label`` None: unlabelled; a video is shown by
+    its ``name``, else its path)."""
     from tqdm import tqdm
     scores, videos = [], []
     for r in tqdm(records, desc="tsm test", disable=not progress, leave=False):
         pred = predict(ck, r)
         scores.append(pred.probs)
-        videos.append({"video": str(getattr(r, "name", None) or r.path), "label": r.label,
+        videos.append({"video": r.name or str(r.path), "label": r.label,
                        "num_frames": r.num_frames, "frames": pred.indices.tolist(),
                        "top5": pred.top5})
     out = {"videos": len(videos), "protocol": ck.protocol.to_dict(),

@@ -1,9 +1,9 @@
 """``tsm test --fuse`` (RGB + Flow two-stream) and ``tsm test --online`` (early recognition).
 
 Fusion (TSN/TSM two-stream): each stream scores every validation video under its own test
-protocol (:func:`~tsm_apps.evaluation.recognition.predict`); the fused score is the weighted mean of the two
-softmax scores, ``(w_rgb * p_rgb + w_flow * p_flow) / (w_rgb + w_flow)``. Reported for 1:1 and
-TSN's 1:1.5 (RGB:Flow) unless ``--fuse-weights`` names others.
+protocol (:func:`~tsm_apps.evaluation.recognition.predict`); the fused score is the weighted
+mean of the two softmax scores, ``(w_rgb * p_rgb + w_flow * p_flow) / (w_rgb + w_flow)``.
+Reported for 1:1 and TSN's 1:1.5 (RGB:Flow) unless ``--fuse-weights`` names others.
 
 Early recognition: :mod:`tsm_apps.evaluation.early`; its files (``early.csv``: fraction, one
 column per method; ``early.json`` with whole-video online vs offline; ``early.html``, Plotly) are
@@ -48,10 +48,11 @@ def top1(scores: Tensor, labels: Tensor) -> float:
 
 
 def _val_list(data: str) -> Path:
-    p = Path(data)
-    p = p / "val.txt" if p.is_dir() else p
+    """The list file ``data`` names: itself, or the ``val.txt`` / ``test.txt`` of a folder."""
+    from ..data.sources import resolve_list
+    p = resolve_list(data)
     if not p.is_file():
-        raise FileNotFoundError(f"list not found: {p}")
+        raise FileNotFoundError(f"list not found: {p / 'val.txt'}")
     return p
 
 

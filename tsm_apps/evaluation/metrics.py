@@ -14,7 +14,8 @@ def _check(logits: Tensor, labels: Tensor) -> None:
 
 
 def topk_correct(logits: Tensor, labels: Tensor, ks: Sequence[int] = (1, 5)) -> list:
-    """Number of samples whose label is among the top ``k`` logits, per ``k`` (``k`` capped at K)."""
+    """Number of samples whose label is among the top ``k`` logits, per ``k`` (``k`` capped at
+    K)."""
     _check(logits, labels)
     kmax = min(max(ks), logits.shape[1])
     top = logits.topk(kmax, dim=1).indices
@@ -25,7 +26,8 @@ def topk_correct(logits: Tensor, labels: Tensor, ks: Sequence[int] = (1, 5)) -> 
 def confusion_matrix(pred: Tensor, labels: Tensor, num_classes: int) -> Tensor:
     """``(K, K)`` counts; row = true class, column = predicted class."""
     if pred.shape != labels.shape or pred.dim() != 1:
-        raise ValueError(f"pred and labels must be (N,), got {tuple(pred.shape)}, {tuple(labels.shape)}")
+        raise ValueError(f"pred and labels must be (N,), got {tuple(pred.shape)}, "
+                         f"{tuple(labels.shape)}")
     idx = labels.long() * num_classes + pred.long()
     return torch.bincount(idx, minlength=num_classes ** 2).view(num_classes, num_classes)
 

@@ -5,7 +5,8 @@ prediction it makes on a video -- what ``tsm test``, dissection and the app all 
     ck = open_checkpoint("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth")
     pred = predict(ck, "clip.mp4")          # pred.indices (clips, T), pred.top5, pred.probs (K,)
 
-The protocol is the checkpoint's own (:func:`tsm_apps.data.protocol.protocol_for`); options
+The protocol, class names and test segments are the checkpoint's own
+(:mod:`tsm_apps.checkpoint.identity`); options
 (``clips``, ``crops``, ``scale_size``, ``view='frame'``...) change it explicitly.
 """
 from __future__ import annotations
@@ -19,10 +20,10 @@ import torch
 from torch import Tensor, nn
 
 from ..data.pipeline import ClipViews, load_views
-from ..data.protocol import TestProtocol, protocol_for
+from ..data.protocol import TestProtocol
 from .scoring import fuse_views, top_k, view_logits
 
-__all__ = ["Checkpoint", "Prediction", "open_checkpoint", "predict", "video_source"]
+__all__ = ["Checkpoint", "Prediction", "open_checkpoint", "predict"]
 
 
 @dataclass
@@ -54,42 +55,26 @@ class Prediction:
     views: ClipViews
 
 
-@dataclass(frozen=True)
-class _Source:
-    path: Path
-    num_frames: int
-    frame_template: Optional[str] = None
-    start_index: int = 1
-
-
-def video_source(path: str | Path) -> _Source:
-    """A video file or frame folder as a pipeline source (its frames counted)."""
-    from ..data.sources import find_sources
-    found = find_sources(path)
-    if len(found) != 1:
-        raise ValueError(f"{path}: expected one video or frame folder, found {len(found)}")
-    s = found[0]
-    if s.error:
-        raise ValueError(f"{s.path}: {s.error}")
-    return s
-
-
 def open_checkpoint(path: str | Path, classes: Optional[str] = None,
                     protocol: Optional[TestProtocol] = None, device: Any = None,
                     segments: Optional[int] = None, model_overrides: Optional[dict] = None,
+                    what: str = "testing needs a recognizer checkpoint",
                     **options: Any) -> Checkpoint:
-    """Read ``path`` safely, build its recognizer (``segments`` overrides ``T``;
-    ``model_overrides`` other config fields, e.g. ``{"shift": "online"}``) on ``device``
-    (default: CUDA when present), its class names and its test protocol (``protocol`` replaces
-    it; ``options`` such as ``clips=10`` change it)."""
+    """Read ``path`` once, safely, and build its recognizer (``segments`` overrides ``T``, by
+    default the checkpoint's test segments; ``model_overrides`` other config fields, e.g.
+    ``{"shift": "online"}``) on ``device`` (default: :func:`tsm_apps.distributed.auto_device`),
+    its class names (``classes``: a class file) and its test protocol (``protocol`` replaces it;
+    ``options`` such as ``clips=10`` change it). ``what``: why a file without a classifier is
+    refused (the error names the file)."""
+    from ..checkpoint.identity import class_names, official_test_segments, protocol_for
     from ..checkpoint.reading import build_from_checkpoint, inspect_checkpoint
-    from ..data.classes import class_names
+    from ..distributed import auto_device
     path = Path(path)
-    ckpt, layout, fields = inspect_checkpoint(path, "testing needs a recognizer checkpoint")
-    overrides = dict(model_overrides or {}, **({"num_segments": segments} if segments else {}))
+    ckpt, layout, fields = inspect_checkpoint(path, what)
+    t = segments or official_test_segments(path.name)
+    overrides = dict(model_overrides or {}, **({"num_segments": t} if t else {}))
     model = build_from_checkpoint(ckpt, path, **overrides)
-    dev = torch.device(device) if device is not None else torch.device(
-        "cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(device) if device is not None else auto_device()
     names = class_names(int(fields["num_classes"]), ckpt, classes, file_name=path.name)
     proto = (protocol or protocol_for(layout, ckpt, path.name)).with_options(**options)
     channels = int(fields.get("in_channels", 3))
@@ -101,7 +86,8 @@ def open_checkpoint(path: str | Path, classes: Optional[str] = None,
 def predict(ck: Checkpoint, video: Any, frames: Optional[np.ndarray] = None) -> Prediction:
     """``ck``'s prediction on ``video`` (a path, or a source with ``path``/``num_frames``;
     ``frames`` uint8 ``(F, H, W, 3)`` already decoded may be given instead)."""
-    source = video_source(video) if isinstance(video, (str, Path)) and frames is None else video
+    from ..data.record import VideoSource
+    source = VideoSource.of(video) if isinstance(video, (str, Path)) and frames is None else video
     views = load_views(source, ck.protocol, ck.num_segments, ck.modality, ck.new_length, frames)
     logits = view_logits(ck.model, views.input)
     probs = fuse_views(logits, ck.protocol.fusion)

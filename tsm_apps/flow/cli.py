@@ -47,9 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _sources(src: Path) -> dict:
     """``{list name or '': [VideoSource, ...]}`` for SRC."""
-    from ..data.sources import find_sources, read_source_list
+    from ..data.lists import read_video_list
+    from ..data.sources import find_sources
     if src.is_dir() and (src / "train.txt").is_file():
-        return {n: read_source_list(src / n) for n in LISTS if (src / n).is_file()}
+        return {n: read_video_list(src / n) for n in LISTS if (src / n).is_file()}
     return {"": find_sources(src)}
 
 
@@ -61,7 +62,8 @@ def _job(s, out: Path, method: str, bound: float):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..data.lists import VideoRecord, write_tsm_list
+    from ..data.lists import write_tsm_list
+    from ..data.record import VideoSource
     from .extract import extract_all, write_summary
     src, out = Path(args.src), Path(args.out)
     groups = _sources(src)  # checks SRC before any decoding
@@ -75,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     records = extract_all(jobs, args.workers, args.progress)
     by_dir = {j.out_dir: r for j, r in zip(jobs, records)}
     for lst, sources in groups.items():
-        recs = [VideoRecord(_job(s, out, args.method, args.bound).out_dir,
+        recs = [VideoSource(_job(s, out, args.method, args.bound).out_dir,
                             by_dir[_job(s, out, args.method, args.bound).out_dir]["flow"],
                             s.label if s.label is not None else -1) for s in sources]
         write_tsm_list(out / (lst or "list.txt"), recs)

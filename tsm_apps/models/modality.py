@@ -16,19 +16,8 @@ from typing import Mapping
 import torch
 from torch import Tensor, nn
 
-from ..data.normalization import FLOW_MEAN, FLOW_STD  # noqa: F401  (defined once there)
-
 MODALITIES = ("rgb", "flow")
 FIRST_CONV_KEYS = ("backbone.conv1.weight", "backbone.features.0.0.weight")  # ResNet, MobileNetV2
-
-
-def modality_channels(modality: str, new_length: int = 5) -> int:
-    """Input channels per segment: 3 for ``"rgb"``, ``2 * new_length`` for ``"flow"``."""
-    if modality not in MODALITIES:
-        raise ValueError(f"modality must be one of {MODALITIES}, got {modality!r}")
-    if new_length < 1:
-        raise ValueError(f"new_length must be >= 1, got {new_length}")
-    return 3 if modality == "rgb" else 2 * new_length
 
 
 def cross_modality_weight(weight: Tensor, in_channels: int) -> Tensor:

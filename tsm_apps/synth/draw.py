@@ -6,20 +6,17 @@ A positive angle turns a shape clockwise on screen (``y`` points down).
 """
 from __future__ import annotations
 
-from fractions import Fraction
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-
-from ..io import atomic_path
 
 # Unit "L" (side 1, centred): no rotational symmetry, so the turning direction is visible.
 L_SHAPE = np.array([(-0.5, -0.5), (-0.1, -0.5), (-0.1, 0.15), (0.5, 0.15), (0.5, 0.5),
                     (-0.5, 0.5)], np.float64)
 # Radius of the smallest circle about the centre that holds the L at any angle.
 L_RADIUS = float(np.hypot(0.5, 0.5))
-CRF = "0"  # lossless: decoded frames equal the rendered ones (after 4:2:0), whatever x264 decides
+CRF = 0  # lossless: decoded frames equal the rendered ones (after 4:2:0), whatever x264 decides
 
 
 def place(shape: np.ndarray, cx: float, cy: float, side: float, angle_deg: float = 0.0
@@ -73,26 +70,14 @@ def clutter(rng: np.random.Generator, width: int, height: int, items: int = 24,
 
 def write_mp4(path: Path, frames: np.ndarray, fps: int) -> Path:
     """Encode uint8 ``(T, H, W, 3)`` RGB frames as lossless H.264 mp4 (yuv420p, one keyframe a
-    second), atomically.
+    second, one encoder thread), atomically (:func:`tsm_apps.data.video.write_video`).
 
     Lossless because x264 (as built into PyAV here) is not bit-reproducible: the same frames
     encoded twice at crf 18 sometimes decode to frames a few levels apart. At crf 0 every
     encoding decodes to the same pixels (the rendered frames after 4:2:0 chroma subsampling),
     so the set's decoded frames are a function of the seed. Synthetic clips stay small
     (~33 KB for 16 frames at 112x112)."""
-    import av
+    from ..data.video import write_video
 
-    with atomic_path(path) as tmp, av.open(str(tmp), mode="w", format="mp4") as container:
-        stream = container.add_stream("libx264", rate=fps,
-                                      options={"crf": CRF, "preset": "veryfast"})
-        stream.width, stream.height = frames.shape[2], frames.shape[1]
-        stream.pix_fmt = "yuv420p"
-        stream.codec_context.thread_count = 1
-        stream.codec_context.gop_size = max(1, int(fps))
-        for t, arr in enumerate(frames):
-            frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(arr), format="rgb24")
-            frame = frame.reformat(format="yuv420p")
-            frame.pts, frame.time_base = t, Fraction(1, int(fps))
-            container.mux(stream.encode(frame))
-        container.mux(stream.encode(None))
-    return Path(path)
+    return write_video(path, frames, fps, crf=CRF, keyframe_interval=max(1, int(fps)),
+                       threads=1)

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from ..io import atomic_write_text
+from ..io import atomic_write_text, read_json
 
 
 def claim(root: Path, params: dict) -> None:
@@ -15,7 +15,7 @@ def claim(root: Path, params: dict) -> None:
     non-empty folder without one (a re-run with the same parameters resumes)."""
     manifest = root / "synth.json"
     if manifest.is_file():
-        old = json.loads(manifest.read_text())
+        old = read_json(manifest)
         if old != params:
             raise ValueError(f"{root} already holds a synthetic set made with {old}; "
                              f"choose another --out or delete it")

@@ -15,7 +15,7 @@ from typing import Callable, Iterator, Optional
 
 import numpy as np
 
-from tsm_apps.data.video import VideoDecodeError, count_frames, read_video_frames
+from tsm_apps.data.video import VideoDecodeError, count_frames, frame_stream, read_video_frames
 
 from ...models import MODELS
 from ..settings import DecodeLimits
@@ -71,7 +71,7 @@ def read_video(path: Path, max_frames: int, limits: Optional[DecodeLimits] = Non
     if limits is None:
         frames = read_video_frames(path, range(min(n, max_frames)), **kw)
         return Decoded(frames, n, (frames.shape[2], frames.shape[1]))
-    reader = _folder_frames(path) if path.is_dir() else _file_frames(path)
+    reader = frame_stream(path, **kw)
     return _decode(reader, n, limits, path)
 
 
@@ -100,31 +100,3 @@ def _decode(reader: Reader, total: int, limits: DecodeLimits, path: Path) -> Dec
     if not out:
         raise VideoDecodeError(path, "no frame could be decoded")
     return Decoded(np.stack(out), total, first)
-
-
-def _file_frames(path: Path) -> Reader:
-    import av
-
-    try:
-        with av.open(str(path)) as container:
-            if not container.streams.video:
-                raise VideoDecodeError(path, "no video stream (empty or audio-only file)")
-            stream = container.streams.video[0]
-            stream.thread_type = "AUTO"
-            for frame in container.decode(stream):
-                yield (frame.width, frame.height), lambda size, f=frame: f.to_ndarray(
-                    width=size[0], height=size[1], format="rgb24", interpolation="AREA")
-    except (av.FFmpegError, OSError, ValueError) as e:
-        raise VideoDecodeError(path, f"decoding failed ({type(e).__name__})") from None
-
-
-def _folder_frames(path: Path) -> Reader:
-    from PIL import Image
-
-    t = 0
-    while (path / VID_FRAME_TEMPLATE.format(t)).is_file():
-        with Image.open(path / VID_FRAME_TEMPLATE.format(t)) as img:
-            img = img.convert("RGB")
-        yield img.size, lambda size, im=img: np.asarray(
-            im if im.size == tuple(size) else im.resize(size, Image.Resampling.BOX))
-        t += 1

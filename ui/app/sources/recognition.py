@@ -19,8 +19,8 @@ import numpy as np
 from .shared import session_copy
 
 __all__ = ["LoadedRecognizer", "ModelMaps", "ClipInput", "load_recognizer",
-           "load_online", "prepare_clip", "prepare_frame", "model_maps", "top_k",
-           "maps_overlay", "maps_on_frames", "map_methods", "LiveRecognizer", "for_session"]
+           "load_online", "prepare_clip", "prepare_frame", "model_maps", "top_classes",
+           "maps_on_frames", "map_methods", "LiveRecognizer", "for_session"]
 
 _LOAD_ERRORS = (ValueError, KeyError, TypeError, RuntimeError, OSError, EOFError,
                 pickle.UnpicklingError)
@@ -80,9 +80,9 @@ def map_methods() -> tuple:
 
 
 def _device():
-    import torch
+    from tsm_apps.distributed import auto_device
 
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return auto_device()
 
 
 def load_recognizer(path: Path, **overrides: Any) -> LoadedRecognizer:
@@ -123,12 +123,9 @@ def _display(frames: Optional[np.ndarray], indices: np.ndarray, path: Optional[P
     first view's box in their pixels."""
     from tsm_apps.data.video import read_video_frames
 
-    h, w = views.frame_size
     have = frames is not None and len(frames) > int(indices.max())
     shown = frames[indices] if have else read_video_frames(path, indices)
-    sy, sx = shown.shape[1] / h, shown.shape[2] / w
-    x0, y0, x1, y1 = views.boxes[0]
-    return np.ascontiguousarray(shown), (x0 * sx, y0 * sy, x1 * sx, y1 * sy)
+    return np.ascontiguousarray(shown), views.box_in(shown.shape[1:3])
 
 
 def prepare_clip(rec: LoadedRecognizer, frames: Optional[np.ndarray] = None,
@@ -180,17 +177,12 @@ def model_maps(rec: LoadedRecognizer, clip: ClipInput, method: str = "cam",
     return ModelMaps(out.maps[0].detach().float().cpu().numpy(), probs, int(out.classes[0]))
 
 
-def top_k(probs: np.ndarray, names: Sequence[str], k: int = 5) -> list[tuple[str, float]]:
-    """The ``k`` most probable classes as ``(name, probability)``, best first."""
-    order = np.argsort(-np.asarray(probs), kind="stable")[:k]
-    return [(str(names[i]), float(probs[i])) for i in order]
+def top_classes(probs: np.ndarray, names: Sequence[str], k: int = 5) -> list[tuple[str, float]]:
+    """The ``k`` most probable classes as ``(name, probability)``, best first (ties: the lower
+    index first): :func:`tsm_apps.evaluation.scoring.top_k`'s ranking, as table rows."""
+    from tsm_apps.evaluation.scoring import top_k
 
-
-def maps_overlay(frames: np.ndarray, maps: np.ndarray, per: str = "clip") -> np.ndarray:
-    """Maps over the frames they explain, ``(T, S, S, 3)`` uint8 (:func:`dissect.overlay`)."""
-    from dissect import overlay
-
-    return overlay(frames, maps, per=per)
+    return [(str(t["name"]), t["prob"]) for t in top_k(probs, names, k)]
 
 
 def maps_on_frames(clip: ClipInput, maps: np.ndarray, per: str = "clip") -> np.ndarray:

@@ -1,0 +1,116 @@
+"""Each idea that is written as a literal has one home: the ImageNet mean/std, the official test
+scale ``256 // 224``, the multi-scale crop list, opening a video (``av.open``), reading a
+checkpoint (``torch.load``) and the ImageNet-VID ``Annotations`` folder appear in the code
+(docstrings aside) of their home modules only, across every product package."""
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("tsm_apps", "detection", "dissect", "ui")
+MEAN, STD = {0.485, 0.456, 0.406, 123.675, 116.28, 103.53}, {0.229, 0.224, 0.225, 58.395,
+                                                             57.12, 57.375}
+CROP_SCALES = {0.875, 0.75, 0.66}
+ANNOTATIONS = re.compile(r"(^|/)Annotations(/|$)")
+
+
+def _docstrings(tree: ast.AST) -> set:
+    out = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
+                isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            out.add(id(body[0].value))
+    return out
+
+
+def _numbers(node: ast.AST) -> set:
+    return {e.value for e in getattr(node, "elts", ()) if isinstance(e, ast.Constant)
+            and isinstance(e.value, float)}
+
+
+def _call_of(node: ast.AST, module: str, name: str) -> bool:
+    f = getattr(node, "func", None)
+    return isinstance(node, ast.Call) and isinstance(f, ast.Attribute) and f.attr == name and \
+        isinstance(f.value, ast.Name) and f.value.id == module
+
+
+def _official_scale(node: ast.AST) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Div)) and \
+        isinstance(node.right, ast.Constant) and node.right.value == 224 and \
+        any(isinstance(n, ast.Constant) and n.value == 256 for n in ast.walk(node.left))
+
+
+IDEAS = {  # idea: (home files or folders, does this node write it?)
+    "ImageNet mean/std": (("tsm_apps/data/normalization.py",
+                           "detection/configs/"),  # mmdet dict configs are data: literals
+                          lambda n: isinstance(n, (ast.List, ast.Tuple)) and (
+                              len(_numbers(n) & MEAN) >= 2 or len(_numbers(n) & STD) >= 2)),
+    "256 // 224": (("tsm_apps/data/protocol.py",), _official_scale),
+    "multi-scale crop list": (("tsm_apps/data/transforms.py",),
+                              lambda n: isinstance(n, (ast.List, ast.Tuple))
+                              and len(_numbers(n) & CROP_SCALES) >= 2),
+    "av.open": (("tsm_apps/data/video.py",), lambda n: _call_of(n, "av", "open")),
+    "torch.load": (("tsm_apps/io.py",), lambda n: _call_of(n, "torch", "load")),
+    '"Annotations"': (("tsm_apps/data/vid_layout.py",),
+                      lambda n: isinstance(n, ast.Constant) and isinstance(n.value, str)
+                      and bool(ANNOTATIONS.search(n.value))),
+}
+
+
+def sites(source: str, found) -> list:
+    """Line numbers where ``found(node)`` holds, docstrings left out."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    return sorted({n.lineno for n in ast.walk(tree) if id(n) not in docs and found(n)})
+
+
+def offenders(idea: str) -> dict:
+    """``{file: [lines]}`` writing ``idea`` outside its homes."""
+    homes, found = IDEAS[idea]
+    out = {}
+    for pkg in PACKAGES:
+        for f in sorted((ROOT / pkg).rglob("*.py")):
+            rel = f.relative_to(ROOT).as_posix()
+            if rel.startswith(homes):
+                continue
+            lines = sites(f.read_text(), found)
+            if lines:
+                out[rel] = lines
+    return out
+
+
+def test_the_finders_see_each_idea_and_not_its_words():
+    src = ('"""Reads Annotations/VID/x.xml; crop * 256 // 224."""\n'
+           "import av, torch\n"
+           "m = (0.485, 0.456, 0.406)\n"
+           "s = size * 256 // 224\n"
+           "c = [1, .875, .75, .66]\n"
+           "v = av.open(p)\n"
+           "w = torch.load(p, weights_only=True)\n"
+           "a = root / 'Annotations' / 'VID'\n"
+           "b = f'{root}/Annotations/VID'\n"
+           "ok = (0.5, 0.875, 224, 256 + 224, 'MyAnnotations', av.opened(p))\n")
+    got = {idea: sites(src, found) for idea, (_, found) in IDEAS.items()}
+    assert got == {"ImageNet mean/std": [3], "256 // 224": [4], "multi-scale crop list": [5],
+                   "av.open": [6], "torch.load": [7], '"Annotations"': [8, 9]}
+
+
+# Files that still write an idea outside its home when this test was written, each to be moved
+# there by its owner (then its entry goes); any other file writing one fails the test.
+PENDING = {
+    "256 // 224": {"tsm_apps/train/config.py", "tsm_apps/train/sections.py"},
+    "multi-scale crop list": {"tsm_apps/train/config.py", "tsm_apps/train/sections.py",
+                              "tsm_apps/train/presets.py"},
+    '"Annotations"': {"detection/metric.py", "detection/vid_dataset.py",
+                      "tsm_apps/synth/vid.py", "tsm_apps/synth/vid_objects.py",
+                      "ui/app/sources/detection.py"},
+}
+
+
+@pytest.mark.parametrize("idea", list(IDEAS))
+def test_each_literal_idea_lives_in_its_home(idea):
+    found = offenders(idea)
+    assert set(found) <= PENDING.get(idea, set()), found
