@@ -15,7 +15,8 @@ from tests.test_tsm_apps.reference_pipelines import (VIDEOS, grey_levels, mmacti
 from tests.test_tsm_apps.test_checkpoint import RefTSN, to_mmaction2
 from tsm_apps.cli import main
 from tsm_apps.data.pipeline import load_views
-from tsm_apps.evaluation.recognition import open_checkpoint, video_source
+from tsm_apps.data.record import VideoSource
+from tsm_apps.evaluation.recognition import open_checkpoint
 
 OFFICIAL = "TSM_kinetics_RGB_resnet18_shift8_blockres_avg_segment8_e50.pth"
 DENSE = "TSM_kinetics_RGB_resnet18_shift8_blockres_avg_segment8_e100_dense.pth"
@@ -103,7 +104,7 @@ def test_checkpoint_matches_its_reference_test_pipeline(origin, video, ref_model
     assert_same_top5(got["top5"], want)
     assert (got["protocol"]["resize"], got["protocol"]["fusion"]) == recorded
     assert all(w in got["printed"] for w in words), got["printed"]
-    ours = load_views(video_source(path), open_checkpoint(checkpoints / name).protocol, 8)
+    ours = load_views(VideoSource.of(path), open_checkpoint(checkpoints / name).protocol, 8)
     assert grey_levels(ours.input, views) < 1.0
 
 
@@ -113,7 +114,7 @@ def test_a_one_pixel_crop_shift_moves_the_scores_beyond_the_tolerance(ref_model,
     path = sample_video("bigbuckbunny.mp4")
     _, views = official_views(path)
     ck = open_checkpoint(checkpoints / OFFICIAL)
-    shifted = load_views(video_source(path), ck.protocol.with_options(style="mmaction2"), 8)
+    shifted = load_views(VideoSource.of(path), ck.protocol.with_options(style="mmaction2"), 8)
     assert 0.1 < grey_levels(shifted.input, views)
     with torch.no_grad():
         a = reference_top5(ref_model(views), "logits")

@@ -202,7 +202,7 @@ def render(settings: UISettings) -> None:
         with col:
             st.markdown(f"Top-5 of model {slot} on the video")
             st.caption(rec.protocol.describe())
-            tables.top_k(sources.top_k(res[slot].probs, rec.names))
+            tables.top_k_table(sources.top_classes(res[slot].probs, rec.names))
     live_view.recognition(models, video, res)
 
 

@@ -174,7 +174,7 @@ def recognition(models: dict, video, offline: dict) -> None:
 
     st.markdown(f"offline top-5 on the video ({len(offline['clips'][slot].indices)} segments "
                 "a clip, the checkpoint's test protocol)")
-    st.markdown(tables.top_k_text(sources.top_k(offline[slot].probs, rec.names)))
+    st.markdown(tables.top_k_text(sources.top_classes(offline[slot].probs, rec.names)))
 
     def draw(s: Stream) -> None:  # light elements only: it is redrawn for every frame
         if s.last is None:
@@ -185,8 +185,8 @@ def recognition(models: dict, video, offline: dict) -> None:
         left, right = st.columns(2)
         left.image(video.frames[s.t], width=320)
         right.markdown(f"online top-5 after {s.t + 1} frames (mean of the frame logits)\n\n"
-                       + tables.top_k_text(sources.top_k(running, rec.names)))
-        right.caption(f"this frame alone: {sources.top_k(frame_p, rec.names, 1)[0][0]}")
+                       + tables.top_k_text(sources.top_classes(running, rec.names)))
+        right.caption(f"this frame alone: {sources.top_classes(frame_p, rec.names, 1)[0][0]}")
 
     run(s, draw, "rec")
 

@@ -55,7 +55,7 @@ def per_row(rows: Mapping[str, Mapping[str, object]], key: str, fmt: str, what: 
     return f"{what}: " + ", ".join(cells)
 
 
-def top_k(rows: list[tuple[str, float]]) -> None:
+def top_k_table(rows: list[tuple[str, float]]) -> None:
     """A top-k table: class and probability."""
     show(pd.DataFrame(rows, columns=["class", "probability"]), {"probability": PROBABILITY},
          hide_index=True)
