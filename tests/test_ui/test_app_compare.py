@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import shutil
 
-import numpy as np
 import pytest
 
 from tests.sample_videos import sample_video
-from ui_fixtures import captions, image_captions, image_urls, write_checkpoints
+from ui_fixtures import image_captions, image_urls, write_checkpoints
 
 MODE = "Any two checkpoints on any video"
 
@@ -105,34 +104,6 @@ def test_typed_paths_outside_the_allowed_folders_are_refused(app_for, compare_ru
                                            f"**Model B: {elsewhere / 'tsm.pth'}** — TSM")
 
 
-def _buffer_bytes(path: str) -> int:
-    """Bytes of the online model's shift buffers for one 32x32 frame (float32)."""
-    from tsm_apps import OnlineStep, load_checkpoint
-
-    shapes = OnlineStep(load_checkpoint(path, shift="online")).buffer_shapes((1, 3, 32, 32))
-    return 4 * sum(int(np.prod(s)) for s in shapes)
-
-
-@pytest.mark.parametrize("slot", ["A", "B"])
-def test_live_recognizer_steps_and_restarts(app_for, compare_runs, slot):
-    at = _open(app_for, compare_runs)
-    at.radio(key="live_rec_slot").set_value(slot).run()
-    at.slider(key="attc").set_value(1).run()  # reruns keep the stream
-    at.button(key="live_rec_step").click().run()
-    at.button(key="live_rec_step").click().run()
-    assert not at.exception and not at.error
-    caps = captions(at)
-    status = next(c for c in caps if c.startswith("paused: frame 1/119 · last frame "))
-    path = at.selectbox(key=f"attc_ckpt_{slot}").value
-    tsm = path.endswith("tsm/best.pth")
-    assert status.endswith(" ms · not played yet · " + (
-        f"shift cache {_buffer_bytes(path) / 1024:.1f} kB" if tsm else
-        "no shift cache (no temporal shift: nothing carried between frames)")), status
-    assert any("online top-5 after 2 frames" in m.value for m in at.markdown)
-    at.button(key="live_rec_restart").click().run()
-    assert any("press Stream or Step" in c.value for c in at.caption)
-
-
 def test_a_checkpoint_can_be_uploaded_instead(app_for, compare_runs):
     at = _open(app_for, compare_runs)
     box = at.selectbox(key="attc_ckpt_B")
@@ -189,3 +160,17 @@ def test_a_bad_checkpoint_is_one_line_on_the_page(app_for, compare_runs, tmp_pat
         assert "weights_only" not in errors[0].lower()
     finally:
         bad.unlink()
+
+
+def test_a_typed_relative_path_is_read_in_the_runs_folder(app_for, compare_runs):
+    """A path typed as the list shows it (relative to the runs folder) is that checkpoint; a
+    relative path that climbs out of the runs folder is refused, named as typed."""
+    at = _open(app_for, compare_runs)
+    at.selectbox(key="attc_ckpt_B").set_value("(type a path)").run()
+    at.text_input(key="attc_path_B").input("train/tsm/best.pth").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "**Model B: train/tsm/best.pth** — TSM" in at.markdown[0].value
+    at.text_input(key="attc_path_B").input("../../etc/passwd").run()
+    assert [e.value for e in at.error] == [
+        "Model B: ../../etc/passwd: outside the folders this app may read (the runs folder, "
+        "uploads, and folders allowed with `tsm ui --allow-root DIR`)"]

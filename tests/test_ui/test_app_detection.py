@@ -1,6 +1,6 @@
 """Detection view on random-weight TSN and online-TSM detectors and an annotated VID snippet
-(AppTest): limits stated, ground-truth toggle, every box listed, the live stream (one element
-for both panels, per-session state), configs read as data."""
+(AppTest): limits stated, ground-truth toggle, every box listed (one element for both panels),
+configs read as data. The live stream: test_app_live.py."""
 from __future__ import annotations
 
 import shutil
@@ -63,64 +63,6 @@ def test_browse_limits_ground_truth_marks_and_every_box_listed(app_for, det_runs
             f"{name} frame 2/3: {len(kept.scores)} box(es)")
         assert [float(x.rsplit(" ", 1)[1]) for x in listed] == sorted(
             (round(float(s), 2) for s in kept.scores), reverse=True)
-
-
-def test_stream_steps_carry_buffers_and_restart(app_for, det_runs):
-    from ui.app import sources
-
-    at = app_for(det_runs).run()
-    assert any(c.startswith("Detecting on all 6 frames of the video at 96x64") for c in
-               captions(at))
-    at.radio(key="det_mode").set_value("Stream (live)").run()
-    assert any("press Stream or Step" in c for c in captions(at))
-    for _ in range(3):
-        at.button(key="live_det_step").click().run()
-    assert not at.exception and not at.error
-    caps = captions(at)
-    assert any(c.startswith("paused: frame 2/5 · last frame ") and
-               c.endswith(" ms · not played yet") for c in caps), caps
-    tsn, tsm = image_captions(at)
-    assert tsn.startswith("TSN frame 2/5: ") and tsm.startswith("TSM frame 2/5: ")
-    assert "no shift cache (no temporal shift: nothing carried between frames)" in tsn
-    assert " · shift cache " in tsm and "shift cache 0.0 kB" not in tsm
-    # frame 2 of the stream equals frame 2 of the whole video run in one go
-    stream = at.session_state["live_det"]
-    ref = _reference(det_runs, sources.read_frames(det_runs / SNIPPET, 9))
-    for name in ("TSN", "TSM"):
-        got = stream.last[name][0]
-        np.testing.assert_array_equal(got.boxes, ref[name][2].boxes)
-        np.testing.assert_array_equal(got.scores, ref[name][2].scores)
-    at.button(key="live_det_restart").click().run()
-    assert any("press Stream or Step" in c for c in captions(at))
-    at.radio(key="det_mode").set_value("Browse all frames").run()
-    assert not at.exception and "live_det" not in at.session_state
-
-
-def test_two_sessions_stepping_in_turn_each_get_the_single_session_boxes(app_for, det_runs):
-    """Two pages on one server (the detectors are loaded once and shared) step through the same
-    snippet, their clicks interleaved and one page a frame ahead: every frame of each equals
-    the detectors run once over the whole snippet."""
-    from ui.app import sources
-
-    ref = _reference(det_runs, sources.read_frames(det_runs / SNIPPET, 9))
-    pages = [app_for(det_runs).run() for _ in range(2)]
-    for at in pages:
-        at.radio(key="det_mode").set_value("Stream (live)").run()
-    pages[0].button(key="live_det_step").click().run()
-    seen = {0: [], 1: []}
-    for _ in range(5):
-        for i, at in enumerate(pages):
-            at.button(key="live_det_step").click().run()
-            assert not at.exception and not at.error
-            s = at.session_state["live_det"]
-            seen[i].append((s.t, {n: s.last[n][0] for n in ("TSN", "TSM")}))
-    assert [t for t, _ in seen[0]] == [1, 2, 3, 4, 5] and [t for t, _ in seen[1]] == [0, 1, 2, 3, 4]
-    for runs in seen.values():
-        for t, dets in runs:
-            for name in ("TSN", "TSM"):
-                np.testing.assert_array_equal(dets[name].boxes, ref[name][t].boxes)
-                np.testing.assert_array_equal(dets[name].scores, ref[name][t].scores)
-    assert all(len(ref["TSM"][t].scores) > 10 for t in range(6))  # boxes to compare
 
 
 def test_config_that_is_code_is_refused_and_never_run(app_for, det_runs, tmp_path):

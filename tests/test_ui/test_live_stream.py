@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ui.app import live_view
-from ui.app.live_view import Stream, cache_text, status
+from ui.app import live
+from ui.app.live import Stream, cache_text, status
 
 
 class Clock:
@@ -19,7 +19,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch):
     c = Clock()
-    monkeypatch.setattr(live_view.time, "perf_counter", c)
+    monkeypatch.setattr(live.time, "perf_counter", c)
     return c
 
 
@@ -34,26 +34,45 @@ def test_rate_is_measured_while_playing_only(clock):
     s = _stream(clock)
     s.advance()  # a Step before playing: no rate yet
     assert s.rate() is None and status(s).endswith("· not played yet")
-    live_view._play(s)
+    assert Stream(("k",), 3, lambda t: t).model_ms() is None  # nothing computed yet
+    live._play(s)
     for _ in range(5):
         s.advance()
         clock.now += 0.08  # drawing and the page's round trip: 0.1 s per frame in all
     assert s.rate() == pytest.approx(10.0)
-    live_view._pause(s)
+    live._pause(s)
     clock.now += 30.0  # paused for half a minute
     assert s.rate() == pytest.approx(10.0)
-    live_view._step(s)  # a Step while paused does not count
+    live._step(s)  # a Step while paused does not count
     assert s.rate() == pytest.approx(10.0)
-    assert status(s) == "paused: frame 6/99 · last frame 20 ms · 10.0 frames/s while playing"
-    live_view._play(s)  # a new run of Play: measured afresh, the pause left out
+    assert status(s) == ("paused: frame 6/99 · last frame 20 ms · model median 20 ms · 10.0 "
+                         "frames/s while playing")
+    live._play(s)  # a new run of Play: measured afresh, the pause left out
     for _ in range(3):
         s.advance()
         clock.now += 0.23
     assert s.rate() == pytest.approx(4.0)
-    assert status(s, "x").startswith("playing: frame 9/99 · last frame 20 ms · 4.0 frames/s")
+    assert status(s, "x").startswith("playing: frame 9/99 · last frame 20 ms · model median 20 "
+                                     "ms · 4.0 frames/s")
 
 
 def test_cache_lines():
     assert cache_text(None) == "no shift cache (no temporal shift: nothing carried between frames)"
     assert cache_text(1536) == "shift cache 1.5 kB"
     assert cache_text(3 * 2**20) == "shift cache 3.00 MB"
+
+
+def test_model_time_is_the_median_of_the_models_alone(clock):
+    """The status line's model time: the median of ``step``'s own times (drawing left out)."""
+    times = iter([0.030, 0.010, 0.500, 0.020, 0.040])
+
+    def step(t: int) -> int:
+        clock.now += next(times)
+        return t
+    s = Stream(("k",), 10, step)
+    live._play(s)
+    for _ in range(5):
+        s.advance()
+        clock.now += 1.0  # drawing: not the models' time
+    assert s.model_ms() == pytest.approx(30.0)
+    assert " · last frame 40 ms · model median 30 ms · " in status(s)

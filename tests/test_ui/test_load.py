@@ -1,10 +1,12 @@
 """The app under load, reduced: four headless Chromium sessions at once on a loopback ``tsm ui``
-(attention on a 1280x720 upload, downscaled and cut by the decoded-size limit, then the online recognizer and both detectors streamed for
-four frames each, within a bounded time). No session may see an error; every session gets its maps and its frames;
+(attention on a 1280x720 upload, downscaled and cut by the decoded-size limit, then in the Live
+view the online recognizer and both detectors streamed for four frames each, within a bounded
+time). No session may see an error; every session gets its maps and its frames;
 every session's upload folder is gone once its page is closed. The full run and its figures:
 ``benchmarks/load_app.py`` (docs/results.md)."""
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -36,6 +38,9 @@ def test_four_sessions_at_once(tmp_path):
     assert all(n >= FRAMES for n in fig["recognizer_frames"]), fig["recognizer_frames"]
     assert all(n >= FRAMES for n in fig["detectors_frames"]), fig["detectors_frames"]
     assert fig["recognizer_ms_median"] > 0 and fig["detectors_ms_median"] > 0
+    for kind in ("recognizer", "detectors"):  # the page's rate and the models' own, per session
+        assert all(f > 0 for f in fig[f"{kind}_fps"]), fig[f"{kind}_fps"]
+        assert all(m >= 0 for m in fig[f"{kind}_model_ms"]), fig[f"{kind}_model_ms"]
     assert fig["folders_made"] == SESSIONS and fig["folders_left"] == 0
     assert 100 < fig["server_peak_mb"] < 8000
 
@@ -80,3 +85,18 @@ def test_server_log_reports_are_counted_and_streamlits_disconnects_told_apart():
     # the same chain with a frame of the app in it is the app's
     assert log_tracebacks(DISCONNECT.replace("/v/lib/python3.11/site-packages/starlette/"
                                              "websockets.py", "/work/ui/app/live.py")) == (1, 0)
+
+
+def test_frames_shown_give_the_rate_and_the_models_time():
+    """The frames a page showed (time ms, frame, status line): frames/s from first to last,
+    the intervals between them, the models' median time from the last status line."""
+    from ui.load_figures import Shown
+
+    line = "playing: frame {}/249 · last frame 70 ms · model median {} ms · 9.0 frames/s"
+    shown = Shown([(1000.0, 3, line.format(3, 71)), (1100.0, 4, line.format(4, 70)),
+                   (1300.0, 6, line.format(6, 69)), (1400.0, 7, line.format(7, 68))])
+    assert shown.count == 4 and shown.intervals_ms() == [100.0, 200.0, 100.0]
+    assert shown.fps() == pytest.approx(3 / 0.4)  # frame 5 never reached the page: not counted
+    assert shown.model_ms() == 68.0
+    assert math.isnan(Shown([(5.0, 0, line.format(0, 9))]).fps())  # one frame: no rate
+    assert math.isnan(Shown([]).fps()) and math.isnan(Shown([]).model_ms())

@@ -114,3 +114,31 @@ def test_the_apps_attention_view_gives_the_same_answer(kind, runs, app_for):
     assert frames == api[0]
     assert [t["index"] for t in top5] == [t["index"] for t in api[1]]
     assert max(abs(t["prob"] - a["prob"]) for t, a in zip(top5, api[1])) < 1e-5
+
+
+@pytest.mark.slow
+def test_an_upload_gets_tsm_tests_answer_at_any_working_size(runs, app_for, tmp_path):
+    """A real 1280x720 clip uploaded at the default working size (``--frame-size 360``: the
+    page holds it at 640x360): the Attention view's top-5 and probabilities are ``tsm test``'s
+    on the file, frames included -- the model reads the file, only the display is downscaled."""
+    from ui_fixtures import captions, image_captions
+
+    video = sample_video("bigbuckbunny.mp4")  # 1280x720, 132 frames
+    ckpt = checkpoint(runs, "ours")
+    at = app_for(runs, TSM_UI_FRAME_SIZE="360").run()
+    at.sidebar.radio(key="view").set_value("Attention").run()
+    at.radio(key="att_mode").set_value("Any two checkpoints on any video").run()
+    at.selectbox(key="attc_ckpt_A").set_value(str(ckpt)).run()
+    at.radio(key="attc_kind").set_value("Upload a video").run()
+    at.file_uploader(key="attc_upload").upload(video.name, video.read_bytes(), "video/mp4").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("at 640x360, downscaled from 1280x720" in c for c in captions(at))
+    frames = []
+    for k in range(8):
+        at.slider(key="attc").set_value(k).run()
+        frames.append(int(image_captions(at)[0].split("(video frame ")[1].split(")")[0]))
+    names = open_checkpoint(ckpt).names
+    table = at.dataframe[0].value
+    top5 = [{"index": names.index(n), "prob": float(p)}
+            for n, p in zip(table["class"], table["probability"])]
+    same((frames, top5), answers_of_tsm_test(ckpt, video, tmp_path))

@@ -55,7 +55,8 @@ def _metrics_table(clip: sources.AttentionClip) -> None:
         return
     scores = [k for k in dict.fromkeys(k for m in clip.metrics.values() for k in m)
               if k not in ("correct", "mass_ratio")]
-    tables.show(tables.numbers(clip.metrics, scores), tables.SCORE)
+    tables.show(tables.numbers(clip.metrics, scores), tables.SCORE,
+                labels=tables.DISSECTION_SCORES)
     st.caption("top-1 correct: " + ", ".join(
         f"{m} {'yes' if v.get('correct') else 'no'}" for m, v in clip.metrics.items()))
     st.caption(tables.per_row(clip.metrics, "mass_ratio", tables.RATIO,
@@ -66,7 +67,7 @@ def _caption(clip: sources.AttentionClip, model: str, flow: bool, i: int) -> str
     if flow:
         return f"{model} " + sources.flow_caption(clip.flow[model], i)
     return (f"{model} frame {i}/{len(clip.frames) - 1}: attention mass "
-            f"{float(clip.mass[model][i]):.3g}")
+            f"{tables.amount(float(clip.mass[model][i]))}")
 
 
 RUN_MODE, ANY_MODE = "Clips of a dissection run", "Any two checkpoints on any video"

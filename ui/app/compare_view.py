@@ -10,7 +10,7 @@ from typing import Optional
 import streamlit as st
 
 from ..models import MODELS, TSM, TSN
-from . import access, flow_panel, live_view, player, runs, session, sources, tables, upload
+from . import access, flow_panel, player, runs, session, sources, tables, upload
 from .cache import result_store
 from .draw import upscale
 from .settings import UISettings
@@ -27,7 +27,8 @@ VIEWS = {"crop": "what tsm test scores (the checkpoint's test protocol)",
 
 
 @st.cache_data(show_spinner=False, ttl=30)
-def _checkpoints(root: str) -> list[str]:
+def checkpoints(root: str) -> list[str]:
+    """The checkpoints found under the runs folder ``root`` (paths)."""
     return [str(p) for p in runs.find_checkpoints(Path(root))]
 
 
@@ -50,17 +51,20 @@ def default_pair(found: tuple) -> tuple[int, int]:
     return 0, 1
 
 
-def _pick_checkpoint(col, slot: str, found: list[str], settings: UISettings,
-                     default: int) -> Optional[str]:
-    """The checkpoint chosen for ``slot``: found under the runs folder, uploaded (kept in the
-    session's folder) or typed (confined to the folders the app may read); None meanwhile."""
+def pick_checkpoint(col, label: str, prefix: str, slot: str, found: list[str],
+                    settings: UISettings, default: int) -> Optional[str]:
+    """The checkpoint chosen in selectbox ``label`` (widget keys ``<prefix>_ckpt_<slot>``,
+    ``<prefix>_upload_<slot>``, ``<prefix>_path_<slot>``): found under the
+    runs folder, uploaded (kept in the session's folder) or typed (confined to the folders the
+    app may read; a relative path is read in the runs folder, as the list shows paths); None
+    meanwhile."""
     options = found + [TYPED, UPLOADED]
-    choice = col.selectbox(f"Model {slot}", options, index=min(default, len(options) - 1),
-                           key=f"{KEY}_ckpt_{slot}", format_func=lambda p: p
+    choice = col.selectbox(label, options, index=min(default, len(options) - 1),
+                           key=f"{prefix}_ckpt_{slot}", format_func=lambda p: p
                            if p in (TYPED, UPLOADED) else runs.rel(Path(p), settings.runs_dir))
     if choice == UPLOADED:
         mb = settings.max_checkpoint_mb
-        f = col.file_uploader(f"Checkpoint of model {slot}", key=f"{KEY}_upload_{slot}",
+        f = col.file_uploader(f"Checkpoint of {_lower(label)}", key=f"{prefix}_upload_{slot}",
                               type=list(upload.CHECKPOINT_SUFFIXES), max_upload_size=mb,
                               help=f"at most {mb} MB; kept while this session lasts")
         if f is None:
@@ -73,20 +77,33 @@ def _pick_checkpoint(col, slot: str, found: list[str], settings: UISettings,
             return None
     if choice != TYPED:
         return choice
-    typed = col.text_input(f"Checkpoint path of model {slot}", key=f"{KEY}_path_{slot}",
+    typed = col.text_input(f"Checkpoint path of {_lower(label)}", key=f"{prefix}_path_{slot}",
                            placeholder="/path/to/TSM_kinetics_RGB_resnet50_..._segment8_e50.pth",
-                           help="a file in the runs folder or a folder allowed with "
-                                "`tsm ui --allow-root DIR`")
+                           help="a file in the runs folder (a relative path is read there) or "
+                                "in a folder allowed with `tsm ui --allow-root DIR`")
     if not typed.strip():
         return None
+    read = in_runs(typed.strip(), settings.runs_dir)
     try:
-        return str(access.confine(typed, access.readable_roots(settings)))
-    except access.PathRefused as e:
-        col.error(f"Model {slot}: {e}")
+        return str(access.confine(read, access.readable_roots(settings)))
+    except access.PathRefused as e:  # named as typed
+        col.error(f"{label}: {str(e).replace(read, typed.strip(), 1)}")
         return None
 
 
-def _load(path: str) -> sources.LoadedRecognizer:
+def _lower(label: str) -> str:
+    return label[:1].lower() + label[1:]
+
+
+def in_runs(typed: str, runs_dir: Path) -> str:
+    """A typed path as the app reads it: an absolute (or ``~``) path as it is, a relative one
+    in the runs folder (the checkpoint list shows paths relative to it)."""
+    path = Path(typed).expanduser()
+    return typed if path.is_absolute() else str(Path(runs_dir) / path)
+
+
+def load(path: str) -> sources.LoadedRecognizer:
+    """The recognizer of checkpoint file ``path`` (loaded once per server)."""
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{p} is a folder; expected a checkpoint file (.pth)")
@@ -130,11 +147,8 @@ def _compute(models: dict, video: ChosenVideo, method: str, view: str,
     try:
         for i, (slot, rec) in enumerate(models.items()):
             bar.progress(i / len(models), text=f"model {slot}: {method}...")
-            mtime = rec.path.stat().st_mtime
-            clip_key = ("clip", video.key, str(rec.path), mtime, view)
-            clip, probs = store.get_or_compute(clip_key, lambda rec=rec: sources.prepare_clip(
-                sources.for_session(rec), video.frames, video.path, view))
-            key = ("maps", clip_key, method, cls)
+            clip, probs = answer(rec, video, view)
+            key = ("maps", _clip_key(rec, video, view), method, cls)
             out[slot] = store.get_or_compute(  # on this session's own copy of the model
                 key, lambda rec=rec, clip=clip, probs=probs: sources.model_maps(
                     sources.for_session(rec), clip, method, cls, probs))
@@ -144,13 +158,26 @@ def _compute(models: dict, video: ChosenVideo, method: str, view: str,
     return {"clips": clips, **out}
 
 
+def _clip_key(rec: sources.LoadedRecognizer, video: ChosenVideo, view: str) -> tuple:
+    return ("clip", video.key, str(rec.path), rec.path.stat().st_mtime, view)
+
+
+def answer(rec: sources.LoadedRecognizer, video: ChosenVideo, view: str) -> tuple:
+    """``(ClipInput, probs (K,))``: ``rec``'s answer on ``video`` under its test protocol
+    (:func:`sources.prepare_clip`, on the video's file when it has one), cached per
+    checkpoint, video and view."""
+    return result_store().get_or_compute(
+        _clip_key(rec, video, view), lambda: sources.prepare_clip(
+            sources.for_session(rec), video.frames, video.path, view))
+
+
 def render(settings: UISettings) -> None:
     method, view, per = _sidebar()
     root = settings.runs_dir
-    found = _checkpoints(str(root))
+    found = checkpoints(str(root))
     pair = default_pair(tuple(found))
     cols = st.columns(2)
-    paths = {s: _pick_checkpoint(c, s, found, settings, pair[i])
+    paths = {s: pick_checkpoint(c, f"Model {s}", KEY, s, found, settings, pair[i])
              for i, (s, c) in enumerate(zip(SLOTS, cols))}
     video = choose_video(settings, KEY)
     if video is None:
@@ -165,7 +192,7 @@ def render(settings: UISettings) -> None:
     models = {}
     for slot, path in paths.items():
         try:
-            models[slot] = _load(path)
+            models[slot] = load(path)
         except ValueError as e:
             st.error(f"Model {slot}: {e}")
             return
@@ -203,7 +230,6 @@ def render(settings: UISettings) -> None:
             st.markdown(f"Top-5 of model {slot} on the video")
             st.caption(rec.protocol.describe())
             tables.top_k_table(sources.top_classes(res[slot].probs, rec.names))
-    live_view.recognition(models, video, res)
 
 
 def heading(loaded: dict) -> str:

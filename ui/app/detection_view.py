@@ -1,4 +1,5 @@
-"""Detection view: the TSN and the online-TSM detectors on the same frames, side by side."""
+"""Detection view: the TSN and the online-TSM detectors on the same frames, side by side
+(every frame computed first, then a slider; the Live view streams them frame by frame)."""
 from __future__ import annotations
 
 import math
@@ -9,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 from .. import models
-from . import charts, live_view, player, sources, tables
+from . import charts, player, sources, tables
 from .cache import result_store
 from .draw import draw_boxes, upscale
 from .settings import DEMO_HINT, UISettings
@@ -18,12 +19,12 @@ from .video_source import ChosenVideo, choose_video
 KEY = "det"
 MIN_DISPLAY_WIDTH = 320
 SPLITS = ("overall", "slow", "medium", "fast", "corrupted")
-BROWSE, STREAM = "Browse all frames", "Stream (live)"
 PANELS = " · ".join(f"**{models.title(m, online=True)}**" for m in models.MODELS)
 
 
 @st.cache_resource(show_spinner="Loading detector...")
-def _detector(spec: sources.DetectorSpec, stamp: str):
+def detector(spec: sources.DetectorSpec, stamp: str):
+    """The detector of ``spec`` (loaded once per server; ``stamp``: its files' state)."""
     return sources.load_detector(spec)
 
 
@@ -34,7 +35,7 @@ def _run_detectors(specs: dict, video: ChosenVideo) -> dict[str, list[sources.Fr
         def compute(name: str = name, spec: sources.DetectorSpec = spec) -> list:
             bar = st.progress(0.0, text=f"{name}: detecting on {len(video.frames)} frames...")
             try:
-                return sources.detect(_detector(spec, spec.key), video.frames, progress=lambda f:
+                return sources.detect(detector(spec, spec.key), video.frames, progress=lambda f:
                                       bar.progress(min(max(float(f), 0.0), 1.0),
                                                    text=f"{name}: detecting... {f:.0%}"))
             finally:
@@ -111,8 +112,9 @@ def _map_table(settings: UISettings, hinted: bool = False) -> None:
                "frames marked in corruptions.json.")
 
 
-def _truth_toggle(video: ChosenVideo) -> Optional[list]:
-    """The video's ground truth when it has annotations and the toggle is on."""
+def truth_toggle(video: ChosenVideo, key: str = KEY) -> Optional[list]:
+    """The video's ground truth when it has annotations and the toggle (widget ``<key>_gt``)
+    is on."""
     try:
         truth = _truth(str(video.path) if video.path else None, len(video.frames), video.scale)
     except ValueError as e:
@@ -120,7 +122,7 @@ def _truth_toggle(video: ChosenVideo) -> Optional[list]:
         return None
     if truth is None:
         return None
-    return truth if st.checkbox("Show ground-truth boxes (green)", True, key=f"{KEY}_gt") \
+    return truth if st.checkbox("Show ground-truth boxes (green)", True, key=f"{key}_gt") \
         else None
 
 
@@ -137,24 +139,10 @@ def render(settings: UISettings) -> None:
     if video is None:
         _map_table(settings)
         return
-    mode = st.radio("Mode", [BROWSE, STREAM], horizontal=True, key=f"{KEY}_mode",
-                    help="browse: every frame computed first, then a slider; stream: frames "
-                         "fed one at a time, each drawn as soon as it is computed")
-    truth = _truth_toggle(video)
+    truth = truth_toggle(video)
     min_score = st.slider("Minimum score shown", sources.SCORE_FLOOR, 1.0, 0.3, 0.05,
                           key=f"{KEY}_min_score")
     st.caption(f"Detecting on {video.limit_note(settings.limits)}.")
-    if mode == STREAM:
-        detectors = {n: _detector(s, s.key) for n, s in specs.items()}
-
-        def panel(name: str, t: int, dets: sources.FrameDetections, extra: str) -> tuple:
-            kept = dets.keep(min_score)
-            return (render_frame(video.frames[t], kept, name, truth[t] if truth else None),
-                    panel_caption(name, t, len(video.frames), kept, extra))
-        st.markdown(PANELS)
-        live_view.detection(detectors, video, panel, key=tuple(s.key for s in specs.values()))
-        return
-    live_view.drop("det")  # browsing runs the same models: a stream restarts afterwards
     try:
         results = _run_detectors(specs, video)
     except sources.Unavailable as e:

@@ -19,6 +19,8 @@ from typing import Callable
 
 import streamlit as st
 
+from .draw import shown
+
 DEFAULT_FPS = 6.0
 
 
@@ -89,7 +91,10 @@ def _controls(key: str, num_frames: int, label: str, timer: bool) -> None:
     slider_col.slider(label, 0, num_frames - 1, key=key, disabled=timer)
 
 
-ROW_WIDTH = 1120  # px: the panels of one frame share a row of a wide page
+ROW_WIDTH = 740
+"""px: the panels of one frame share a row this wide, so they stay side by side down to a
+1,280-px-wide window with the sidebar open (about 780 px of content); larger frames are scaled
+down to fit."""
 
 
 def show_panels(images: list, captions: list, row_width: int = ROW_WIDTH) -> None:
@@ -98,5 +103,5 @@ def show_panels(images: list, captions: list, row_width: int = ROW_WIDTH) -> Non
     frame than its neighbours."""
     if len(images) != len(captions):
         raise ValueError(f"{len(images)} panels but {len(captions)} captions")
-    width = min(row_width // max(len(images), 2), max(im.shape[1] for im in images))
-    st.image(list(images), caption=list(captions), width=int(width))
+    width = int(min(row_width // max(len(images), 2), max(im.shape[1] for im in images)))
+    st.image([shown(im, width) for im in images], caption=list(captions), width=width)

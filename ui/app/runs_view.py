@@ -36,13 +36,13 @@ def _find(root: str, name: str) -> list[str]:
 
 def _training(root: Path) -> bool:
     st.subheader("Training curves")
-    logs = _find(str(root), "metrics.csv")
+    logs = sorted(_find(str(root), "metrics.csv"))  # by path: seed 0, 1, 2, ...
     if not logs:
         st.info("No training logs (`metrics.csv`) found.")
         return False
     label = {p: runs.rel(Path(p).parent, root) for p in logs}
-    chosen = st.multiselect("Runs", logs, default=logs[:4], format_func=label.get,
-                            key=f"{KEY}_logs")
+    chosen = st.multiselect("Runs", logs, default=logs, format_func=label.get,
+                            key=f"{KEY}_logs")  # every run (every seed) by default
     data = {}
     for p in chosen:
         try:
@@ -139,7 +139,7 @@ def _dissection(root: Path) -> bool:
     scores = [k for k in SCORES
               if any(isinstance(r.get(k), (int, float)) for r in summary.values())]
     st.markdown("Scores (0 to 1, higher is better)")
-    tables.show(tables.numbers(summary, scores), tables.SCORE)
+    tables.show(tables.numbers(summary, scores), tables.SCORE, labels=tables.DISSECTION_SCORES)
     st.caption(tables.per_row(summary, "mass_ratio", tables.RATIO,
                               "mass ratio (attention in acting / still frames)"))
     for key, what in COUNTS.items():

@@ -10,6 +10,7 @@ from typing import Mapping, Optional, Sequence
 
 import pandas as pd
 import streamlit as st
+from dissect.report import ROWS
 
 SCORE = "{:.3f}"
 PROBABILITY = "{:.3f}"
@@ -18,6 +19,8 @@ RATIO = "{:.2f}x"
 COUNT = "{:,.0f}"
 VALUE = "{:,.2f}"
 MISSING = "–"
+DISSECTION_SCORES = {"accuracy": "top-1 accuracy", **dict(ROWS)}
+"""Headers of the dissection's scores: metric key -> words (:data:`dissect.report.ROWS`)."""
 
 
 def numbers(rows: Mapping[str, Mapping[str, object]], columns: Sequence[str]) -> pd.DataFrame:
@@ -34,17 +37,36 @@ def _number(v: object) -> float:
 
 
 def show(df: pd.DataFrame, fmt: str | Mapping[str, str], hide_index: bool = False,
-         key: Optional[str] = None) -> None:
-    """``df`` with ``fmt`` (one format, or one per column; other columns as text), empty cells
-    as :data:`MISSING`."""
+         key: Optional[str] = None, labels: Optional[Mapping[str, str]] = None) -> None:
+    """``df`` with ``fmt`` (one format, or one per column; other columns as text), every row
+    shown (no inner scroll), empty cells as :data:`MISSING`, headers through ``labels``
+    (column -> words; others as they are)."""
+    st.dataframe(styled(df, fmt, labels), width="stretch", hide_index=hide_index, key=key,
+                 height="content")
+
+
+def styled(df: pd.DataFrame, fmt: str | Mapping[str, str],
+           labels: Optional[Mapping[str, str]] = None):
+    """The Styler :func:`show` draws. A column with an empty cell becomes text (formatted
+    numbers and :data:`MISSING`): the browser's grid writes a null cell as "None" whatever the
+    Styler says; a full column of numbers stays numbers (sortable), formatted by the Styler."""
     formats = {c: fmt for c in df.columns} if isinstance(fmt, str) else dict(fmt)
-    text = {c: _text for c in df.columns if c not in formats}
-    st.dataframe(df.style.format({**formats, **text}, na_rep=MISSING), width="stretch",
-                 hide_index=hide_index, key=key)
+    shown = df.copy()
+    for c in df.columns:
+        if c not in formats or df[c].isna().any():
+            shown[c] = [_text(v, formats.get(c)) for v in df[c]]
+    names = {c: (labels or {}).get(c, c) for c in df.columns}
+    numeric = {names[c]: f for c, f in formats.items() if c in names
+               and pd.api.types.is_numeric_dtype(shown[c])}
+    return shown.rename(columns=names).style.format(numeric, na_rep=MISSING)
 
 
-def _text(v: object) -> str:
-    return MISSING if v is None or (isinstance(v, float) and v != v) else str(v)
+def _text(v: object, fmt: Optional[str] = None) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return MISSING
+    if fmt is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return fmt.format(float(v))
+    return str(v)
 
 
 def per_row(rows: Mapping[str, Mapping[str, object]], key: str, fmt: str, what: str) -> str:
@@ -59,6 +81,11 @@ def top_k_table(rows: list[tuple[str, float]]) -> None:
     """A top-k table: class and probability."""
     show(pd.DataFrame(rows, columns=["class", "probability"]), {"probability": PROBABILITY},
          hide_index=True)
+
+
+def amount(v: float) -> str:
+    """A positive amount for a caption: ``'5,460'`` from 100 up, ``'12.3'``, ``'0.123'``."""
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
 def top_k_text(rows: list[tuple[str, float]]) -> str:

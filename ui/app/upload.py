@@ -1,10 +1,11 @@
 """Uploaded files: size check, safe file names, a temporary copy that is always removed,
 decoding within the app's limits, and checkpoints kept in the session's own folder.
 
-A video upload is decoded once into memory (within :class:`ui.app.settings.DecodeLimits`) and
-its temporary copy deleted before the page goes on; an uploaded checkpoint stays in the
-session's folder (:mod:`ui.app.session`) while the session lasts, so the models can be loaded
-from a path.
+The app keeps an uploaded video in the session's folder (:mod:`ui.app.session`) while the
+session lasts, so the models read the file's own frames, and decodes it once into memory
+(within :class:`ui.app.settings.DecodeLimits`) for display; an uploaded checkpoint is kept there
+too, so the models can be loaded from a path. :func:`decode_upload` decodes an upload from a
+temporary copy that is deleted before it returns.
 """
 from __future__ import annotations
 
@@ -104,9 +105,14 @@ def keep_checkpoint(name: str, data: bytes, max_bytes: int, folder: Path) -> Pat
     """An uploaded checkpoint saved once per content as ``<folder>/<sha256 prefix>/<safe
     name>`` (the original file name is kept where safe, since it can name the official label
     set). Raises :class:`UploadError` for an empty or too large file."""
+    return _keep(name, data, max_bytes, folder, "upload.pth")
+
+
+def _keep(name: str, data: bytes, max_bytes: int, folder: Path, default: str) -> Path:
+    """``data`` saved once per content as ``<folder>/<sha256 prefix>/<safe name>``."""
     check_size(name, len(data), max_bytes)
     digest = hashlib.sha256(data).hexdigest()[:16]
-    path = Path(folder) / digest / safe_name(name, "upload.pth")
+    path = Path(folder) / digest / safe_name(name, default)
     if not path.is_file():
         atomic_write_bytes(path, data)
     _GIVEN_NAMES.update({str(path): name, str(path.resolve()): name})
@@ -123,3 +129,19 @@ def as_given(text: str) -> str:
     for kept, name in sorted(_GIVEN_NAMES.items(), key=lambda kv: -len(kv[0])):
         text = text.replace(kept, f"'{name}'")
     return text
+
+
+def keep_video(name: str, data: bytes, max_bytes: int, limits: DecodeLimits,
+               folder: Path) -> tuple:
+    """``(Decoded, path)``: an uploaded video kept in the session's folder ``folder`` as
+    :func:`keep_checkpoint` keeps checkpoints -- so the models read the file's own frames and
+    answer as ``tsm test`` does at any working size -- and its first frames decoded at the
+    working size (``limits``) for display. Raises :class:`UploadError` (the file's name, never
+    the kept path) for empty, too large or undecodable files; an undecodable file is not kept."""
+    path = _keep(name, data, max_bytes, folder, "upload.mp4")
+    try:
+        return sources.read_video(path, limits.max_frames, limits), path
+    except (sources.VideoDecodeError, ValueError, OSError) as e:
+        shutil.rmtree(path.parent, ignore_errors=True)
+        raise UploadError(f"'{name}' is not a video this app can decode "
+                          f"({_reason(e, path)}).") from None

@@ -2,8 +2,10 @@
 folder, or an upload. Returns the frames decoded within the app's limits (the page says what the
 limits did) and a stable key for caching results.
 
-Videos of the runs folder are decoded once per server (shared read-only); an upload is decoded
-into its own session's state, so it is freed when the session ends.
+Videos of the runs folder are decoded once per server (shared read-only); an upload is kept in
+its session's folder and decoded into its session's state, so both go when the session ends.
+The models read a video's file (the upload's kept copy) through the one clip pipeline, so their
+answer is ``tsm test``'s at any working size; the decoded frames are for display.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import streamlit as st
 
 from . import runs, session, sources
 from .settings import DecodeLimits, UISettings
-from .upload import UploadError, decode_upload
+from .upload import UploadError, keep_video
 
 SNIPPET, RUNS_VIDEO, UPLOAD = "VID val snippet", "Video in the runs folder", "Upload a video"
 LIMIT_OPTIONS = "`tsm ui --max-frames N --frame-size PX --max-decoded-mp MP` changes them"
@@ -27,7 +29,8 @@ LIMIT_OPTIONS = "`tsm ui --max-frames N --frame-size PX --max-decoded-mp MP` cha
 class ChosenVideo:
     """Decoded frames ``(T, H, W, 3)`` uint8 (the first ``len(frames)`` of ``total``, at the
     working size), the cache key naming their source, a label, the snippet folder or file it
-    came from (None for an upload) and the video's own frame size ``(W, H)``."""
+    came from (an upload's kept copy for an upload) and the video's own frame size
+    ``(W, H)``."""
     frames: np.ndarray
     key: str
     label: str
@@ -83,19 +86,20 @@ def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
     digest = hashlib.sha1(data).hexdigest()[:16]
     state = f"{key}_upload_decoded"
     got = st.session_state.get(state)
-    if got is None or got[0] != (digest, settings.limits):
+    if got is None or got[0] != (digest, settings.limits) or not got[1][1].is_file():
+        # new, or its kept copy was swept with an idle session's folder: kept (again)
         try:
             with st.spinner("Decoding upload..."):
-                decoded = decode_upload(up.name, data, settings.max_upload_bytes,
-                                        settings.limits, session.folder(settings.idle_minutes))
+                decoded = keep_video(up.name, data, settings.max_upload_bytes,
+                                     settings.limits, session.folder(settings.idle_minutes))
         except UploadError as e:
             st.session_state.pop(state, None)
             st.error(str(e))
             return None
         got = st.session_state[state] = ((digest, settings.limits), decoded)
-    decoded = got[1]
+    decoded, path = got[1]
     return ChosenVideo(decoded.frames, f"upload:{digest}:{settings.limits}", up.name,
-                       decoded.total, None, decoded.source_size)
+                       decoded.total, path, decoded.source_size)
 
 
 def choose_video(settings: UISettings, key: str) -> Optional[ChosenVideo]:
