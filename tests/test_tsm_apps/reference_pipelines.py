@@ -78,7 +78,8 @@ def mmaction2_views(path, t: int = 8, crop: int = 224, scale: int = 256) -> tupl
 def responsive(model: nn.Module, views: list, spread: float = 3.0) -> nn.Module:
     """Make a random network's scores move with its input: BN statistics measured on real
     ``views`` (clips ``(1, T, 3, S, S)``), the classifier scaled to logits of std ``spread`` and
-    centred over those clips (so each video gets its own top classes). Eval mode."""
+    centred over those clips (so each video gets its own top classes). Eval mode. The
+    classifier is ``new_fc`` (the official ``TSN``) or ``fc`` (:class:`tsm_apps.models.Recognizer`)."""
     bns = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
     for m in bns:
         m.momentum = None
@@ -89,7 +90,7 @@ def responsive(model: nn.Module, views: list, spread: float = 3.0) -> nn.Module:
             model(v)
         model.eval()
         logits = torch.stack([model(v)[0] for v in views])
-        fc = model.new_fc
+        fc = model.new_fc if hasattr(model, "new_fc") else model.fc
         fc.weight.mul_(spread / float(logits.std(1).mean()))
         fc.bias.copy_((fc.bias - logits.mean(0)) * spread / float(logits.std(1).mean()))
     return model

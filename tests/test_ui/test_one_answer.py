@@ -10,13 +10,17 @@ import shutil
 import pytest
 import torch
 
-from tests.sample_videos import sample_video
-from tests.test_tsm_apps.test_checkpoint import RefTSN, randomize, to_mmaction2
+from tests.test_tsm_apps.reference_pipelines import VIDEOS as REFERENCE_VIDEOS
+from tests.test_tsm_apps.reference_pipelines import official_views, responsive
+from tests.test_tsm_apps.test_checkpoint import RefTSN, to_mmaction2
 from tests.test_tsm_apps.test_evaluation_references import MM_CFG, OFFICIAL
+from tools.sample_videos import sample_video
 from tsm_apps import build_recognizer
 from tsm_apps.checkpoint.reading import save_checkpoint
 from tsm_apps.cli import main
+from tsm_apps.data.pipeline import load_views
 from tsm_apps.data.protocol import TestProtocol
+from tsm_apps.data.record import VideoSource
 from tsm_apps.evaluation.recognition import open_checkpoint, predict
 
 VIDEO = "bikes.mp4"  # 640x272, 250 frames
@@ -25,20 +29,25 @@ KINDS = ("ours", "official", "mmaction2")
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """A runs folder with the video and one checkpoint of each kind."""
+    """A runs folder with the video and one checkpoint of each kind, networks whose scores
+    move with their input (BN statistics measured on real clips, the classifier scaled:
+    :func:`~tests.test_tsm_apps.reference_pipelines.responsive`), so that a view that differs
+    slightly (another resize backend, a shifted crop) changes the answer beyond 1e-5."""
     root = tmp_path_factory.mktemp("one") / "runs"
     (root / "videos").mkdir(parents=True)
     shutil.copyfile(sample_video(VIDEO), root / "videos" / VIDEO)
     torch.manual_seed(0)
-    ref = randomize(RefTSN("resnet18", 20, 8), seed=1)
+    clips = [sample_video(v) for v in REFERENCE_VIDEOS]
+    ref = responsive(RefTSN("resnet18", 20, 8), [official_views(c)[1] for c in clips])
     (root / "official").mkdir()
     torch.save({"state_dict": {"module." + k: v for k, v in ref.state_dict().items()}},
                root / "official" / OFFICIAL)
     (root / "mmaction2").mkdir()
     torch.save({"state_dict": to_mmaction2(ref.state_dict()), "meta": {"cfg": MM_CFG}},
                root / "mmaction2" / "tsm_r18_mm.pth")
-    ours = randomize(build_recognizer("resnet18", 20, 8, "offline", width=0.25), seed=2)
     proto = TestProtocol(scale_size=128, crop_size=112, source="recorded by tsm train")
+    ours = responsive(build_recognizer("resnet18", 20, 8, "offline", width=0.25),
+                      [load_views(VideoSource.of(c), proto, 8).input for c in clips])
     save_checkpoint(root / "ours" / "best.pth", ours, meta={"test_protocol": proto.to_dict()})
     return root
 
@@ -81,6 +90,22 @@ def test_tsm_test_dissection_and_the_api_give_one_answer(kind, runs, tmp_path):
     api = answers_of_api(ckpt, video)
     same(answers_of_tsm_test(ckpt, video, tmp_path), api)
     same(answers_of_dissect(ckpt, video, tmp_path), api)
+
+
+OTHER_RESIZE = {"pil": "cv2", "cv2": "pil", "torch": "pil"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_another_resize_backend_moves_the_answer_beyond_the_tolerance(kind, runs):
+    # the answers above can differ: the same frames through the other resize backend (PIL's
+    # antialiased bilinear vs OpenCV's) move the fused probabilities by more than 10x 1e-5
+    ckpt, video = checkpoint(runs, kind), runs / "videos" / VIDEO
+    ck = open_checkpoint(ckpt)
+    a = predict(ck, video)
+    b = predict(open_checkpoint(ckpt, resize=OTHER_RESIZE[ck.protocol.resize]), video)
+    assert a.indices.tolist() == b.indices.tolist()
+    assert float((a.probs - b.probs).abs().max()) > 1e-4
 
 
 def answers_of_the_app(app_for, runs, ckpt) -> tuple:
