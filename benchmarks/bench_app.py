@@ -8,9 +8,11 @@
    (random-weight TSN and online-TSM detectors of the synthetic config).
 3. ``live``: frames/s of the live mode's models fed one frame at a time (sources API, no
    browser): the two synthetic-config detectors, and the online recognizer at 224 px for
-   MobileNetV2 and ResNet-50.
+   MobileNetV2 and ResNet-50 (each checkpoint's test protocol: 256/224).
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/bench_app.py [attention] [detect] [live]
+Run from the repository root (the harness is imported from ``tools``)::
+
+    OMP_NUM_THREADS=2 .venv/bin/python -m benchmarks.bench_app [attention] [detect] [live]
 """
 from __future__ import annotations
 
@@ -21,13 +23,11 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "test_ui")]
 WAIT_MS = 600_000
 
 
 def letterboxed_clip(out: Path) -> Path:
-    from tests.sample_videos import sample_video
+    from tools.sample_videos import sample_video
     from tsm_apps.data.video import write_video
     from ui.app import sources
 
@@ -40,6 +40,7 @@ def letterboxed_clip(out: Path) -> Path:
 
 def r50_checkpoints(runs: Path) -> None:
     import torch
+
     from tsm_apps import build_recognizer, save_checkpoint
 
     for seed, (name, shift) in enumerate((("tsn", None), ("tsm", "offline"))):
@@ -50,6 +51,7 @@ def r50_checkpoints(runs: Path) -> None:
 
 def _browser(runs: Path, work: Path, flow) -> float:
     from playwright.sync_api import sync_playwright
+
     from ui.headless import CHROMIUM, CHROMIUM_ARGS, running_app
 
     with running_app(runs, work / "ui.log") as url, sync_playwright() as pw:
@@ -85,7 +87,7 @@ def attention(work: Path) -> None:
 
 
 def detect(work: Path) -> None:
-    from ui_fixtures import write_detectors
+    from tools.random_models import write_detectors
 
     runs = work / "runs"
     write_detectors(runs)
@@ -115,9 +117,10 @@ def _fps(step, frames, warmup: int = 3) -> float:
 
 def live(work: Path) -> None:
     import torch
+
+    from tools.random_models import write_detectors
     from tsm_apps import build_recognizer, save_checkpoint
     from ui.app import sources
-    from ui_fixtures import write_detectors
 
     frames = sources.read_frames(work / "clip_640x360.mp4", 60) \
         if (work / "clip_640x360.mp4").exists() else \
@@ -133,9 +136,11 @@ def live(work: Path) -> None:
         torch.manual_seed(0)
         path = save_checkpoint(work / f"{arch}.pth", build_recognizer(
             arch, num_classes=400, num_segments=8, shift="offline"))
-        rec = sources.LiveRecognizer(sources.load_online(path), 224)
-        print(f"live: online TSM recognizer {arch} at 224 px: {_fps(rec.step, frames):.1f} "
-              f"frames/s, shift cache {rec.cache_bytes / 2**20:.2f} MB")
+        online = sources.load_online(path)
+        rec = sources.LiveRecognizer(online, online.protocol)
+        print(f"live: online TSM recognizer {arch} at {online.protocol.crop_size} px: "
+              f"{_fps(rec.step, frames):.1f} frames/s, shift cache "
+              f"{rec.cache_bytes / 2**20:.2f} MB")
 
 
 if __name__ == "__main__":

@@ -26,8 +26,7 @@ import numpy as np
 
 from detection.vid_eval import FrameDetections, FrameTruth, evaluate_vid
 from tsm_apps.data.motion import snippet_motion_iou, write_motion_iou_mat
-from tsm_apps.data.vid_layout import NAME_TO_WNID, VID_CLASSES, WNID_TO_NAME, read_frame_xml, \
-    read_list
+from tsm_apps.data.vid_layout import VID_CLASSES, read_frame_xml, read_list
 
 RANGES = {"mAP": [0.0, 1.0], "mAP_fast": [0.0, 0.7], "mAP_medium": [0.7, 0.9],
           "mAP_slow": [0.9, 1.0]}

@@ -17,18 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from dissect.layout import load_run  # noqa: E402
-from dissect.metrics import has_box  # noqa: E402
-from tsm_apps.synth.draw import L_SHAPE, bbox, place  # noqa: E402
-from tsm_apps.synth.temporal import plan_clip  # noqa: E402
+from dissect.layout import load_run
+from dissect.metrics import has_box
+from tsm_apps.synth.draw import L_SHAPE, bbox, place
+from tsm_apps.synth.temporal import plan_clip
 
 
 def _inside(x: float, y: float, box) -> bool:
@@ -59,7 +55,8 @@ def classify(run_dir: Path, data: Path | None = None) -> dict:
             raise ValueError(f"{run_dir}: maps are {maps.shape[1:]}, the set's frames "
                              f"{size}x{size}; run the dissection without --size")
         index = int(re.search(r"(\d+)$", cid).group(1))
-        plan = plan_clip(synth["seed"], index, frames, size, distractors=tuple(synth["distractors"]))
+        plan = plan_clip(synth["seed"], index, frames, size,
+                         distractors=tuple(synth["distractors"]))
         others = [bbox(place(L_SHAPE, *d), size, size) for d in plan.distractors]
         planned = plan.boxes(size)
         expect = np.array([planned[i] if planned[i] is not None else [np.nan] * 4

@@ -11,7 +11,7 @@ time a frame (the rate they allow) and their ratio; the errors (there must be no
 server's peak memory, and whether every session's upload folder was removed once the pages were
 closed.
 
-    OMP_NUM_THREADS=2 .venv/bin/python benchmarks/load_app.py [--sessions 4] [--stream-s 20]
+    OMP_NUM_THREADS=2 .venv/bin/python -m benchmarks.load_app [--sessions 4] [--stream-s 20]
         [--models r50|tiny]
 
 The test suite runs the same in a reduced form (tests/test_ui/test_load.py: tiny models, each
@@ -22,21 +22,18 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "test_ui")]
 SESSION_TTL_S = 5  # Streamlit drops a closed page's session after this long (default 120 s)
 
 
 def build_runs(runs: Path, models: str) -> None:
     """Detectors, a runs-folder video and two recognizer checkpoints (TSN, TSM)."""
     import torch
-    from tests.sample_videos import sample_video
+    from tools.random_models import write_checkpoints, write_detectors
+    from tools.sample_videos import sample_video
     from tsm_apps import build_recognizer, save_checkpoint
-    from ui_fixtures import write_checkpoints, write_detectors
 
     write_detectors(runs)
     (runs / "videos").mkdir(parents=True, exist_ok=True)
@@ -57,7 +54,7 @@ def load_test(work: Path, sessions: int, stream_s: float, models: str,
     ``stream_s`` seconds or ``frames`` frames); the figures, plus ``folders_made`` and
     ``folders_left``: session upload folders at most at once, and left once every page was
     closed. ``ui_args``: more options of ``tsm ui``."""
-    from tests.sample_videos import sample_video
+    from tools.sample_videos import sample_video
     from ui.headless import running_app
     from ui.loadtest import (Peak, log_tracebacks, run_sessions, session_folders, summary,
                              wait_until)

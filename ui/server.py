@@ -10,26 +10,22 @@ this module adds two things around Streamlit's own routes:
   itself only drops a disconnected session from its store after ``server.disconnectedSessionTTL``
   without shutting it down, which leaves its media served for as long as the server runs.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
-import sys
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import streamlit as st
+from starlette.middleware import Middleware
 
-if __package__ in (None, ""):  # imported by Streamlit as the top-level module `server`
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from starlette.middleware import Middleware  # noqa: E402
-
-from ui.app import access  # noqa: E402
-from ui.app.settings import ENV_TOKEN  # noqa: E402
-from ui.gate import TokenGate  # noqa: E402
+from ui.app import access
+from ui.app.settings import ENV_TOKEN
+from ui.gate import TokenGate
 
 SCRIPT = Path(__file__).resolve().parent / "app" / "main.py"
 CLOSE_EVERY_S = 1.0

@@ -9,8 +9,8 @@ import torch
 import torchvision
 
 from dissect.cli import main
-from tests.sample_videos import copy_sample_videos, sample_video
 from tests.test_tsm_apps.test_checkpoint import to_mmaction2
+from tools.sample_videos import copy_sample_videos, sample_video
 
 OFFICIAL = "TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth"
 MMACTION2 = "tsm_imagenet-pretrained-r50_8xb16-1x1x8-50e_kinetics400-rgb_20220831-64d69186.pth"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.sample_videos import sample_video
+from tools.sample_videos import sample_video
 from tsm_apps.data.sources import find_sources, frame_folder_template, resolve_list
 
 REAL = "carphone_pristine.mp4"          # 120 frames

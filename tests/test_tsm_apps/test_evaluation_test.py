@@ -6,8 +6,8 @@ import shutil
 import pytest
 import torch
 
-from tests.sample_videos import sample_video
 from tests.test_tsm_apps.toy_videos import motion_videos, write_frame_folders
+from tools.sample_videos import sample_video
 from tsm_apps import build_recognizer
 from tsm_apps.checkpoint.reading import save_checkpoint
 from tsm_apps.cli import main

@@ -3,7 +3,9 @@ level or inside functions, ``TYPE_CHECKING`` ones included): dependencies point 
 (ui -> {detection, dissect} -> tsm_apps; the two middle packages never import each other;
 tsm_apps and dissect never import OpenMMLab), no module imports the training package but the
 training package itself, there is no import circle, and the Streamlit app (``ui/app``) is at
-most 7 layers deep with no page (``ui/app/*_view.py``) importing another page."""
+most 7 layers deep with no page (``ui/app/*_view.py``) importing another page. The product,
+the benchmarks and the tools stand apart from the test harness: none of them edits ``sys.path``
+or imports a module of ``tests/``."""
 import ast
 from pathlib import Path
 
@@ -18,6 +20,7 @@ NEVER = {"tsm_apps": ("detection", "dissect", "ui") + OPENMMLAB,
          "detection": ("dissect", "ui")}
 APP = "ui.app"
 APP_MAX_LAYERS = 7
+HARNESS_USERS = ("benchmarks", "tools")  # scripts beside the product, run from the checkout
 
 
 def module_name(path: Path) -> str:
@@ -98,6 +101,35 @@ def room(module: str) -> str:
     """The app's part that ``module`` belongs to: a module directly under ``ui/app``, or a
     sub-package (``ui/app/sources/``) as a whole."""
     return ".".join(module.split(".")[:3])
+
+
+def scripts() -> dict:
+    """``{module name: source path}`` of the product, the benchmarks and the tools."""
+    out = modules()
+    for folder in HARNESS_USERS:
+        out.update({module_name(f): f for f in sorted((ROOT / folder).rglob("*.py"))})
+    return out
+
+
+def modules_of_tests() -> set:
+    """Names a module of ``tests/`` can be imported by: ``tests`` and every file's stem (the
+    test folders are put on ``sys.path`` by pytest)."""
+    return {"tests"} | {f.stem for f in (ROOT / "tests").rglob("*.py")}
+
+
+def harness_leaks(known: dict, tests: set, root: Path = ROOT) -> list:
+    """``"file:line what"`` for every use of ``sys.path`` and every import of a module in
+    ``tests`` by the modules of ``known``."""
+    bad = []
+    for name, path in sorted(known.items()):
+        where = path.relative_to(root)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and node.attr == "path"
+                    and isinstance(node.value, ast.Name) and node.value.id == "sys"):
+                bad.append(f"{where}:{node.lineno} uses sys.path")
+        bad += [f"{where}:{line} imports {mod}" for line, mod, _ in import_sites(name, path)
+                if mod.split(".")[0] in tests]
+    return bad
 
 
 def app_edges() -> dict:
@@ -242,3 +274,25 @@ def test_no_page_imports_a_page():
            for m in sorted(known) if is_page(m)
            for line, t in targets_of(m, known[m], known) if is_page(t)]
     assert bad == []
+
+
+def test_the_harness_checker_sees_sys_path_and_test_imports(tmp_path):
+    files = {"benchmarks/a.py": "import sys\ndef f():\n    sys.path[:0] = ['x']\n"
+                                "    from ui_fixtures import g\n",
+             "tools/b.py": "from tests.sample_videos import v\nimport sys\nprint(sys.argv)\n",
+             "ui/c.py": "import sys\nsys.path.insert(0, 'y')\nimport tools.b\n"}
+    known = {}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_text(text)
+        known[rel[:-3].replace("/", ".")] = tmp_path / rel
+    assert harness_leaks(known, {"tests", "ui_fixtures"}, tmp_path) == [
+        "benchmarks/a.py:3 uses sys.path", "benchmarks/a.py:4 imports ui_fixtures",
+        "tools/b.py:1 imports tests.sample_videos", "ui/c.py:2 uses sys.path"]
+
+
+def test_product_benchmarks_and_tools_leave_sys_path_and_the_tests_alone():
+    known = scripts()
+    assert {"benchmarks.bench_app", "tools.random_models", "ui.app.main"} <= set(known)
+    assert "ui_fixtures" in modules_of_tests()
+    assert harness_leaks(known, modules_of_tests()) == []

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from tests.sample_videos import sample_video
+from tools.random_models import write_checkpoints
+from tools.sample_videos import sample_video
 from ui.app.settings import ENV_ALLOW_ROOTS
-from ui_fixtures import (extract_flow, image_captions, image_urls, write_checkpoints,
-                         write_dissection_runs, write_flow_checkpoint, write_temporal_data)
+from ui_fixtures import (extract_flow, image_captions, image_urls, write_dissection_runs,
+                         write_flow_checkpoint, write_temporal_data)
 
 MODE = "Any two checkpoints on any video"
 
@@ -84,7 +85,7 @@ def test_any_video_with_a_flow_checkpoint_shows_its_cam(app_for, video_runs):
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert len(image_urls(at)) == 3
     # RGB frames 15, 45, 75, 105 of 120 (T=4): flow stacks 15-19, 45-49, ... (new_length 5)
-    from ui_fixtures import SMALL_PROTOCOL as protocol
+    from tools.random_models import SMALL_PROTOCOL as protocol
     clip = load_flow_clip(root / "flow" / "carphone", [15, 45, 75, 105], 5, protocol)
     assert clip.indices[:, 0].tolist() == [15, 45, 75, 105]
     model = load_checkpoint(root / "flow.pth").eval()

@@ -5,8 +5,9 @@ import shutil
 
 import pytest
 
-from tests.sample_videos import sample_video
-from ui_fixtures import image_captions, image_urls, write_checkpoints
+from tools.random_models import write_checkpoints
+from tools.sample_videos import sample_video
+from ui_fixtures import image_captions, image_urls
 
 MODE = "Any two checkpoints on any video"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from tools.random_models import SMALL_PROTOCOL, write_checkpoints
 from ui.app import sources
-from ui_fixtures import SMALL_PROTOCOL, write_checkpoints
 
 
 def test_stream_equals_clip_mode_and_running_mean(tmp_path):

@@ -7,9 +7,10 @@ import threading
 import numpy as np
 import pytest
 
+from tools.random_models import write_checkpoints, write_detectors
 from tsm_apps.data.protocol import TestProtocol
 from ui.app import sources
-from ui_fixtures import write_checkpoints, write_detectors, write_vid_snippet
+from ui_fixtures import write_vid_snippet
 
 SNIPPET = "data/vid/Data/VID/val/ILSVRC2015_val_00000000"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.sample_videos import sample_video
+from tools.sample_videos import sample_video
 from ui.app import upload
 from ui.app.settings import DecodeLimits
 

@@ -6,17 +6,11 @@ view's module draws the page. Settings come from the environment
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import streamlit as st
 
-if __package__ in (None, ""):  # `streamlit run ui/app/main.py` from a checkout that is not installed
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from ui.app import (access, attention_view, detection_view, live_view, runs_view,  # noqa: E402
+from ui.app import (access, attention_view, detection_view, live_view, runs_view,
                     sources)
-from ui.app.settings import UISettings  # noqa: E402
+from ui.app.settings import UISettings
 
 VIEWS = {"Detection": detection_view.render, "Attention": attention_view.render,
          "Live": live_view.render, "Runs": runs_view.render}

