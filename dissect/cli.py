@@ -13,9 +13,10 @@ DATA: a video, a folder of videos or frame folders (recursive), a list file
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field
 from typing import List, Optional
 
-from tsm_apps.options import add_options, options_from
+from tsm_apps.options import add_options, option, options_from
 
 from .job import JobConfig, run_job
 from .report import write_compare_report
@@ -26,12 +27,21 @@ def _run_parser(sub) -> None:
     add_options(p, JobConfig)
 
 
+@dataclass
+class CompareConfig:
+    """What ``tsm dissect compare`` takes (each field a flag: :mod:`tsm_apps.options`)."""
+    run_a: str = field(**option("the first run folder (a tsm dissect run --out), e.g. TSM's",
+                                positional=True))
+    run_b: str = field(**option("the second run folder, e.g. TSN's", positional=True))
+    out: str = field(**option("folder of the report: compare.html and compare.json"))
+    names: Optional[list] = field(default=None, **option(
+        "the two runs' names in the report (default: each run's own)", nargs=2, type=str,
+        metavar=("NAME_A", "NAME_B")))
+
+
 def _compare_parser(sub) -> None:
     p = sub.add_parser("compare", help="side-by-side report of two runs (TSM vs TSN)")
-    p.add_argument("run_a")
-    p.add_argument("run_b")
-    p.add_argument("--out", required=True)
-    p.add_argument("--names", nargs=2, metavar=("NAME_A", "NAME_B"))
+    add_options(p, CompareConfig)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     a = build_parser().parse_args(argv)
     if a.cmd == "compare":
-        path = write_compare_report(a.run_a, a.run_b, a.out, a.names)
+        c = options_from(CompareConfig, a)
+        path = write_compare_report(c.run_a, c.run_b, c.out, c.names)
         print(f"wrote {path} and {path.parent / 'compare.json'}")
         return 0
     cfg = options_from(JobConfig, a)
