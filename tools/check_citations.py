@@ -1,10 +1,10 @@
 """Check every ``file:line`` citation of the recipe tables against checkouts of the references.
 
-    python tools/check_citations.py --repo TSM=/path/temporal-shift-module \\
+    python -m tools.check_citations --repo TSM=/path/temporal-shift-module \\
         --repo FGFA=/path/Flow-Guided-Feature-Aggregation --repo DFF=/path/Deep-Feature-Flow \\
         --repo SF=/path/SlowFast [--doc docs/recipes.md]
 
-The tables of ``docs/recipes.md`` (read by :func:`tests.recipe_table.read_table`) cite their
+The tables of ``docs/recipes.md`` (read by :func:`tools.recipe_table.read_table`) cite their
 sources in the ``source`` and ``why ours differs`` columns, e.g. ``yaml:101 RPN_POSITIVE_OVERLAP``,
 ``DFF sym:440, 453, 466 (res5 3x3 dilate 2)``, ``FGFA lib/rpn/rpn.py:232-240``,
 ``SF defaults:737 RANDOM_FLIP`` or ``(sh:5)``. A citation is ``[REPO] FILE:LINES`` with
@@ -36,11 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from tools.recipe_table import read_table  # the one reader of the tables
 
-from tests.recipe_table import read_table  # noqa: E402  (the one reader of the tables)
+ROOT = Path(__file__).resolve().parents[1]
 
 DETECTION, PRESET = "detection", "preset"
 # the repository a section's unqualified citations name, and its short file names

@@ -1,9 +1,8 @@
-"""The detection paper configs against their rows of docs/recipes.md (tests/recipe_table.py):
+"""The detection paper configs against their rows of docs/recipes.md (tools/recipe_table.py):
 every listed hyper-parameter resolves to the table's value (the reference, or the stated
 deviation); a changed value on either side is reported."""
 import copy
 import dataclasses
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,9 +11,7 @@ from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 import detection
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from recipe_table import drift, read_table  # noqa: E402
+from tools.recipe_table import drift, read_table
 
 CONFIGS = Path(detection.__file__).parent / "configs"
 TSM = "detection/configs/rfcn_r101_vid_tsm_online.py"

@@ -1,18 +1,14 @@
-"""The recognition presets against their rows of docs/recipes.md (tests/recipe_table.py): every
+"""The recognition presets against their rows of docs/recipes.md (tools/recipe_table.py): every
 value a preset sets is a row, every row resolves to the table's value (the reference, or the
 stated deviation), and a changed value on either side is reported."""
 import copy
 import dataclasses
-import sys
-from pathlib import Path
 
 import pytest
 
+from tools.recipe_table import drift, read_table
 from tsm_apps.train.config import load_config
 from tsm_apps.train.presets import PRESETS
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from recipe_table import drift, read_table  # noqa: E402
 
 REFERENCE_PRESETS = ("kinetics", "official", "official-flow", "aavg", "multigrid")
 

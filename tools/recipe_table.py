@@ -1,4 +1,5 @@
-"""The recipe reference table (``docs/recipes.md``) read as data, for the drift tests.
+"""The recipe reference table (``docs/recipes.md``) read as data, for the drift tests and
+``tools/check_citations.py``.
 
 The file has one section per recipe (``## <recipe>``: a detection config path or
 ``preset <name>``), each holding one Markdown table with the columns::
