@@ -3,13 +3,10 @@ citation holds; a line past the end of the file, a line holding another value, a
 repository does not have and a paragraph citing a missing line are each reported, with exit 1."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-TOOL = Path(__file__).resolve().parents[2] / "tools" / "check_citations.py"
+from tools import check_citations
+
 SCRIPT = """# You should get model_e50.pth
 python main.py kinetics RGB \\
      --lr 0.02 --epochs 50 \\
@@ -26,17 +23,9 @@ The demo recipe (`model_e50.pth`, TSM run.sh:{prose}).
 """
 
 
-def load_tool():
-    spec = importlib.util.spec_from_file_location("check_citations", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module     # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def tool():
-    return load_tool()
+    return check_citations
 
 
 @pytest.fixture
