@@ -69,7 +69,8 @@ def read_table(path: Path = TABLE) -> Dict[str, List[Row]]:
         if tuple(c.lower() for c in cells) == COLUMNS:
             continue
         if len(cells) != len(COLUMNS):
-            raise ValueError(f"{where}: expected {len(COLUMNS)} columns {COLUMNS}, got {len(cells)}")
+            raise ValueError(f"{where}: expected {len(COLUMNS)} columns {COLUMNS}, "
+                             f"got {len(cells)}")
         param, ref, ours, source, reason = cells
         reference = _literal(ref, where)
         value = _literal(ours, where) if ours else reference
