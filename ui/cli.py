@@ -2,6 +2,7 @@
 ``ui/app/main.py``) headless, on this machine only unless ``--host`` names another address —
 which then needs an access token, asked by the server's gate (:mod:`ui.gate`) before any route
 answers."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,12 +16,27 @@ from typing import Optional
 from tsm_apps.options import add_options, option, options_from
 
 from .app.access import is_loopback
-from .app.settings import (DEFAULT_HOST, DEFAULT_IDLE_MINUTES, DEFAULT_MAX_CHECKPOINT_MB,
-                           DEFAULT_MAX_DECODED_MP, DEFAULT_MAX_FRAMES, DEFAULT_FRAME_SIZE,
-                           DEFAULT_MAX_UPLOAD_MB, DEFAULT_PORT, ENV_ALLOW_ROOTS, ENV_FRAME_SIZE,
-                           ENV_IDLE_MINUTES, ENV_MAX_CHECKPOINT_MB, ENV_MAX_DECODED_MP,
-                           ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS, ENV_TOKEN,
-                           MIN_TOKEN_LENGTH, default_runs_dir)
+from .app.settings import (
+    DEFAULT_FRAME_SIZE,
+    DEFAULT_HOST,
+    DEFAULT_IDLE_MINUTES,
+    DEFAULT_MAX_CHECKPOINT_MB,
+    DEFAULT_MAX_DECODED_MP,
+    DEFAULT_MAX_FRAMES,
+    DEFAULT_MAX_UPLOAD_MB,
+    DEFAULT_PORT,
+    ENV_ALLOW_ROOTS,
+    ENV_FRAME_SIZE,
+    ENV_IDLE_MINUTES,
+    ENV_MAX_CHECKPOINT_MB,
+    ENV_MAX_DECODED_MP,
+    ENV_MAX_FRAMES,
+    ENV_MAX_UPLOAD_MB,
+    ENV_RUNS,
+    ENV_TOKEN,
+    MIN_TOKEN_LENGTH,
+    default_runs_dir,
+)
 
 SERVER = Path(__file__).parent / "server.py"
 # "viewer": the page's menu offers no developer actions ("Clear cache" empties every user's
@@ -31,31 +47,59 @@ TOOLBAR_MODE = "viewer"
 @dataclass
 class UIOptions:
     """What ``tsm ui`` takes (each field a flag: :mod:`tsm_apps.options`)."""
-    runs: Optional[Path] = field(default=None, **option(
-        "runs folder to browse (default: runs/demo if it exists, else runs)"))
+
+    runs: Optional[Path] = field(
+        default=None, **option("runs folder to browse (default: runs/demo if it exists, else runs)")
+    )
     port: int = field(default=DEFAULT_PORT, **option("port"))
-    host: str = field(default=DEFAULT_HOST, **option(
-        "address to listen on (this machine only by default; any other address needs an "
-        f"access token: {ENV_TOKEN} or --token-file)"))
-    token_file: Optional[Path] = field(default=None, **option(
-        f"file whose first line is the access token (at least {MIN_TOKEN_LENGTH} characters) "
-        "every browser session must give"))
-    allow_root: list = field(default_factory=list, **option(
-        "a folder whose files typed paths may name, besides the runs folder and the uploads "
-        "(repeatable)", action="append", type=Path, metavar="DIR"))
-    max_upload_mb: int = field(default=DEFAULT_MAX_UPLOAD_MB, **option(
-        "largest video upload, in MB"))
-    max_checkpoint_mb: int = field(default=DEFAULT_MAX_CHECKPOINT_MB, **option(
-        "largest checkpoint upload, in MB"))
-    max_frames: int = field(default=DEFAULT_MAX_FRAMES, **option(
-        "frames of a video the models run on"))
-    frame_size: int = field(default=DEFAULT_FRAME_SIZE, **option(
-        "working resolution: frames are decoded with their shorter side at most this many "
-        "pixels"))
-    max_decoded_mp: float = field(default=DEFAULT_MAX_DECODED_MP, **option(
-        "decoded pixels per video, in millions (frames x height x width)"))
-    idle_minutes: float = field(default=DEFAULT_IDLE_MINUTES, **option(
-        "a session's uploads are removed after this long unused, or when it ends"))
+    host: str = field(
+        default=DEFAULT_HOST,
+        **option(
+            "address to listen on (this machine only by default; any other address needs an "
+            f"access token: {ENV_TOKEN} or --token-file)"
+        ),
+    )
+    token_file: Optional[Path] = field(
+        default=None,
+        **option(
+            f"file whose first line is the access token (at least {MIN_TOKEN_LENGTH} characters) "
+            "every browser session must give"
+        ),
+    )
+    allow_root: list = field(
+        default_factory=list,
+        **option(
+            "a folder whose files typed paths may name, besides the runs folder and the uploads "
+            "(repeatable)",
+            action="append",
+            type=Path,
+            metavar="DIR",
+        ),
+    )
+    max_upload_mb: int = field(
+        default=DEFAULT_MAX_UPLOAD_MB, **option("largest video upload, in MB")
+    )
+    max_checkpoint_mb: int = field(
+        default=DEFAULT_MAX_CHECKPOINT_MB, **option("largest checkpoint upload, in MB")
+    )
+    max_frames: int = field(
+        default=DEFAULT_MAX_FRAMES, **option("frames of a video the models run on")
+    )
+    frame_size: int = field(
+        default=DEFAULT_FRAME_SIZE,
+        **option(
+            "working resolution: frames are decoded with their shorter side at most this many "
+            "pixels"
+        ),
+    )
+    max_decoded_mp: float = field(
+        default=DEFAULT_MAX_DECODED_MP,
+        **option("decoded pixels per video, in millions (frames x height x width)"),
+    )
+    idle_minutes: float = field(
+        default=DEFAULT_IDLE_MINUTES,
+        **option("a session's uploads are removed after this long unused, or when it ends"),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,8 +112,14 @@ def parse_args(argv: list[str]) -> UIOptions:
     args = options_from(UIOptions, build_parser().parse_args(argv))
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be in 1..65535, got {args.port}")
-    limits = ("max_upload_mb", "max_checkpoint_mb", "max_frames", "frame_size",
-              "max_decoded_mp", "idle_minutes")
+    limits = (
+        "max_upload_mb",
+        "max_checkpoint_mb",
+        "max_frames",
+        "frame_size",
+        "max_decoded_mp",
+        "idle_minutes",
+    )
     bad = [f"--{n.replace('_', '-')}" for n in limits if getattr(args, n) <= 0]
     if bad:
         raise ValueError(f"{', '.join(bad)} must be > 0")
@@ -90,12 +140,15 @@ def access_token(args: UIOptions) -> str | None:
         lines = args.token_file.read_text(encoding="utf-8").splitlines()
         token = lines[0].strip() if lines else ""
     if token is None and not is_loopback(args.host):
-        raise ValueError(f"--host {args.host} lets other machines reach the app: set an access "
-                         f"token ({ENV_TOKEN}=... or --token-file FILE) or use --host "
-                         f"{DEFAULT_HOST}")
+        raise ValueError(
+            f"--host {args.host} lets other machines reach the app: set an access "
+            f"token ({ENV_TOKEN}=... or --token-file FILE) or use --host "
+            f"{DEFAULT_HOST}"
+        )
     if token is not None and len(token) < MIN_TOKEN_LENGTH:
-        raise ValueError(f"the access token has {len(token)} characters; at least "
-                         f"{MIN_TOKEN_LENGTH} are needed")
+        raise ValueError(
+            f"the access token has {len(token)} characters; at least {MIN_TOKEN_LENGTH} are needed"
+        )
     return token
 
 
@@ -105,19 +158,44 @@ def streamlit_command(args: UIOptions) -> tuple[list[str], dict[str, str]]:
     token = access_token(args)
     # each uploader has its own limit (max_upload_size); the server's is the larger one
     server_cap_mb = max(args.max_upload_mb, args.max_checkpoint_mb)
-    cmd = [sys.executable, "-m", "streamlit", "run", str(SERVER),
-           "--server.headless", "true", "--server.address", args.host,
-           "--server.port", str(args.port), "--server.maxUploadSize", str(server_cap_mb),
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-           "--server.enableAgentApi", "false", "--browser.serverAddress", args.host,
-           "--client.toolbarMode", TOOLBAR_MODE]
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(SERVER),
+        "--server.headless",
+        "true",
+        "--server.address",
+        args.host,
+        "--server.port",
+        str(args.port),
+        "--server.maxUploadSize",
+        str(server_cap_mb),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--server.enableAgentApi",
+        "false",
+        "--browser.serverAddress",
+        args.host,
+        "--client.toolbarMode",
+        TOOLBAR_MODE,
+    ]
     env = {k: v for k, v in os.environ.items() if k != ENV_TOKEN}
-    env.update({ENV_RUNS: str(runs), ENV_MAX_UPLOAD_MB: str(args.max_upload_mb),
-                ENV_MAX_CHECKPOINT_MB: str(args.max_checkpoint_mb),
-                ENV_MAX_FRAMES: str(args.max_frames), ENV_FRAME_SIZE: str(args.frame_size),
-                ENV_MAX_DECODED_MP: str(args.max_decoded_mp),
-                ENV_IDLE_MINUTES: str(args.idle_minutes),
-                ENV_ALLOW_ROOTS: os.pathsep.join(str(r.resolve()) for r in args.allow_root)})
+    env.update(
+        {
+            ENV_RUNS: str(runs),
+            ENV_MAX_UPLOAD_MB: str(args.max_upload_mb),
+            ENV_MAX_CHECKPOINT_MB: str(args.max_checkpoint_mb),
+            ENV_MAX_FRAMES: str(args.max_frames),
+            ENV_FRAME_SIZE: str(args.frame_size),
+            ENV_MAX_DECODED_MP: str(args.max_decoded_mp),
+            ENV_IDLE_MINUTES: str(args.idle_minutes),
+            ENV_ALLOW_ROOTS: os.pathsep.join(str(r.resolve()) for r in args.allow_root),
+        }
+    )
     if token is not None:
         env[ENV_TOKEN] = token
     return cmd, env
@@ -129,8 +207,9 @@ def main(argv: list[str]) -> int:
         raise NotADirectoryError(f"--runs {args.runs}: not a folder")
     cmd, env = streamlit_command(args)
     guard = "access token required" if ENV_TOKEN in env else "this machine only"
-    print(f"tsm ui: serving {env[ENV_RUNS]} at http://{args.host}:{args.port} ({guard}; "
-          "Ctrl-C stops)")
+    print(
+        f"tsm ui: serving {env[ENV_RUNS]} at http://{args.host}:{args.port} ({guard}; Ctrl-C stops)"
+    )
     try:
         return subprocess.call(cmd, env=env)
     except KeyboardInterrupt:

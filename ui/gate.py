@@ -20,6 +20,7 @@ new tabs of the same browser send it, so the token is asked once per browser ses
 restart signs everyone out. ``SameSite=Lax`` keeps the cookie off every cross-site subrequest
 (websocket, upload, form post), which is what could act on the app from another site.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -48,8 +49,9 @@ def token_matches(given: str, expected: str) -> bool:
 class Credentials:
     """Signed credentials of one server: ``<expiry>.<nonce>.<mac>`` (module docstring)."""
 
-    def __init__(self, secret: Optional[bytes] = None,
-                 lifetime_s: float = CREDENTIAL_HOURS * 3600) -> None:
+    def __init__(
+        self, secret: Optional[bytes] = None, lifetime_s: float = CREDENTIAL_HOURS * 3600
+    ) -> None:
         self._secret = secret if secret is not None else secrets.token_bytes(32)
         self.lifetime_s = float(lifetime_s)
 
@@ -68,8 +70,9 @@ class Credentials:
         if len(parts) != 3 or not (parts[0].isascii() and parts[0].isdigit()):
             return False
         expiry, nonce, mac = parts
-        if not hmac.compare_digest(mac.encode("ascii", "replace"),
-                                   self._mac(f"{expiry}.{nonce}").encode("ascii")):
+        if not hmac.compare_digest(
+            mac.encode("ascii", "replace"), self._mac(f"{expiry}.{nonce}").encode("ascii")
+        ):
             return False
         return int(expiry) > (time.time() if now is None else now)
 
@@ -80,8 +83,7 @@ CREDENTIALS = Credentials()
 
 def cookie_header(value: str, secure: bool) -> str:
     """The ``Set-Cookie`` value that hands ``value`` to the browser for its session."""
-    return (f"{COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax"
-            + ("; Secure" if secure else ""))
+    return f"{COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax" + ("; Secure" if secure else "")
 
 
 def login_page(message: str = "") -> bytes:
@@ -103,17 +105,31 @@ input,button{{font-size:1rem;padding:.4rem;margin:.3rem 0}}input{{width:100%}}
 """.encode("utf-8")
 
 
-PAGE_HEADERS = [(b"content-security-policy",
-                 b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
-                 b"frame-ancestors 'none'"), (b"x-frame-options", b"DENY")]
+PAGE_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+        b"frame-ancestors 'none'",
+    ),
+    (b"x-frame-options", b"DENY"),
+]
 
 
-async def _respond(send, status: int, body: bytes, content_type: bytes,
-                   headers: list = (), head_only: bool = False) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", content_type),
-                            (b"content-length", str(len(body)).encode("ascii")),
-                            (b"cache-control", b"no-store"), *headers]})
+async def _respond(
+    send, status: int, body: bytes, content_type: bytes, headers: list = (), head_only: bool = False
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", content_type),
+                (b"content-length", str(len(body)).encode("ascii")),
+                (b"cache-control", b"no-store"),
+                *headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": b"" if head_only else body})
 
 
@@ -167,16 +183,28 @@ class TokenGate:
         if kind == "websocket":
             return await send({"type": "websocket.close", "code": 1008})
         if method in ("GET", "HEAD"):
-            return await _respond(send, 401, login_page(), b"text/html; charset=utf-8",
-                                  PAGE_HEADERS, head_only=method == "HEAD")
+            return await _respond(
+                send,
+                401,
+                login_page(),
+                b"text/html; charset=utf-8",
+                PAGE_HEADERS,
+                head_only=method == "HEAD",
+            )
         await _respond(send, 401, b"Sign in first.\n", b"text/plain; charset=utf-8")
 
     async def _login(self, scope, receive, send) -> None:
         given = await _form_token(scope, receive)
         if given is not None and token_matches(given, self.token):
             cookie = cookie_header(self.credentials.issue(), scope.get("scheme") == "https")
-            return await _respond(send, 303, b"", b"text/plain",
-                                  [(b"location", b"/"), (b"set-cookie", cookie.encode())])
+            return await _respond(
+                send,
+                303,
+                b"",
+                b"text/plain",
+                [(b"location", b"/"), (b"set-cookie", cookie.encode())],
+            )
         await asyncio.sleep(WRONG_TOKEN_DELAY_S)
-        await _respond(send, 401, login_page("Wrong access token."),
-                       b"text/html; charset=utf-8", PAGE_HEADERS)
+        await _respond(
+            send, 401, login_page("Wrong access token."), b"text/html; charset=utf-8", PAGE_HEADERS
+        )

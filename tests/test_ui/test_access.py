@@ -1,5 +1,6 @@
 """Who may use the app (the page draws nothing without the server's credential), which files
 typed paths may name, and that error lines name uploads as the user named them."""
+
 from __future__ import annotations
 
 import os
@@ -12,10 +13,21 @@ from ui.app.settings import ENV_TOKEN
 TOKEN = "correct horse battery"
 
 
-@pytest.mark.parametrize("host, loop", [("127.0.0.1", True), ("127.9.9.9", True), ("::1", True),
-                                        ("[::1]", True), ("localhost", True),
-                                        ("0.0.0.0", False), ("::", False), ("10.0.0.5", False),
-                                        ("myhost.example", False), ("", False)])
+@pytest.mark.parametrize(
+    "host, loop",
+    [
+        ("127.0.0.1", True),
+        ("127.9.9.9", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.0.0.5", False),
+        ("myhost.example", False),
+        ("", False),
+    ],
+)
 def test_loopback(host, loop):
     assert is_loopback(host) is loop
 
@@ -28,13 +40,19 @@ def test_typed_paths_confined_to_allowed_roots(tmp_path):
     roots = [runs, extra]
     assert confine(str(runs / "train" / "best.pth"), roots) == runs / "train" / "best.pth"
     assert confine(f"  {extra}  ", roots) == extra
-    for typed in (str(outside / "model.pth"), str(runs / ".." / "secret" / "model.pth"),
-                  "/etc/passwd", str(tmp_path)):
+    for typed in (
+        str(outside / "model.pth"),
+        str(runs / ".." / "secret" / "model.pth"),
+        "/etc/passwd",
+        str(tmp_path),
+    ):
         with pytest.raises(PathRefused) as e:
             confine(typed, roots)
-        assert str(e.value) == (f"{typed}: outside the folders this app may read (the runs "
-                                "folder, uploads, and folders allowed with `tsm ui --allow-root "
-                                "DIR`)")
+        assert str(e.value) == (
+            f"{typed}: outside the folders this app may read (the runs "
+            "folder, uploads, and folders allowed with `tsm ui --allow-root "
+            "DIR`)"
+        )
     os.symlink(outside, runs / "link")  # a link inside the runs folder pointing out of it
     with pytest.raises(PathRefused):
         confine(str(runs / "link" / "model.pth"), roots)
@@ -69,8 +87,9 @@ def test_an_uploaded_checkpoint_is_named_as_given(tmp_path):
         sources.load_recognizer(kept)
     assert str(kept) in str(e.value)  # the loader names the file it read...
     line = upload.as_given(str(e.value))  # ...the page names the upload
-    assert line.startswith("cannot use my_weights_(v2).pth as a recognizer: "
-                           "'my weights (v2).pth'"), line
+    assert line.startswith(
+        "cannot use my_weights_(v2).pth as a recognizer: 'my weights (v2).pth'"
+    ), line
     assert str(tmp_path) not in line and "session_" not in line and "\n" not in line
 
 

@@ -1,4 +1,5 @@
 """`tsm ui` argument handling and the Streamlit command it builds (nothing is started)."""
+
 from __future__ import annotations
 
 import os
@@ -8,9 +9,18 @@ from pathlib import Path
 import pytest
 
 from ui import cli
-from ui.app.settings import (ENV_ALLOW_ROOTS, ENV_FRAME_SIZE, ENV_MAX_CHECKPOINT_MB,
-                             ENV_MAX_DECODED_MP, ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS,
-                             ENV_TOKEN, UISettings, default_runs_dir)
+from ui.app.settings import (
+    ENV_ALLOW_ROOTS,
+    ENV_FRAME_SIZE,
+    ENV_MAX_CHECKPOINT_MB,
+    ENV_MAX_DECODED_MP,
+    ENV_MAX_FRAMES,
+    ENV_MAX_UPLOAD_MB,
+    ENV_RUNS,
+    ENV_TOKEN,
+    UISettings,
+    default_runs_dir,
+)
 
 TOKEN = "correct horse battery"
 
@@ -37,10 +47,16 @@ def test_command_is_headless_on_localhost_with_runs_dir(tmp_path):
     # each uploader states its own limit; the server's cap is the larger one (checkpoints)
     assert opts["--server.maxUploadSize"] == "500"
     assert env[ENV_RUNS] == str(tmp_path.resolve())
-    assert (env[ENV_MAX_UPLOAD_MB], env[ENV_MAX_CHECKPOINT_MB], env[ENV_MAX_FRAMES]) == \
-        ("50", "500", "300")
-    assert (env[ENV_FRAME_SIZE], env[ENV_MAX_DECODED_MP], env[ENV_ALLOW_ROOTS]) == \
-        ("360", "70.0", "")
+    assert (env[ENV_MAX_UPLOAD_MB], env[ENV_MAX_CHECKPOINT_MB], env[ENV_MAX_FRAMES]) == (
+        "50",
+        "500",
+        "300",
+    )
+    assert (env[ENV_FRAME_SIZE], env[ENV_MAX_DECODED_MP], env[ENV_ALLOW_ROOTS]) == (
+        "360",
+        "70.0",
+        "",
+    )
     assert ENV_TOKEN not in env
 
 
@@ -50,9 +66,17 @@ def test_default_runs_dir_prefers_runs_demo(tmp_path):
     assert default_runs_dir(tmp_path) == tmp_path / "runs" / "demo"
 
 
-@pytest.mark.parametrize("argv", [["--port", "0"], ["--max-upload-mb", "0"],
-                                  ["--max-frames", "-1"], ["--frame-size", "0"],
-                                  ["--max-decoded-mp", "0"], ["--idle-minutes", "0"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--port", "0"],
+        ["--max-upload-mb", "0"],
+        ["--max-frames", "-1"],
+        ["--frame-size", "0"],
+        ["--max-decoded-mp", "0"],
+        ["--idle-minutes", "0"],
+    ],
+)
 def test_bad_numbers_are_value_errors(argv):
     with pytest.raises(ValueError, match=argv[0]):
         cli.parse_args(argv)
@@ -67,6 +91,7 @@ def test_missing_runs_dir_is_reported(tmp_path):
 
 def test_tsm_ui_error_is_one_line(tmp_path, capsys):
     from tsm_apps.cli import main as tsm_main
+
     assert tsm_main(["ui", "--runs", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tsm ui: error: --runs") and err.count("\n") == 1
@@ -75,11 +100,14 @@ def test_tsm_ui_error_is_one_line(tmp_path, capsys):
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20", "::", "example.org"])
 def test_other_machines_need_a_token(tmp_path, capsys, host, monkeypatch):
     from tsm_apps.cli import main as tsm_main
+
     assert tsm_main(["ui", "--runs", str(tmp_path), "--host", host]) == 2
     err = capsys.readouterr().err
-    assert err == (f"tsm ui: error: --host {host} lets other machines reach the app: set an "
-                   f"access token ({ENV_TOKEN}=... or --token-file FILE) or use --host "
-                   "127.0.0.1\n")
+    assert err == (
+        f"tsm ui: error: --host {host} lets other machines reach the app: set an "
+        f"access token ({ENV_TOKEN}=... or --token-file FILE) or use --host "
+        "127.0.0.1\n"
+    )
     monkeypatch.setenv(ENV_TOKEN, "short")
     with pytest.raises(ValueError, match="the access token has 5 characters; at least 12"):
         _command("--runs", tmp_path, "--host", host)
@@ -101,8 +129,14 @@ def test_token_file_and_loopback_names(tmp_path):
 def test_allowed_roots_are_passed_resolved(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    env = _command("--runs", tmp_path, "--allow-root", tmp_path / "a" / ".." / "a",
-                   "--allow-root", tmp_path / "b")[2]
+    env = _command(
+        "--runs",
+        tmp_path,
+        "--allow-root",
+        tmp_path / "a" / ".." / "a",
+        "--allow-root",
+        tmp_path / "b",
+    )[2]
     assert env[ENV_ALLOW_ROOTS].split(os.pathsep) == [str(tmp_path / "a"), str(tmp_path / "b")]
 
 

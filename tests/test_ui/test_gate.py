@@ -1,6 +1,7 @@
 """The access gate (ui.gate) on its own: the signed credential against a hand-computed HMAC,
 and the ASGI middleware answering without ever reaching the app (or reading a body) when the
 credential is missing. The same gate in the running server: tests/test_ui/test_server.py."""
+
 from __future__ import annotations
 
 import asyncio
@@ -28,9 +29,18 @@ def test_credential_is_signed_and_expires():
     assert creds.valid(value, now=4599) and not creds.valid(value, now=4600)
     assert creds.valid(f"9999999999.abc.{_mac('9999999999.abc')}", now=0)  # built by hand
     assert not Credentials(bytes(32)).valid(value, now=0)  # another server's secret
-    for bad in (None, "", "4600", f"5600.{nonce}.{mac}", f"4600.{nonce}x.{mac}", value + "0",
-                f"-1.{nonce}.{_mac(f'-1.{nonce}')}", f"4600.{nonce}.{mac}.x", "é.é.é",
-                f"²3.{nonce}.{_mac(f'²3.{nonce}')}"):
+    for bad in (
+        None,
+        "",
+        "4600",
+        f"5600.{nonce}.{mac}",
+        f"4600.{nonce}x.{mac}",
+        value + "0",
+        f"-1.{nonce}.{_mac(f'-1.{nonce}')}",
+        f"4600.{nonce}.{mac}.x",
+        "é.é.é",
+        f"²3.{nonce}.{_mac(f'²3.{nonce}')}",
+    ):
         assert not creds.valid(bad, now=0), bad
 
 
@@ -80,13 +90,23 @@ class _Exchange:
         return b"".join(m.get("body", b"") for m in self.sent[1:]).decode()
 
 
-def _scope(path: str, method: str = "GET", kind: str = "http", cookie: str | None = None,
-           headers: tuple = ()) -> dict:
+def _scope(
+    path: str,
+    method: str = "GET",
+    kind: str = "http",
+    cookie: str | None = None,
+    headers: tuple = (),
+) -> dict:
     hs = [(b"host", b"127.0.0.1:8501"), *headers]
     if cookie is not None:
         hs.append((b"cookie", f"other=1; {COOKIE}={cookie}".encode()))
-    scope = {"type": kind, "path": path, "headers": hs, "scheme": "http" if kind == "http"
-             else "ws", "query_string": b""}
+    scope = {
+        "type": kind,
+        "path": path,
+        "headers": hs,
+        "scheme": "http" if kind == "http" else "ws",
+        "query_string": b"",
+    }
     if kind == "http":
         scope["method"] = method
     return scope
@@ -101,14 +121,25 @@ def test_without_the_credential_nothing_reaches_the_app():
     assert head.status == 401 and head.text == ""
     ws = _Exchange(_scope("/_stcore/stream", kind="websocket"))
     assert ws.sent == [{"type": "websocket.close", "code": 1008}] and not ws.reached
-    for path in ("/media/0a1b2c.jpg", "/_stcore/metrics", "/_stcore/host-config",
-                 "/static/js/index.js", "/_stcore/health/../metrics"):
+    for path in (
+        "/media/0a1b2c.jpg",
+        "/_stcore/metrics",
+        "/_stcore/host-config",
+        "/static/js/index.js",
+        "/_stcore/health/../metrics",
+    ):
         ex = _Exchange(_scope(path))
         assert (ex.status, ex.reached) == (401, []), path
-    upload = _Exchange(_scope("/_stcore/upload_file/s/f", "PUT",
-                              headers=((b"content-length", b"104857600"),)), body=b"x" * 1024)
-    assert (upload.status, upload.text, upload.reads, upload.reached) == \
-        (401, "Sign in first.\n", 0, [])  # refused before one byte of the body was read
+    upload = _Exchange(
+        _scope("/_stcore/upload_file/s/f", "PUT", headers=((b"content-length", b"104857600"),)),
+        body=b"x" * 1024,
+    )
+    assert (upload.status, upload.text, upload.reads, upload.reached) == (
+        401,
+        "Sign in first.\n",
+        0,
+        [],
+    )  # refused before one byte of the body was read
     expired = Credentials(SECRET, lifetime_s=-1).issue()
     assert _Exchange(_scope("/media/a.jpg", cookie=expired)).status == 401
     assert _Exchange(_scope("/media/a.jpg", cookie="1.2.3")).status == 401
@@ -118,18 +149,23 @@ def test_bare_health_status_and_the_credential_pass():
     assert _Exchange(_scope("/_stcore/health")).reached == ["/_stcore/health"]
     assert _Exchange(_scope("/_stcore/health", "POST")).status == 401
     value = Credentials(SECRET).issue()
-    for path, method, kind in (("/", "GET", "http"), ("/media/a.jpg", "GET", "http"),
-                               ("/_stcore/upload_file/s/f", "PUT", "http"),
-                               ("/_stcore/metrics", "GET", "http"),
-                               ("/_stcore/stream", "GET", "websocket")):
+    for path, method, kind in (
+        ("/", "GET", "http"),
+        ("/media/a.jpg", "GET", "http"),
+        ("/_stcore/upload_file/s/f", "PUT", "http"),
+        ("/_stcore/metrics", "GET", "http"),
+        ("/_stcore/stream", "GET", "websocket"),
+    ):
         ex = _Exchange(_scope(path, method, kind, cookie=value))
         assert ex.reached == [path] and ex.sent == [], path
 
 
 def _login(body: bytes, monkeypatch) -> _Exchange:
     monkeypatch.setattr(gate, "WRONG_TOKEN_DELAY_S", 0.0)
-    headers = ((b"content-type", b"application/x-www-form-urlencoded"),
-               (b"content-length", str(len(body)).encode()))
+    headers = (
+        (b"content-type", b"application/x-www-form-urlencoded"),
+        (b"content-length", str(len(body)).encode()),
+    )
     return _Exchange(_scope(gate.LOGIN_PATH, "POST", headers=headers), body=body)
 
 
@@ -140,8 +176,13 @@ def test_login_sets_the_credential(monkeypatch):
     value = rest.split(";")[0]
     assert name == COOKIE and Credentials(SECRET).valid(value)
     assert rest == value + "; Path=/; HttpOnly; SameSite=Lax"
-    for body in (b"token=correct+horse+batter", b"token=", b"", b"token=a&token=b",
-                 b"token=correct+horse+battery&token=x"):
+    for body in (
+        b"token=correct+horse+batter",
+        b"token=",
+        b"",
+        b"token=a&token=b",
+        b"token=correct+horse+battery&token=x",
+    ):
         wrong = _login(body, monkeypatch)
         assert wrong.status == 401 and "set-cookie" not in wrong.headers, body
         assert "Wrong access token." in wrong.text

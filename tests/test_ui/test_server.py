@@ -6,6 +6,7 @@ the browser's credential: media (real URLs taken from the signed-in page), the u
 it; a reload and a new tab keep the sign-in; a session's media is gone once its page is closed;
 the page's menu has no "Clear cache" and no "Deploy".
 """
+
 from __future__ import annotations
 
 import socket
@@ -36,12 +37,23 @@ def runs(tmp_path_factory) -> Path:
     return root / "runs"
 
 
+def _client(requests):
+    """An HTTP client session that opens a connection per request: a kept-alive connection can
+    be closed by the server (idle timeout) just as the next request goes out."""
+    http = requests.Session()
+    http.headers["Connection"] = "close"
+    return http
+
+
 def _sent_before_body(url: str, path: str) -> bytes:
     """The server's first answer to a PUT that promises 100 MB and sends 1 KB of it."""
     parts = urlsplit(url)
     with socket.create_connection((parts.hostname, parts.port), timeout=20) as s:
-        s.sendall(f"PUT {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/"
-                  f"octet-stream\r\nContent-Length: {100 * 2**20}\r\n\r\n".encode() + b"x" * 1024)
+        s.sendall(
+            f"PUT {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/"
+            f"octet-stream\r\nContent-Length: {100 * 2**20}\r\n\r\n".encode()
+            + b"x" * 1024
+        )
         return s.recv(4096)
 
 
@@ -70,8 +82,11 @@ def _new_session(ws) -> str:
 
 
 def _cache_lines(http, url: str) -> list[str]:
-    return [line for line in http.get(f"{url}/_stcore/metrics").text.splitlines()
-            if line.startswith(CACHE_LINE)]
+    return [
+        line
+        for line in http.get(f"{url}/_stcore/metrics").text.splitlines()
+        if line.startswith(CACHE_LINE)
+    ]
 
 
 def _signed_in_page(context, url: str):
@@ -93,7 +108,7 @@ def test_every_route_needs_the_credential(runs, tmp_path):
     env = {"TSM_UI_TOKEN": TOKEN, "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": RECONNECT_S}
     log = tmp_path / "ui.log"
     with running_app(runs, log, **env) as url, sync_playwright() as pw:
-        anon = requests.Session()
+        anon = _client(requests)
         # without the credential: a sign-in page, a bare health status, nothing else
         page = anon.get(url)
         assert page.status_code == 401 and 'name="token"' in page.text
@@ -102,7 +117,8 @@ def test_every_route_needs_the_credential(runs, tmp_path):
         for path in ("/_stcore/metrics", "/_stcore/host-config", "/media/0.jpg"):
             assert anon.get(url + path).status_code == 401, path
         assert _sent_before_body(url, "/_stcore/upload_file/s/f").startswith(
-            b"HTTP/1.1 401 ")  # answered after 1 KB of the 100 MB: the body is never read
+            b"HTTP/1.1 401 "
+        )  # answered after 1 KB of the 100 MB: the body is never read
         with pytest.raises(InvalidStatus) as refused:
             connect(_ws_url(url), subprotocols=["streamlit"])
         assert refused.value.response.status_code == 403
@@ -132,9 +148,12 @@ def test_every_route_needs_the_credential(runs, tmp_path):
             assert "Clear cache" not in menu.inner_text() and "Rerun" not in menu.inner_text()
             first.keyboard.press("Escape")
             (cookie,) = [c for c in context.cookies() if c["name"] == COOKIE]
-            assert (cookie["httpOnly"], cookie["sameSite"], cookie["expires"]) == \
-                (True, "Lax", -1)  # -1: gone when the browser closes
-            signed = requests.Session()
+            assert (cookie["httpOnly"], cookie["sameSite"], cookie["expires"]) == (
+                True,
+                "Lax",
+                -1,
+            )  # -1: gone when the browser closes
+            signed = _client(requests)
             signed.cookies.set(COOKIE, cookie["value"])
             for m in media:
                 shown = signed.get(m)

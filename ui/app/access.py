@@ -8,6 +8,7 @@
   roots the user allowed on the command line (``tsm ui --allow-root DIR``), symbolic links
   resolved first.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -19,8 +20,10 @@ import streamlit as st
 from ..gate import COOKIE, CREDENTIALS
 
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
-NOT_SIGNED_IN = ("This browser is not signed in to this server: open the app's address again "
-                 "to see its sign-in page.")
+NOT_SIGNED_IN = (
+    "This browser is not signed in to this server: open the app's address again "
+    "to see its sign-in page."
+)
 # ids of the sessions that drew the app in this process (ui.server closes those that end)
 DRAWN_SESSIONS: set[str] = set()
 
@@ -64,8 +67,10 @@ def confine(typed: str, roots: Iterable[Path]) -> Path:
     allowed = [Path(r).expanduser().resolve() for r in roots]
     if any(path == r or path.is_relative_to(r) for r in allowed):
         return path
-    raise PathRefused(f"{typed.strip()}: outside the folders this app may read (the runs "
-                      "folder, uploads, and folders allowed with `tsm ui --allow-root DIR`)")
+    raise PathRefused(
+        f"{typed.strip()}: outside the folders this app may read (the runs "
+        "folder, uploads, and folders allowed with `tsm ui --allow-root DIR`)"
+    )
 
 
 def readable_roots(settings) -> list[Path]:
