@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from tsm_apps.io import atomic_write_text
+from tsm_apps.io import atomic_write_text, read_json
 
 SPLITS = {"overall": "mAP", "slow": "mAP_slow", "medium": "mAP_medium", "fast": "mAP_fast",
           "corrupted": "mAP_corrupted"}
@@ -83,8 +83,8 @@ def _candidates(runs: Path) -> list[Path]:
 
 def _read(path: Path) -> dict:
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
+        data = read_json(path)
+    except (OSError, ValueError) as e:
         raise ValueError(f"{path}: unreadable VID metrics ({e})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object of metrics, got {type(data).__name__}")

@@ -1,7 +1,7 @@
 """The flow stream of a dissection job: ``tsm dissect run ... --flow-checkpoint FLOW.pth
 --flow-data DIR`` stores the flow model's maps beside the RGB model's.
 
-Checked with the other inputs, before any model is built or frame decoded
+Checked with the other inputs (each checkpoint opened once), before any frame is decoded
 (:func:`check_flow_inputs`): the RGB checkpoint takes 3 channels, the flow checkpoint is a flow
 model (``2 * new_length`` channels) with the RGB model's class count, and every video has its
 flow folder under ``DIR`` (``tsm flow extract DATA --out DIR``) with one field per pair of

@@ -224,7 +224,8 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
 def run_job(cfg: JobConfig, progress: bool = True, env: Optional[DistEnv] = None) -> JobResult:
     """Run (or resume) the job in this process, or as one rank of ``torchrun``/``srun`` (read
     from the environment unless ``env`` is given); then write ``metrics.json``, ``units.json``
-    and the report (process 0). Inputs are checked before the model is built."""
+    and the report (process 0). Inputs are checked (the checkpoint opened once, its model on
+    this process's device) before any frame is decoded."""
     env = env or env_from()
     device = pick_device(cfg.device, env)
     checked = check_inputs(cfg.checkpoint, cfg.data, cfg.limit, cfg.class_index, cfg.classes,

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from tsm_apps.io import read_json
+
 VIDEO_SUFFIXES = (".mp4", ".avi", ".mkv", ".webm", ".mov", ".m4v")
 VID_VAL = Path("Data") / "VID" / "val"
 SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
@@ -103,7 +105,7 @@ def read_bench_json(path: Path) -> tuple[list[dict], dict]:
     ``"rows"``/``"results"``) or a bare list of rows; a row is ``{name, value, unit, goal, ...}``.
     Nested values (e.g. ``detail``) are flattened to text. Returns ``(rows, metadata)``.
     """
-    data = json.loads(Path(path).read_text())
+    data = read_json(path)
     meta: dict = {}
     if isinstance(data, dict):
         key = next((k for k in ("figures", "rows", "results") if k in data), None)
