@@ -128,3 +128,32 @@ def test_every_option_of_every_command_has_help(command):
             assert action.help and action.help.strip(), f"tsm {command}: {name} has no help"
             shown = " ".join(parser.format_help().split())
             assert " ".join(action.help.replace("%%", "%").split()[:3]) in shown, name
+
+
+def _pages(parser, path=()):
+    """``(path of sub-command names, parser)`` of the parser and its sub-commands."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action.choices, dict):
+            for name, sub in action.choices.items():
+                yield from _pages(sub, (*path, name))
+
+
+@pytest.mark.parametrize("command", sorted(PARSERS))
+def test_tsm_command_help_shows_every_option_with_its_help(command, capsys):
+    # through the installed `tsm` command, as a user types it: `tsm <cmd> [<sub>] --help`
+    from tsm_apps.cli import main
+
+    for path, parser in _pages(PARSERS[command]()):
+        try:
+            rc = main([command, *path, "--help"])
+        except SystemExit as e:
+            rc = e.code
+        page = " ".join(capsys.readouterr().out.split())
+        assert rc in (0, None) and page.startswith("usage: tsm"), (command, path)
+        for action in parser._actions:
+            if action.help == argparse.SUPPRESS or isinstance(action.choices, dict):
+                continue
+            name = action.option_strings[0] if action.option_strings else action.dest
+            words = " ".join(action.help.replace("%%", "%").split()[:4])
+            assert name in page and words in page, (command, path, name)
