@@ -61,7 +61,7 @@ def _job(s, out: Path, method: str, bound: float):
     return FlowJob(s.path, out / rel, method, bound, s.frame_template, s.start_index)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: ExtractOptions) -> int:
     from ..data.lists import write_tsm_list
     from ..data.record import VideoSource
     from .extract import extract_all, write_summary
