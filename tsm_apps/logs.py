@@ -1,0 +1,68 @@
+"""The project's console log: one set-up, made by the ``tsm`` command before a sub-command runs.
+
+Library code logs with ``logging.getLogger(__name__)`` and does not print; what a command
+reports as its result (tables, "wrote ..." lines) the command prints to stdout itself.
+:func:`setup_logging` sends log records to stderr, one line each, as ``LEVEL logger: message``
+(:data:`LOG_FORMAT`): the project's packages (:data:`PACKAGES`) from ``level`` (default
+``INFO``; ``TSM_LOG_LEVEL=DEBUG``, ``WARNING``, ... in the environment), other libraries from
+``WARNING`` (or ``level`` when higher). Calling it again replaces its handler.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Optional, Union
+
+__all__ = ["DEFAULT_LEVEL", "LEVEL_ENV", "LOG_FORMAT", "PACKAGES", "log_level", "setup_logging"]
+
+LEVEL_ENV = "TSM_LOG_LEVEL"
+DEFAULT_LEVEL = "INFO"
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+PACKAGES = ("tsm_apps", "detection", "dissect", "ui")
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class _Stderr(logging.StreamHandler):
+    """Writes to the ``sys.stderr`` of the moment (a redirected or captured stream is
+    followed, a closed one never kept)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
+def log_level(level: Optional[Union[str, int]] = None) -> int:
+    """``level`` (a name such as ``"debug"``, or a number), else ``$TSM_LOG_LEVEL``, else
+    ``INFO``, as a number; ValueError naming the accepted names."""
+    if isinstance(level, int):
+        return level
+    given = level if level is not None else os.environ.get(LEVEL_ENV) or DEFAULT_LEVEL
+    name = str(given).strip().upper()
+    if name not in LEVELS:
+        source = f"{LEVEL_ENV}={given!r}" if level is None else f"log level {given!r}"
+        raise ValueError(f"{source}: expected one of {', '.join(LEVELS)} (any case)")
+    return logging.getLevelName(name)
+
+
+def setup_logging(level: Optional[Union[str, int]] = None) -> int:
+    """Log the project's records from ``level`` (see :func:`log_level`) and other libraries'
+    from ``WARNING`` to stderr in :data:`LOG_FORMAT`; returns the level as a number."""
+    number = log_level(level)
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if isinstance(h, _Stderr)]:
+        root.removeHandler(old)
+    handler = _Stderr()
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    root.addHandler(handler)
+    root.setLevel(max(number, logging.WARNING))
+    for name in PACKAGES:
+        logging.getLogger(name).setLevel(number)
+    return number
