@@ -21,6 +21,7 @@ import numpy as np
 
 from ..data.flow import BOUND, X_TEMPLATE, Y_TEMPLATE, flow_to_uint8
 from ..io import atomic_path, atomic_write_json, read_json
+from ..progress import progress_bar
 
 METHODS = ("tvl1", "farneback")
 DONE = "done.json"
@@ -110,26 +111,18 @@ def _run(job: FlowJob) -> dict:
 
 def extract_all(jobs: Sequence[FlowJob], workers: int = 1, progress: bool = True) -> list:
     """Run ``jobs`` (in ``workers`` processes when > 1); records in ``jobs`` order."""
-    bar = None
-    if progress:
-        try:
-            from tqdm import tqdm
-            bar = tqdm(total=len(jobs), desc="tsm flow extract", leave=False)
-        except ImportError:
-            bar = None
     out: list = [None] * len(jobs)
-    if workers <= 1:
-        results = ((i, _run(j)) for i, j in enumerate(jobs))
-        for i, rec in results:
-            out[i] = rec
-            bar and bar.update(1)
-    else:
-        with get_context("spawn").Pool(workers) as pool:
-            for i, rec in enumerate(pool.imap(_run, jobs)):
-                out[i] = rec
-                bar and bar.update(1)
-    if bar is not None:
-        bar.close()
+    with progress_bar(desc="tsm flow extract", total=len(jobs), unit="video",
+                      enabled=progress) as bar:
+        if workers <= 1:
+            for i, j in enumerate(jobs):
+                out[i] = _run(j)
+                bar.update(1)
+        else:
+            with get_context("spawn").Pool(workers) as pool:
+                for i, rec in enumerate(pool.imap(_run, jobs)):
+                    out[i] = rec
+                    bar.update(1)
     return out
 
 
