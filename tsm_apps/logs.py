@@ -7,6 +7,7 @@ reports as its result (tables, "wrote ..." lines) the command prints to stdout i
 ``INFO``; ``TSM_LOG_LEVEL=DEBUG``, ``WARNING``, ... in the environment), other libraries from
 ``WARNING`` (or ``level`` when higher). Calling it again replaces its handler.
 """
+
 from __future__ import annotations
 
 import logging

@@ -5,6 +5,7 @@ is drawn when it is enabled *and* stderr is a terminal, so redirected output, pi
 demo's step logs hold no carriage-return updates. A bar that is not drawn still passes its
 items through and accepts ``update``, ``set_postfix`` and ``close`` (they do nothing).
 """
+
 from __future__ import annotations
 
 import sys
@@ -21,10 +22,24 @@ def shown(enabled: bool) -> bool:
     return bool(enabled) and callable(isatty) and bool(isatty())
 
 
-def progress_bar(items: Optional[Iterable] = None, *, desc: str, total: Optional[int] = None,
-                 unit: str = "it", enabled: bool = True) -> tqdm:
+def progress_bar(
+    items: Optional[Iterable] = None,
+    *,
+    desc: str,
+    total: Optional[int] = None,
+    unit: str = "it",
+    enabled: bool = True,
+) -> tqdm:
     """A bar over ``items`` (iterate it), or, without items, one of ``total`` steps advanced by
     ``update(n)`` (e.g. as pool results arrive); ``desc`` names the work, ``unit`` one step.
     Use it as a context manager or ``close()`` it; it leaves no line behind when done."""
-    return tqdm(items, desc=desc, total=total, unit=unit, leave=False, dynamic_ncols=True,
-                file=sys.stderr, disable=not shown(enabled))
+    return tqdm(
+        items,
+        desc=desc,
+        total=total,
+        unit=unit,
+        leave=False,
+        dynamic_ncols=True,
+        file=sys.stderr,
+        disable=not shown(enabled),
+    )

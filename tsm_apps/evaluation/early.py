@@ -23,6 +23,7 @@ from torch import Tensor, nn
 
 from ..data.sampling import sample_test
 from ..models.online import OnlineRecognizer
+from ..progress import progress_bar
 
 FRACTIONS = tuple(round(0.1 * i, 1) for i in range(1, 11))
 METHODS = ("tsn", "tsm_offline", "tsm_online")
@@ -92,8 +93,7 @@ def early_recognition(models: dict, videos: Sequence[tuple], fractions: Sequence
     for m in models.values():
         m.eval()
     hits = {k: torch.zeros(len(fractions)) for k in models}
-    from tqdm import tqdm
-    items = tqdm(videos, desc="early recognition", disable=not progress, leave=False)
+    items = progress_bar(videos, desc="early recognition", unit="video", enabled=progress)
     n = 0
     for frames, label in items:
         for k, logits in video_curves(models, frames, fractions, t, stride).items():

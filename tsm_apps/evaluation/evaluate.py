@@ -13,6 +13,7 @@ import torch
 from torch import Tensor
 
 from ..data.record import VideoSource
+from ..progress import progress_bar
 from .metrics import confusion_matrix, per_class_accuracy, topk_correct
 from .recognition import Checkpoint, predict
 
@@ -22,9 +23,8 @@ __all__ = ["evaluate", "accuracy"]
 def evaluate(ck: Checkpoint, records: Sequence[VideoSource], progress: bool = True) -> dict:
     """Run ``ck``'s protocol over ``records`` (``label`` None: unlabelled; a video is shown by
     its ``name``, else its path)."""
-    from tqdm import tqdm
     scores, videos = [], []
-    for r in tqdm(records, desc="tsm test", disable=not progress, leave=False):
+    for r in progress_bar(records, desc="tsm test", unit="video", enabled=progress):
         pred = predict(ck, r)
         scores.append(pred.probs)
         videos.append({"video": r.name or str(r.path), "label": r.label,

@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from ..io import atomic_write_text
+from ..progress import progress_bar
 from .early_files import write_early as write_online  # noqa: F401  (tsm test --online --out)
 
 PAPER_WEIGHTS = (1.0, 1.5)  # TSN: RGB 1, Flow 1.5
@@ -35,11 +36,9 @@ def fuse(rgb: Tensor, flow: Tensor, weights: Sequence[float] = (1.0, 1.0)) -> Te
 
 def stream_scores(ck, records, progress: bool = False) -> tuple:
     """``(probabilities (N, K), labels (N,))`` of ``ck`` on ``records`` under its protocol."""
-    from tqdm import tqdm
-
     from .recognition import predict
     probs = [predict(ck, r).probs.float()
-             for r in tqdm(records, desc=ck.path.name, disable=not progress, leave=False)]
+             for r in progress_bar(records, desc=ck.path.name, unit="video", enabled=progress)]
     return torch.stack(probs), torch.tensor([r.label for r in records])
 
 
