@@ -11,12 +11,12 @@ from __future__ import annotations
 import csv
 import io
 import os
-import sys
 import warnings
 from pathlib import Path
 from typing import Iterable, Optional
 
 from ..io import atomic_write_text
+from ..progress import progress_bar
 
 COLUMNS = ("epoch", "step", "split", "loss", "top1", "top5", "lr", "clips_per_s", "wall_s",
            "syncs", "sync_bytes")
@@ -87,27 +87,19 @@ def _summary_writer(log_dir: Path, resume_step: Optional[int]):
 
 
 class Progress:
-    """A tqdm bar (when enabled and installed) with ``loss``, ``lr`` and ``clips/s``; a context."""
+    """The training bar (:func:`~tsm_apps.progress.progress_bar`, one step a batch) with
+    ``loss``, ``lr`` and ``clips/s``; a context."""
 
     def __init__(self, total: int, enabled: bool, desc: str) -> None:
-        self.bar = None
-        if enabled:
-            try:
-                from tqdm import tqdm
-                self.bar = tqdm(total=total, desc=desc, leave=False, dynamic_ncols=True,
-                                file=sys.stderr)
-            except ImportError:
-                pass
+        self.bar = progress_bar(desc=desc, total=total, unit="step", enabled=enabled)
 
     def update(self, loss: float, lr: float, clips_per_s: float) -> None:
-        if self.bar is not None:
-            self.bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.3g}", clips_s=f"{clips_per_s:.1f}",
-                                 refresh=False)
-            self.bar.update(1)
+        self.bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.3g}", clips_s=f"{clips_per_s:.1f}",
+                             refresh=False)
+        self.bar.update(1)
 
     def __enter__(self) -> "Progress":
         return self
 
     def __exit__(self, *exc: Iterable) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()
