@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset, default_collate
 
+from ..progress import progress_bar
 from .pipeline import clip_indices, flow_stacks, views_from_frames
 from .protocol import TestProtocol, official_scale_size
 from .record import VideoSource
@@ -87,7 +88,8 @@ class VideoDataset(Dataset):
         self.frames = [np.asarray(f) for f in frames] if frames is not None else None
         if cache and self.frames is None:
             self.frames = [self._read(r, np.arange(int(r.num_frames)))
-                           for r in _maybe_tqdm(self.records, progress, "decoding videos")]
+                           for r in progress_bar(self.records, desc="decoding videos",
+                                                 unit="video", enabled=progress)]
 
     @classmethod
     def from_tensor(cls, videos: torch.Tensor, labels: Sequence[int], train: bool,
@@ -186,10 +188,3 @@ def collate_skip_none(batch: Sequence) -> Optional[tuple]:
     """``default_collate`` over the items that are not ``None``; ``None`` if none is left."""
     kept = [b for b in batch if b is not None]
     return default_collate(kept) if kept else None
-
-
-def _maybe_tqdm(items: Sequence, enabled: bool, desc: str):
-    if not enabled:
-        return items
-    from tqdm import tqdm
-    return tqdm(items, desc=desc, leave=False)
