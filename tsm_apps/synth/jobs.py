@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 from ..io import atomic_write_text, read_json
+from ..progress import progress_bar
 
 
 def claim(root: Path, params: dict) -> None:
@@ -29,22 +30,17 @@ def run_jobs(fn: Callable, jobs: Sequence, workers: Optional[int], progress: boo
     """``[fn(job) for job in jobs]`` in order, over ``workers`` forked processes (default: the
     CPU count); the results do not depend on ``workers``."""
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(jobs), desc=desc, unit="video")
+    bar = progress_bar(desc=desc, total=len(jobs), unit="video", enabled=progress)
     import multiprocessing as mp
     pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
     out = []
     try:
         for r in (map(fn, jobs) if pool is None else pool.imap(fn, jobs, chunksize=4)):
             out.append(r)
-            if bar is not None:
-                bar.update()
+            bar.update()
     finally:
         if pool is not None:
             pool.close()
             pool.join()
-        if bar is not None:
-            bar.close()
+        bar.close()
     return out

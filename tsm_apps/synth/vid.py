@@ -41,6 +41,7 @@ import numpy as np
 
 from ..data.motion import count_motion_classes, snippet_motion_iou
 from ..io import atomic_write_text
+from ..progress import progress_bar
 from .draw import clutter
 from .vid_corruptions import OCCLUDED_FRACTION, bar_columns, corrupt, schedule
 from .vid_objects import draw_object, one_frame_object, paste_moving_object, write_det
@@ -256,9 +257,7 @@ def _build(tmp: Path, params: dict, progress: bool) -> None:
     jobs = [("train", i, train_snippet(i)) for i in range(params["train_videos"])]
     jobs += [("val", i, val_snippet(i)) for i in range(params["val_videos"])]
     jobs += [("test", i, vid_test_snippet(i)) for i in range(params["test_videos"])]
-    if progress:
-        from tqdm import tqdm
-        jobs = tqdm(jobs, desc="synth vid", unit="snippet")
+    jobs = progress_bar(jobs, desc="synth vid", unit="snippet", enabled=progress)
     train, held_out = {}, {"val": {}, "test": {}}
     corruptions = {s: {} for s in SPLITS}
     motion = {s: [] for s in SPLITS}
