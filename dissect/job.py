@@ -21,11 +21,11 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from tsm_apps.data.protocol import VIEWS, TestProtocol
 from tsm_apps.evaluation.scoring import fuse_views, top_k
 from tsm_apps.options import SHARED_HELP, option
+from tsm_apps.progress import progress_bar
 
 from .clips import ClipEntry, load_clip, resolve_data
 from .distributed import DistEnv, barrier, env_from, pick_device, process_group, shard
@@ -268,7 +268,7 @@ def _run(cfg: JobConfig, checked, lay: DissectionLayout, device: torch.device, e
 def _loop(ctx: _Context, entries: List[ClipEntry], progress: bool) -> JobResult:
     """Process this rank's clips; a finished clip (its record exists) is skipped."""
     result = JobResult(total=len(entries), done=0, skipped=0)
-    for entry in tqdm(entries, desc="dissect", unit="clip", disable=not progress):
+    for entry in progress_bar(entries, desc="dissect", unit="clip", enabled=progress):
         if ctx.lay.record(entry.id).is_file():
             result.skipped += 1
             continue

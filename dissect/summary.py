@@ -14,10 +14,10 @@ from typing import Dict, List, Optional
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from .capture import capture
 from tsm_apps.data.protocol import TestProtocol
+from tsm_apps.progress import progress_bar
 
 from .clips import ClipEntry, load_clip
 from .distributed import DistEnv, all_gather_objects, all_reduce_sum, shard
@@ -153,7 +153,7 @@ def dissect_run_units(lay: DissectionLayout, model: torch.nn.Module, entries: Li
         return old
     layers = default_unit_layers(model)
     collector = UnitCollector(layers)
-    for e in tqdm(shard(chosen, env), desc="units", unit="clip", disable=not progress):
+    for e in progress_bar(shard(chosen, env), desc="units", unit="clip", enabled=progress):
         clip = load_clip(e, model.num_segments, protocol)
         with capture(model, layers) as cap, torch.no_grad():
             model(clip.input[None].to(device))
