@@ -26,6 +26,7 @@ from typing import Optional
 from tsm_apps.distributed import env_from, pick_backend, pick_device
 from tsm_apps.errors import UserError
 from tsm_apps.io import atomic_write_text
+from tsm_apps.progress import progress_bar
 
 DATASET_LOADERS = ("train_dataloader", "val_dataloader", "test_dataloader")
 
@@ -225,9 +226,8 @@ def video(a: argparse.Namespace) -> int:
             yield from batch
 
     results, drawn = [], []
-    from tqdm import tqdm
-    for frame, r in tqdm(zip_frames(frames(), det, a.score_thr), total=n, desc="detect",
-                         unit="frame", disable=not a.progress):
+    for frame, r in progress_bar(zip_frames(frames(), det, a.score_thr), total=n, desc="detect",
+                                 unit="frame", enabled=a.progress):
         results.append(r.to_dict())
         if a.render:
             drawn.append(draw_detections(frame, r))

@@ -74,10 +74,10 @@ from mmdet.datasets import BaseDetDataset
 from mmdet.registry import DATASETS
 from mmengine.dataset.base_dataset import force_full_init
 from mmengine.logging import print_log
-from tqdm import tqdm
 
 from tsm_apps.data.vid_layout import NAME_TO_WNID, VID_CLASSES, WNID_TO_NAME, VIDFrame, \
     read_frame_xml, read_list
+from tsm_apps.progress import progress_bar
 
 from .clips import KeyFrameIndex, clip_for_key
 from .corruptions import frame_corruption, load_corruptions
@@ -237,8 +237,8 @@ class ImageNetVIDDataset(BaseDetDataset):
         split = self.split or next((sp for sp in ("val", "test") if name.startswith(sp)), "train")
         videos = []
         snippets = self._vid_snippets(split)
-        for (sp, snippet), spec in tqdm(snippets.items(), desc="VID snippets", unit="video",
-                                        disable=len(snippets) < 50):
+        for (sp, snippet), spec in progress_bar(snippets.items(), desc="VID snippets",
+                                                unit="video", enabled=len(snippets) >= 50):
             n = spec["length"] or self._snippet_length(sp, snippet)
             ids = sorted(set(spec["frames"])) if spec["frames"] is not None else list(range(n))
             infos = [self._frame_info("VID", sp, f"{snippet}/{f:06d}", snippet, f, n, labels)
@@ -249,8 +249,8 @@ class ImageNetVIDDataset(BaseDetDataset):
             det_file = self.det_ann_file if osp.isabs(self.det_ann_file) \
                 else self._path(self.det_ann_file)
             entries = [_split_prefix(e, "train") for e, n, *_ in read_list(det_file) if n >= 0]
-            for sp, entry in tqdm(entries, desc="DET images", unit="img",
-                                  disable=len(entries) < 500):
+            for sp, entry in progress_bar(entries, desc="DET images", unit="img",
+                                          enabled=len(entries) >= 500):
                 info = self._frame_info("DET", sp, entry, f"DET/{entry}", 0, 1, labels)
                 videos.append(([info] if info is not None else [], None))
         return [v for v in videos if v[0]]
