@@ -7,6 +7,7 @@ from typing import Optional
 
 from torch.utils.data import Dataset
 
+from ..data.classes import read_class_file
 from ..data.dataset import VideoDataset
 from ..data.lists import read_tsm_list
 from ..data.transforms import train_transform
@@ -17,13 +18,10 @@ from .trainer import Trainer
 
 
 def read_classes(list_file: Path) -> list:
-    """Class names from ``classes.txt`` beside the list (one per line; ``index name`` allowed)."""
+    """Class names from ``classes.txt`` beside the list
+    (:func:`~tsm_apps.data.classes.read_class_file`); none when there is no such file."""
     path = list_file.parent / "classes.txt"
-    if not path.is_file():
-        return []
-    names = [line.strip() for line in path.read_text().splitlines() if line.strip()]
-    return [n.split(maxsplit=1)[1] if n.split(maxsplit=1)[0].isdigit() and " " in n else n
-            for n in names]
+    return read_class_file(path) if path.is_file() else []
 
 
 def clip_sets(cfg: TrainConfig, progress: bool = False) -> tuple:
