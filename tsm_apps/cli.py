@@ -5,7 +5,8 @@ this module naming it, and a command's package is imported only when that comman
 
 Each sub-command is ``main(argv: list[str]) -> int`` beside a ``build_parser()``. Bad input
 (``UserError``, ``ValueError``, ``FileNotFoundError``...) prints ``tsm <cmd>: error: ...`` and
-exits 2; set ``TSM_DEBUG=1`` to see the traceback.
+exits 2; set ``TSM_DEBUG=1`` to see the traceback. Log records go to stderr from the level in
+``TSM_LOG_LEVEL`` (default ``INFO``; :mod:`tsm_apps.logs`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from .errors import UserError
+from .logs import setup_logging
 
 GROUP = "tsm.commands"
 USER_ERRORS = (UserError, ValueError, TypeError, FileNotFoundError, NotADirectoryError,
@@ -66,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tsm: error: unknown command {cmd!r}\n\n{_usage(found)}", file=sys.stderr)
         return 2
     try:
+        setup_logging()
         return int(found[cmd].load()(rest) or 0)
     except USER_ERRORS as e:
         if os.environ.get("TSM_DEBUG"):

@@ -3,6 +3,8 @@ start a TSM/TSN recognizer: the layout is recognised and named, plain convs land
 convs' keys, the 1000-class fc is skipped."""
 from __future__ import annotations
 
+import logging
+
 import pytest
 import torch
 import torchvision
@@ -23,7 +25,7 @@ def imagenet_layouts(tmp_path) -> tuple:
     return sd, [tmp_path / f"{n}.pth" for n in files]
 
 
-def test_torchvision_and_mmpretrain_imagenet_weights_start_a_tsm_recognizer(tmp_path, capsys):
+def test_torchvision_and_mmpretrain_imagenet_weights_start_a_tsm_recognizer(tmp_path, caplog):
     from tsm_apps.checkpoint.layouts import detect_layout, to_our_keys
     from tsm_apps.train.model import load_pretrained
 
@@ -33,7 +35,9 @@ def test_torchvision_and_mmpretrain_imagenet_weights_start_a_tsm_recognizer(tmp_
     for path, layout in zip(paths, ("torchvision",) * 3 + ("mmpretrain",)):
         model = build_recognizer("resnet18", 7, num_segments=2, shift="offline")
         fc = model.fc.weight.clone()
-        load_pretrained(model, str(path))                      # prints the layout line
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="tsm_apps"):
+            load_pretrained(model, str(path))                  # logs the layout line
         own = model.state_dict()
         # plain convs land on the shifted convs' keys; every ImageNet tensor but fc is loaded
         assert torch.equal(own["backbone.layer1.0.conv1.net.weight"], sd["layer1.0.conv1.weight"])
@@ -42,7 +46,7 @@ def test_torchvision_and_mmpretrain_imagenet_weights_start_a_tsm_recognizer(tmp_
                            sd["layer2.0.downsample.0.weight"])
         assert torch.equal(model.fc.weight, fc)                 # 1000-class fc not loaded
         assert f"{layout} layout, {len(sd) - 2} tensors loaded, 0 missing, 2 skipped (fc.)" \
-            in capsys.readouterr().out
+            in caplog.text
     tsn = build_recognizer("resnet18", 7, num_segments=2, shift=None)
     load_pretrained(tsn, str(paths[0]))
     assert torch.equal(tsn.state_dict()["backbone.layer1.0.conv1.weight"],

@@ -83,6 +83,6 @@ def load_pretrained(model: Recognizer, path: str) -> bool:
     want, have = model.config.in_channels, first_conv_channels(ckpt)
     if have and have != want:
         set_input_channels(model.backbone, have)
-    load_weights(model, path, ignore=() if same else ("fc.",), report=print, checkpoint=ckpt)
+    load_weights(model, path, ignore=() if same else ("fc.",), checkpoint=ckpt)  # logs the layout
     set_input_channels(model.backbone, want)
     return same
