@@ -7,6 +7,7 @@ side (round-robin; ratios are medians of per-round ratios) in one process; each 
 the load average around it."""
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -21,6 +22,8 @@ from ..models.recognizer import build_recognizer
 from ..models.shift import temporal_shift
 from .official_shift import NCHW, naive_shift, official_style
 from .timing import Figure, load_average, medians, paired_ratio, time_many, time_rounds
+
+log = logging.getLogger(__name__)
 
 CL = torch.channels_last
 
@@ -168,6 +171,6 @@ def figures(quick: bool, device: str) -> list:
     """Every core figure on ``device`` (the ``core`` entry of the ``tsm.bench`` group)."""
     out = []
     for fn in FIGURES:
-        print(f"[bench] {fn.__name__} on {device}", flush=True)
+        log.info("%s on %s", fn.__name__, device)
         out += fn(quick, device)
     return out
