@@ -18,7 +18,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
 from .errors import UserError
-from .logs import setup_logging
+from .logs import console_log
 
 GROUP = "tsm.commands"
 USER_ERRORS = (UserError, ValueError, TypeError, FileNotFoundError, NotADirectoryError,
@@ -68,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tsm: error: unknown command {cmd!r}\n\n{_usage(found)}", file=sys.stderr)
         return 2
     try:
-        setup_logging()
-        return int(found[cmd].load()(rest) or 0)
+        with console_log():
+            return int(found[cmd].load()(rest) or 0)
     except USER_ERRORS as e:
         if os.environ.get("TSM_DEBUG"):
             raise

@@ -1,4 +1,4 @@
-"""The project's console log: one set-up, made by the ``tsm`` command before a sub-command runs.
+"""The project's console log: one set-up, made by the ``tsm`` command around a sub-command.
 
 Library code logs with ``logging.getLogger(__name__)`` and does not print; what a command
 reports as its result (tables, "wrote ..." lines) the command prints to stdout itself.
@@ -6,6 +6,8 @@ reports as its result (tables, "wrote ..." lines) the command prints to stdout i
 (:data:`LOG_FORMAT`): the project's packages (:data:`PACKAGES`) from ``level`` (default
 ``INFO``; ``TSM_LOG_LEVEL=DEBUG``, ``WARNING``, ... in the environment), other libraries from
 ``WARNING`` (or ``level`` when higher). Calling it again replaces its handler.
+:func:`console_log` is the same for a block, after which the loggers are as they were (``tsm``
+runs each command inside one, so a command called in-process leaves no handler behind).
 """
 
 from __future__ import annotations
@@ -13,9 +15,19 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Optional, Union
+from contextlib import contextmanager
+from typing import Iterator, Optional, Union
 
-__all__ = ["DEFAULT_LEVEL", "LEVEL_ENV", "LOG_FORMAT", "PACKAGES", "log_level", "setup_logging"]
+__all__ = [
+    "DEFAULT_LEVEL",
+    "LEVEL_ENV",
+    "LOG_FORMAT",
+    "PACKAGES",
+    "StderrHandler",
+    "console_log",
+    "log_level",
+    "setup_logging",
+]
 
 LEVEL_ENV = "TSM_LOG_LEVEL"
 DEFAULT_LEVEL = "INFO"
@@ -24,7 +36,7 @@ PACKAGES = ("tsm_apps", "detection", "dissect", "ui")
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
-class _Stderr(logging.StreamHandler):
+class StderrHandler(logging.StreamHandler):
     """Writes to the ``sys.stderr`` of the moment (a redirected or captured stream is
     followed, a closed one never kept)."""
 
@@ -58,12 +70,32 @@ def setup_logging(level: Optional[Union[str, int]] = None) -> int:
     from ``WARNING`` to stderr in :data:`LOG_FORMAT`; returns the level as a number."""
     number = log_level(level)
     root = logging.getLogger()
-    for old in [h for h in root.handlers if isinstance(h, _Stderr)]:
+    for old in [h for h in root.handlers if isinstance(h, StderrHandler)]:
         root.removeHandler(old)
-    handler = _Stderr()
+    handler = StderrHandler()
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     root.addHandler(handler)
     root.setLevel(max(number, logging.WARNING))
     for name in PACKAGES:
         logging.getLogger(name).setLevel(number)
     return number
+
+
+@contextmanager
+def console_log(level: Optional[Union[str, int]] = None) -> Iterator[int]:
+    """:func:`setup_logging` inside the block (yields the level); afterwards the root's
+    handlers and the levels of the root and :data:`PACKAGES` are restored."""
+    root = logging.getLogger()
+    loggers = [root, *(logging.getLogger(name) for name in PACKAGES)]
+    levels = [lg.level for lg in loggers]
+    before = [h for h in root.handlers if isinstance(h, StderrHandler)]
+    number = setup_logging(level)
+    try:
+        yield number
+    finally:
+        for h in [h for h in root.handlers if isinstance(h, StderrHandler)]:
+            root.removeHandler(h)
+        for h in before:
+            root.addHandler(h)
+        for lg, lv in zip(loggers, levels):
+            lg.setLevel(lv)
