@@ -64,7 +64,8 @@ def numbers(text: str) -> list:
     try:
         return [float(v) for v in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers, got {text!r}") from None
 
 
 def _flag(name: str) -> str:

@@ -131,8 +131,9 @@ def _worker(cfg_json: str) -> None:
             return out
         trainer.Trainer.train_step = dying_step
     videos, labels = motion_videos(32, frames=8, size=32, seed=1)
-    tr = VideoDataset.from_tensor(videos[:24], labels[:24], True, cfg.model.segments, cfg.data.size, seed=cfg.seed)
-    va = VideoDataset.from_tensor(videos[24:], labels[24:], False, cfg.model.segments, cfg.data.size)
+    t, s = cfg.model.segments, cfg.data.size
+    tr = VideoDataset.from_tensor(videos[:24], labels[:24], True, t, s, seed=cfg.seed)
+    va = VideoDataset.from_tensor(videos[24:], labels[24:], False, t, s)
     # both ranks share the launcher's stdout pipe: one write per summary (under PIPE_BUF, so
     # atomic); print() writes the text and the newline separately, and two ranks' lines can
     # then run together

@@ -2,6 +2,7 @@
 import torch
 from torch import nn
 
+from tests.test_tsm_apps.toy_videos import motion_videos
 from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.distributed import DistEnv
 from tsm_apps.train import MultigridConfig, load_config
@@ -9,7 +10,6 @@ from tsm_apps.train.hooks import EvaluationHook, MultigridHook, PreciseBNHook
 from tsm_apps.train.hooks import precise_bn as hook_module
 from tsm_apps.train.precise_bn import precise_bn_
 from tsm_apps.train.trainer import Trainer
-from tests.test_tsm_apps.toy_videos import motion_videos
 
 
 def _net() -> nn.Sequential:
@@ -41,7 +41,8 @@ def test_precise_bn_sets_the_exact_mean_and_variance_of_all_batches():
         for c in conv1:
             m = c.mean((0, 2, 3), keepdim=True)
             v = c.var((0, 2, 3), unbiased=False, keepdim=True)
-            z = (c - m) / torch.sqrt(v + bn1.eps) * bn1.weight[:, None, None] + bn1.bias[:, None, None]
+            w, b = bn1.weight[:, None, None], bn1.bias[:, None, None]
+            z = (c - m) / torch.sqrt(v + bn1.eps) * w + b
             h.append(net[3](torch.relu(z)))
     mean1, var1 = _mean_var(conv1)
     mean2, var2 = _mean_var(h)
@@ -64,7 +65,8 @@ def test_fixed_bn_layers_and_an_empty_loader_change_nothing():
     before = net[1].running_mean.clone(), net[1].running_var.clone(), net[4].running_var.clone()
     x = torch.randn(4, 2, 3, 3)
     precise_bn_(net, [x])
-    assert torch.equal(net[1].running_mean, before[0]) and torch.equal(net[1].running_var, before[1])
+    assert torch.equal(net[1].running_mean, before[0])
+    assert torch.equal(net[1].running_var, before[1])
     assert not torch.equal(net[4].running_var, before[2])
     state = {k: v.clone() for k, v in net.state_dict().items()}
     assert precise_bn_(net, []) == 0

@@ -19,7 +19,8 @@ def test_official_preset_is_the_official_kinetics_script():
     o, d, m = cfg.optim, cfg.data, cfg.model
     # --lr 0.02 --batch-size 128 --epochs 50 --dropout 0.5 --gd 20 --wd 1e-4 --shift_div 8
     assert o.lr_per_8 * o.batch_size / 8 == 0.02
-    assert (o.epochs, m.dropout, o.clip_grad, o.weight_decay, m.fold_div) == (50, 0.5, 20.0, 1e-4, 8)
+    assert (o.epochs, m.dropout, o.clip_grad, o.weight_decay, m.fold_div) == \
+        (50, 0.5, 20.0, 1e-4, 8)
     assert (o.lr_policy, o.lr_steps, o.optim_policy, d.flip, d.sampling) == \
         ("step", [20, 40], "tsm_official", True, "tsn")
     flow = load_config(preset="official-flow")

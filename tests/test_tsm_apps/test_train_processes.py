@@ -225,8 +225,9 @@ def _train_worker(cfg_json: str) -> None:
     if restart != "0" and os.environ.get("RANK") == os.environ.get("TSM_TEST_RESTART_DELAY_RANK"):
         time.sleep(2)
     videos, labels = motion_videos(32, frames=8, size=32, seed=1)
-    tr = VideoDataset.from_tensor(videos[:24], labels[:24], True, cfg.model.segments, cfg.data.size, seed=cfg.seed)
-    va = VideoDataset.from_tensor(videos[24:], labels[24:], False, cfg.model.segments, cfg.data.size)
+    t, s = cfg.model.segments, cfg.data.size
+    tr = VideoDataset.from_tensor(videos[:24], labels[:24], True, t, s, seed=cfg.seed)
+    va = VideoDataset.from_tensor(videos[24:], labels[24:], False, t, s)
     summary = dict(train(cfg, tr, va, 2), restart=int(restart), steps_run=steps_run[0])
     sys.stdout.write(json.dumps(summary) + "\n")
     sys.stdout.flush()
