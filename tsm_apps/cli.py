@@ -48,6 +48,13 @@ def summary(ep: EntryPoint) -> str:
     return tail if sep and "tsm " in head else line  # "tsm train: ..." -> "..."
 
 
+def packages(found: dict) -> list[str]:
+    """The top-level packages of the commands in ``found`` and of ``tsm`` itself, sorted: the
+    project's loggers (:mod:`tsm_apps.logs`)."""
+    return sorted({__name__.partition(".")[0], *(ep.module.partition(".")[0] for ep in
+                                                  found.values())})
+
+
 def _usage(found: dict) -> str:
     lines = ["usage: tsm <command> [options]   (tsm <command> --help for its options)", "",
              "commands:"]
@@ -68,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tsm: error: unknown command {cmd!r}\n\n{_usage(found)}", file=sys.stderr)
         return 2
     try:
-        with console_log():
+        with console_log(packages=packages(found)):
             return int(found[cmd].load()(rest) or 0)
     except USER_ERRORS as e:
         if os.environ.get("TSM_DEBUG"):

@@ -3,9 +3,10 @@
 Library code logs with ``logging.getLogger(__name__)`` and does not print; what a command
 reports as its result (tables, "wrote ..." lines) the command prints to stdout itself.
 :func:`setup_logging` sends log records to stderr, one line each, as ``LEVEL logger: message``
-(:data:`LOG_FORMAT`): the project's packages (:data:`PACKAGES`) from ``level`` (default
-``INFO``; ``TSM_LOG_LEVEL=DEBUG``, ``WARNING``, ... in the environment), other libraries from
-``WARNING`` (or ``level`` when higher). Calling it again replaces its handler.
+(:data:`LOG_FORMAT`): the project's packages from ``level`` (default ``INFO``;
+``TSM_LOG_LEVEL=DEBUG``, ``WARNING``, ... in the environment), other libraries from ``WARNING``
+(or ``level`` when higher). The project's packages: ``tsm_apps`` and those the caller names
+(``tsm`` names the package of every installed command). Calling it again replaces its handler.
 :func:`console_log` is the same for a block, after which the loggers are as they were (``tsm``
 runs each command inside one, so a command called in-process leaves no handler behind).
 """
@@ -16,13 +17,12 @@ import logging
 import os
 import sys
 from contextlib import contextmanager
-from typing import Iterator, Optional, Union
+from typing import Iterable, Iterator, Optional, Union
 
 __all__ = [
     "DEFAULT_LEVEL",
     "LEVEL_ENV",
     "LOG_FORMAT",
-    "PACKAGES",
     "StderrHandler",
     "console_log",
     "log_level",
@@ -32,7 +32,7 @@ __all__ = [
 LEVEL_ENV = "TSM_LOG_LEVEL"
 DEFAULT_LEVEL = "INFO"
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
-PACKAGES = ("tsm_apps", "detection", "dissect", "ui")
+OWN = __name__.partition(".")[0]  # tsm_apps
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -65,9 +65,10 @@ def log_level(level: Optional[Union[str, int]] = None) -> int:
     return logging.getLevelName(name)
 
 
-def setup_logging(level: Optional[Union[str, int]] = None) -> int:
-    """Log the project's records from ``level`` (see :func:`log_level`) and other libraries'
-    from ``WARNING`` to stderr in :data:`LOG_FORMAT`; returns the level as a number."""
+def setup_logging(level: Optional[Union[str, int]] = None, packages: Iterable[str] = ()) -> int:
+    """Log the records of ``tsm_apps`` and ``packages`` from ``level`` (see :func:`log_level`)
+    and other libraries' from ``WARNING`` to stderr in :data:`LOG_FORMAT`; returns the level
+    as a number."""
     number = log_level(level)
     root = logging.getLogger()
     for old in [h for h in root.handlers if isinstance(h, StderrHandler)]:
@@ -76,20 +77,23 @@ def setup_logging(level: Optional[Union[str, int]] = None) -> int:
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     root.addHandler(handler)
     root.setLevel(max(number, logging.WARNING))
-    for name in PACKAGES:
+    for name in {OWN, *packages}:
         logging.getLogger(name).setLevel(number)
     return number
 
 
 @contextmanager
-def console_log(level: Optional[Union[str, int]] = None) -> Iterator[int]:
+def console_log(
+    level: Optional[Union[str, int]] = None, packages: Iterable[str] = ()
+) -> Iterator[int]:
     """:func:`setup_logging` inside the block (yields the level); afterwards the root's
-    handlers and the levels of the root and :data:`PACKAGES` are restored."""
+    handlers and the levels of the root and the packages' loggers are restored."""
+    packages = sorted({OWN, *packages})
     root = logging.getLogger()
-    loggers = [root, *(logging.getLogger(name) for name in PACKAGES)]
+    loggers = [root, *(logging.getLogger(name) for name in packages)]
     levels = [lg.level for lg in loggers]
     before = [h for h in root.handlers if isinstance(h, StderrHandler)]
-    number = setup_logging(level)
+    number = setup_logging(level, packages)
     try:
         yield number
     finally:

@@ -20,6 +20,7 @@ REPORT_WRITERS = {
     "tsm_apps/train/scaling_bench.py",  # tsm bench scaling: the measured cluster table
     "ui/pipeline/steps.py",  # tsm demo: each step's output, relayed and prefixed
 }
+OURS = ("dissect", "ui")  # tsm_apps is always ours
 # library modules whose prints became log records
 CONVERTED = ("tsm_apps/train/model.py", "tsm_apps/bench/core.py")
 
@@ -33,7 +34,7 @@ def _emit() -> None:
 
 def test_level_from_the_environment_in_the_format(monkeypatch, capsys):
     monkeypatch.setenv(LEVEL_ENV, "debug")
-    with console_log() as level:
+    with console_log(packages=OURS) as level:
         _emit()
     assert level == logging.DEBUG
     assert capsys.readouterr().err == (
@@ -45,14 +46,14 @@ def test_level_from_the_environment_in_the_format(monkeypatch, capsys):
 
 def test_info_by_default_and_the_callers_level_before_the_environment(monkeypatch, capsys):
     monkeypatch.delenv(LEVEL_ENV, raising=False)
-    with console_log() as level:
+    with console_log(packages=OURS) as level:
         _emit()
     assert level == logging.INFO
     assert capsys.readouterr().err == (
         "INFO dissect: unit dissection: done\nWARNING somelib: not ours, shown\n"
     )
     monkeypatch.setenv(LEVEL_ENV, "DEBUG")
-    with console_log("error") as level:
+    with console_log("error", OURS) as level:
         _emit()
         logging.getLogger("ui.server").error("closing failed")
     assert level == logging.ERROR
@@ -63,8 +64,8 @@ def test_set_up_twice_one_line_a_record_and_restored_after(monkeypatch, capsys):
     monkeypatch.delenv(LEVEL_ENV, raising=False)
     root = logging.getLogger()
     before = (root.level, logging.getLogger("tsm_apps").level, list(root.handlers))
-    with console_log():
-        setup_logging()
+    with console_log(packages=OURS):
+        setup_logging(packages=OURS)
         logging.getLogger("tsm_apps.x").info("once")
     assert capsys.readouterr().err == "INFO tsm_apps.x: once\n"
     assert (root.level, logging.getLogger("tsm_apps").level, list(root.handlers)) == before
@@ -73,12 +74,13 @@ def test_set_up_twice_one_line_a_record_and_restored_after(monkeypatch, capsys):
 
 class _Command:
     name = "fake"
+    module = "dissect.fake"
 
     @staticmethod
     def load():
         def main(argv: list) -> int:
-            logging.getLogger("tsm_apps.fake").info("working on %s", argv[0])
-            logging.getLogger("tsm_apps.fake").debug("details")
+            logging.getLogger("dissect.fake").info("working on %s", argv[0])
+            logging.getLogger("dissect.fake").debug("details")
             print(f"result of {argv[0]}")
             return 0
 
@@ -90,7 +92,7 @@ def test_tsm_sets_up_the_log_around_the_command(monkeypatch, capsys):
     monkeypatch.delenv(LEVEL_ENV, raising=False)
     assert cli.main(["fake", "clip.mp4"]) == 0
     out, err = capsys.readouterr()
-    assert (out, err) == ("result of clip.mp4\n", "INFO tsm_apps.fake: working on clip.mp4\n")
+    assert (out, err) == ("result of clip.mp4\n", "INFO dissect.fake: working on clip.mp4\n")
     assert not any(isinstance(h, StderrHandler) for h in logging.getLogger().handlers)
     monkeypatch.setenv(LEVEL_ENV, "loud")
     assert cli.main(["fake", "clip.mp4"]) == 2
@@ -100,6 +102,11 @@ def test_tsm_sets_up_the_log_around_the_command(monkeypatch, capsys):
         "tsm fake: error: TSM_LOG_LEVEL='loud': expected one of DEBUG, INFO, WARNING, ERROR, "
         "CRITICAL (any case)\n"
     )
+
+
+def test_the_project_is_tsm_and_the_packages_of_its_commands():
+    assert cli.packages(cli.commands()) == ["detection", "dissect", "tsm_apps", "ui"]
+    assert cli.packages({"fake": _Command}) == ["dissect", "tsm_apps"]
 
 
 def test_a_bad_level_from_the_caller_names_it():
