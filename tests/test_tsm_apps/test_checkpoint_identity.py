@@ -3,6 +3,7 @@ segments and the test protocol that go with it -- and ``tsm test --twice-sample`
 against the official formulas (``ops/dataset.py`` ``_get_test_indices``, ``twice_sample``)."""
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -35,6 +36,14 @@ def official_twice(num_frames: int, t: int, new_length: int = 1) -> list:
     """Official ``twice_sample``: the centres, then ``int(tick * x)``, 0-based."""
     tick = (num_frames - new_length + 1) / float(t)
     return official_centres(num_frames, t, new_length) + [int(tick * x) for x in range(t)]
+
+
+def official_dense(num_frames: int, t: int, clips: int = 10) -> list:
+    """Official ``dense_sample`` test indices (``_get_test_indices``), 0-based, per clip."""
+    sample_pos = max(1, 1 + num_frames - 64)
+    t_stride = 64 // t
+    starts = np.linspace(0, sample_pos - 1, num=clips, dtype=int)
+    return [[(idx * t_stride + int(s)) % num_frames for idx in range(t)] for s in starts]
 
 
 def save_official(model, path) -> None:
@@ -120,7 +129,7 @@ def test_the_official_tsn_is_tested_at_8_segments(tmp_path):
     model = build_recognizer("resnet50", num_classes=400, num_segments=5, shift=None,
                              width=0.125)
     save_official(model, tmp_path / TSN)
-    videos, labels = motion_videos(1, frames=20, size=32)
+    videos, labels = motion_videos(1, frames=100, size=32)
     write_frame_folders(tmp_path, videos, labels, val_every=1)
     ck = open_checkpoint(tmp_path / TSN, device="cpu")
     assert ck.num_segments == 8 and ck.model.config.shift is None
@@ -128,8 +137,19 @@ def test_the_official_tsn_is_tested_at_8_segments(tmp_path):
     out = tmp_path / "res.json"
     assert tsm_test([str(tmp_path / TSN), "--data", str(tmp_path / "val.txt"),
                      "--out", str(out), "--no-progress", "--size", "32", "--scale-size", "36"]) == 0
-    assert json.loads(out.read_text())["predictions"][0]["frames"] == [official_centres(20, 8)]
+    assert json.loads(out.read_text())["predictions"][0]["frames"] == [official_centres(100, 8)]
     assert open_checkpoint(tmp_path / TSN, device="cpu", segments=5).num_segments == 5
+    # the README's 70.6% command: --test_segments=8 --test_crops=3 --dense_sample --full_res
+    dense = tmp_path / "dense.json"
+    assert tsm_test([str(tmp_path / TSN), "--data", str(tmp_path / "val.txt"), "--dense-sample",
+                     "--crops", "3", "--size", "32", "--scale-size", "32", "--out", str(dense),
+                     "--no-progress"]) == 0
+    res = json.loads(dense.read_text())
+    assert (res["protocol"]["sampling"], res["protocol"]["clips"], res["protocol"]["crops"]) == \
+        ("dense", 10, 3)
+    # 100 frames: starts linspace(0, 36, 10) -> 0, 4, 8, ..., 36; stride 64 // 8 = 8
+    assert official_dense(100, 8)[1] == [4, 12, 20, 28, 36, 44, 52, 60]
+    assert res["predictions"][0]["frames"] == official_dense(100, 8)
 
 
 @pytest.mark.parametrize("num_frames,t", [(20, 8), (37, 8), (5, 8), (120, 16), (9, 3)])

@@ -5,7 +5,7 @@ recognition.
 The protocol is the checkpoint's (:mod:`tsm_apps.data.protocol`: ours as recorded by training,
 the official repository's -- dense for ``_dense`` files --, mmaction2's stored config) and is
 printed first; ``--clips``, ``--crops``, ``--size``, ``--scale-size``, ``--view``,
-``--twice-sample`` change it.
+``--twice-sample``, ``--dense-sample`` change it.
 Inputs are checked (checkpoint readable, of a known layout, with a classifier; videos listed;
 labels within the classes) before any frame is decoded.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..data.protocol import VIEWS
+from ..data.sampling import DENSE_TEST_CLIPS
 from ..io import atomic_write_text
 from ..options import add_options, option, options_from
 
@@ -39,6 +40,9 @@ class TestConfig:
     twice_sample: bool = field(default=False, **option(
         "2 clips: the segment centres, then the segment starts (the official --twice_sample; "
         "Something-Something's accurate setting adds --crops 3 --size 256)"))
+    dense_sample: bool = field(default=False, **option(
+        "dense clips of a 64-frame window, 10 unless --clips (the official --dense_sample; the "
+        "non-local protocol adds --crops 3 --size 256)"))
     device: str = "auto"
     out: Optional[str] = field(default=None, **option("write the results as JSON here"))
     progress: bool = True
@@ -58,10 +62,14 @@ class TestConfig:
         """The changes to the checkpoint's test protocol (None: keep its value)."""
         out = {"clips": self.clips, "crops": self.crops, "crop_size": self.size,
                "scale_size": self.scale_size, "view": self.view}
+        if self.twice_sample and self.dense_sample:
+            raise ValueError("--twice-sample and --dense-sample are two samplings: choose one")
         if self.twice_sample:
             if self.clips not in (None, 2):
                 raise ValueError(f"--twice-sample gives 2 clips, got --clips {self.clips}")
             out.update(sampling="twice", clips=2)
+        if self.dense_sample:
+            out.update(sampling="dense", clips=self.clips or DENSE_TEST_CLIPS)
         return out
 
 
