@@ -183,3 +183,33 @@ def test_tsm_test_twice_sample(tmp_path):
 def test_the_official_scale():
     assert official_scale_size(224) == 256 and official_scale_size(112) == 128
     assert official_protocol(TSN, crop_size=32).scale_size == 36   # 32 * 256 // 224
+
+
+@pytest.fixture
+def loads(monkeypatch):
+    """The files ``torch.load`` reads, in order (every safe read goes through it)."""
+    seen = []
+    real = torch.load
+
+    def counting(f, *a, **k):
+        seen.append(str(f))
+        return real(f, *a, **k)
+
+    monkeypatch.setattr(torch, "load", counting)
+    return seen
+
+
+def test_tsm_test_and_pretrained_read_a_checkpoint_once(tmp_path, loads):
+    from tsm_apps.checkpoint.reading import save_checkpoint
+    from tsm_apps.train.model import load_pretrained
+    torch.manual_seed(0)
+    model = build_recognizer("resnet18", num_classes=2, num_segments=4, width=0.125)
+    ck_path = tmp_path / "best.pth"
+    save_checkpoint(ck_path, model, meta={"train_config": {"size": 32}})
+    open_checkpoint(ck_path, device="cpu")
+    assert loads == [str(ck_path)]
+    loads.clear()
+    fresh = build_recognizer("resnet18", num_classes=2, num_segments=4, width=0.125)
+    assert load_pretrained(fresh, str(ck_path)) is True
+    assert loads == [str(ck_path)]
+
