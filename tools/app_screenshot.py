@@ -2,7 +2,15 @@
 
 Starts ``tsm ui`` on a free loopback port, opens the Attention view (TSN and TSM maps of the
 first clip of the demo's dissection runs) in Debian's headless Chromium through Playwright and
-writes a PNG (default docs/app.png). The UI process is always stopped.
+writes a PNG (default docs/app.png). The UI process is always stopped. ``--view Live --click
+TEXT --stream`` clicks the texts given in turn (a mode, a video), presses ▶ Stream and takes
+the page while the stream plays; ``--width`` and ``--height`` set the window's size (the app
+scrolls inside its window, so a long page needs a tall one).
+
+    python tools/app_screenshot.py --runs RUNS --view Runs --width 1280 --height 2600 \
+        --out docs/app_runs_1280.png
+    python tools/app_screenshot.py --runs RUNS --view Live --click "Both detectors side by side" \
+        --stream --width 1280 --out docs/app_live_1280.png
 """
 from __future__ import annotations
 
@@ -12,20 +20,29 @@ import time
 from pathlib import Path
 
 
-def shoot(runs: Path, out: Path, view: str, settle_s: float) -> Path:
+def shoot(runs: Path, out: Path, view: str, settle_s: float, width: int = 1400,
+          clicks: tuple = (), stream: bool = False, full_page: bool = False,
+          height: int = 900) -> Path:
     from playwright.sync_api import sync_playwright
 
     from ui.headless import CHROMIUM, CHROMIUM_ARGS, running_app
 
     with running_app(runs, timeout=120.0) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page = browser.new_page(viewport={"width": width, "height": height})
         page.goto(url)
         page.get_by_text(view, exact=True).first.click()
-        page.wait_for_selector("img", timeout=120_000)
-        time.sleep(settle_s)  # let the page finish its rerun
+        for text in clicks:
+            time.sleep(settle_s / 2)  # the rerun of the previous click draws the next control
+            page.get_by_text(text, exact=True).first.click(timeout=120_000)
+        if stream:
+            page.get_by_role("button", name="▶ Stream").click(timeout=120_000)
+            page.get_by_text("playing: frame", exact=False).first.wait_for(timeout=120_000)
+        else:
+            page.wait_for_selector("img, .js-plotly-plot", timeout=120_000)  # a picture or a chart
+        time.sleep(settle_s)  # let the page finish its rerun (or play a few seconds)
         out.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(out), full_page=False)
+        page.screenshot(path=str(out), full_page=full_page)
         browser.close()
     return out
 
@@ -36,11 +53,20 @@ def main() -> int:
     p.add_argument("--out", type=Path, default=Path("docs/app.png"))
     p.add_argument("--view", default="Attention", help="sidebar view to show")
     p.add_argument("--settle", type=float, default=8.0, help="seconds to wait after the images")
+    p.add_argument("--width", type=int, default=1400, help="window width in pixels")
+    p.add_argument("--height", type=int, default=900, help="window height in pixels (the app "
+                   "scrolls inside the window: a taller window shows more of a long page)")
+    p.add_argument("--click", action="append", default=[], metavar="TEXT",
+                   help="text to click after opening the view (repeatable, in order)")
+    p.add_argument("--stream", action="store_true", help="press ▶ Stream and take the page "
+                   "while it plays")
+    p.add_argument("--full-page", action="store_true", help="the whole page, not the window")
     a = p.parse_args()
     if not a.runs.is_dir():
         print(f"{a.runs}: not a folder (run make demo first)", file=sys.stderr)
         return 2
-    print(shoot(a.runs, a.out, a.view, a.settle))
+    print(shoot(a.runs, a.out, a.view, a.settle, a.width, tuple(a.click), a.stream,
+                a.full_page, a.height))
     return 0
 
 

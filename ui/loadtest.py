@@ -153,6 +153,7 @@ async def _idle(page, seconds: float = 30.0, quiet_s: float = 1.0) -> None:
 
 
 DETECTORS = "Both detectors side by side"
+LIVE_HEADER = "Live: models fed the video frame by frame"
 
 
 def _record(res: SessionResult, kind: str, shown: Shown) -> None:
@@ -183,6 +184,7 @@ async def _session(browser, url: str, upload: Path, stream_s: float, frames: Opt
         # the Live view: the upload through the online recognizer (the page drops the runs
         # folder's video, asks for a file, then offers the upload's stream)
         await page.get_by_text("Live", exact=True).click()
+        await page.get_by_text(LIVE_HEADER).wait_for(timeout=wait_ms)  # not the stale page's
         await page.get_by_text("Upload a video").click(timeout=wait_ms)
         await page.get_by_text("Choose a video file to upload.").wait_for(timeout=wait_ms)
         await page.locator('input[type="file"]').set_input_files(str(upload))
