@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,7 +209,8 @@ def main(argv: list[str]) -> int:
     print(
         f"tsm ui: serving {env[ENV_RUNS]} at http://{args.host}:{args.port} ({guard}; Ctrl-C stops)"
     )
-    try:
-        return subprocess.call(cmd, env=env)
-    except KeyboardInterrupt:
-        return 130
+    sys.stdout.flush()
+    # the server takes this process's place: nothing stays behind holding this command's
+    # imports (torch, ~700 MB) while it only waits for the server
+    os.execve(cmd[0], cmd, env)
+    return 0  # not reached
