@@ -47,7 +47,7 @@ SHARED_HELP = {
     "scale_size": "shorter side before cropping (default: the protocol's)",
     "view": "'frame': the whole resized frame instead of the protocol's crops",
     "device": "auto (CUDA when present), cpu, cuda, cuda:1, ...",
-    "progress": "progress bars",
+    "progress": "progress bars (drawn on stderr when it is a terminal)",
     "seed": "random seed",
 }
 
