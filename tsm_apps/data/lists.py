@@ -25,7 +25,7 @@ from .record import VideoSource, counted_source
 
 PathLike = Union[str, os.PathLike]
 
-__all__ = ["SSv2Record", "read_tsm_list", "read_video_list", "write_tsm_list",
+__all__ = ["SSv2Record", "parse_list_line", "read_tsm_list", "read_video_list", "write_tsm_list",
            "read_ssv2_labels", "ssv2_labels", "read_ssv2", "ssv2_class_name",
            "ssv2_video_records"]
 
