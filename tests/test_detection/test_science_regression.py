@@ -1,13 +1,15 @@
 """The science, guarded: online TSM's R-FCN detects objects on corrupted frames (occlusion bar,
-glare, motion blur) better than the TSN R-FCN, because its shifted channels carry features of
+glare, camera shake) better than the TSN R-FCN, because its shifted channels carry features of
 the frames before; the gain is largest on glare (a washed-out frame between clean ones).
 
 Setting (``SETTING``): the bundled ``rfcn_synth_tsm`` / ``rfcn_synth_tsn`` configs unchanged (one
-clip of 4 frames per step, 900 iterations) on ``tsm synth vid``'s set with 16 val snippets
-instead of 8 (seed 0: 24 train snippets of 24 frames at 160x128; 111 corrupted frames, 16 of them
-glare), training seed 0, one thread -- the detection of ``tsm demo``'s first seed. Both models
-are trained and tested through ``tsm detect train`` / ``tsm detect test``. The margins were
-measured with seeds (see the comment above ``MARGIN``); 600 iterations were not reliable."""
+clip of 4 frames per step, the losses on its key frame; TSN trained single-frame; 900
+iterations) on ``tsm synth vid``'s set with 16 val and 16 test snippets instead of 8 (seed 0: 24
+train snippets of 24 frames at 160x128, objects blurred along their motion), training seed 4,
+scored on the held-out test snippets (121 corrupted frames, 19 of them glare), one thread -- the
+detection of ``tsm demo``'s first seed. Both models are trained and tested through ``tsm detect
+train`` / ``tsm detect test``. The margins were measured with seeds 4-6, which took no part in
+choosing the setting (see the comment above ``MARGIN``)."""
 from __future__ import annotations
 
 import json
@@ -23,6 +25,7 @@ from tsm_apps.synth.vid import generate
 CONFIGS = {m: str(Path(detection.__file__).parent / "configs" / f"rfcn_synth_{m}.py")
            for m in ("tsm", "tsn")}
 SETTING = dict(iters=900, batch=1, train_videos=24, val_videos=16, width=160, height=128)
+SEED = 4  # tsm demo's first detection seed
 
 
 CLIP_LOSS = {"tsm": ["model.loss_frames=clip"],
@@ -57,25 +60,24 @@ def run(model: str, seed: int, tmp: Path, iters: int, batch: int, train_videos: 
     return json.loads((out.parent / "metrics.json").read_text())
 
 
-# measured (OMP_NUM_THREADS=1 .venv/bin/python tests/test_detection/test_science_regression.py
-# 0 1 2 3; 2 shared cores, load 2-6), mAP TSM / TSN on the corrupted frames (glare frames; clean):
-#   seed 0: 86.4 / 81.2 = +5.2 (glare 85.2 / 54.7 = +30.5; clean +0.3)
-#   seed 1: 82.4 / 78.9 = +3.5 (glare 84.4 / 57.8 = +26.6; clean -4.0)
-#   seed 2: 86.5 / 80.4 = +6.0 (glare 75.7 / 63.8 = +11.9; clean 0.0)
-#   seed 3: 88.9 / 81.2 = +7.7 (glare 84.7 / 65.6 = +19.1; clean +1.5)
-# On clean frames the two are level, so the gain is where frames are hard. About 230 s of CPU
-# per seed (both models trained and tested). Not reliable, so not used: 600 iterations (corrupted +8.2 / -8.3 / +14.8 / +4.2 at
-# seeds 0-3: at seed 1 TSM trailed everywhere, clean -11.1); 450 iterations, 128x96 frames or 2
-# clips per step (an earlier code: corrupted +0.4 / -7.3 / +0.0 at one seed each). Fast motion
-# (+1.8 / +1.5 / -1.3 / +3.0) is not guarded.
-MARGIN = 3.0
-GLARE_MARGIN = 10.0
+# measured at commit 7a94243 (OMP_NUM_THREADS=1 .venv/bin/python
+# tests/test_detection/test_science_regression.py 4 5 6; 2 shared cores, load 5-15), held-out
+# test snippets, mAP TSM - TSN on the corrupted frames (glare frames; fast motion; clean):
+#   seed 4: 78.8 / 70.2 = +8.6 (glare 50.4 / 26.8 = +23.6; fast +1.7; clean -4.4)
+#   seed 5: 79.6 / 57.5 = +22.1 (glare 84.2 / 28.9 = +55.3; fast +4.1; clean +3.3)
+#   seed 6: 81.5 / 64.2 = +17.3 (glare 70.9 / 16.6 = +54.3; fast +4.0; clean +2.4)
+# The setting (900 iterations of one clip) was chosen on seeds 0-3 with the earlier code (loss on
+# all 4 frames, no object blur, val snippets): there 600 iterations were not reliable (the
+# corrupted-frame lead changed sign at seed 1). About 100 s (TSM) + 30 s (TSN) of CPU per seed on
+# a quiet machine. Fast motion (+1.7 at seed 4) is too close to zero to guard at one seed.
+MARGIN = 5.0
+GLARE_MARGIN = 15.0
 
 
 @pytest.mark.slow
 def test_online_tsm_beats_tsn_on_corrupted_frames(tmp_path):
     torch.set_num_threads(1)
-    tsm_m, tsn_m = (run(m, 0, tmp_path, **SETTING) for m in ("tsm", "tsn"))
+    tsm_m, tsn_m = (run(m, SEED, tmp_path, **SETTING) for m in ("tsm", "tsn"))
     figures = {k: (tsm_m[k], tsn_m[k]) for k in ("mAP_corrupted", "mAP_corrupted_glare",
                                                  "mAP_clean")}
     assert tsm_m["mAP_corrupted"] - tsn_m["mAP_corrupted"] >= MARGIN, figures
