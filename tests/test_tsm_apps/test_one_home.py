@@ -101,9 +101,6 @@ def test_the_finders_see_each_idea_and_not_its_words():
 # Files that still write an idea outside its home when this test was written, each to be moved
 # there by its owner (then its entry goes); any other file writing one fails the test.
 PENDING = {
-    "256 // 224": {"tsm_apps/train/sections.py"},   # -> data.protocol.official_scale_size
-    "multi-scale crop list": {"tsm_apps/train/sections.py",
-                              "tsm_apps/train/presets.py"},  # -> data.transforms.MULTI_SCALES
     '"Annotations"': {"detection/metric.py", "detection/vid_dataset.py",
                       "tsm_apps/synth/vid.py", "tsm_apps/synth/vid_objects.py",
                       "ui/app/sources/detection.py"},   # -> data.vid_layout

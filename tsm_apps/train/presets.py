@@ -22,9 +22,11 @@ the paper's section), with the deliberate deviations and their reasons, is in
 """
 from __future__ import annotations
 
+from ..data.transforms import MULTI_SCALES
+
 _TSM_R50 = {"arch": "resnet50", "segments": 8, "shift": "offline", "fold_div": 8}
 _OFFICIAL_DATA = {"size": 224, "scale_size": 256, "crop": "multiscale",
-                  "crop_scales": [1.0, 0.875, 0.75, 0.66], "flip": True}
+                  "crop_scales": list(MULTI_SCALES), "flip": True}
 _OFFICIAL_SCRIPT = {  # scripts/train_tsm_kinetics_rgb_8f.sh, main.py, opts.py
     "epochs": 50, "batch_size": 128, "lr_per_8": 0.02 / 16, "lr_policy": "step",
     "lr_steps": [20, 40], "warmup_epochs": 0.0, "optimizer": "sgd", "momentum": 0.9,
@@ -59,7 +61,7 @@ PRESETS: dict = {
                  "optim": _OFFICIAL_SCRIPT, "test": _OFFICIAL_TEST},
     "official-flow": {"model": {**_TSM_R50, "dropout": 0.5, "modality": "flow", "new_length": 5},
                       "data": {**_OFFICIAL_DATA, "sampling": "tsn",
-                               "crop_scales": [1.0, 0.875, 0.75]},
+                               "crop_scales": list(MULTI_SCALES[:3])},  # flow: [1, .875, .75]
                       "optim": _OFFICIAL_SCRIPT, "test": _OFFICIAL_TEST},
     "aavg": {"optim": {"optimizer": "adam", "lr_policy": "constant", "warmup_epochs": 0.0,
                        "batch_size": 32, "lr_scaling": "process"},

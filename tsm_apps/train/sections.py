@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from ..data.protocol import official_scale_size
+from ..data.transforms import MULTI_SCALES
 from ..models.modality import MODALITIES
 from ..options import numbers, option
 from .policies import OPTIM_POLICIES
@@ -91,7 +93,7 @@ class DataConfig:
     crop: str = field(default="area", **option(
         "training crop: area (random area and ratio), multiscale (TSN's GroupMultiScaleCrop "
         "over crop_scales)", choices=CROPS))
-    crop_scales: list = field(default_factory=lambda: [1.0, 0.875, 0.75, 0.66], **option(
+    crop_scales: list = field(default_factory=lambda: list(MULTI_SCALES), **option(
         "the multiscale crop's scales, comma-separated", type=numbers, metavar="V,V,..."))
     flip: bool = field(default=False, **option(
         "random horizontal flip (off by default: it swaps left and right motion)"))
@@ -122,7 +124,7 @@ class DataConfig:
         """Shorter side before validation's centre crop."""
         if self.scale_size == -1:
             return self.size
-        return self.scale_size or self.size * 256 // 224
+        return self.scale_size or official_scale_size(self.size)
 
     def lists(self) -> tuple[Path, Path]:
         """``(train list, val list)``; ``path`` may be a folder or the train list itself."""
