@@ -184,7 +184,8 @@ async def _session(browser, url: str, upload: Path, stream_s: float, frames: Opt
         # the Live view: the upload through the online recognizer (the page drops the runs
         # folder's video, asks for a file, then offers the upload's stream)
         await page.get_by_text("Live", exact=True).click()
-        await page.get_by_text(LIVE_HEADER).wait_for(timeout=wait_ms)  # not the stale page's
+        await page.get_by_text(LIVE_HEADER).wait_for(timeout=wait_ms)
+        await _idle(page, wait_ms / 1000)  # the previous page's controls are gone
         await page.get_by_text("Upload a video").click(timeout=wait_ms)
         await page.get_by_text("Choose a video file to upload.").wait_for(timeout=wait_ms)
         await page.locator('input[type="file"]').set_input_files(str(upload))
@@ -192,6 +193,7 @@ async def _session(browser, url: str, upload: Path, stream_s: float, frames: Opt
         _record(res, "recognizer", await _stream(page, stream_s, wait_ms, frames))
         # then the runs folder's video (bikes.mp4, 640x272) through both detectors
         await page.get_by_text(DETECTORS, exact=True).click()
+        await _idle(page, wait_ms / 1000)
         await page.get_by_text("Video in the runs folder").click(timeout=wait_ms)
         await page.get_by_text(re.compile(r"^Streaming .* at 640x272")).wait_for(timeout=wait_ms)
         await page.get_by_text(re.compile("through both detectors")).wait_for(timeout=wait_ms)
