@@ -35,8 +35,8 @@ from mmengine.evaluator import BaseMetric
 from mmengine.logging import MMLogger
 
 from tsm_apps.data.motion import WINDOW, read_motion_iou_mat, snippet_motion_iou
-from tsm_apps.data.vid_layout import NAME_TO_WNID, WNID_TO_NAME, VIDFrame, read_frame_xml, \
-    read_list
+from tsm_apps.data.vid_layout import NAME_TO_WNID, WNID_TO_NAME, VIDFrame, annotation_root, \
+    edge_box, read_frame_xml, read_list
 from tsm_apps.io import atomic_write_text
 
 from .corruptions import frame_corruption, load_corruptions
@@ -91,11 +91,10 @@ class AnnotationCache:
         """``(position by frame name, frames, motion IoU)`` of every annotated frame of a snippet
         (a DET image: itself). A bad XML of a frame that is not evaluated counts as a frame
         without objects (logged); one of an evaluated frame raises ``ValueError``."""
+        folder = osp.join(annotation_root(root, source, split), snippet)
         if source == "DET":
-            folder, names = osp.dirname(osp.join(root, "Annotations", source, split, snippet)), \
-                [osp.basename(snippet)]
+            folder, names = osp.dirname(folder), [osp.basename(snippet)]
         else:
-            folder = osp.join(root, "Annotations", source, split, snippet)
             try:
                 names = sorted(f[:-4] for f in os.listdir(folder) if f.endswith(".xml"))
             except OSError as e:
@@ -131,7 +130,7 @@ class AnnotationCache:
             for path, frame in items:
                 if frame not in pos:
                     raise ValueError(f"{path}: no annotation {frame}.xml in "
-                                     f"{osp.join(root, 'Annotations', source, split, snippet)}")
+                                     f"{osp.join(annotation_root(root, source, split), snippet)}")
                 t = pos[frame]
                 if self.motion_iou_file and source == "VID":
                     motion[t] = self._mat_values(root, snippet, frame, len(frames[t].objects))
@@ -140,8 +139,7 @@ class AnnotationCache:
                 img_id = f"{split}/{snippet}/{frame}" if source == "VID" \
                     else f"DET/{split}/{snippet}"
                 out[path] = FrameTruth(
-                    np.array([[o.box[0], o.box[1], o.box[2] + 1, o.box[3] + 1] for o in objs],
-                             np.float64).reshape(-1, 4),
+                    np.array([edge_box(o.box) for o in objs], np.float64).reshape(-1, 4),
                     np.array([self.labels[o.name] for o in objs], np.int64),
                     motion_iou=np.array([motion[t][j] for j in keep], np.float64),
                     corruption=frame_corruption(self._corruptions[root], img_id))

@@ -76,7 +76,7 @@ from mmengine.dataset.base_dataset import force_full_init
 from mmengine.logging import print_log
 
 from tsm_apps.data.vid_layout import NAME_TO_WNID, VID_CLASSES, WNID_TO_NAME, VIDFrame, \
-    read_frame_xml, read_list
+    annotation_path, annotation_root, edge_box, image_path, read_frame_xml, read_list
 from tsm_apps.progress import progress_bar
 
 from .clips import KeyFrameIndex, clip_for_key
@@ -102,7 +102,7 @@ def clip_box(box: Sequence[int], width: int, height: int) -> Optional[list[float
     x2, y2 = min(box[2], width - 1), min(box[3], height - 1)
     if x1 > x2 or y1 > y2:
         return None
-    return [float(x1), float(y1), float(x2 + 1), float(y2 + 1)]
+    return edge_box((x1, y1, x2, y2))
 
 
 def _split_prefix(entry: str, default: str) -> tuple[str, str]:
@@ -171,7 +171,7 @@ class ImageNetVIDDataset(BaseDetDataset):
             if o.name not in labels:
                 continue
             box = clip_box(o.box, frame.width, frame.height) if self.clip_boxes \
-                else [float(o.box[0]), float(o.box[1]), float(o.box[2] + 1), float(o.box[3] + 1)]
+                else edge_box(o.box)
             if box is None:
                 self.dropped_objects.append(f"{xml}: object {j} {o.box} outside the "
                                             f"{frame.width}x{frame.height} image")
@@ -184,8 +184,8 @@ class ImageNetVIDDataset(BaseDetDataset):
     def _frame_info(self, source: str, split: str, entry: str, video: str, frame_id: int,
                     video_length: int, labels: dict[str, int]) -> Optional[dict]:
         """The data-info dict of one image, ``None`` (after :meth:`_bad`) when it is bad."""
-        xml = self._path("Annotations", source, split, entry + ".xml")
-        img = self._path("Data", source, split, entry + ".JPEG")
+        xml = str(annotation_path(self.data_root or "", source, split, entry))
+        img = str(image_path(self.data_root or "", source, split, entry))
         try:
             frame = read_frame_xml(xml, det=source == "DET")
         except (OSError, ValueError) as e:
@@ -223,7 +223,7 @@ class ImageNetVIDDataset(BaseDetDataset):
         return snippets
 
     def _snippet_length(self, split: str, snippet: str) -> int:
-        folder = self._path("Annotations", "VID", split, snippet)
+        folder = osp.join(annotation_root(self.data_root or "", "VID", split), snippet)
         try:
             return sum(1 for f in os.listdir(folder) if f.endswith(".xml"))
         except OSError as e:

@@ -100,11 +100,7 @@ def test_the_finders_see_each_idea_and_not_its_words():
 
 # Files that still write an idea outside its home when this test was written, each to be moved
 # there by its owner (then its entry goes); any other file writing one fails the test.
-PENDING = {
-    '"Annotations"': {"detection/metric.py", "detection/vid_dataset.py",
-                      "tsm_apps/synth/vid.py", "tsm_apps/synth/vid_objects.py",
-                      "ui/app/sources/detection.py"},   # -> data.vid_layout
-}
+PENDING: dict = {}
 
 
 @pytest.mark.parametrize("idea", list(IDEAS))

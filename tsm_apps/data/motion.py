@@ -41,6 +41,8 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from .vid_layout import edge_box
+
 WINDOW = 10          # frames on each side of t
 SLOW_ABOVE = 0.9     # motion IoU > 0.9: slow
 FAST_BELOW = 0.7     # motion IoU < 0.7: fast; in between (both ends included): medium
@@ -113,8 +115,7 @@ def snippet_motion_iou(frames: Sequence, window: int = WINDOW) -> list:
             if boxes[t] is not None:
                 raise ValueError(f"frame {t} ({getattr(frame, 'filename', '?')}): track "
                                  f"{obj.trackid} appears twice")
-            x1, y1, x2, y2 = obj.box
-            boxes[t] = (x1, y1, x2 + 1, y2 + 1)
+            boxes[t] = edge_box(obj.box)
     per_track = {tid: motion_iou(boxes, window) for tid, boxes in tracks.items()}
     return [[float(per_track[o.trackid][t]) for o in frame.objects]
             for t, frame in enumerate(frames)]

@@ -73,6 +73,44 @@ class VIDFrame:
     objects: list[VIDObject] = field(default_factory=list)
 
 
+FRAME_NAME = "{:06d}"
+"""A snippet's frame files: ``%06d.JPEG`` under ``Data``, ``%06d.xml`` under ``Annotations``."""
+VID_FRAME_TEMPLATE = FRAME_NAME + ".JPEG"
+
+
+def image_path(root: str | Path, source: str, split: str, entry: str) -> Path:
+    """``<root>/Data/<source>/<split>/<entry>.JPEG`` (``source`` VID or DET; ``entry`` a
+    ``<snippet>/%06d`` frame or a DET image)."""
+    return Path(root, "Data", source, split, entry + ".JPEG")
+
+
+def annotation_root(root: str | Path, source: str, split: str) -> Path:
+    """``<root>/Annotations/<source>/<split>``: the XML of a split (snippet folders, or DET
+    image paths, below it)."""
+    return Path(root, "Annotations", source, split)
+
+
+def annotation_path(root: str | Path, source: str, split: str, entry: str) -> Path:
+    """``<root>/Annotations/<source>/<split>/<entry>.xml``, the XML of :func:`image_path`."""
+    return annotation_root(root, source, split) / (entry + ".xml")
+
+
+def annotation_folder(image_folder: str | Path) -> Path | None:
+    """The annotation folder ``<root>/Annotations/VID/<split>/<snippet>`` of a snippet's frame
+    folder ``<root>/Data/VID/<split>/<snippet>``; ``None`` for a folder outside that layout."""
+    parts = Path(image_folder).parts
+    if len(parts) < 4 or parts[-4:-2] != ("Data", "VID"):
+        return None
+    return Path(*parts[:-4], "Annotations", "VID", *parts[-2:])
+
+
+def edge_box(box: tuple[int, int, int, int]) -> list[float]:
+    """An XML box (inclusive pixels ``xmin, ymin, xmax, ymax``) in pixel edge coordinates
+    ``[xmin, ymin, xmax + 1, ymax + 1]``: the devkit's ``+ 1`` widths."""
+    x1, y1, x2, y2 = box
+    return [float(x1), float(y1), float(x2) + 1.0, float(y2) + 1.0]
+
+
 def train_snippet(index: int) -> str:
     """Name of train snippet ``index`` (one snippet per video): batch folder / snippet."""
     return f"ILSVRC2015_VID_train_{index // 1000:04d}/ILSVRC2015_train_{index:05d}000"

@@ -45,8 +45,9 @@ from ..progress import progress_bar
 from .draw import clutter
 from .vid_corruptions import OCCLUDED_FRACTION, bar_columns, corrupt, schedule
 from .vid_objects import draw_object, one_frame_object, paste_moving_object, write_det
-from ..data.vid_layout import NAME_TO_WNID, VIDFrame, VIDObject, frame_to_xml, msra_lines, \
-    train_snippet, val_snippet, vid_test_snippet, write_image_sets
+from ..data.vid_layout import FRAME_NAME, NAME_TO_WNID, VIDFrame, VIDObject, annotation_path, \
+    frame_to_xml, image_path, msra_lines, train_snippet, val_snippet, vid_test_snippet, \
+    write_image_sets
 
 CLASSES = ("airplane", "car", "zebra", "watercraft")
 ASPECT = {"airplane": 1.6, "car": 1.7, "zebra": 1.4, "watercraft": 1.2}  # width / height
@@ -170,15 +171,16 @@ def _write_snippet(tmp: Path, split: str, snippet: str, images: np.ndarray, obje
                    ) -> list:
     from PIL import Image
 
-    data = tmp / "Data" / "VID" / split / snippet
-    ann = tmp / "Annotations" / "VID" / split / snippet
-    data.mkdir(parents=True)
-    ann.mkdir(parents=True)
     frames = []
     for t, (arr, objs) in enumerate(zip(images, objects)):
-        Image.fromarray(arr).save(data / f"{t:06d}.JPEG", quality=92)
-        frame = VIDFrame(snippet, f"{t:06d}", arr.shape[1], arr.shape[0], objs)
-        (ann / f"{t:06d}.xml").write_bytes(frame_to_xml(frame))
+        name = FRAME_NAME.format(t)
+        img, xml = (at(tmp, "VID", split, f"{snippet}/{name}")
+                    for at in (image_path, annotation_path))
+        for folder in (img.parent, xml.parent):
+            folder.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(arr).save(img, quality=92)
+        frame = VIDFrame(snippet, name, arr.shape[1], arr.shape[0], objs)
+        xml.write_bytes(frame_to_xml(frame))
         frames.append(frame)
     return frames
 

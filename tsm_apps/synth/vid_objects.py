@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.vid_layout import NAME_TO_WNID
+from ..data.vid_layout import NAME_TO_WNID, annotation_path, image_path
 from .draw import clutter
 
 # DET classes that are not VID classes (tench, soccer ball): dropped by every VID reader
@@ -179,12 +179,10 @@ def write_det(root: Path, seed: int, images: int, width: int, height: int,
                 draw_object(draw, name_of[wnid], box, bool(rng.uniform() < 0.5), rng.uniform())
             else:
                 draw_other(draw, wnid, box)
-        for kind, ext, write in (("Data", ".JPEG", None), ("Annotations", ".xml", None)):
-            path = root / kind / "DET" / "train" / f"{entry}{ext}"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if kind == "Data":
-                img.save(path, format="JPEG", quality=92)
-            else:
-                path.write_bytes(_det_xml(entry, w, h, objects))
+        image, xml = (at(root, "DET", "train", entry) for at in (image_path, annotation_path))
+        for folder in (image.parent, xml.parent):
+            folder.mkdir(parents=True, exist_ok=True)
+        img.save(image, format="JPEG", quality=92)
+        xml.write_bytes(_det_xml(entry, w, h, objects))
         entries.append(entry)
     return entries

@@ -15,12 +15,12 @@ from typing import Callable, Iterator, Optional
 
 import numpy as np
 
+from tsm_apps.data.vid_layout import VID_FRAME_TEMPLATE
 from tsm_apps.data.video import VideoDecodeError, count_frames, frame_stream, read_video_frames
 
 from ...models import MODELS
 from ..settings import DecodeLimits
 
-VID_FRAME_TEMPLATE = "{:06d}.JPEG"
 Progress = Callable[[float], None]
 
 __all__ = ["MODELS", "VID_FRAME_TEMPLATE", "Progress", "Unavailable", "VideoDecodeError",

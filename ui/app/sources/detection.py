@@ -9,7 +9,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from ...pipeline.layout import DEFAULT_ROOT, RunLayout
-from .base import MODELS, VID_FRAME_TEMPLATE, Progress
+from .base import MODELS, Progress
 from .config_data import checked_copy
 from .shared import session_copy
 
@@ -143,21 +143,17 @@ def read_truth(snippet: Path, num_frames: int) -> Optional[list[FrameTruth]]:
     """Per-frame ground truth of an ImageNet-VID snippet folder ``.../Data/VID/<split>/<name>``
     from ``.../Annotations/VID/<split>/<name>/%06d.xml``; ``None`` when it has no annotations.
     A frame without its XML has no boxes; a malformed XML raises ValueError naming it."""
-    from tsm_apps.data.vid_layout import WNID_TO_NAME, read_frame_xml
+    from tsm_apps.data.vid_layout import FRAME_NAME, WNID_TO_NAME, annotation_folder, edge_box, \
+        read_frame_xml
 
-    snippet = Path(snippet)
-    parts = snippet.parts
-    if len(parts) < 4 or parts[-4:-2] != ("Data", "VID"):
-        return None
-    folder = Path(*parts[:-4], "Annotations", "VID", *parts[-2:])
-    if not folder.is_dir():
+    folder = annotation_folder(snippet)
+    if folder is None or not folder.is_dir():
         return None
     out = []
     for t in range(num_frames):
-        xml = folder / VID_FRAME_TEMPLATE.format(t).replace(".JPEG", ".xml")
+        xml = folder / (FRAME_NAME.format(t) + ".xml")
         objs = read_frame_xml(xml).objects if xml.is_file() else []
-        boxes = np.array([[o.box[0], o.box[1], o.box[2] + 1, o.box[3] + 1] for o in objs],
-                         np.float64).reshape(-1, 4)
+        boxes = np.array([edge_box(o.box) for o in objs], np.float64).reshape(-1, 4)
         out.append(FrameTruth(boxes, tuple(WNID_TO_NAME[o.name] for o in objs)))
     return out
 
