@@ -15,6 +15,7 @@ scrolls inside its window, so a long page needs a tall one).
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -36,8 +37,10 @@ def shoot(runs: Path, out: Path, view: str, settle_s: float, width: int = 1400,
             time.sleep(settle_s / 2)  # the rerun of the previous click draws the next control
             page.get_by_text(text, exact=True).first.click(timeout=120_000)
         if stream:
+            page.get_by_text(re.compile("press Stream or Step")).first.wait_for(timeout=300_000)
+            time.sleep(settle_s / 2)  # the page's run is over: its button takes the click
             page.get_by_role("button", name="▶ Stream").click(timeout=120_000)
-            page.get_by_text("playing: frame", exact=False).first.wait_for(timeout=120_000)
+            page.get_by_text(re.compile("^playing: frame")).first.wait_for(timeout=300_000)
         else:
             page.wait_for_selector("img, .js-plotly-plot", timeout=120_000)  # a picture or a chart
         time.sleep(settle_s)  # let the page finish its rerun (or play a few seconds)
