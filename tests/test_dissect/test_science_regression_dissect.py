@@ -116,17 +116,20 @@ def run(shift: str, seed: int, tmp, size: int, epochs: int, n_train: int, n_val:
     return top1, load_checkpoint(work / "best.pth"), va, vb
 
 
-# measured (OMP_NUM_THREADS=1 .venv/bin/python tests/test_dissect/test_science_regression_dissect.py
-# 0 1 2 3; 2 shared cores, load ~2), strict pointing TSM / TSN (best val top-1 TSM / TSN):
-#   seed 0: 0.568 / 0.211 = +0.357 (100% / 34%)
-#   seed 1: 0.535 / 0.341 = +0.194 (100% / 38%)
-#   seed 2: 0.590 / 0.409 = +0.181 (100% / 39%)
-#   seed 3: 0.542 / 0.250 = +0.292 (100% / 38%)
-# 44-60 s per model (about 370 s of CPU for the eight).
-# Not reliable with an earlier clip pipeline, so not used: the left/right pair alone (TSN at chance, so its CAM lands anywhere:
-# at 64 px TSM - TSN +0.20 / +0.20 / +0.27 / -0.13 for seeds 0-3, at 96 px +0.21 / -0.02 /
-# +0.06 / +0.18), and four classes at 64 px (+0.09 / +0.30, TSM under the centre prior).
-# At 96 px (12 epochs) TSM points better (seed 0: 0.783 / 0.211) at twice the cost.
+# measured with the boxes mapped into the input, at commit b0b0df4 (OMP_NUM_THREADS=1
+# .venv/bin/python tests/test_dissect/test_science_regression_dissect.py 0 1 2 3; 2 shared cores
+# at load average 7-17, 423-1122 s a model), strict pointing TSM / TSN (best val top-1 TSM / TSN;
+# in brackets the lead with the rendered frame's boxes, as this guard scored before):
+#   seed 0: 0.592 / 0.221 = +0.371 (100% / 34%) [+0.357]
+#   seed 1: 0.543 / 0.359 = +0.184 (100% / 38%) [+0.194]
+#   seed 2: 0.591 / 0.438 = +0.153 (100% / 39%) [+0.181]
+#   seed 3: 0.600 / 0.310 = +0.290 (100% / 38%) [+0.292]
+# MARGIN stays below the smallest lead (+0.153, seed 2).
+# Not reliable with an earlier clip pipeline, so not used: the left/right pair alone (TSN at
+# chance, so its CAM lands anywhere: at 64 px TSM - TSN +0.20 / +0.20 / +0.27 / -0.13 for seeds
+# 0-3, at 96 px +0.21 / -0.02 / +0.06 / +0.18), and four classes at 64 px (+0.09 / +0.30, TSM
+# under the centre prior). At 96 px (12 epochs, rendered-frame boxes) TSM pointed better (seed 0:
+# 0.783 / 0.211) at twice the cost.
 MARGIN = 0.15
 
 
