@@ -25,6 +25,7 @@ cited by section and are not checked. Prints one line per citation that fails an
 naming each repository's commit (from its ``.git`` when it has one); exits 1 when any fails,
 2 on bad arguments.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,10 @@ DETECTION, PRESET = "detection", "preset"
 SECTION_REPO = {DETECTION: "FGFA", PRESET: "TSM"}
 SHORT_NAMES: Dict[str, Dict[str, Tuple[str, str]]] = {
     DETECTION: {
-        "yaml": ("FGFA", "experiments/fgfa_rfcn/cfgs/"
-                         "resnet_v1_101_flownet_imagenet_vid_rfcn_end2end_ohem.yaml"),
+        "yaml": (
+            "FGFA",
+            "experiments/fgfa_rfcn/cfgs/resnet_v1_101_flownet_imagenet_vid_rfcn_end2end_ohem.yaml",
+        ),
         "DFF sym": ("DFF", "rfcn/symbols/resnet_v1_101_rfcn.py"),
         "sym": ("DFF", "rfcn/symbols/resnet_v1_101_rfcn.py"),
     },
@@ -59,17 +62,21 @@ SHORT_NAMES: Dict[str, Dict[str, Tuple[str, str]]] = {
     },
 }
 LINES = r"\d+(?:-\d+)?(?:,\s*\d+(?:-\d+)?)*"
-CITATION = re.compile(r"(?:\b(?P<repo>[A-Z][A-Za-z]*)\s+)?(?P<file>(?:test )?[\w./-]+)"
-                      rf":(?P<lines>{LINES})")
-WORD = re.compile(r"`([^`]+)`|(--[\w-]+)|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[A-Z0-9]*"
-                  r"|[a-z][a-z0-9]*_[a-z0-9_]+)\b")
+CITATION = re.compile(
+    r"(?:\b(?P<repo>[A-Z][A-Za-z]*)\s+)?(?P<file>(?:test )?[\w./-]+)"
+    rf":(?P<lines>{LINES})"
+)
+WORD = re.compile(
+    r"`([^`]+)`|(--[\w-]+)|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[A-Z0-9]*"
+    r"|[a-z][a-z0-9]*_[a-z0-9_]+)\b"
+)
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
 
 
 @dataclass(frozen=True)
 class Citation:
-    line: int            # line of the doc
-    text: str            # as written
+    line: int  # line of the doc
+    text: str  # as written
     repo: str
     path: str
     lines: Tuple[int, ...]
@@ -102,18 +109,30 @@ def _clause(before: str, after: str, cut: str) -> Tuple[str, str]:
     return before, after
 
 
-def citations(cell: str, kind: str, line: int, value: object,
-              repos: Dict[str, Path], cut: str = ";", prose: bool = False) -> Iterator[Citation]:
+def citations(
+    cell: str,
+    kind: str,
+    line: int,
+    value: object,
+    repos: Dict[str, Path],
+    cut: str = ";",
+    prose: bool = False,
+) -> Iterator[Citation]:
     """The citations of one table cell or paragraph (see the module docstring); the words a
     citation names end at the characters ``cut``."""
     repo = SECTION_REPO[kind]
     found = list(CITATION.finditer(cell))
-    found = [m for m in found if "." in m["file"] or m["file"] in SHORT_NAMES[kind]
-             or f"{m['repo']} {m['file']}" in SHORT_NAMES[kind]]
+    found = [
+        m
+        for m in found
+        if "." in m["file"]
+        or m["file"] in SHORT_NAMES[kind]
+        or f"{m['repo']} {m['file']}" in SHORT_NAMES[kind]
+    ]
     for i, m in enumerate(found):
         name, prefix = m["file"], m["repo"]
         end = found[i + 1].start() if i + 1 < len(found) else len(cell)
-        before, after = _clause(cell[:m.start()], cell[m.end():end], cut)
+        before, after = _clause(cell[: m.start()], cell[m.end() : end], cut)
         short = SHORT_NAMES[kind]
         key = f"{prefix} {name}" if prefix and f"{prefix} {name}" in short else name
         if key in short:
@@ -123,8 +142,16 @@ def citations(cell: str, kind: str, line: int, value: object,
                 repo = prefix
             path = name
         words = words_of(after) or words_of(before)
-        yield Citation(line, m.group(0).strip(), repo, path, parse_lines(m["lines"]),
-                       tuple(words), value, prose)
+        yield Citation(
+            line,
+            m.group(0).strip(),
+            repo,
+            path,
+            parse_lines(m["lines"]),
+            tuple(words),
+            value,
+            prose,
+        )
 
 
 def _find(root: Path, path: str) -> Optional[Path]:
@@ -190,8 +217,10 @@ def check(c: Citation, repos: Dict[str, Path]) -> Optional[str]:
     if any(_squash(w).lower() in text.lower() for w in c.words) or holds_value(text, c.value):
         return None
     wanted = ", ".join(repr(w) for w in c.words) or "(no word)"
-    return f"lines {c.lines[0]}..{c.lines[-1]} of {repo} {c.path} hold none of {wanted} " \
-           f"nor the value {c.value!r}: {text[:160]!r}"
+    return (
+        f"lines {c.lines[0]}..{c.lines[-1]} of {repo} {c.path} hold none of {wanted} "
+        f"nor the value {c.value!r}: {text[:160]!r}"
+    )
 
 
 def prose(doc: Path) -> Iterator[Tuple[str, int, str]]:
@@ -206,8 +235,11 @@ def prose(doc: Path) -> Iterator[Tuple[str, int, str]]:
             yield kind, start, " ".join(lines)
         start, lines = 0, []
         if line.startswith("## "):
-            kind = section_kind(line[3:].strip()) if line[3:].strip() != "Recognition presets" \
+            kind = (
+                section_kind(line[3:].strip())
+                if line[3:].strip() != "Recognition presets"
                 else PRESET
+            )
 
 
 def all_citations(doc: Path, repos: Dict[str, Path]) -> List[Citation]:
@@ -225,8 +257,9 @@ def all_citations(doc: Path, repos: Dict[str, Path]) -> List[Citation]:
 
 
 def commit_of(root: Path) -> str:
-    r = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=7", "HEAD"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True
+    )
     return r.stdout.strip() if r.returncode == 0 else "a commit not known here (no git)"
 
 
@@ -243,8 +276,13 @@ def parse_repos(items: List[str]) -> Dict[str, Path]:
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--doc", type=Path, default=ROOT / "docs" / "recipes.md")
-    p.add_argument("--repo", action="append", default=[], metavar="KEY=FOLDER",
-                   help="a checkout of a reference repository (TSM, FGFA, DFF, SF)")
+    p.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        metavar="KEY=FOLDER",
+        help="a checkout of a reference repository (TSM, FGFA, DFF, SF)",
+    )
     a = p.parse_args(argv)
     try:
         repos = parse_repos(a.repo)

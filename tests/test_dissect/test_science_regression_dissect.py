@@ -12,6 +12,7 @@ first four classes, ``n_train`` train / ``n_val`` val clips, ResNet-18 at width 
 output stride 16 (as the demo's recognizers), the ``synthetic`` preset's optimiser for
 ``epochs`` epochs, training seed 0, one thread. The margin was measured with seeds (see the
 comment above ``MARGIN``)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -64,8 +65,9 @@ def input_boxes(views, clip_boxes: np.ndarray, mapped: bool = True) -> np.ndarra
     return views.to_input(shown) if mapped else shown
 
 
-def actor_coverage(val: VideoDataset, boxes: np.ndarray, plans: list, size: int,
-                   mapped: bool = True) -> float:
+def actor_coverage(
+    val: VideoDataset, boxes: np.ndarray, plans: list, size: int, mapped: bool = True
+) -> float:
     """The fraction of the actor's pixels in the model input (its pixels rendered as the clip
     and sent through the same resize and crop, then > 127) whose centres lie in the boxes the
     pointing game scores: an independent check that the boxes sit where the model sees the
@@ -100,16 +102,31 @@ def pointing(model, val: VideoDataset, boxes: np.ndarray, mapped: bool = True) -
     return summarise(records)["pointing"]
 
 
-def run(shift: str, seed: int, tmp, size: int, epochs: int, n_train: int, n_val: int,
-        classes: int) -> tuple:
+def run(
+    shift: str, seed: int, tmp, size: int, epochs: int, n_train: int, n_val: int, classes: int
+) -> tuple:
     """``(best val top-1 %, best.pth, the val set, its boxes)`` of a recognizer with ``shift``."""
     tv, tl, *_ = make_clips(n_train, 0, size, classes)
     vv, vl, vb, _ = make_clips(n_val, 1000, size, classes)
     work = tmp / f"{shift}{seed}_{size}_{epochs}_{n_train}_{classes}"
-    cfg = load_config(work_dir=str(work), arch="resnet18", width=0.25, segments=FRAMES,
-                      size=size, shift=shift, output_stride=16, epochs=epochs, batch_size=16,
-                      optimizer="adam", lr_per_8=0.001, warmup_epochs=1.0, dropout=0.5,
-                      seed=seed, progress=False, tensorboard=False)
+    cfg = load_config(
+        work_dir=str(work),
+        arch="resnet18",
+        width=0.25,
+        segments=FRAMES,
+        size=size,
+        shift=shift,
+        output_stride=16,
+        epochs=epochs,
+        batch_size=16,
+        optimizer="adam",
+        lr_per_8=0.001,
+        warmup_epochs=1.0,
+        dropout=0.5,
+        seed=seed,
+        progress=False,
+        tensorboard=False,
+    )
     tr = VideoDataset.from_tensor(tv, tl, True, FRAMES, size, seed=seed)
     va = VideoDataset.from_tensor(vv, vl, False, FRAMES, size)
     top1 = train(cfg, tr, va, classes)["best_top1"]
@@ -158,6 +175,7 @@ if __name__ == "__main__":
     import tempfile
     import time
     from pathlib import Path
+
     p = argparse.ArgumentParser(description="re-measure the margin: seeds, and the setting")
     p.add_argument("seeds", nargs="*", type=int, default=[0])
     p.add_argument("--coverage", action="store_true", help="only the boxes' actor coverage")
@@ -169,8 +187,10 @@ if __name__ == "__main__":
     if a.coverage:
         vv, vl, vb, plans = make_clips(a.n_val, 1000, a.size, a.classes)
         val = VideoDataset.from_tensor(vv, vl, False, FRAMES, a.size)
-        print(f"COVERAGE mapped {actor_coverage(val, vb, plans, a.size):.4f}, as rendered "
-              f"{actor_coverage(val, vb, plans, a.size, False):.4f}")
+        print(
+            f"COVERAGE mapped {actor_coverage(val, vb, plans, a.size):.4f}, as rendered "
+            f"{actor_coverage(val, vb, plans, a.size, False):.4f}"
+        )
         raise SystemExit(0)
     with tempfile.TemporaryDirectory() as d:
         for seed in a.seeds:
@@ -178,6 +198,9 @@ if __name__ == "__main__":
                 t0 = time.time()
                 top1, model, val, boxes = run(shift, seed, Path(d), **setting)
                 pt, raw = pointing(model, val, boxes), pointing(model, val, boxes, False)
-                print(f"RESULT {setting} seed {seed} {shift}: best val top-1 {top1:.1f}% "
-                      f"strict pointing {pt:.3f} (boxes not mapped: {raw:.3f}) in "
-                      f"{time.time() - t0:.0f} s", flush=True)
+                print(
+                    f"RESULT {setting} seed {seed} {shift}: best val top-1 {top1:.1f}% "
+                    f"strict pointing {pt:.3f} (boxes not mapped: {raw:.3f}) in "
+                    f"{time.time() - t0:.0f} s",
+                    flush=True,
+                )

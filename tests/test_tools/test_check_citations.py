@@ -1,6 +1,7 @@
 """``tools/check_citations.py`` on a fabricated reference repository and recipe table: a right
 citation holds; a line past the end of the file, a line holding another value, a file the
 repository does not have and a paragraph citing a missing line are each reported, with exit 1."""
+
 from __future__ import annotations
 
 import pytest
@@ -44,9 +45,11 @@ def run(tool, tmp_path, ref, rows, prose=1, capsys=None):
     return code, capsys.readouterr().out
 
 
-RIGHT = ["| `lr_per_8` | `0.00125` | | TSM run.sh:3 `--lr 0.02` | |",
-         "| `epochs` | `50` | | TSM run.sh:3 | |",
-         "| `dropout` | `None` | `0.5` | TSM ops/models.py:2 `lr_mult` | the script's (run.sh:4) |"]
+RIGHT = [
+    "| `lr_per_8` | `0.00125` | | TSM run.sh:3 `--lr 0.02` | |",
+    "| `epochs` | `50` | | TSM run.sh:3 | |",
+    "| `dropout` | `None` | `0.5` | TSM ops/models.py:2 `lr_mult` | the script's (run.sh:4) |",
+]
 
 
 def test_right_citations_hold(tool, tmp_path, ref, capsys):
@@ -56,15 +59,23 @@ def test_right_citations_hold(tool, tmp_path, ref, capsys):
     assert "5 of 5 citations hold" in out
 
 
-@pytest.mark.parametrize("row, why", [
-    ("| `epochs` | `50` | | TSM run.sh:9 | |", "TSM run.sh has 4 lines, line 9 cited"),
-    ("| `epochs` | `100` | | TSM run.sh:3 | |", "hold none of (no word) nor the value 100"),
-    ("| `lr_per_8` | `0.00125` | | TSM run.sh:4 `--lr 0.02` | |",
-     "hold none of '--lr 0.02' nor the value 0.00125"),
-    ("| `dropout` | `None` | `0.5` | TSM ops/models.py:2 `lr_mult` | the script's (run.sh:3) |",
-     "hold none of (no word) nor the value 0.5"),
-    ("| `epochs` | `50` | | TSM main.py:3 | |", "main.py is not a file of TSM"),
-])
+@pytest.mark.parametrize(
+    "row, why",
+    [
+        ("| `epochs` | `50` | | TSM run.sh:9 | |", "TSM run.sh has 4 lines, line 9 cited"),
+        ("| `epochs` | `100` | | TSM run.sh:3 | |", "hold none of (no word) nor the value 100"),
+        (
+            "| `lr_per_8` | `0.00125` | | TSM run.sh:4 `--lr 0.02` | |",
+            "hold none of '--lr 0.02' nor the value 0.00125",
+        ),
+        (
+            "| `dropout` | `None` | `0.5` | TSM ops/models.py:2 `lr_mult` "
+            "| the script's (run.sh:3) |",
+            "hold none of (no word) nor the value 0.5",
+        ),
+        ("| `epochs` | `50` | | TSM main.py:3 | |", "main.py is not a file of TSM"),
+    ],
+)
 def test_a_wrong_citation_fails_naming_its_doc_line(tool, tmp_path, ref, capsys, row, why):
     code, out = run(tool, tmp_path, ref, RIGHT + [row], capsys=capsys)
     assert code == 1

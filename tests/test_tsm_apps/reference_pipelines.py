@@ -79,7 +79,7 @@ def responsive(model: nn.Module, views: list, spread: float = 3.0) -> nn.Module:
     """Make a random network's scores move with its input: BN statistics measured on real
     ``views`` (clips ``(1, T, 3, S, S)``), the classifier scaled to logits of std ``spread`` and
     centred over those clips (so each video gets its own top classes). Eval mode. The
-    classifier is ``new_fc`` (the official ``TSN``) or ``fc`` (:class:`tsm_apps.models.Recognizer`)."""
+    classifier is ``new_fc`` (the official ``TSN``) or ``fc`` (our ``Recognizer``)."""
     bns = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
     for m in bns:
         m.momentum = None

@@ -1,5 +1,6 @@
 """``tsm bench --quick`` produces every figure of the suite, each once (values are benchmarks,
 not tests)."""
+
 from __future__ import annotations
 
 import json
@@ -14,15 +15,25 @@ import pytest
 # figure's name, "cache" names both online caches, "DDP" the scaling model too, "exact CAM"
 # three dissection figures.)
 EXPECTED = (
-    "shift overhead: TSM/TSN latency", "shift vs official op:",
-    "online per-frame latency: TSM/TSN", "online shift cache (resnet50,",
-    "online shift cache (mobilenetv2,", "TSM vs native I3D throughput", "shift op fwd+bwd:",
-    "DDP scaling efficiency", "scaling model: predicted / measured 2-process DDP step",
-    "data loading: training loader", "detection online per-frame latency: TSM/TSN",
-    "detection online TSM R-FCN frames/s", "detection TSN R-FCN frames/s",
-    "dissect exact CAM / plain forward", "dissection clips/s per process, exact CAM",
-    "dissection clips/s per process, Grad-CAM", "dissection 2-process efficiency, exact CAM",
-    "dissection 2-process efficiency, Grad-CAM")
+    "shift overhead: TSM/TSN latency",
+    "shift vs official op:",
+    "online per-frame latency: TSM/TSN",
+    "online shift cache (resnet50,",
+    "online shift cache (mobilenetv2,",
+    "TSM vs native I3D throughput",
+    "shift op fwd+bwd:",
+    "DDP scaling efficiency",
+    "scaling model: predicted / measured 2-process DDP step",
+    "data loading: training loader",
+    "detection online per-frame latency: TSM/TSN",
+    "detection online TSM R-FCN frames/s",
+    "detection TSN R-FCN frames/s",
+    "dissect exact CAM / plain forward",
+    "dissection clips/s per process, exact CAM",
+    "dissection clips/s per process, Grad-CAM",
+    "dissection 2-process efficiency, exact CAM",
+    "dissection 2-process efficiency, Grad-CAM",
+)
 
 
 def key_problems(names: list) -> list:
@@ -40,17 +51,33 @@ def test_the_keys_catch_a_missing_a_duplicated_and_an_unknown_figure():
     names = [k + " (setting)" for k in EXPECTED]
     assert key_problems(names) == []
     assert key_problems(names + [names[4]]) == [
-        f"'online shift cache (mobilenetv2,' starts 2 figure names: {[names[4]] * 2}"]
-    assert key_problems(names[1:]) == ["'shift overhead: TSM/TSN latency' starts 0 figure "
-                                       "names: []"]
+        f"'online shift cache (mobilenetv2,' starts 2 figure names: {[names[4]] * 2}"
+    ]
+    assert key_problems(names[1:]) == [
+        "'shift overhead: TSM/TSN latency' starts 0 figure names: []"
+    ]
     assert key_problems(names + ["new figure"]) == ["no key for 'new figure'"]
 
 
 @pytest.mark.slow
 def test_bench_quick_writes_every_figure_once(tmp_path):
     out = tmp_path / "bench.json"
-    r = subprocess.run([sys.executable, "-m", "tsm_apps.cli", "bench", "--quick", "--device", "cpu",
-                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tsm_apps.cli",
+            "bench",
+            "--quick",
+            "--device",
+            "cpu",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     report = json.loads(out.read_text())
     names = [f["name"] for f in report["figures"]]

@@ -2,6 +2,7 @@
 view and the Python API report the same frames, the same top-5 and the same probabilities (to
 1e-5) for a checkpoint of each kind -- ours (its recorded protocol), the official repository's
 and mmaction2's -- on real footage."""
+
 from __future__ import annotations
 
 import json
@@ -40,14 +41,20 @@ def runs(tmp_path_factory):
     clips = [sample_video(v) for v in REFERENCE_VIDEOS]
     ref = responsive(RefTSN("resnet18", 20, 8), [official_views(c)[1] for c in clips])
     (root / "official").mkdir()
-    torch.save({"state_dict": {"module." + k: v for k, v in ref.state_dict().items()}},
-               root / "official" / OFFICIAL)
+    torch.save(
+        {"state_dict": {"module." + k: v for k, v in ref.state_dict().items()}},
+        root / "official" / OFFICIAL,
+    )
     (root / "mmaction2").mkdir()
-    torch.save({"state_dict": to_mmaction2(ref.state_dict()), "meta": {"cfg": MM_CFG}},
-               root / "mmaction2" / "tsm_r18_mm.pth")
+    torch.save(
+        {"state_dict": to_mmaction2(ref.state_dict()), "meta": {"cfg": MM_CFG}},
+        root / "mmaction2" / "tsm_r18_mm.pth",
+    )
     proto = TestProtocol(scale_size=128, crop_size=112, source="recorded by tsm train")
-    ours = responsive(build_recognizer("resnet18", 20, 8, "offline", width=0.25),
-                      [load_views(VideoSource.of(c), proto, 8).input for c in clips])
+    ours = responsive(
+        build_recognizer("resnet18", 20, 8, "offline", width=0.25),
+        [load_views(VideoSource.of(c), proto, 8).input for c in clips],
+    )
     save_checkpoint(root / "ours" / "best.pth", ours, meta={"test_protocol": proto.to_dict()})
     return root
 
@@ -58,16 +65,32 @@ def checkpoint(runs, kind):
 
 def answers_of_tsm_test(ckpt, video, tmp_path) -> tuple:
     out = tmp_path / "test.json"
-    assert main(["test", str(ckpt), "--data", str(video), "--out", str(out),
-                 "--no-progress"]) == 0
+    assert main(["test", str(ckpt), "--data", str(video), "--out", str(out), "--no-progress"]) == 0
     pred = json.loads(out.read_text())["predictions"][0]
     return pred["frames"][0], pred["top5"]
 
 
 def answers_of_dissect(ckpt, video, tmp_path) -> tuple:
     out = tmp_path / "dissect"
-    assert main(["dissect", "run", "--checkpoint", str(ckpt), "--data", str(video), "--out",
-                 str(out), "--no-progress", "--no-units", "--no-sanity", "--no-overlays"]) == 0
+    assert (
+        main(
+            [
+                "dissect",
+                "run",
+                "--checkpoint",
+                str(ckpt),
+                "--data",
+                str(video),
+                "--out",
+                str(out),
+                "--no-progress",
+                "--no-units",
+                "--no-sanity",
+                "--no-overlays",
+            ]
+        )
+        == 0
+    )
     record = json.loads(next((out / "clips").glob("*.json")).read_text())
     return record["indices"], record["top5"]
 
@@ -121,12 +144,14 @@ def answers_of_the_app(app_for, runs, ckpt) -> tuple:
     frames = []
     for k in range(8):
         at.slider(key="attc").set_value(k).run()
-        cap = image_captions(at)[0]           # "A frame k/7 (video frame N): cam of '...'"
+        cap = image_captions(at)[0]  # "A frame k/7 (video frame N): cam of '...'"
         frames.append(int(cap.split("(video frame ")[1].split(")")[0]))
     table = at.dataframe[0].value
     names = open_checkpoint(ckpt).names
-    top5 = [{"index": names.index(n), "prob": float(p)}
-            for n, p in zip(table["class"], table["probability"])]
+    top5 = [
+        {"index": names.index(n), "prob": float(p)}
+        for n, p in zip(table["class"], table["probability"])
+    ]
     return frames, top5
 
 
@@ -164,6 +189,8 @@ def test_an_upload_gets_tsm_tests_answer_at_any_working_size(runs, app_for, tmp_
         frames.append(int(image_captions(at)[0].split("(video frame ")[1].split(")")[0]))
     names = open_checkpoint(ckpt).names
     table = at.dataframe[0].value
-    top5 = [{"index": names.index(n), "prob": float(p)}
-            for n, p in zip(table["class"], table["probability"])]
+    top5 = [
+        {"index": names.index(n), "prob": float(p)}
+        for n, p in zip(table["class"], table["probability"])
+    ]
     same((frames, top5), answers_of_tsm_test(ckpt, video, tmp_path))
