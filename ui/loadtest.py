@@ -109,6 +109,7 @@ async def _status(page) -> Optional[tuple]:
 async def _stream(page, seconds: float, wait_ms: int, frames: Optional[int]) -> Shown:
     """Press ▶ Stream, watch the frames the page shows until ``seconds`` passed, ``frames``
     frames were shown (at least two) or the stream finished, pause; the frames shown."""
+    await _idle(page, wait_ms / 1000)  # a click during a run can be lost
     await page.evaluate(OBSERVE_JS)
     await page.get_by_role("button", name="▶ Stream").click(timeout=wait_ms)
     t_end = time.perf_counter() + seconds
