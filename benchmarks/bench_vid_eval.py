@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from detection.vid_eval import FrameDetections, FrameTruth, evaluate_vid
+from detection.records import FrameDetections, FrameTruth
+from detection.vid_eval import evaluate_vid
 from tsm_apps.data.motion import snippet_motion_iou, write_motion_iou_mat
 from tsm_apps.data.vid_layout import VID_CLASSES, read_frame_xml, read_list
 

@@ -30,6 +30,8 @@ __all__ += ["DetectionsDump", "VIDMetric", "format_table", "latest_vid_results",
 
 # running a trained detector (inference) and weights_only-safe checkpoints (HOOKS)
 from .hooks import PlainCheckpointHook  # noqa: E402
-from .inference import FrameResult, detect_video, load_detector  # noqa: E402
+from .inference import detect_video, load_detector  # noqa: E402
+from .records import FrameDetections, FrameTruth  # noqa: E402
 
-__all__ += ["PlainCheckpointHook", "FrameResult", "detect_video", "load_detector"]
+__all__ += ["PlainCheckpointHook", "FrameDetections", "FrameTruth", "detect_video",
+            "load_detector"]

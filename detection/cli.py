@@ -246,7 +246,7 @@ def video(a: argparse.Namespace) -> int:
 
 
 def zip_frames(frames, detector, score_thr):
-    """``(frame, FrameResult)`` pairs of one online stream over the ``frames`` iterator."""
+    """``(frame, FrameDetections)`` pairs of one online stream over the ``frames`` iterator."""
     from .inference import stream_frames
 
     kept = []

@@ -23,28 +23,12 @@ from tsm_apps.distributed import auto_device
 from tsm_apps.viz import draw_boxes
 
 from .checkpoint import load_detector_weights
+from .records import FrameDetections
 
 CONFIG_NAMES = ("config.py",)
 CHECKPOINT_NAMES = ("final.pth", "latest.pth")
 DEFAULT_SCORE_THR = 0.3
 _video_ids = itertools.count()
-
-
-@dataclass(frozen=True)
-class FrameResult:
-    """Detections of one frame: ``boxes (K, 4)`` float32 pixel ``x1, y1, x2, y2``,
-    ``scores (K,)`` float32 (descending), ``labels`` class names, ``label_ids (K,)`` int64."""
-    frame: int
-    boxes: np.ndarray
-    scores: np.ndarray
-    labels: tuple
-    label_ids: np.ndarray
-
-    def to_dict(self) -> dict:
-        """JSON-ready: boxes rounded to 0.1 px, scores to 1e-4."""
-        return {"frame": self.frame, "boxes": np.round(self.boxes, 1).tolist(),
-                "scores": np.round(self.scores, 4).tolist(), "labels": list(self.labels),
-                "label_ids": self.label_ids.tolist()}
 
 
 @dataclass
@@ -189,7 +173,7 @@ def _check_frames(frames: np.ndarray) -> np.ndarray:
     return frames
 
 
-def _result(i: int, sample, classes: Sequence[str], score_thr: float) -> FrameResult:
+def _result(i: int, sample, classes: Sequence[str], score_thr: float) -> FrameDetections:
     pred = sample.pred_instances
     scores = pred.scores.detach().cpu().float().numpy()
     keep = np.flatnonzero(scores >= score_thr)
@@ -197,12 +181,12 @@ def _result(i: int, sample, classes: Sequence[str], score_thr: float) -> FrameRe
     ids = pred.labels.detach().cpu().numpy().astype(np.int64)[keep]
     boxes = pred.bboxes.detach().cpu().float().numpy().reshape(-1, 4)[keep]
     names = tuple(classes[j] if 0 <= j < len(classes) else str(j) for j in ids.tolist())
-    return FrameResult(i, boxes.astype(np.float32), scores[keep].astype(np.float32), names, ids)
+    return FrameDetections(boxes.astype(np.float32), scores[keep].astype(np.float32), ids, names, i)
 
 
 @torch.no_grad()
 def stream_frames(detector: Detector, frames: Iterable[np.ndarray],
-                  score_thr: float = DEFAULT_SCORE_THR) -> Iterator[FrameResult]:
+                  score_thr: float = DEFAULT_SCORE_THR) -> Iterator[FrameDetections]:
     """Detections of each uint8 ``(H, W, 3)`` RGB frame of ``frames`` (any iterable: a decoder
     can feed it chunk by chunk), one stream: shift buffers carried from frame to frame,
     starting from zeros."""
@@ -227,9 +211,9 @@ def stream_frames(detector: Detector, frames: Iterable[np.ndarray],
 
 def detect_video(detector: Detector, frames: np.ndarray,
                  progress: Optional[Callable[[float], object]] = None,
-                 score_thr: float = DEFAULT_SCORE_THR) -> list[FrameResult]:
+                 score_thr: float = DEFAULT_SCORE_THR) -> list[FrameDetections]:
     """Online detection over uint8 RGB ``frames (T, H, W, 3)`` in order: one
-    :class:`FrameResult` per frame (boxes in the frames' pixels, scores >= ``score_thr``).
+    :class:`FrameDetections` per frame (boxes in the frames' pixels, scores >= ``score_thr``).
     ``progress(fraction)`` is called after each frame."""
     frames = _check_frames(frames)
     out = []
@@ -240,7 +224,7 @@ def detect_video(detector: Detector, frames: np.ndarray,
     return out
 
 
-def draw_detections(frame: np.ndarray, result: FrameResult, color=(255, 64, 64)) -> np.ndarray:
+def draw_detections(frame: np.ndarray, result: FrameDetections, color=(255, 64, 64)) -> np.ndarray:
     """A copy of uint8 RGB ``frame (H, W, 3)`` with ``result``'s boxes outlined and captioned
     ``"<label> <score>"``."""
     captions = [f"{name} {score:.2f}" for name, score in zip(result.labels, result.scores.tolist())]

@@ -40,8 +40,9 @@ from tsm_apps.data.vid_layout import NAME_TO_WNID, WNID_TO_NAME, VIDFrame, annot
 from tsm_apps.io import atomic_write_text
 
 from .corruptions import frame_corruption, load_corruptions
+from .records import FrameDetections, FrameTruth
 from .results import format_table
-from .vid_eval import FrameDetections, FrameTruth, evaluate_vid
+from .vid_eval import evaluate_vid
 
 SOURCES = ("VID", "DET")
 

@@ -24,75 +24,28 @@ Rules (as the devkit / FGFA code):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
 from tsm_apps.data.motion import box_iou, motion_class
 
+from .records import FrameDetections, FrameTruth, as_boxes
+
 PIXEL_TOLERANCE = 10.0
 DEFAULT_IOU = 0.5
 SPLIT_KEYS = ("mAP", "mAP_slow", "mAP_medium", "mAP_fast", "mAP_corrupted")
 
 
-def _as_boxes(a: object, what: str) -> np.ndarray:
-    arr = np.asarray(a, dtype=np.float64)
-    if arr.size == 0:
-        return np.zeros((0, 4))
-    if arr.ndim != 2 or arr.shape[1] != 4:
-        raise ValueError(f"{what}: expected boxes of shape (N, 4), got {arr.shape}")
-    return arr
-
-
-def _as_vector(a: object, n: int, what: str, dtype: type) -> np.ndarray:
-    arr = np.asarray(a, dtype=dtype).reshape(-1)
-    if arr.shape[0] != n:
-        raise ValueError(f"{what}: expected {n} values (one per box), got shape {arr.shape}")
-    return arr
-
-
-@dataclass
-class FrameDetections:
-    """Detections of one frame: ``bboxes (K, 4)``, ``scores (K,)``, class indices ``labels (K,)``
-    (0-based, into the evaluation's class list)."""
-    bboxes: np.ndarray
-    scores: np.ndarray
-    labels: np.ndarray
-
-    def __post_init__(self) -> None:
-        self.bboxes = _as_boxes(self.bboxes, "detections")
-        n = len(self.bboxes)
-        self.scores = _as_vector(self.scores, n, "detection scores", np.float64)
-        self.labels = _as_vector(self.labels, n, "detection labels", np.int64)
-
-
-@dataclass
-class FrameTruth:
-    """Ground truth of one frame: ``bboxes (G, 4)``, ``labels (G,)``; ``motion_iou (G,)`` (FGFA
-    motion IoU of each box, ``None`` when unknown: no motion split), ``ignore (G,)`` bool
-    (ignored in every split, like VOC's difficult), ``corruption``: the synthetic corruption
-    applied to the frame or ``None`` for a clean frame."""
-    bboxes: np.ndarray
-    labels: np.ndarray
-    motion_iou: Optional[np.ndarray] = None
-    ignore: Optional[np.ndarray] = None
-    corruption: Optional[str] = None
-
-    def __post_init__(self) -> None:
-        self.bboxes = _as_boxes(self.bboxes, "ground truth")
-        n = len(self.bboxes)
-        self.labels = _as_vector(self.labels, n, "ground-truth labels", np.int64)
-        if self.motion_iou is not None:
-            self.motion_iou = _as_vector(self.motion_iou, n, "motion IoU", np.float64)
-        self.ignore = (np.zeros(n, bool) if self.ignore is None
-                       else _as_vector(self.ignore, n, "ignore flags", bool))
+def _f64(boxes: np.ndarray) -> np.ndarray:
+    """Boxes in float64: IoUs and thresholds are computed in double precision."""
+    return np.asarray(boxes, np.float64)
 
 
 def vid_iou_threshold(gt_boxes: np.ndarray, default: float = DEFAULT_IOU,
                       tolerance: float = PIXEL_TOLERANCE) -> np.ndarray:
     """Per-GT IoU threshold ``min(default, w*h / ((w+tol)*(h+tol)))``, shape ``(G,)``."""
-    g = _as_boxes(gt_boxes, "vid_iou_threshold")
+    g = _f64(as_boxes(gt_boxes, "vid_iou_threshold"))
     w, h = g[:, 2] - g[:, 0], g[:, 3] - g[:, 1]
     return np.minimum(default, (w * h) / ((w + tolerance) * (h + tolerance)))
 
@@ -106,6 +59,14 @@ def voc_ap(recall: np.ndarray, precision: np.ndarray) -> float:
     return float(np.sum((mrec[step + 1] - mrec[step]) * mpre[step + 1]))
 
 
+def same_class(det: FrameDetections, truth: FrameTruth) -> np.ndarray:
+    """``(K, G)`` bool: detection ``k`` and ground-truth box ``g`` are of the same class, by
+    name when both records carry names (their class lists may differ), else by class index."""
+    if det.labels and truth.labels:
+        return np.asarray(det.labels, object)[:, None] == np.asarray(truth.labels, object)[None, :]
+    return det.label_ids[:, None] == truth.label_ids[None, :]
+
+
 def match_frame(det: FrameDetections, truth: FrameTruth, counted: np.ndarray,
                 empty_weight: float = 1.0, iou: Optional[np.ndarray] = None
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -114,13 +75,13 @@ def match_frame(det: FrameDetections, truth: FrameTruth, counted: np.ndarray,
     ``counted (G,)`` bool: GT boxes inside the split (the others are ignored, see the module
     docstring); ``empty_weight``: FP weight of an unmatched detection in a frame without GT.
     """
-    k, g = len(det.scores), len(truth.labels)
-    ov = box_iou(det.bboxes, truth.bboxes) if iou is None else iou
+    k, g = len(det.scores), len(truth.label_ids)
+    ov = box_iou(_f64(det.boxes), _f64(truth.boxes)) if iou is None else iou
     tp, fp = np.zeros(k), np.zeros(k)
     if k == 0:
         return tp, fp
-    thr = vid_iou_threshold(truth.bboxes)
-    eligible = (ov >= thr[None, :]) & (det.labels[:, None] == truth.labels[None, :])
+    thr = vid_iou_threshold(truth.boxes)
+    eligible = (ov >= thr[None, :]) & same_class(det, truth)
     ignored = ~counted
     ov_ig = np.where(ignored[None, :], ov, -1.0).max(axis=1, initial=-1.0)
     ov_in = np.where(counted[None, :], ov, -1.0).max(axis=1, initial=-1.0)
@@ -128,7 +89,7 @@ def match_frame(det: FrameDetections, truth: FrameTruth, counted: np.ndarray,
     unmatched_fp = np.where(ov_in > ov_ig, 1.0, np.where(ov_ig > ov_in, 0.0, tie))
     fp[:] = unmatched_fp
     taken = np.zeros(g, bool)
-    order = np.argsort(-det.scores, kind="stable")
+    order = np.argsort(-_f64(det.scores), kind="stable")
     for j in order[eligible[order].any(axis=1)]:      # only detections that can match
         cand = eligible[j] & ~taken
         if cand.any():
@@ -141,13 +102,12 @@ def match_frame(det: FrameDetections, truth: FrameTruth, counted: np.ndarray,
 def found_truth(det: FrameDetections, truth: FrameTruth) -> np.ndarray:
     """``(G,)`` bool: the ground-truth boxes of a frame that ``det`` finds under the rule of
     :func:`match_frame` (greedy by score, same class, IoU >= the per-GT threshold)."""
-    found = np.zeros(len(truth.labels), bool)
+    found = np.zeros(len(truth.label_ids), bool)
     if not len(found) or not len(det.scores):
         return found
-    ov = box_iou(det.bboxes, truth.bboxes)
-    ok = (ov >= vid_iou_threshold(truth.bboxes)[None, :]) & \
-        (det.labels[:, None] == truth.labels[None, :])
-    for j in np.argsort(-det.scores, kind="stable"):
+    ov = box_iou(_f64(det.boxes), _f64(truth.boxes))
+    ok = (ov >= vid_iou_threshold(truth.boxes)[None, :]) & same_class(det, truth)
+    for j in np.argsort(-_f64(det.scores), kind="stable"):
         cand = ok[j] & ~found
         if cand.any():
             found[int(np.argmax(np.where(cand, ov[j], -1.0)))] = True
@@ -181,17 +141,17 @@ def split_aps(detections: Mapping[str, FrameDetections], ground_truth: Mapping[s
     """Per-class AP ``(C,)`` over ``frames`` with ``counted[frame] (G,)`` marking the GT in the
     split; also the number of positives. ``ious``: optional precomputed ``(K, G)`` per frame."""
     npos = np.zeros(num_classes)
-    total = sum(len(ground_truth[f].labels) for f in frames)
+    total = sum(len(ground_truth[f].label_ids) for f in frames)
     in_split = sum(int(counted[f].sum()) for f in frames)
     empty_weight = in_split / total if total else 1.0
     parts = []
     for f in frames:
         truth, keep = ground_truth[f], counted[f]
-        np.add.at(npos, truth.labels[keep], 1)
+        np.add.at(npos, truth.label_ids[keep], 1)
         det = detections.get(f)
         if det is not None and len(det.scores):
             tp, fp = match_frame(det, truth, keep, empty_weight, (ious or {}).get(f))
-            parts.append((det.scores, det.labels, tp, fp))
+            parts.append((_f64(det.scores), det.label_ids, tp, fp))
     if not parts:
         parts = [(np.zeros(0), np.zeros(0, np.int64), np.zeros(0), np.zeros(0))]
     cat = [np.concatenate(p) for p in zip(*parts)]
@@ -215,9 +175,9 @@ def _validate(detections: Mapping[str, FrameDetections], ground_truth: Mapping[s
         raise ValueError(f"detections for {len(unknown)} frame(s) without ground truth, e.g. "
                          f"{unknown[0]!r}; evaluate only annotated frames")
     for f, d in detections.items():
-        _check_labels(d.labels, num_classes, f"detections of {f!r}")
+        _check_labels(d.label_ids, num_classes, f"detections of {f!r}")
     for f, t in ground_truth.items():
-        _check_labels(t.labels, num_classes, f"ground truth of {f!r}")
+        _check_labels(t.label_ids, num_classes, f"ground truth of {f!r}")
 
 
 def evaluate_vid(detections: Mapping[str, FrameDetections], ground_truth: Mapping[str, FrameTruth],
@@ -236,7 +196,7 @@ def evaluate_vid(detections: Mapping[str, FrameDetections], ground_truth: Mappin
     _validate(detections, ground_truth, c)
     frames = list(ground_truth)
     base = {f: ~ground_truth[f].ignore for f in frames}
-    ious = {f: box_iou(d.bboxes, ground_truth[f].bboxes) for f, d in detections.items()}
+    ious = {f: box_iou(_f64(d.boxes), _f64(ground_truth[f].boxes)) for f, d in detections.items()}
     aps, npos = split_aps(detections, ground_truth, c, frames, base, ious)
     out: dict = {"mAP": _mean_percent(aps), "n_frames": len(frames), "n_gt": npos}
     out.update({k: None for k in SPLIT_KEYS[1:]})

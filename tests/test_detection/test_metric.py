@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from detection.vid_eval import (FrameDetections, FrameTruth, evaluate_vid, match_frame,
-                                vid_iou_threshold, voc_ap)
+from detection.records import FrameDetections, FrameTruth
+from detection.vid_eval import evaluate_vid, match_frame, vid_iou_threshold, voc_ap
 from tsm_apps.data.motion import box_iou
 
 CLASSES = ("car", "dog", "cat")

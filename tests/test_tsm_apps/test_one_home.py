@@ -1,7 +1,8 @@
 """Each idea that is written as a literal has one home: the ImageNet mean/std, the official test
 scale ``256 // 224``, the multi-scale crop list, opening a video (``av.open``), reading a
 checkpoint (``torch.load``) and the ImageNet-VID ``Annotations`` folder appear in the code
-(docstrings aside) of their home modules only, across every product package."""
+(docstrings aside) of their home modules only, across every product package; so does a record of
+a frame's boxes with their scores or labels (detections, ground truth)."""
 import ast
 import re
 from pathlib import Path
@@ -43,6 +44,15 @@ def _official_scale(node: ast.AST) -> bool:
         any(isinstance(n, ast.Constant) and n.value == 256 for n in ast.walk(node.left))
 
 
+def _frame_boxes_record(node: ast.AST) -> bool:
+    """A class whose fields hold a frame's boxes with their scores or labels."""
+    if not isinstance(node, ast.ClassDef):
+        return False
+    fields = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign)
+              and isinstance(s.target, ast.Name)}
+    return bool(fields & {"boxes", "bboxes"}) and bool(fields & {"scores", "labels", "label_ids"})
+
+
 IDEAS = {  # idea: (home files or folders, does this node write it?)
     "ImageNet mean/std": (("tsm_apps/data/normalization.py",
                            "detection/configs/"),  # mmdet dict configs are data: literals
@@ -57,6 +67,7 @@ IDEAS = {  # idea: (home files or folders, does this node write it?)
     '"Annotations"': (("tsm_apps/data/vid_layout.py",),
                       lambda n: isinstance(n, ast.Constant) and isinstance(n.value, str)
                       and bool(ANNOTATIONS.search(n.value))),
+    "a frame's detections / ground truth": (("detection/records.py",), _frame_boxes_record),
 }
 
 
@@ -92,10 +103,13 @@ def test_the_finders_see_each_idea_and_not_its_words():
            "w = torch.load(p, weights_only=True)\n"
            "a = root / 'Annotations' / 'VID'\n"
            "b = f'{root}/Annotations/VID'\n"
-           "ok = (0.5, 0.875, 224, 256 + 224, 'MyAnnotations', av.opened(p))\n")
+           "ok = (0.5, 0.875, 224, 256 + 224, 'MyAnnotations', av.opened(p))\n"
+           "class Dets:\n    bboxes: object\n    scores: object\n"
+           "class Box:\n    boxes: object\n    name: str\n")
     got = {idea: sites(src, found) for idea, (_, found) in IDEAS.items()}
     assert got == {"ImageNet mean/std": [3], "256 // 224": [4], "multi-scale crop list": [5],
-                   "av.open": [6], "torch.load": [7], '"Annotations"': [8, 9]}
+                   "av.open": [6], "torch.load": [7], '"Annotations"': [8, 9],
+                   "a frame's detections / ground truth": [11]}
 
 
 # Files that still write an idea outside its home when this test was written, each to be moved

@@ -3,18 +3,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from detection.records import FrameDetections, FrameTruth
 from ui.app.detection_view import only_found_by
-from ui.app.sources import FrameDetections, FrameTruth, found_objects
+from ui.app.sources import found_objects
+
+DETECTOR_CLASSES = ("dog", "car", "cat")  # a detector's own class order, not VID's
 
 
 def dets(*rows) -> FrameDetections:
     """``(label, score, x1, y1, x2, y2)`` rows."""
     return FrameDetections(np.array([r[2:] for r in rows], np.float32).reshape(-1, 4),
-                           np.array([r[1] for r in rows], np.float32), tuple(r[0] for r in rows))
+                           np.array([r[1] for r in rows], np.float32),
+                           [DETECTOR_CLASSES.index(r[0]) for r in rows], tuple(r[0] for r in rows))
 
 
-# a 10x10 car (threshold min(0.5, 100/400) = 0.25) and a 100x100 dog (threshold 0.5)
-TRUTH = FrameTruth(np.array([[0, 0, 10, 10], [50, 50, 150, 150]], np.float64), ("car", "dog"))
+# a 10x10 car (threshold min(0.5, 100/400) = 0.25) and a 100x100 dog (threshold 0.5); class ids
+# in ILSVRC2015_VID order (car 6, dog 8): objects are matched by class name across the two lists
+TRUTH = FrameTruth(np.array([[0, 0, 10, 10], [50, 50, 150, 150]], np.float64), [6, 8],
+                   ("car", "dog"))
 
 
 def test_vid_threshold_class_and_one_match_per_object():
@@ -29,7 +35,7 @@ def test_vid_threshold_class_and_one_match_per_object():
                          TRUTH).tolist() == [False, False]
     assert found_objects(dets(), TRUTH).tolist() == [False, False]
     assert found_objects(dets(("car", .5, 0, 0, 10, 10)),
-                         FrameTruth(np.zeros((0, 4)), ())).tolist() == []
+                         FrameTruth(np.zeros((0, 4)), [], ())).tolist() == []
 
 
 def test_frames_where_one_model_finds_what_the_other_misses():

@@ -75,8 +75,7 @@ def panel_caption(name: str, i: int, num_frames: int, dets: sources.FrameDetecti
 def _truth(path: Optional[str], num_frames: int, scale: float) -> Optional[list]:
     """The snippet's ground truth, boxes in the pixels of its frames at the working size."""
     truth = sources.read_truth(Path(path), num_frames) if path else None
-    return None if truth is None else [sources.FrameTruth(g.boxes * scale, g.labels)
-                                       for g in truth]
+    return None if truth is None else [g.scaled(scale) for g in truth]
 
 
 def only_found_by(results: dict, truth: list, min_score: float) -> dict[str, list[int]]:

@@ -1,7 +1,8 @@
 """The one place where the UI calls the other packages (``tsm_apps``, ``detection``, ``dissect``).
 
-Views only see the plain records defined here (:class:`FrameDetections`, :class:`AttentionClip`,
-:class:`ModelMaps`) so that a change in a package's API is a change in this package only.
+Views only see the plain records defined here (:class:`AttentionClip`, :class:`ModelMaps`) and
+detection's own (:mod:`detection.records`), so that a change in a package's API is a change in
+this package only.
 ``detection`` (mmdet) and ``dissect`` are imported inside the functions that use them, so a
 view that needs neither starts fast; results that are absent raise :class:`Unavailable`, which
 the views show as a message. One module per concern: :mod:`.base` (video), :mod:`.detection`,

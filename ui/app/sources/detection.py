@@ -4,7 +4,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import numpy as np
 
@@ -13,26 +13,16 @@ from .base import MODELS, Progress
 from .config_data import checked_copy
 from .shared import session_copy
 
-__all__ = ["SCORE_FLOOR", "FrameDetections", "DetectorSpec", "FrameTruth", "find_detectors",
-           "load_detector", "detect", "DetectorStream", "vid_results", "read_truth", "found_objects"]
+if TYPE_CHECKING:  # the records are detection's (imported with mmdet, so not at start-up)
+    from detection.records import FrameDetections, FrameTruth
+
+__all__ = ["SCORE_FLOOR", "DetectorSpec", "find_detectors", "load_detector", "detect",
+           "DetectorStream", "vid_results", "read_truth", "found_objects"]
 
 
 SCORE_FLOOR = 0.05
 """Detections scoring below this are dropped by the detectors; the page's minimum score
 slider starts here."""
-
-
-@dataclass(frozen=True)
-class FrameDetections:
-    """Detections of one frame: ``boxes (K, 4)`` pixel x1,y1,x2,y2, ``scores (K,)``, labels."""
-    boxes: np.ndarray
-    scores: np.ndarray
-    labels: tuple[str, ...]
-
-    def keep(self, min_score: float) -> "FrameDetections":
-        m = self.scores >= min_score
-        return FrameDetections(self.boxes[m], self.scores[m],
-                               tuple(lb for lb, k in zip(self.labels, m) if k))
 
 
 @dataclass(frozen=True)
@@ -74,29 +64,24 @@ def load_detector(spec: DetectorSpec) -> Any:
 def detect(detector: Any, frames: np.ndarray, progress: Optional[Progress] = None
            ) -> list[FrameDetections]:
     """Run ``detector`` over frames ``(T, H, W, 3)`` in order (online TSM keeps its shift
-    buffers across frames); one :class:`FrameDetections` per frame. The run has its own module
-    tree (:func:`.shared.session_copy`), so other sessions may use ``detector`` meanwhile."""
+    buffers across frames); one :class:`detection.records.FrameDetections` per frame. The run
+    has its own module tree (:func:`.shared.session_copy`), so other sessions may use
+    ``detector`` meanwhile."""
     from detection.inference import detect_video
 
     own = _own(detector)
-    return [_plain(r) for r in detect_video(own, frames, progress=progress,
-                                            score_thr=SCORE_FLOOR)]
+    return detect_video(own, frames, progress=progress, score_thr=SCORE_FLOOR)
 
 
 def _own(detector: Any) -> Any:
     return replace(detector, model=session_copy(detector.model))
 
 
-def _plain(r: Any) -> FrameDetections:
-    return FrameDetections(np.asarray(r.boxes, dtype=np.float32).reshape(-1, 4),
-                           np.asarray(r.scores, dtype=np.float32).reshape(-1), tuple(r.labels))
-
-
 class DetectorStream:
     """One stream of frames through a detector loaded once per server: ``next(stream)`` gives
-    the next frame's :class:`FrameDetections`. The stream has its own module tree (weights
-    shared, :func:`.shared.session_copy`), so its shift buffers and position are its own: any
-    number of sessions can stream through the same detector at once."""
+    the next frame's :class:`detection.records.FrameDetections`. The stream has its own module
+    tree (weights shared, :func:`.shared.session_copy`), so its shift buffers and position are
+    its own: any number of sessions can stream through the same detector at once."""
 
     def __init__(self, detector: Any, frames: Iterable[np.ndarray]) -> None:
         from detection.inference import stream_frames
@@ -108,7 +93,7 @@ class DetectorStream:
         return self
 
     def __next__(self) -> FrameDetections:
-        return _plain(next(self._results))
+        return next(self._results)
 
     @property
     def cache_bytes(self) -> Optional[int]:
@@ -131,39 +116,39 @@ def vid_results(runs: Path) -> tuple[dict[str, dict[str, float]], Path]:
 
 
 # ----------------------------------------------------------------------------- ground truth
-@dataclass(frozen=True)
-class FrameTruth:
-    """Ground truth of one frame: ``boxes (G, 4)`` pixel edges ``x1, y1, x2, y2`` (the XML's
-    inclusive ``xmax`` + 1, as the evaluation) and class names."""
-    boxes: np.ndarray
-    labels: tuple[str, ...]
-
-
 def read_truth(snippet: Path, num_frames: int) -> Optional[list[FrameTruth]]:
     """Per-frame ground truth of an ImageNet-VID snippet folder ``.../Data/VID/<split>/<name>``
     from ``.../Annotations/VID/<split>/<name>/%06d.xml``; ``None`` when it has no annotations.
-    A frame without its XML has no boxes; a malformed XML raises ValueError naming it."""
-    from tsm_apps.data.vid_layout import FRAME_NAME, WNID_TO_NAME, annotation_folder, edge_box, \
-        read_frame_xml
+    Boxes in pixel edges (the XML's inclusive ``xmax`` + 1, as the evaluation), class ids in
+    ILSVRC2015_VID order with their names. A frame without its XML has no boxes; a malformed
+    XML raises ValueError naming it."""
+    from detection.records import FrameTruth
+    from tsm_apps.data.vid_layout import (
+        FRAME_NAME,
+        VID_CLASSES,
+        WNID_TO_NAME,
+        annotation_folder,
+        edge_box,
+        read_frame_xml,
+    )
 
     folder = annotation_folder(snippet)
     if folder is None or not folder.is_dir():
         return None
+    index = {wnid: i for i, (wnid, _) in enumerate(VID_CLASSES)}
     out = []
     for t in range(num_frames):
         xml = folder / (FRAME_NAME.format(t) + ".xml")
         objs = read_frame_xml(xml).objects if xml.is_file() else []
         boxes = np.array([edge_box(o.box) for o in objs], np.float64).reshape(-1, 4)
-        out.append(FrameTruth(boxes, tuple(WNID_TO_NAME[o.name] for o in objs)))
+        ids = [index[o.name] for o in objs]
+        out.append(FrameTruth(boxes, ids, tuple(WNID_TO_NAME[o.name] for o in objs)))
     return out
 
 
 def found_objects(dets: FrameDetections, truth: FrameTruth) -> np.ndarray:
     """``(G,)`` bool: ground-truth objects of the frame that ``dets`` finds, matched as the VID
     evaluation does (greedy by score, same class, IoU >= min(0.5, wh/((w+10)(h+10))))."""
-    from detection import vid_eval
+    from detection.vid_eval import found_truth
 
-    ids = {n: i for i, n in enumerate(sorted(set(truth.labels) | set(dets.labels)))}
-    return vid_eval.found_truth(
-        vid_eval.FrameDetections(dets.boxes, dets.scores, [ids[n] for n in dets.labels]),
-        vid_eval.FrameTruth(truth.boxes, [ids[n] for n in truth.labels]))
+    return found_truth(dets, truth)

@@ -104,7 +104,8 @@ def missed_by_tsn(root: Path) -> list[dict]:
            for m in ("tsn", "tsm")}
     if any(r is None for r in res.values()):
         return []
-    from detection.vid_eval import FrameDetections, found_truth
+    from detection.records import FrameDetections
+    from detection.vid_eval import found_truth
 
     classes = list(res["tsm"]["classes"])
     dets = {m: {f["img_path"]: f for f in r["frames"]} for m, r in res.items()}
@@ -124,7 +125,7 @@ def missed_by_tsn(root: Path) -> list[dict]:
             t = truths[p]
             fast = t.motion_iou is not None and bool((t.motion_iou[extra] < 0.7).any())
             out.append({"path": p, "corruption": t.corruption, "fast": fast,
-                        "objects": [classes[int(c)] for c in t.labels[extra]],
+                        "objects": [classes[int(c)] for c in t.label_ids[extra]],
                         "truth": t, "dets": {m: dets[m][p] for m in dets}})
     return sorted(out, key=lambda d: (d["corruption"] is None, not d["fast"]))
 
@@ -134,7 +135,7 @@ def _draw(path: str, truth, det: dict, model: str, classes: list) -> bytes:
     from tsm_apps.viz import draw_boxes
 
     img = np.asarray(Image.open(path).convert("RGB"))
-    img = draw_boxes(img, truth.bboxes, ["" for _ in truth.labels], color=models.GT_COLOR)
+    img = draw_boxes(img, truth.boxes, ["" for _ in truth.boxes], color=models.GT_COLOR)
     keep = np.asarray(det["scores"], float) >= MIN_SCORE
     boxes = np.asarray(det["boxes"], float).reshape(-1, 4)[keep]
     caps = [f"{classes[int(c)]} {s:.2f}" for c, s in zip(np.asarray(det["labels"])[keep],
