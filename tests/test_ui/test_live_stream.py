@@ -76,3 +76,31 @@ def test_model_time_is_the_median_of_the_models_alone(clock):
         clock.now += 1.0  # drawing: not the models' time
     assert s.model_ms() == pytest.approx(30.0)
     assert " · last frame 40 ms · model median 30 ms · " in status(s)
+
+
+def test_two_runs_stepping_one_stream_take_turns():
+    """After a click Streamlit's fast reruns start the page's next run while the stopped one may
+    still be inside a model step: both call ``advance`` on the session's stream. The steps must
+    not overlap (they share the models' shift buffers) and every frame is computed once, in
+    order."""
+    import threading
+    import time as real_time
+
+    inside, overlaps, frames = [0], [], []
+
+    def step(t: int) -> int:
+        inside[0] += 1
+        overlaps.append(inside[0])
+        real_time.sleep(0.002)
+        frames.append(t)
+        inside[0] -= 1
+        return t
+
+    s = Stream(("k",), 40, step)
+    runs = [threading.Thread(target=lambda: [s.advance() for _ in range(30)]) for _ in range(2)]
+    for r in runs:
+        r.start()
+    for r in runs:
+        r.join()
+    assert max(overlaps) == 1
+    assert frames == list(range(40)) and s.t == 39

@@ -12,6 +12,7 @@ runs again with the click applied, and a stream still playing goes on from where
 from __future__ import annotations
 
 import statistics
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -40,21 +41,25 @@ class Stream:
     last: Any = None
     latency_ms: list = field(default_factory=list)
     played: deque = field(default_factory=lambda: deque(maxlen=RATE_WINDOW))
+    # one frame at a time: after a click Streamlit may start the page's next run (fast reruns)
+    # while the stopped run is still inside a model step; both runs step the same models
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def done(self) -> bool:
         return self.t >= self.num_frames - 1
 
     def advance(self) -> None:
-        if self.done:
-            return
-        t0 = time.perf_counter()
-        self.last = self.step(self.t + 1)
-        t1 = time.perf_counter()
-        self.latency_ms.append(1000 * (t1 - t0))
-        self.t += 1
-        if self.playing:
-            self.played.append(t1)
+        with self.lock:
+            if self.done:
+                return
+            t0 = time.perf_counter()
+            self.last = self.step(self.t + 1)
+            t1 = time.perf_counter()
+            self.latency_ms.append(1000 * (t1 - t0))
+            self.t += 1
+            if self.playing:
+                self.played.append(t1)
 
     def rate(self) -> Optional[float]:
         """Frames per second over the last frames computed while playing; None before two."""
