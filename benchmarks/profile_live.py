@@ -7,7 +7,7 @@ models' step (what the page's status line calls the models' time), the picture t
 (the detectors' boxes drawn on the frames) and its encoding by ``st.image``: of the numpy
 array as the live mode passed it before (JPEG at quality 100, decoded and re-encoded at the
 shown width) and of the one JPEG at the shown width it passes now
-(:func:`ui.app.draw.shown`). The rest of a frame's wall time on the page -- the script run
+(:func:`ui.app.widgets.draw.shown`). The rest of a frame's wall time on the page -- the script run
 per frame, the websocket and the browser -- is what ``benchmarks/load_app.py`` measures
 around it (docs/results.md §6.4).
 
@@ -36,10 +36,10 @@ def _ms(fn, n: int) -> tuple[float, object]:
 def _to_page(image, width: int, ours: bool) -> None:
     """``st.image``'s encoding of one picture shown ``width`` px wide (no runtime: nothing
     stored): of the numpy array (JPEG at quality 100, decoded and re-encoded at the width) or
-    of :func:`ui.app.draw.shown`'s JPEG (passed through)."""
+    of :func:`ui.app.widgets.draw.shown`'s JPEG (passed through)."""
     from streamlit.elements.lib.image_utils import image_to_url
     from streamlit.elements.lib.layout_utils import LayoutConfig
-    from ui.app.draw import shown
+    from ui.app.widgets.draw import shown
 
     image_to_url(shown(image, width) if ours else image, LayoutConfig(width=width), False,
                  "RGB", "auto", "profile")
@@ -48,7 +48,7 @@ def _to_page(image, width: int, ours: bool) -> None:
 def _pictures(images: list, width: int, n: int) -> str:
     numpy, _ = _ms(lambda i: [_to_page(im, width, False) for im in images], n)
     ours, _ = _ms(lambda i: [_to_page(im, width, True) for im in images], n)
-    return (f"st.image of the array {numpy:.1f} ms, of ui.app.draw.shown's JPEG {ours:.1f} ms "
+    return (f"st.image of the array {numpy:.1f} ms, of ui.app.widgets.draw.shown's JPEG {ours:.1f} ms "
             f"({len(images)} picture(s) shown {width} px wide)")
 
 
@@ -57,7 +57,7 @@ def recognizer(work: Path, n: int) -> None:
     from tools.sample_videos import sample_video
     from tsm_apps import build_recognizer, save_checkpoint
     from ui.app import sources
-    from ui.app.live_view import FRAME_WIDTH
+    from ui.app.pages.live import FRAME_WIDTH
     from ui.app.settings import DecodeLimits
 
     torch.manual_seed(1)
@@ -77,8 +77,9 @@ def recognizer(work: Path, n: int) -> None:
 def detectors(work: Path, n: int) -> None:
     from tools.random_models import write_detectors
     from tools.sample_videos import sample_video
-    from ui.app import detection_view, sources
-    from ui.app.player import ROW_WIDTH
+    from ui.app import sources
+    from ui.app.widgets import detection_panels
+    from ui.app.widgets.player import ROW_WIDTH
 
     write_detectors(work / "runs")
     specs = sources.find_detectors(work / "runs")
@@ -86,7 +87,7 @@ def detectors(work: Path, n: int) -> None:
     streams = {m: sources.DetectorStream(sources.load_detector(s), iter(frames))
                for m, s in specs.items()}
     model, dets = _ms(lambda i: {m: next(s) for m, s in streams.items()}, n)
-    draw, images = _ms(lambda i: [detection_view.render_frame(frames[-1], d.keep(0.3), m)
+    draw, images = _ms(lambda i: [detection_panels.render_frame(frames[-1], d.keep(0.3), m)
                                   for m, d in dets.items()], n)
     print(f"both detectors side by side, {frames.shape[2]}x{frames.shape[1]} frames: models "
           f"{model:.0f} ms a frame (rate {1000 / model:.1f} frames/s); boxes drawn "

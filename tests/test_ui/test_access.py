@@ -76,9 +76,10 @@ def test_page_draws_nothing_without_the_credential(app_for, runs):
 
 def test_an_uploaded_checkpoint_is_named_as_given(tmp_path):
     """A checkpoint upload that is not a recognizer: the loader's error line, as the views show
-    it (ui.app.upload.as_given), names the file as the user gave it, never the server's folder
+    it (ui.app.sources.uploads.as_given), names the file as the user gave it, never the server's folder
     of the session's uploads."""
-    from ui.app import sources, upload
+    from ui.app import sources
+    from ui.app.sources import uploads as upload
 
     folder = tmp_path / "tsm_ui_uploads_x" / "session_0123abcd"
     kept = upload.keep_checkpoint("my weights (v2).pth", os.urandom(3000), 2**20, folder)

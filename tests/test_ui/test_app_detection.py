@@ -34,7 +34,7 @@ def _reference(det_runs, frames) -> dict:
 
 def test_browse_limits_ground_truth_marks_and_every_box_listed(app_for, det_runs):
     from ui.app import sources
-    from ui.app.detection_view import panel_caption
+    from ui.app.widgets.detection_panels import panel_caption
 
     at = app_for(det_runs, max_frames=4).run()
     assert not at.exception and not at.error
@@ -84,7 +84,7 @@ def test_downscaled_snippet_keeps_its_ground_truth_on_the_object(app_for, det_ru
     """At a working resolution below the snippet's size the frames are decoded downscaled and
     the ground-truth boxes follow them (the square of frame t is at x 8+10t, y 20 at 96x64)."""
     from ui.app import sources
-    from ui.app.detection_view import _truth
+    from ui.app.widgets.detection_panels import _truth
 
     at = app_for(det_runs, TSM_UI_FRAME_SIZE="32").run()
     assert not at.exception and not at.error

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from detection.records import FrameDetections, FrameTruth
-from ui.app.detection_view import only_found_by
+from ui.app.pages.detection import only_found_by
 from ui.app.sources import found_objects
 
 DETECTOR_CLASSES = ("dog", "car", "cat")  # a detector's own class order, not VID's

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ui.app.cache import ResultStore
-from ui.app.draw import draw_boxes, upscale
+from ui.app.widgets.draw import draw_boxes, upscale
 
 
 def test_draw_boxes_outlines_in_colour():
@@ -45,7 +45,7 @@ def test_shown_is_one_jpeg_at_the_shown_width():
 
     from PIL import Image
 
-    from ui.app.draw import shown
+    from ui.app.widgets.draw import shown
 
     frame = np.zeros((64, 128, 3), np.uint8)
     frame[:] = (10, 200, 30)

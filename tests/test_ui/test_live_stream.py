@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ui.app import live
-from ui.app.live import Stream, cache_text, status
+from ui.app.widgets import stream as live
+from ui.app.widgets.stream import Stream, cache_text, status
 
 
 class Clock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ui import models
-from ui.app import charts
+from ui.app.widgets import charts
 from ui.pipeline.report.charts import Panel, panels_figure
 
 

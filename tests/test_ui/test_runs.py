@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from ui.app import runs
+from ui.app.sources import runs_folder as runs
 
 
 def test_find_videos_and_snippets(tmp_path):

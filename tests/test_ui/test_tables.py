@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ui.app import tables
+from ui.app.widgets import tables
 
 
 def test_styled_cells_hold_the_dash_and_headers_take_words():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tools.sample_videos import sample_video
-from ui.app import upload
+from ui.app.sources import uploads as upload
 from ui.app.settings import DecodeLimits
 
 LIMITS = DecodeLimits(max_frames=300, short_side=360, max_pixels=70_000_000)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.app import (access, attention_view, detection_view, live_view, runs_view,
-                    sources)
+from ui.app import access, sources
+from ui.app.pages import attention, detection, live, runs
 from ui.app.settings import UISettings
 
-VIEWS = {"Detection": detection_view.render, "Attention": attention_view.render,
-         "Live": live_view.render, "Runs": runs_view.render}
+VIEWS = {"Detection": detection.render, "Attention": attention.render, "Live": live.render,
+         "Runs": runs.render}
 
 
 def main() -> None:

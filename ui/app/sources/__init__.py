@@ -9,10 +9,66 @@ the views show as a message. One module per concern: :mod:`.base` (video), :mod:
 :mod:`.dissection`, :mod:`.recognition` (checkpoints, maps and streaming on any video),
 :mod:`.flow` (the flow stream's maps beside the RGB ones).
 """
-from .base import (MODELS, VID_FRAME_TEMPLATE, DecodeLimits, Decoded, Progress, Unavailable,
-                   VideoDecodeError, read_frames, read_video, working_size)
-from .checkpoints import *  # noqa: F401,F403
-from .detection import *  # noqa: F401,F403
-from .dissection import *  # noqa: F401,F403
-from .flow import *  # noqa: F401,F403
-from .recognition import *  # noqa: F401,F403
+from .base import (
+                   MODELS,
+                   VID_FRAME_TEMPLATE,
+                   Decoded,
+                   DecodeLimits,
+                   Progress,
+                   Unavailable,
+                   VideoDecodeError,
+                   read_frames,
+                   read_video,
+                   working_size,
+)
+from .checkpoints import model_of_checkpoint
+from .detection import (
+                   SCORE_FLOOR,
+                   DetectorSpec,
+                   DetectorStream,
+                   detect,
+                   find_detectors,
+                   found_objects,
+                   load_detector,
+                   read_truth,
+                   vid_results,
+)
+from .dissection import (
+                   BASELINES,
+                   AttentionClip,
+                   Dissection,
+                   attention_overlay,
+                   clip_attention,
+                   dissection_clips,
+                   dissection_stamp,
+                   dissection_summary,
+                   find_dissection,
+                   load_dissection,
+)
+from .flow import FlowMaps, flow_caption, flow_maps, load_flow_recognizer, video_flow_folder
+from .recognition import (
+                   ClipInput,
+                   LiveRecognizer,
+                   LoadedRecognizer,
+                   ModelMaps,
+                   for_session,
+                   load_online,
+                   load_recognizer,
+                   map_methods,
+                   maps_on_frames,
+                   model_maps,
+                   prepare_clip,
+                   prepare_frame,
+                   top_classes,
+)
+
+__all__ = ["MODELS", "VID_FRAME_TEMPLATE", "DecodeLimits", "Decoded", "Progress", "Unavailable",
+           "VideoDecodeError", "read_frames", "read_video", "working_size", "model_of_checkpoint",
+           "DetectorSpec", "DetectorStream", "SCORE_FLOOR", "detect", "find_detectors",
+           "found_objects", "load_detector", "read_truth", "vid_results", "AttentionClip",
+           "BASELINES", "Dissection", "attention_overlay", "clip_attention", "dissection_clips",
+           "dissection_stamp", "dissection_summary", "find_dissection", "load_dissection",
+           "FlowMaps", "flow_caption", "flow_maps", "load_flow_recognizer", "video_flow_folder",
+           "ClipInput", "LiveRecognizer", "LoadedRecognizer", "ModelMaps", "for_session",
+           "load_online", "load_recognizer", "map_methods", "maps_on_frames", "model_maps",
+           "prepare_clip", "prepare_frame", "top_classes"]

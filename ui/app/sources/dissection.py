@@ -57,7 +57,7 @@ def _model_of_run(folder: Path) -> Optional[str]:
 def find_dissection(runs: Path) -> Optional[dict[str, Path]]:
     """The newest dissection run folder (holding ``run.json``) of each model under ``runs``;
     ``None`` when there is none."""
-    from ..runs import find_files
+    from .runs_folder import find_files
 
     found: dict[str, Path] = {}
     for settings in find_files(Path(runs), "run.json"):

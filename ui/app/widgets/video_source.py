@@ -17,9 +17,10 @@ from typing import Optional
 import numpy as np
 import streamlit as st
 
-from . import runs, session, sources
-from .settings import DecodeLimits, UISettings
-from .upload import UploadError, keep_video
+from .. import session, sources
+from ..sources import runs_folder
+from ..sources.uploads import UploadError, keep_video
+from ..settings import DecodeLimits, UISettings
 
 SNIPPET, RUNS_VIDEO, UPLOAD = "VID val snippet", "Video in the runs folder", "Upload a video"
 LIMIT_OPTIONS = "`tsm ui --max-frames N --frame-size PX --max-decoded-mp MP` changes them"
@@ -64,8 +65,8 @@ class ChosenVideo:
 @st.cache_data(show_spinner="Listing videos...", ttl=60)
 def _listing(root: str) -> tuple[list[str], list[str]]:
     base = Path(root)
-    return ([str(p) for p in runs.find_vid_snippets(base)],
-            [str(p) for p in runs.find_videos(base)])
+    return ([str(p) for p in runs_folder.find_vid_snippets(base)],
+            [str(p) for p in runs_folder.find_videos(base)])
 
 
 # cache_resource, not cache_data: the frames are shared read-only, never copied per rerun
@@ -76,7 +77,7 @@ def _frames_of(path: str, mtime: float, limits: DecodeLimits) -> sources.Decoded
 
 def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
     mb = settings.max_upload_mb
-    up = st.file_uploader("Video file", type=[s.lstrip(".") for s in runs.VIDEO_SUFFIXES],
+    up = st.file_uploader("Video file", type=[s.lstrip(".") for s in runs_folder.VIDEO_SUFFIXES],
                           key=f"{key}_upload", max_upload_size=mb,
                           help=f"at most {mb} MB; decoded within the limits below")
     if up is None:
@@ -112,14 +113,14 @@ def choose_video(settings: UISettings, key: str) -> Optional[ChosenVideo]:
         return _upload(settings, key)
     paths = snippets if kind == SNIPPET else videos
     path = st.selectbox("Snippet" if kind == SNIPPET else "File", paths, key=f"{key}_path",
-                        format_func=lambda p: runs.rel(Path(p), root))
+                        format_func=lambda p: runs_folder.rel(Path(p), root))
     if path is None:
         return None
     try:
         got = _frames_of(path, Path(path).stat().st_mtime, settings.limits)
     except (sources.VideoDecodeError, OSError, ValueError) as e:
-        st.error(f"Cannot read `{runs.rel(Path(path), root)}`: "
+        st.error(f"Cannot read `{runs_folder.rel(Path(path), root)}`: "
                  f"{getattr(e, 'reason', None) or e}")
         return None
-    return ChosenVideo(got.frames, f"file:{path}:{settings.limits}", runs.rel(Path(path), root),
+    return ChosenVideo(got.frames, f"file:{path}:{settings.limits}", runs_folder.rel(Path(path), root),
                        got.total, Path(path), got.source_size)

@@ -11,9 +11,10 @@ from typing import Optional
 
 import streamlit as st
 
-from . import access, runs, sources
-from .cache import result_store
-from .settings import UISettings
+from .. import access, sources
+from ..sources import runs_folder
+from ..cache import result_store
+from ..settings import UISettings
 from .video_source import ChosenVideo
 
 KEY = "attf"
@@ -34,7 +35,7 @@ def choose(found: list[str], settings: UISettings) -> Optional[tuple[str, str]]:
         left, right = st.columns(2)
         choice = left.selectbox("Flow checkpoint", [NONE] + found + [TYPED], key=f"{KEY}_ckpt",
                                 format_func=lambda p: p if p in (NONE, TYPED)
-                                else runs.rel(Path(p), root))
+                                else runs_folder.rel(Path(p), root))
         if choice == TYPED:
             choice = left.text_input("Flow checkpoint path", key=f"{KEY}_path").strip() or NONE
         folder = right.text_input(

@@ -3,29 +3,21 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import streamlit as st
 
-from .. import models
-from . import charts, player, sources, tables
-from .cache import result_store
-from .draw import draw_boxes, upscale
-from .settings import DEMO_HINT, UISettings
-from .video_source import ChosenVideo, choose_video
+from ... import models
+from .. import sources
+from ..cache import result_store
+from ..settings import DEMO_HINT, UISettings
+from ..widgets import charts, player, tables
+from ..widgets.detection_panels import detector, panel_caption, render_frame, truth_toggle
+from ..widgets.video_source import ChosenVideo, choose_video
 
 KEY = "det"
-MIN_DISPLAY_WIDTH = 320
 SPLITS = ("overall", "slow", "medium", "fast", "corrupted")
 PANELS = " · ".join(f"**{models.title(m, online=True)}**" for m in models.MODELS)
-
-
-@st.cache_resource(show_spinner="Loading detector...")
-def detector(spec: sources.DetectorSpec, stamp: str):
-    """The detector of ``spec`` (loaded once per server; ``stamp``: its files' state)."""
-    return sources.load_detector(spec)
 
 
 def _run_detectors(specs: dict, video: ChosenVideo) -> dict[str, list[sources.FrameDetections]]:
@@ -42,40 +34,6 @@ def _run_detectors(specs: dict, video: ChosenVideo) -> dict[str, list[sources.Fr
                 bar.empty()
         out[name] = store.get_or_compute(("detect", spec.key, video.key), compute)
     return out
-
-
-def render_frame(frame: np.ndarray, dets: sources.FrameDetections, name: str,
-                 truth: Optional[sources.FrameTruth] = None) -> np.ndarray:
-    """The frame enlarged, ground truth (when given) in green, ``name``'s boxes in its colour."""
-    big = upscale(frame, MIN_DISPLAY_WIDTH)
-    k = big.shape[1] / frame.shape[1]
-    if truth is not None and len(truth.labels):
-        big = draw_boxes(big, truth.boxes * k, ["" for _ in truth.labels],
-                         color=models.GT_COLOR)
-    return draw_boxes(big, dets.boxes * k, box_labels(dets), color=models.rgb(name))
-
-
-def box_labels(dets: sources.FrameDetections) -> list[str]:
-    """``'<class> <score>'`` of each box, as drawn on the frame."""
-    return [f"{lb} {s:.2f}" for lb, s in zip(dets.labels, dets.scores)]
-
-
-def panel_caption(name: str, i: int, num_frames: int, dets: sources.FrameDetections,
-                  extra: str = "") -> str:
-    """``'TSM frame 2/5: 2 box(es) · <extra> — car 0.91, dog 0.40'``: every box drawn, best
-    score first."""
-    order = np.argsort(-np.asarray(dets.scores), kind="stable")
-    labels = box_labels(dets)
-    listed = ", ".join(labels[j] for j in order)
-    return (f"{name} frame {i}/{num_frames - 1}: {len(labels)} box(es)"
-            + (f" · {extra}" if extra else "") + (f" — {listed}" if listed else ""))
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _truth(path: Optional[str], num_frames: int, scale: float) -> Optional[list]:
-    """The snippet's ground truth, boxes in the pixels of its frames at the working size."""
-    truth = sources.read_truth(Path(path), num_frames) if path else None
-    return None if truth is None else [g.scaled(scale) for g in truth]
 
 
 def only_found_by(results: dict, truth: list, min_score: float) -> dict[str, list[int]]:
@@ -111,20 +69,6 @@ def _map_table(settings: UISettings, hinted: bool = False) -> None:
                "frames marked in corruptions.json.")
 
 
-def truth_toggle(video: ChosenVideo, key: str = KEY) -> Optional[list]:
-    """The video's ground truth when it has annotations and the toggle (widget ``<key>_gt``)
-    is on."""
-    try:
-        truth = _truth(str(video.path) if video.path else None, len(video.frames), video.scale)
-    except ValueError as e:
-        st.warning(f"Ground truth not shown: {e}")
-        return None
-    if truth is None:
-        return None
-    return truth if st.checkbox("Show ground-truth boxes (green)", True, key=f"{key}_gt") \
-        else None
-
-
 def render(settings: UISettings) -> None:
     st.header("Detection: TSN vs online TSM")
     specs = sources.find_detectors(settings.runs_dir)
@@ -138,7 +82,7 @@ def render(settings: UISettings) -> None:
     if video is None:
         _map_table(settings)
         return
-    truth = truth_toggle(video)
+    truth = truth_toggle(video, KEY)
     min_score = st.slider("Minimum score shown", sources.SCORE_FLOOR, 1.0, 0.3, 0.05,
                           key=f"{KEY}_min_score")
     st.caption(f"Detecting on {video.limit_note(settings.limits)}.")

@@ -1,6 +1,6 @@
 """Live view: a video fed frame by frame through the online recognizer, or through the TSN and
 online-TSM detectors side by side, each frame drawn as soon as it is computed
-(:mod:`ui.app.live`)."""
+(:mod:`ui.app.widgets.stream`)."""
 from __future__ import annotations
 
 import time
@@ -9,12 +9,13 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from .. import models
-from . import compare_view, detection_view, live, player, sources, tables
-from .draw import shown
-from .live import Stream, cache_text, status
-from .settings import DEMO_HINT, UISettings
-from .video_source import ChosenVideo, choose_video
+from ... import models
+from .. import sources
+from ..settings import DEMO_HINT, UISettings
+from ..widgets import comparison, detection_panels, player, tables
+from ..widgets.draw import shown
+from ..widgets.stream import Stream, cache_text, run, status, stream_for
+from ..widgets.video_source import ChosenVideo, choose_video
 
 KEY = "live"
 RECOGNIZER, DETECTORS = "Online recognizer", "Both detectors side by side"
@@ -44,21 +45,21 @@ def _online(rec: sources.LoadedRecognizer) -> sources.LoadedRecognizer:
 
 
 def _recognizer(settings: UISettings) -> None:
-    found = compare_view.checkpoints(str(settings.runs_dir))
+    found = comparison.checkpoints(str(settings.runs_dir))
     if not found:
         st.warning("No recognizer checkpoint found under the runs folder.")
         st.info(DEMO_HINT.format(runs=settings.runs_dir))
         return
-    default = compare_view.default_pair(tuple(found))[1]  # the first TSM when there is one
-    path = compare_view.pick_checkpoint(st, "Model streamed", KEY, "rec", found, settings,
+    default = comparison.default_pair(tuple(found))[1]  # the first TSM when there is one
+    path = comparison.pick_checkpoint(st, "Model streamed", KEY, "rec", found, settings,
                                         default)
     video = choose_video(settings, KEY)
     if video is None or path is None:
         return
-    rec = compare_view.load(path)
+    rec = comparison.load(path)
     st.caption(f"Streaming {video.limit_note(settings.limits)}.")
     try:
-        _, probs = compare_view.answer(rec, video, "crop")
+        _, probs = comparison.answer(rec, video, "crop")
     except RuntimeError as e:
         st.error(f"Cannot run {rec.path.name} on this video: {e}")
         return
@@ -77,7 +78,7 @@ def recognition(rec: sources.LoadedRecognizer, video: ChosenVideo) -> None:
         return lambda t: (stream.step(video.frames[t]), stream.running(),
                           None if online.shift is None else stream.cache_bytes)
 
-    s = live.stream_for("rec", (str(rec.path), video.key), len(video.frames), make)
+    s = stream_for("rec", (str(rec.path), video.key), len(video.frames), make)
 
     def draw(s: Stream) -> None:  # light elements only: it is redrawn for every frame
         if s.last is None:
@@ -93,7 +94,7 @@ def recognition(rec: sources.LoadedRecognizer, video: ChosenVideo) -> None:
         best = sources.top_classes(frame_p, rec.names, 1)[0][0]
         right.caption(f"this frame alone: {best}")
 
-    live.run(s, draw, "rec")
+    run(s, draw, "rec")
 
 
 # ----------------------------------------------------------------------------- detection
@@ -107,17 +108,17 @@ def _detectors(settings: UISettings) -> None:
     video = choose_video(settings, KEY)
     if video is None:
         return
-    truth = detection_view.truth_toggle(video, KEY)
+    truth = detection_panels.truth_toggle(video, KEY)
     min_score = st.slider("Minimum score shown", sources.SCORE_FLOOR, 1.0, 0.3, 0.05,
                           key=f"{KEY}_min_score")
     st.caption(f"Streaming {video.limit_note(settings.limits)}.")
-    detectors = {n: detection_view.detector(s, s.key) for n, s in specs.items()}
+    detectors = {n: detection_panels.detector(s, s.key) for n, s in specs.items()}
 
     def panel(name: str, t: int, dets: sources.FrameDetections, extra: str) -> tuple:
         kept = dets.keep(min_score)
-        return (detection_view.render_frame(video.frames[t], kept, name,
+        return (detection_panels.render_frame(video.frames[t], kept, name,
                                             truth[t] if truth else None),
-                detection_view.panel_caption(name, t, len(video.frames), kept, extra))
+                detection_panels.panel_caption(name, t, len(video.frames), kept, extra))
 
     st.markdown(" · ".join(f"**{models.title(m, online=True)}**" for m in models.MODELS))
     detection(detectors, video, panel, key=tuple(s.key for s in specs.values()))
@@ -140,7 +141,7 @@ def detection(detectors: dict, video: ChosenVideo, panel: Callable, key: tuple) 
             return out
         return step
 
-    s = live.stream_for("det", (video.key, key), len(video.frames), make)
+    s = stream_for("det", (video.key, key), len(video.frames), make)
 
     def draw(s: Stream) -> None:
         if s.last is None:
@@ -151,4 +152,4 @@ def detection(detectors: dict, video: ChosenVideo, panel: Callable, key: tuple) 
         st.caption(status(s))
         player.show_panels([d[0] for d in drawn], [d[1] for d in drawn])
 
-    live.run(s, draw, "det")
+    run(s, draw, "det")

@@ -1,40 +1,20 @@
 """Attention view: TSN and TSM attention maps over the same clip, side by side, in step."""
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Optional
-
 import numpy as np
 import streamlit as st
 
-from .. import models
-from . import charts, compare_view, player, sources, tables
-from .cache import result_store
-from .draw import upscale
-from .settings import DEMO_HINT, UISettings
+from ... import models
+from .. import sources
+from ..cache import result_store
+from ..settings import DEMO_HINT, UISettings
+from ..widgets import charts, comparison, player, tables
+from ..widgets.dissection_run import load
+from ..widgets.draw import upscale
 
 KEY = "att"
 MIN_DISPLAY_WIDTH = 320
 FLOW_TITLE = "{model} run: flow stream (same segments)"  # tsm dissect run --flow-checkpoint
-
-
-@st.cache_resource(show_spinner="Loading dissection runs...", max_entries=4)
-def _dissection(folders: tuple, stamp: float) -> sources.Dissection:
-    return sources.load_dissection({m: Path(f) for m, f in folders})
-
-
-@st.cache_data(show_spinner=False, ttl=30)
-def _find(root: str) -> tuple:
-    found = sources.find_dissection(Path(root)) or {}
-    return tuple((m, str(f)) for m, f in found.items())
-
-
-def load(root: Path) -> Optional[sources.Dissection]:
-    """The TSN/TSM dissection runs under ``root`` (cached), or ``None``."""
-    folders = _find(str(root))
-    if not folders:
-        return None
-    return _dissection(folders, sources.dissection_stamp({m: Path(f) for m, f in folders}))
 
 
 def _clip(run: sources.Dissection, clip: str) -> sources.AttentionClip:
@@ -79,7 +59,7 @@ def render(settings: UISettings) -> None:
                     help="the maps a finished `tsm dissect run` stored, or maps computed here "
                          "for two checkpoints you choose on a video you choose or upload")
     if mode == ANY_MODE:
-        compare_view.render(settings)
+        comparison.render(settings)
         return
     _render_run(settings)
 

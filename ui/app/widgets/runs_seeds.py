@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ..pipeline.report.spread import HEADER, spread_figure, spread_note, spread_rows
-from ..pipeline.seeds import spreads
+from ...pipeline.report.spread import HEADER, spread_figure, spread_note, spread_rows
+from ...pipeline.seeds import spreads
 from . import tables
 
 KEY = "runs_seeds"

@@ -20,8 +20,8 @@ from typing import Iterator, Optional
 
 from tsm_apps.io import atomic_write_bytes
 
-from . import sources
-from .settings import DecodeLimits
+from ..settings import DecodeLimits
+from .base import Decoded, VideoDecodeError, read_video
 
 CHECKPOINT_SUFFIXES = ("pth", "pt", "tar", "ckpt")
 MAX_NAME = 120
@@ -70,7 +70,7 @@ def temporary_copy(name: str, data: bytes, folder: Optional[Path] = None) -> Ite
 
 
 def decode_upload(name: str, data: bytes, max_bytes: int, limits: DecodeLimits,
-                  folder: Optional[Path] = None) -> "sources.Decoded":
+                  folder: Optional[Path] = None) -> "Decoded":
     """The first frames of an uploaded video at the working size (``limits``) and its length.
 
     Raises :class:`UploadError` with a user-facing message (the file's name and what is wrong,
@@ -80,8 +80,8 @@ def decode_upload(name: str, data: bytes, max_bytes: int, limits: DecodeLimits,
     check_size(name, len(data), max_bytes)
     with temporary_copy(name, data, folder) as path:
         try:
-            return sources.read_video(path, limits.max_frames, limits)
-        except (sources.VideoDecodeError, ValueError, OSError) as e:
+            return read_video(path, limits.max_frames, limits)
+        except (VideoDecodeError, ValueError, OSError) as e:
             raise UploadError(f"'{name}' is not a video this app can decode "
                               f"({_reason(e, path)}).") from None
 
@@ -140,8 +140,8 @@ def keep_video(name: str, data: bytes, max_bytes: int, limits: DecodeLimits,
     the kept path) for empty, too large or undecodable files; an undecodable file is not kept."""
     path = _keep(name, data, max_bytes, folder, "upload.mp4")
     try:
-        return sources.read_video(path, limits.max_frames, limits), path
-    except (sources.VideoDecodeError, ValueError, OSError) as e:
+        return read_video(path, limits.max_frames, limits), path
+    except (VideoDecodeError, ValueError, OSError) as e:
         shutil.rmtree(path.parent, ignore_errors=True)
         raise UploadError(f"'{name}' is not a video this app can decode "
                           f"({_reason(e, path)}).") from None

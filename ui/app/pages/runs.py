@@ -8,8 +8,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from . import attention_view, charts, runs, runs_seeds, sources, tables
-from .settings import DEMO_HINT, UISettings
+from .. import sources
+from ..sources import runs_folder
+from ..settings import DEMO_HINT, UISettings
+from ..widgets import charts, runs_seeds, tables
+from ..widgets.dissection_run import load
 
 KEY = "runs"
 X_KEYS = ("step", "epoch", "iter", "iteration")
@@ -21,17 +24,17 @@ COUNTS = {"clips": "clips scored", "pointing_frames": "frames with the actor's b
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _metrics(path: str, mtime: float) -> pd.DataFrame:
-    return runs.read_metrics_csv(Path(path))
+    return runs_folder.read_metrics_csv(Path(path))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _bench(path: str, mtime: float) -> tuple:
-    return runs.read_bench_json(Path(path))
+    return runs_folder.read_bench_json(Path(path))
 
 
 @st.cache_data(show_spinner=False, ttl=30)
 def _find(root: str, name: str) -> list[str]:
-    return [str(p) for p in runs.find_files(Path(root), name)]
+    return [str(p) for p in runs_folder.find_files(Path(root), name)]
 
 
 def _training(root: Path) -> bool:
@@ -40,7 +43,7 @@ def _training(root: Path) -> bool:
     if not logs:
         st.info("No training logs (`metrics.csv`) found.")
         return False
-    label = {p: runs.rel(Path(p).parent, root) for p in logs}
+    label = {p: runs_folder.rel(Path(p).parent, root) for p in logs}
     chosen = st.multiselect("Runs", logs, default=logs, format_func=label.get,
                             key=f"{KEY}_logs")  # every run (every seed) by default
     data = {}
@@ -53,7 +56,7 @@ def _training(root: Path) -> bool:
         return True
     cols = [c for c in dict.fromkeys(c for df in data.values() for c in df.columns)]
     x_keys = [k for k in X_KEYS if k in cols]
-    metrics = [c for c in cols if c not in X_KEYS and c not in runs.TEXT_COLUMNS]
+    metrics = [c for c in cols if c not in X_KEYS and c not in runs_folder.TEXT_COLUMNS]
     if not x_keys or not metrics:
         st.warning(f"The logs have no {'/'.join(X_KEYS)} column or no metric column.")
         return True
@@ -79,9 +82,9 @@ def _benchmarks(root: Path) -> bool:
         try:
             rows, meta = _bench(p, Path(p).stat().st_mtime)
         except (ValueError, OSError) as e:
-            st.error(f"Cannot read `{runs.rel(Path(p), root)}`: {e}")
+            st.error(f"Cannot read `{runs_folder.rel(Path(p), root)}`: {e}")
             continue
-        st.markdown(f"`{runs.rel(Path(p), root)}`")
+        st.markdown(f"`{runs_folder.rel(Path(p), root)}`")
         df = pd.DataFrame(rows)
         if "met" in df:
             df["met"] = [None if v is None else ("yes" if v else "no") for v in df["met"]]
@@ -110,7 +113,7 @@ def _early(root: Path) -> bool:
                 "(an online TSM, then early recognition against TSM and TSN).")
         return False
     for i, p in enumerate(files):
-        name = runs.rel(Path(p), root)
+        name = runs_folder.rel(Path(p), root)
         try:
             res = _early_csv(p, Path(p).stat().st_mtime)
         except (ValueError, OSError) as e:
@@ -128,7 +131,7 @@ def _early(root: Path) -> bool:
 def _dissection(root: Path) -> bool:
     st.subheader("Dissection: TSN vs TSM")
     try:
-        run = attention_view.load(root)
+        run = load(root)
         if run is None:
             st.info("No dissection run found.")
             return False
@@ -147,7 +150,7 @@ def _dissection(root: Path) -> bool:
     bars = {m: {k: row.get(k) for k in scores} for m, row in summary.items()}
     st.plotly_chart(charts.model_bars(bars, "where the maps look (higher is better)"),
                     width="stretch", key=f"{KEY}_dissect")
-    st.caption("from " + ", ".join(f"`{runs.rel(f, root)}`" for f in run.folders.values()))
+    st.caption("from " + ", ".join(f"`{runs_folder.rel(f, root)}`" for f in run.folders.values()))
     return True
 
 

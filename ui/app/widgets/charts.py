@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from .. import models
+from ... import models
 
 _HEIGHT = 340
 

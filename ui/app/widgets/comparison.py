@@ -9,11 +9,13 @@ from typing import Optional
 
 import streamlit as st
 
-from ..models import MODELS, TSM, TSN
-from . import access, flow_panel, player, runs, session, sources, tables, upload
-from .cache import result_store
+from ...models import MODELS, TSM, TSN
+from .. import access, session, sources
+from ..sources import runs_folder, uploads
+from ..cache import result_store
+from ..settings import UISettings
+from . import flow_panel, player, tables
 from .draw import upscale
-from .settings import UISettings
 from .video_source import ChosenVideo, choose_video
 
 KEY = "attc"
@@ -29,7 +31,7 @@ VIEWS = {"crop": "what tsm test scores (the checkpoint's test protocol)",
 @st.cache_data(show_spinner=False, ttl=30)
 def checkpoints(root: str) -> list[str]:
     """The checkpoints found under the runs folder ``root`` (paths)."""
-    return [str(p) for p in runs.find_checkpoints(Path(root))]
+    return [str(p) for p in runs_folder.find_checkpoints(Path(root))]
 
 
 @st.cache_resource(show_spinner="Loading recognizer...", max_entries=4)
@@ -61,18 +63,18 @@ def pick_checkpoint(col, label: str, prefix: str, slot: str, found: list[str],
     options = found + [TYPED, UPLOADED]
     choice = col.selectbox(label, options, index=min(default, len(options) - 1),
                            key=f"{prefix}_ckpt_{slot}", format_func=lambda p: p
-                           if p in (TYPED, UPLOADED) else runs.rel(Path(p), settings.runs_dir))
+                           if p in (TYPED, UPLOADED) else runs_folder.rel(Path(p), settings.runs_dir))
     if choice == UPLOADED:
         mb = settings.max_checkpoint_mb
         f = col.file_uploader(f"Checkpoint of {_lower(label)}", key=f"{prefix}_upload_{slot}",
-                              type=list(upload.CHECKPOINT_SUFFIXES), max_upload_size=mb,
+                              type=list(uploads.CHECKPOINT_SUFFIXES), max_upload_size=mb,
                               help=f"at most {mb} MB; kept while this session lasts")
         if f is None:
             return None
         try:
-            return str(upload.keep_checkpoint(f.name, f.getvalue(), settings.max_checkpoint_bytes,
+            return str(uploads.keep_checkpoint(f.name, f.getvalue(), settings.max_checkpoint_bytes,
                                               session.folder(settings.idle_minutes)))
-        except upload.UploadError as e:
+        except uploads.UploadError as e:
             col.error(str(e))
             return None
     if choice != TYPED:
@@ -112,7 +114,7 @@ def load(path: str) -> sources.LoadedRecognizer:
     try:
         return recognizer(str(p.resolve()), p.stat().st_mtime)
     except ValueError as e:  # an upload is named as the user named it
-        raise ValueError(upload.as_given(str(e))) from None
+        raise ValueError(uploads.as_given(str(e))) from None
 
 
 def _sidebar() -> tuple[str, str, str]:
@@ -209,7 +211,7 @@ def render(settings: UISettings) -> None:
     if flow is not None:
         images["flow"] = sources.maps_on_frames(clip, flow.maps, per)
     st.subheader(heading(models))
-    st.markdown(" · ".join([f"**Model {slot}: {runs.rel(rec.path, root.resolve())}** — "
+    st.markdown(" · ".join([f"**Model {slot}: {runs_folder.rel(rec.path, root.resolve())}** — "
                             f"{rec.kind}" for slot, rec in models.items()]
                            + ([f"**{flow_panel.TITLE}**"] if flow is not None else [])))
 

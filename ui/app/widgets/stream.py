@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 
 import streamlit as st
 
-from . import sources
+from .. import sources
 
 RATE_WINDOW = 20  # frames over which the playing rate is measured
 
