@@ -31,6 +31,7 @@ SESSION_TTL_S = 5  # Streamlit drops a closed page's session after this long (de
 def build_runs(runs: Path, models: str) -> None:
     """Detectors, a runs-folder video and two recognizer checkpoints (TSN, TSM)."""
     import torch
+
     from tools.random_models import write_checkpoints, write_detectors
     from tools.sample_videos import sample_video
     from tsm_apps import build_recognizer, save_checkpoint
@@ -56,8 +57,7 @@ def load_test(work: Path, sessions: int, stream_s: float, models: str,
     closed. ``ui_args``: more options of ``tsm ui``."""
     from tools.sample_videos import sample_video
     from ui.headless import running_app
-    from ui.loadtest import (Peak, log_tracebacks, run_sessions, session_folders, summary,
-                             wait_until)
+    from ui.loadtest import Peak, log_tracebacks, run_sessions, session_folders, summary, wait_until
 
     runs, tmp = work / "runs", work / "server_tmp"
     build_runs(runs, models)

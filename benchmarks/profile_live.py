@@ -39,6 +39,7 @@ def _to_page(image, width: int, ours: bool) -> None:
     of :func:`ui.app.widgets.draw.shown`'s JPEG (passed through)."""
     from streamlit.elements.lib.image_utils import image_to_url
     from streamlit.elements.lib.layout_utils import LayoutConfig
+
     from ui.app.widgets.draw import shown
 
     image_to_url(shown(image, width) if ours else image, LayoutConfig(width=width), False,
@@ -54,6 +55,7 @@ def _pictures(images: list, width: int, n: int) -> str:
 
 def recognizer(work: Path, n: int) -> None:
     import torch
+
     from tools.sample_videos import sample_video
     from tsm_apps import build_recognizer, save_checkpoint
     from ui.app import sources

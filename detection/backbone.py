@@ -17,8 +17,8 @@ from mmengine.logging import print_log
 from mmengine.model import BaseModule
 from torch import Tensor, nn
 
-from tsm_apps.models.backbone import BackboneConfig, build_trunk, set_num_segments
 from tsm_apps.checkpoint.reading import backbone_weights, state_dict_mismatch
+from tsm_apps.models.backbone import BackboneConfig, build_trunk, set_num_segments
 from tsm_apps.models.online import shift_modules
 from tsm_apps.models.shift import DEFAULT_FOLD_DIV
 

@@ -117,10 +117,9 @@ def train(a: argparse.Namespace) -> int:
     from mmengine.dist import is_main_process
     from mmengine.runner import Runner
 
+    from .backbone import check_random_frozen
     from .checkpoint import safe_loading, save_final
     from .hooks import PlainCheckpointHook
-
-    from .backbone import check_random_frozen
     from .schedule import batch_note
 
     cfg = _config(a.config, a.cfg_options)

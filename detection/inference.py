@@ -136,8 +136,8 @@ def load_detector(folder_or_config: str | os.PathLike,
     :func:`find_run_files`) or from a config file and ``checkpoint``. ``device``: default CUDA
     when present, else CPU. Weights are loaded with ``weights_only=True`` and must fit the
     config's model exactly (ValueError naming the differing keys otherwise)."""
-    from mmengine.registry import init_default_scope
     from mmdet.registry import MODELS  # our classes are registered: this module's package
+    from mmengine.registry import init_default_scope
     # (detection/__init__.py) imported them before this module
 
     path = Path(folder_or_config)

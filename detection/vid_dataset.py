@@ -75,8 +75,18 @@ from mmdet.registry import DATASETS
 from mmengine.dataset.base_dataset import force_full_init
 from mmengine.logging import print_log
 
-from tsm_apps.data.vid_layout import NAME_TO_WNID, VID_CLASSES, WNID_TO_NAME, VIDFrame, \
-    annotation_path, annotation_root, edge_box, image_path, read_frame_xml, read_list
+from tsm_apps.data.vid_layout import (
+    NAME_TO_WNID,
+    VID_CLASSES,
+    WNID_TO_NAME,
+    VIDFrame,
+    annotation_path,
+    annotation_root,
+    edge_box,
+    image_path,
+    read_frame_xml,
+    read_list,
+)
 from tsm_apps.progress import progress_bar
 
 from .clips import KeyFrameIndex, clip_for_key

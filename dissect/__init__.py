@@ -16,8 +16,13 @@ Never imports mmdet/mmengine/mmcv.
 from .cam import ClipMaps, class_activation_maps, compute_cam, upsample_maps
 from .capture import capture
 from .detector_attention import detector_attention
-from .flow_cam import (FlowClip, compute_flow_maps, flow_clip_maps, flow_stack_indices,
-                       load_flow_clip)
+from .flow_cam import (
+                       FlowClip,
+                       compute_flow_maps,
+                       flow_clip_maps,
+                       flow_stack_indices,
+                       load_flow_clip,
+)
 from .gradcam import compute_gradcam
 from .layout import ClipFiles, Run, load_run
 from .methods import METHODS, compute_clip_maps

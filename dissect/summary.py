@@ -15,15 +15,24 @@ from typing import Dict, List, Optional
 import numpy as np
 import torch
 
-from .capture import capture
 from tsm_apps.data.protocol import TestProtocol
 from tsm_apps.progress import progress_bar
 
+from .capture import capture
 from .clips import ClipEntry, load_clip
 from .distributed import DistEnv, all_gather_objects, all_reduce_sum, shard
 from .layout import DissectionLayout
-from .metrics import (box_masks, centre_prior, has_box, mask_box_iou, mean_defined, pointing_hits,
-                      random_map, standard_tolerance, summarise)
+from .metrics import (
+    box_masks,
+    centre_prior,
+    has_box,
+    mask_box_iou,
+    mean_defined,
+    pointing_hits,
+    random_map,
+    standard_tolerance,
+    summarise,
+)
 from .storage import load_npz, read_json, write_json
 from .threshold import DEFAULT_KEEP, DEFAULT_MAX_FRACTION, keep_fraction_thresholds
 from .units import ND_MIN_IOU, UnitCollector, default_unit_layers

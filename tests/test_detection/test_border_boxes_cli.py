@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from mmdet.registry import DATASETS
 from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 import detection
 from fgfa_vid_eval import fgfa_map, snippet_frames
-from mmdet.registry import DATASETS
 from tsm_apps.cli import main as tsm
 from tsm_apps.synth.vid import generate
 from vid_fixtures import push_to_border

@@ -10,8 +10,13 @@ from mmengine.evaluator import BaseMetric
 from mmengine.runner import Runner
 
 import detection  # noqa: F401
-from detection.clips import ClipBatchSampler, KeyFrameIndex, VideoShardSampler, \
-    build_video_index, clip_for_key
+from detection.clips import (
+    ClipBatchSampler,
+    KeyFrameIndex,
+    VideoShardSampler,
+    build_video_index,
+    clip_for_key,
+)
 from model_fixtures import tiny_cfg
 
 # (video, number of frames): frame entries are listed in a shuffled order on purpose

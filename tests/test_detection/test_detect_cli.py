@@ -3,9 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from tsm_apps.cli import main as tsm
-
 import detection
+from tsm_apps.cli import main as tsm
 
 SYNTH = str(Path(detection.__file__).parent / "configs" / "rfcn_synth_tsm.py")
 

@@ -3,10 +3,10 @@ import copy
 
 import pytest
 import torch
-
-from model_fixtures import H, W, build, frames, samples, tiny_cfg
 from mmdet.registry import MODELS
 from mmdet.structures import DetDataSample
+
+from model_fixtures import H, W, build, frames, samples, tiny_cfg
 
 
 def test_loss_on_clips_and_backward_reaches_every_trainable_part():

@@ -5,8 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from detection.results import (VIDResultsNotFound, format_table, latest_vid_results,
-                               write_metrics)
+from detection.results import VIDResultsNotFound, format_table, latest_vid_results, write_metrics
 
 METRICS = {"vid/mAP": np.float64(60.0), "vid/mAP_slow": 70.25, "vid/mAP_medium": float("nan"),
            "vid/mAP_fast": 40.0, "vid/mAP_corrupted": None, "vid/n_gt": np.int64(12),

@@ -3,13 +3,20 @@ import shutil
 
 import pytest
 import torch
+from mmdet.registry import DATASETS
 from mmengine.registry import init_default_scope
 
 from detection.clips import KeyFrameIndex
 from detection.vid_dataset import ImageNetVIDDataset, clip_box, key_positions
-from mmdet.registry import DATASETS
-from vid_fixtures import TRAIN_A, TRAIN_B, VAL, make_border_vid, make_vid, write_frame, \
-    write_msra_lists
+from vid_fixtures import (
+    TRAIN_A,
+    TRAIN_B,
+    VAL,
+    make_border_vid,
+    make_vid,
+    write_frame,
+    write_msra_lists,
+)
 
 CAR, DOG = 6, 8       # indices of car and dog among the 30 VID classes
 

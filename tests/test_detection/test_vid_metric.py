@@ -114,8 +114,8 @@ def test_det_images_and_bad_neighbour_xml(root, tmp_path):
 
 
 def test_motion_iou_from_fgfa_mat_agrees_with_the_computed_split(root, tmp_path):
-    import scipy.io
     import numpy as np
+    import scipy.io
 
     data = tmp_path / "m"
     shutil.copytree(root, data)
@@ -192,7 +192,10 @@ def test_computed_motion_iou_equals_fgfas_mat_layout_on_the_same_snippets(tmp_pa
 
     from tsm_apps.data.motion import read_motion_iou_mat, snippet_motion_iou
     from tsm_apps.data.vid_layout import VIDObject, read_frame_xml
-    from vid_fixtures import CAR as CAR_ID, CAT as CAT_ID, DOG as DOG_ID, write_snippet
+    from vid_fixtures import CAR as CAR_ID
+    from vid_fixtures import CAT as CAT_ID
+    from vid_fixtures import DOG as DOG_ID
+    from vid_fixtures import write_snippet
 
     a, b = "ILSVRC2015_val_00000000", "ILSVRC2015_val_00001000"
     car = VIDObject(0, CAR_ID, (2, 3, 11, 12))                        # static: 1 (slow)

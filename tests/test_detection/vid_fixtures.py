@@ -4,8 +4,13 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from tsm_apps.data.vid_layout import VIDFrame, VIDObject, frame_to_xml, read_frame_xml, \
-    write_image_sets
+from tsm_apps.data.vid_layout import (
+    VIDFrame,
+    VIDObject,
+    frame_to_xml,
+    read_frame_xml,
+    write_image_sets,
+)
 
 CAR, DOG, CAT = "n02958343", "n02084071", "n02121808"
 W, H = 48, 32

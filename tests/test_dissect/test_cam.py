@@ -1,8 +1,13 @@
 import pytest
 import torch
 
-from dissect.cam import (class_activation_maps, class_map, compute_cam, resolve_classes,
-                         upsample_maps)
+from dissect.cam import (
+    class_activation_maps,
+    class_map,
+    compute_cam,
+    resolve_classes,
+    upsample_maps,
+)
 from dissect_fixtures import NUM_CLASSES, SEGMENTS, SIZE, tiny_model
 
 

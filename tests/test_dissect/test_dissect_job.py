@@ -3,9 +3,8 @@ import json
 import re
 
 import numpy as np
-import pytest
-
 import plotly  # noqa: F401  (required packages: a missing one fails, never skips)
+import pytest
 import tqdm  # noqa: F401
 
 from dissect.cli import main  # noqa: E402

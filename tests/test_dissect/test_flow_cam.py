@@ -5,11 +5,10 @@ import torch
 import torch.nn.functional as F
 
 from dissect import flow_clip_maps, flow_stack_indices, load_flow_clip
+from dissect.flow_cam import check_flow_folder, compute_flow_maps, flow_new_length
+from dissect_fixtures import NUM_CLASSES, SEGMENTS, read_flow_by_hand, tiny_model, write_flow_folder
 from tsm_apps.data.protocol import TestProtocol
 from tsm_apps.data.sampling import sample_test as centre_indices
-from dissect.flow_cam import check_flow_folder, compute_flow_maps, flow_new_length
-from dissect_fixtures import (NUM_CLASSES, SEGMENTS, read_flow_by_hand, tiny_model,
-                              write_flow_folder)
 
 FLOW_SIZE = 64
 AS_STORED = TestProtocol(scale_size=FLOW_SIZE, crop_size=FLOW_SIZE)  # 64x64 fields: no resize

@@ -13,8 +13,8 @@ from dissect.layout import load_run
 from dissect.report import _summary_table
 from dissect_fixtures import AS_STORED, tiny_model, write_flow_folder, write_tiny_set
 from tsm_apps.checkpoint.reading import load_checkpoint, save_checkpoint
-from tsm_apps.data.protocol import TestProtocol
 from tsm_apps.cli import main as tsm_main
+from tsm_apps.data.protocol import TestProtocol
 
 VIDEOS = [f"videos/val_{i:05d}" for i in range(3)]
 

@@ -1,7 +1,6 @@
 import pytest
-import torch
-
 import pytorch_grad_cam  # noqa: F401  (required: a missing package fails, never skips)
+import torch
 
 from dissect.capture import capture, hook_count  # noqa: E402
 from dissect.gradcam import compute_gradcam, frames_to_clip_layout  # noqa: E402

@@ -1,9 +1,20 @@
 import numpy as np
 import pytest
 
-from dissect.metrics import (box_masks, centre_prior, clip_scores, frame_mass, mask_box_iou,
-                             mass_ratio, pointing_hits, random_map, scale_boxes,
-                             standard_tolerance, summarise, temporal_auc)
+from dissect.metrics import (
+    box_masks,
+    centre_prior,
+    clip_scores,
+    frame_mass,
+    mask_box_iou,
+    mass_ratio,
+    pointing_hits,
+    random_map,
+    scale_boxes,
+    standard_tolerance,
+    summarise,
+    temporal_auc,
+)
 
 NAN = [np.nan] * 4
 

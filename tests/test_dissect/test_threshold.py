@@ -1,8 +1,12 @@
 import numpy as np
 import pytest
 
-from dissect.threshold import (dataset_keep_fraction_threshold, fraction_of_max_mask, mask_for,
-                               threshold_mask)
+from dissect.threshold import (
+    dataset_keep_fraction_threshold,
+    fraction_of_max_mask,
+    mask_for,
+    threshold_mask,
+)
 
 
 def test_dataset_threshold_keeps_twenty_percent_over_all_maps():

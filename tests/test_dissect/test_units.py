@@ -1,8 +1,14 @@
 import numpy as np
 import pytest
 
-from dissect.units import (UnitCollector, default_unit_layers, dissect_layer, frame_rows_for,
-                           unit_ious, unit_thresholds)
+from dissect.units import (
+    UnitCollector,
+    default_unit_layers,
+    dissect_layer,
+    frame_rows_for,
+    unit_ious,
+    unit_thresholds,
+)
 
 
 def _acts_and_masks():

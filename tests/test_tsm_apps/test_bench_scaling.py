@@ -1,7 +1,14 @@
 """The data-parallel cost model of ``tsm bench scaling`` against hand-computed values."""
 import pytest
 
-from tsm_apps.train.scaling_bench import CLUSTER, WORKERS, Cluster, fit_network, ring_allreduce_s, table
+from tsm_apps.train.scaling_bench import (
+    CLUSTER,
+    WORKERS,
+    Cluster,
+    fit_network,
+    ring_allreduce_s,
+    table,
+)
 
 
 def test_ring_allreduce_by_hand():
@@ -40,8 +47,8 @@ def test_seed_sizes_and_round_bytes_are_the_packed_buffer():
     import torch
 
     from tsm_apps import build_recognizer
-    from tsm_apps.train.scaling_bench import R50_BN, R50_PARAMS, model_sizes, round_bytes
     from tsm_apps.train.averaging import pack
+    from tsm_apps.train.scaling_bench import R50_BN, R50_PARAMS, model_sizes, round_bytes
 
     # torchvision ResNet-50 without its fc: 23,508,032 parameters; + 2048 x 400 + 400
     assert R50_PARAMS == 23_508_032 + 2048 * 400 + 400

@@ -17,8 +17,13 @@ from torch import nn
 from torchvision.models.mobilenetv2 import InvertedResidual
 
 from tsm_apps import build_recognizer
-from tsm_apps.checkpoint.reading import load_checkpoint, load_weights, read_checkpoint, save_checkpoint
 from tsm_apps.checkpoint.identity import parse_official_name
+from tsm_apps.checkpoint.reading import (
+    load_checkpoint,
+    load_weights,
+    read_checkpoint,
+    save_checkpoint,
+)
 
 H = 32
 
@@ -95,7 +100,8 @@ def official_mobilenet(t: int, div: int) -> nn.Module:
     feats = []
     for m in tv.features:
         if isinstance(m, InvertedResidual):
-            flat = [l for sub in m.conv for l in (sub if isinstance(sub, nn.Sequential) else [sub])]
+            flat = [layer for sub in m.conv
+                    for layer in (sub if isinstance(sub, nn.Sequential) else [sub])]
             m = RefIR(nn.Sequential(*flat), m.use_res_connect)
             if len(m.conv) == 8 and m.res:
                 m.conv[0] = RefShift(m.conv[0], t, div)

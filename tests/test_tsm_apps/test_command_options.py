@@ -8,11 +8,10 @@ import argparse
 import pytest
 
 from tsm_apps.bench.cli import build_parser as bench_parser
-from tsm_apps.flow.cli import build_parser as flow_parser
-from tsm_apps.synth.cli import build_parser as synth_parser
-
 from tsm_apps.checkpoint.export import build_parser as export_parser
 from tsm_apps.evaluation.cli import build_parser as tsm_test_parser
+from tsm_apps.flow.cli import build_parser as flow_parser
+from tsm_apps.synth.cli import build_parser as synth_parser
 from tsm_apps.train.cli import build_parser as train_parser
 
 
@@ -72,8 +71,9 @@ OTHER_SPELLINGS = {"--num-segments", "--t", "--clip-len", "--num-frames", "--qui
 
 
 def test_all_ten_commands_are_covered():
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
     assert set(PARSERS) == set(project["project"]["entry-points"]["tsm.commands"])
@@ -87,8 +87,8 @@ def test_shared_ideas_have_one_spelling(command):
 
 
 def test_the_demo_still_takes_the_old_jobs_flag_hidden():
-    from ui.pipeline.demo import DemoOptions
     from tsm_apps.options import options_from
+    from ui.pipeline.demo import DemoOptions
 
     parser = demo_parser()
     assert options_from(DemoOptions, parser.parse_args(["--jobs", "3"])).workers == 3

@@ -7,8 +7,16 @@ import torch
 from PIL import Image
 from torch.utils.data import DataLoader
 
-from tsm_apps.data import (Compose, GroupRandomCrop, ToTensor, VideoDataset, VideoDecodeError,
-                           VideoSource, collate_skip_none, write_video)
+from tsm_apps.data import (
+    Compose,
+    GroupRandomCrop,
+    ToTensor,
+    VideoDataset,
+    VideoDecodeError,
+    VideoSource,
+    collate_skip_none,
+    write_video,
+)
 from tsm_apps.data.sampling import sample_val
 
 MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)

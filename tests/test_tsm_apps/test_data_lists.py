@@ -4,8 +4,15 @@ from pathlib import Path
 
 import pytest
 
-from tsm_apps.data.lists import (SSv2Record, read_ssv2, read_ssv2_labels, read_tsm_list,
-                                 ssv2_class_name, ssv2_video_records, write_tsm_list)
+from tsm_apps.data.lists import (
+    SSv2Record,
+    read_ssv2,
+    read_ssv2_labels,
+    read_tsm_list,
+    ssv2_class_name,
+    ssv2_video_records,
+    write_tsm_list,
+)
 from tsm_apps.data.record import VideoSource
 
 

@@ -2,9 +2,16 @@
 import numpy as np
 import pytest
 
-from tsm_apps.data.sampling import (dense_sample, dense_sample_test, make_sampler,
-                                    sample_multi_clip, sample_test, sample_train, sample_twice,
-                                    sample_val)
+from tsm_apps.data.sampling import (
+    dense_sample,
+    dense_sample_test,
+    make_sampler,
+    sample_multi_clip,
+    sample_test,
+    sample_train,
+    sample_twice,
+    sample_val,
+)
 
 
 class StubRng:

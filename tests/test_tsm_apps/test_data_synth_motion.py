@@ -1,11 +1,17 @@
 """FGFA motion IoU and the slow/medium/fast split on hand-made tracks (exact numbers)."""
 import numpy as np
 import pytest
-
 import scipy.io
 
-from tsm_apps.data.motion import (box_iou, count_motion_classes, motion_class, motion_iou,
-                                  read_motion_iou_mat, snippet_motion_iou, write_motion_iou_mat)
+from tsm_apps.data.motion import (
+    box_iou,
+    count_motion_classes,
+    motion_class,
+    motion_iou,
+    read_motion_iou_mat,
+    snippet_motion_iou,
+    write_motion_iou_mat,
+)
 from tsm_apps.data.vid_layout import VIDFrame, VIDObject
 
 

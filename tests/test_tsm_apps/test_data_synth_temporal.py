@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
+from tsm_apps.data.video import read_video_frames
 from tsm_apps.synth import draw as synth_draw
 from tsm_apps.synth import temporal as synth_temporal
 from tsm_apps.synth.cli import main as synth_main
-from tsm_apps.data.video import read_video_frames
 
 FRAMES, SIZE = 8, 32
 

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tsm_apps.synth import vid as synth_vid
-from tsm_apps.synth.vid_corruptions import KINDS
-from tsm_apps.synth.vid_objects import draw_object, paste_moving_object
-from tsm_apps.synth.cli import main as synth_main
 from tsm_apps.data.motion import count_motion_classes, snippet_motion_iou
 from tsm_apps.data.vid_layout import NAME_TO_WNID, read_frame_xml, read_image_set, read_list
+from tsm_apps.synth import vid as synth_vid
+from tsm_apps.synth.cli import main as synth_main
+from tsm_apps.synth.vid_corruptions import KINDS
+from tsm_apps.synth.vid_objects import draw_object, paste_moving_object
 
 ARGS = dict(train_videos=3, val_videos=3, frames=24, width=96, height=80)
 

@@ -4,10 +4,19 @@ import pytest
 import torch
 
 from tsm_apps.data.crops import fixed_offsets
-from tsm_apps.data.transforms import (Compose, GroupCenterCrop, GroupMultiScaleCrop,
-                                      GroupRandomCrop, GroupRandomHorizontalFlip,
-                                      GroupRandomResizedCrop, GroupScale, GroupViews, Normalize,
-                                      ToTensor, train_transform)
+from tsm_apps.data.transforms import (
+    Compose,
+    GroupCenterCrop,
+    GroupMultiScaleCrop,
+    GroupRandomCrop,
+    GroupRandomHorizontalFlip,
+    GroupRandomResizedCrop,
+    GroupScale,
+    GroupViews,
+    Normalize,
+    ToTensor,
+    train_transform,
+)
 
 
 class StubRng:

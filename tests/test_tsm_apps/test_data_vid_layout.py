@@ -2,8 +2,15 @@
 box's pixel edges, against the devkit's layout written out by hand."""
 from pathlib import Path
 
-from tsm_apps.data.vid_layout import FRAME_NAME, VID_FRAME_TEMPLATE, annotation_folder, \
-    annotation_path, annotation_root, edge_box, image_path
+from tsm_apps.data.vid_layout import (
+    FRAME_NAME,
+    VID_FRAME_TEMPLATE,
+    annotation_folder,
+    annotation_path,
+    annotation_root,
+    edge_box,
+    image_path,
+)
 
 
 def test_paths_of_the_devkit_layout():

@@ -4,9 +4,10 @@ that list; every third-party module the product imports belongs to a declared de
 import ast
 import re
 import sys
-import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("tsm_apps", "detection", "dissect", "ui")

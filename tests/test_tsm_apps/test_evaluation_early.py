@@ -3,9 +3,9 @@ import pytest
 import torch
 
 from tsm_apps.data.sampling import sample_test
-from tsm_apps.models import build_recognizer
 from tsm_apps.evaluation.early import early_recognition, seen, video_curves
 from tsm_apps.evaluation.fusion import fuse, write_online
+from tsm_apps.models import build_recognizer
 
 FR = (0.1, 0.3, 0.5, 0.8, 1.0)
 

@@ -3,8 +3,13 @@ import json
 
 import pytest
 
-from tsm_apps.evaluation.early_files import (EARLY_CSV, early_figure, read_early_csv, whole_video,
-                                        write_early)
+from tsm_apps.evaluation.early_files import (
+    EARLY_CSV,
+    early_figure,
+    read_early_csv,
+    whole_video,
+    write_early,
+)
 
 # results.md §9's measured early-recognition table (60 val videos)
 RES = {"fractions": [0.1, 0.5, 1.0], "videos": 60,

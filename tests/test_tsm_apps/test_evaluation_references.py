@@ -9,8 +9,13 @@ import json
 import pytest
 import torch
 
-from tests.test_tsm_apps.reference_pipelines import (VIDEOS, grey_levels, mmaction2_views,
-                                                     official_views, responsive)
+from tests.test_tsm_apps.reference_pipelines import (
+    VIDEOS,
+    grey_levels,
+    mmaction2_views,
+    official_views,
+    responsive,
+)
 from tests.test_tsm_apps.test_checkpoint import RefTSN, to_mmaction2
 from tools.sample_videos import sample_video
 from tsm_apps.cli import main

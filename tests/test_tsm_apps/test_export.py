@@ -3,15 +3,15 @@ also for a batch size other than the one traced."""
 from __future__ import annotations
 
 import numpy as np
+import onnxruntime as ort  # noqa: E402  (required: a missing package fails, never skips)
 import pytest
 import torch
 
 from tsm_apps import OnlineRecognizer, build_recognizer
+from tsm_apps.checkpoint.export import export_onnx, online_buffer_shapes
 from tsm_apps.checkpoint.reading import save_checkpoint
 from tsm_apps.cli import main as tsm_main
-from tsm_apps.checkpoint.export import export_onnx, online_buffer_shapes
 
-import onnxruntime as ort  # noqa: E402  (required: a missing package fails, never skips)
 S = 32
 
 

@@ -4,9 +4,9 @@ import torch
 from tsm_apps import build_recognizer
 from tsm_apps.bench.cli import format_table
 from tsm_apps.bench.core import naive_shift
+from tsm_apps.bench.timing import Figure, time_pair
 from tsm_apps.models.inflate import I3D, TemporalConv, inflate_shifts
 from tsm_apps.models.shift import temporal_shift
-from tsm_apps.bench.timing import Figure, time_pair
 
 
 def test_naive_shift_matches_ours_both_ways():

@@ -4,8 +4,13 @@ import sys
 import pytest
 import torch
 
-from tsm_apps import (OnlineRecognizer, TemporalShift, build_backbone, build_recognizer,
-                      shift_modules, streaming)
+from tsm_apps import (
+    OnlineRecognizer,
+    build_backbone,
+    build_recognizer,
+    shift_modules,
+    streaming,
+)
 
 
 def _tiny(shift="online", arch="resnet18", **kw):

@@ -4,11 +4,10 @@ import pytest
 import torch
 from torch import nn
 
+from tests.test_tsm_apps.test_shift import _official
 from tsm_apps import TemporalShift, build_recognizer, online_shift_step, temporal_shift
 from tsm_apps.models.online import OnlineRecognizer
 from tsm_apps.models.shift import online_step_in_place, shifted_in_place
-
-from tests.test_tsm_apps.test_shift import _official
 
 LAYOUTS = [torch.contiguous_format, torch.channels_last]
 

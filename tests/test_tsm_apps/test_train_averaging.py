@@ -2,8 +2,7 @@ import pytest
 import torch
 from torch import nn
 
-from tsm_apps.train.averaging import (AdaptiveBatch, KStepAverager, merge_bn_stats, pack,
-                                      unpack_)
+from tsm_apps.train.averaging import AdaptiveBatch, KStepAverager, merge_bn_stats, pack, unpack_
 
 
 def test_bn_merge_uses_pooled_variance():

@@ -15,7 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import torch
 
 BASE = dict(arch="resnet18", width=0.125, segments=4, size=32, batch_size=8, lr_per_8=0.05,
@@ -113,10 +112,9 @@ def test_sigkill_mid_epoch_then_resume_ends_with_identical_weights(tmp_path):
 
 
 def _worker(cfg_json: str) -> None:
-    from tsm_apps.train import TrainConfig, train
-    from tsm_apps.train import trainer
-    from tsm_apps.data.dataset import VideoDataset
     from tests.test_tsm_apps.toy_videos import motion_videos
+    from tsm_apps.data.dataset import VideoDataset
+    from tsm_apps.train import TrainConfig, train, trainer
 
     torch.set_num_threads(1)
     cfg = TrainConfig.from_dict(json.loads(cfg_json))

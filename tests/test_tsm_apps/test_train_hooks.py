@@ -5,14 +5,13 @@ import pytest
 import torch
 
 import tsm_apps.train
+from tests.test_tsm_apps.toy_videos import motion_videos
 from tsm_apps.checkpoint.reading import read_checkpoint
-from tsm_apps.train import load_config
 from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.distributed import DistEnv
-from tsm_apps.train.hooks import (CheckpointHook, EvaluationHook, HookBase, LogHook,
-                                  MultigridHook)
+from tsm_apps.train import load_config
+from tsm_apps.train.hooks import CheckpointHook, EvaluationHook, HookBase, LogHook, MultigridHook
 from tsm_apps.train.trainer import Trainer
-from tests.test_tsm_apps.toy_videos import motion_videos
 
 # every entry a checkpoint has had; resuming older runs reads exactly these
 CHECKPOINT_KEYS = ["format", "config", "state_dict", "meta", "optimizer", "scaler", "scheduler",

@@ -25,11 +25,18 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_train_distributed import (BASE, ENV, _max_diff, _sizes, _step_losses,  # noqa: E402
-                                    _summaries, _train_rows, _weights)
-
-from tsm_apps.train.averaging import KStepAverager, pack  # noqa: E402
+from test_train_distributed import (  # noqa: E402
+    BASE,
+    ENV,
+    _max_diff,
+    _sizes,
+    _step_losses,
+    _summaries,
+    _train_rows,
+    _weights,
+)
 from tsm_apps.distributed import env_from  # noqa: E402
+from tsm_apps.train.averaging import KStepAverager, pack  # noqa: E402
 
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone",
             "--nproc-per-node=2", "--monitor-interval=0.5"]
@@ -203,8 +210,8 @@ def test_k_step_averaging_in_two_gloo_processes_equals_the_simulated_all_reduce(
 
 def _train_worker(cfg_json: str) -> None:
     from tests.test_tsm_apps.toy_videos import motion_videos
-    from tsm_apps.train import TrainConfig, train, trainer
     from tsm_apps.data.dataset import VideoDataset
+    from tsm_apps.train import TrainConfig, train, trainer
 
     torch.set_num_threads(1)
     cfg = TrainConfig.from_dict(json.loads(cfg_json))

@@ -1,14 +1,23 @@
-import math
 
 import pytest
 import torch
 
 from tsm_apps import build_recognizer
-from tsm_apps.train.policies import param_groups
 from tsm_apps.train.config import load_config
-from tsm_apps.train.recipe import (LRSchedule, base_lr, bn_layers, build_optimizer,
-                                   freeze_bn_parameters, run_schedule, scaled_lr, set_lr,
-                                   set_train_mode, step_lrs, warmup_ratio)
+from tsm_apps.train.policies import param_groups
+from tsm_apps.train.recipe import (
+    LRSchedule,
+    base_lr,
+    bn_layers,
+    build_optimizer,
+    freeze_bn_parameters,
+    run_schedule,
+    scaled_lr,
+    set_lr,
+    set_train_mode,
+    step_lrs,
+    warmup_ratio,
+)
 
 
 def _model():
@@ -83,11 +92,11 @@ def test_partial_bn_keeps_only_the_first_bn_training():
 
 
 def _lr_trainer(tmp_path, world_size: int, **kw):
+    from tests.test_tsm_apps.toy_videos import motion_videos
     from tsm_apps.data.dataset import VideoDataset
     from tsm_apps.distributed import DistEnv
     from tsm_apps.train.config import load_config
     from tsm_apps.train.trainer import Trainer
-    from tests.test_tsm_apps.toy_videos import motion_videos
 
     videos, labels = motion_videos(8, frames=4, size=32)
     tr = VideoDataset.from_tensor(videos, labels, True, 2, 32)

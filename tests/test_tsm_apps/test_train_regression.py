@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
+from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.synth.temporal import plan_clip, render_clip
 from tsm_apps.train import load_config, train
-from tsm_apps.data.dataset import VideoDataset
 
 FRAMES, SIZE = 8, 64
 

@@ -6,8 +6,7 @@ from pathlib import Path
 import pytest
 
 import ui
-from ui.app.settings import (ENV_ALLOW_ROOTS, ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS,
-                             ENV_TOKEN)
+from ui.app.settings import ENV_ALLOW_ROOTS, ENV_MAX_FRAMES, ENV_MAX_UPLOAD_MB, ENV_RUNS, ENV_TOKEN
 
 APP = Path(ui.__file__).parent / "app" / "main.py"
 TIMEOUT = 120

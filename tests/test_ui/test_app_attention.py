@@ -5,8 +5,14 @@ import json
 
 import pytest
 
-from ui_fixtures import (captions, image_captions, image_urls, shown_cells, write_dissection_runs,
-                         write_temporal_data)
+from ui_fixtures import (
+    captions,
+    image_captions,
+    image_urls,
+    shown_cells,
+    write_dissection_runs,
+    write_temporal_data,
+)
 
 
 @pytest.fixture(scope="module")

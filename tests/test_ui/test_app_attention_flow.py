@@ -5,15 +5,20 @@ from __future__ import annotations
 import json
 import shutil
 
-import numpy as np
 import pytest
 import torch
 
 from tools.random_models import write_checkpoints
 from tools.sample_videos import sample_video
 from ui.app.settings import ENV_ALLOW_ROOTS
-from ui_fixtures import (extract_flow, image_captions, image_urls, write_dissection_runs,
-                         write_flow_checkpoint, write_temporal_data)
+from ui_fixtures import (
+    extract_flow,
+    image_captions,
+    image_urls,
+    write_dissection_runs,
+    write_flow_checkpoint,
+    write_temporal_data,
+)
 
 MODE = "Any two checkpoints on any video"
 

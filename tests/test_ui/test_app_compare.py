@@ -30,8 +30,6 @@ def _open(app_for, runs, **env):
 
 
 def test_two_checkpoints_maps_top5_class_and_slider(app_for, compare_runs):
-    import torch
-    from tsm_apps import load_checkpoint
 
     at = _open(app_for, compare_runs)
     assert not at.exception and not at.error, [e.value for e in at.error]

@@ -9,8 +9,13 @@ import numpy as np
 import pytest
 
 from tools.random_models import write_detectors
-from ui_fixtures import (captions, image_captions, image_urls, write_vid_annotations,
-                         write_vid_snippet)
+from ui_fixtures import (
+    captions,
+    image_captions,
+    image_urls,
+    write_vid_annotations,
+    write_vid_snippet,
+)
 
 pytestmark = pytest.mark.slow
 SNIPPET = "data/vid/Data/VID/val/ILSVRC2015_val_00000000"

@@ -20,8 +20,12 @@ import pytest
 from tools.random_models import write_checkpoints, write_detectors
 from tools.sample_videos import sample_video
 from ui.headless import CHROMIUM, CHROMIUM_ARGS, running_app
-from ui_fixtures import (write_dissection_runs, write_temporal_data, write_vid_annotations,
-                         write_vid_snippet)
+from ui_fixtures import (
+    write_dissection_runs,
+    write_temporal_data,
+    write_vid_annotations,
+    write_vid_snippet,
+)
 
 pytestmark = pytest.mark.slow
 WAIT_MS = 180_000  # the first detection pass loads two detectors on a busy 2-core machine

@@ -2,8 +2,8 @@
 import json
 
 from ui.pipeline.demo import plan, summary
-from ui.pipeline.steps import merge_timing
 from ui.pipeline.report import write_report
+from ui.pipeline.steps import merge_timing
 
 
 def put(path, obj):

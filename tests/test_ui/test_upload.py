@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from tools.sample_videos import sample_video
-from ui.app.sources import uploads as upload
 from ui.app.settings import DecodeLimits
+from ui.app.sources import uploads as upload
 
 LIMITS = DecodeLimits(max_frames=300, short_side=360, max_pixels=70_000_000)
 
@@ -75,6 +75,7 @@ def test_high_resolution_upload_is_downscaled_and_cut_by_decoded_size():
     """bigbuckbunny.mp4: 132 frames of 1280x720 (1.5 MB). At a shorter side of 360 px it
     decodes to 640x360 = 230,400 pixels a frame, so a budget of 2,000,000 pixels keeps 8."""
     from PIL import Image
+
     from tsm_apps.data.video import read_video_frames
 
     data = sample_video("bigbuckbunny.mp4").read_bytes()

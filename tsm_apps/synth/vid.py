@@ -40,14 +40,25 @@ from pathlib import Path
 import numpy as np
 
 from ..data.motion import count_motion_classes, snippet_motion_iou
+from ..data.vid_layout import (
+    FRAME_NAME,
+    NAME_TO_WNID,
+    VIDFrame,
+    VIDObject,
+    annotation_path,
+    frame_to_xml,
+    image_path,
+    msra_lines,
+    train_snippet,
+    val_snippet,
+    vid_test_snippet,
+    write_image_sets,
+)
 from ..io import atomic_write_text
 from ..progress import progress_bar
 from .draw import clutter
 from .vid_corruptions import OCCLUDED_FRACTION, bar_columns, corrupt, schedule
 from .vid_objects import draw_object, one_frame_object, paste_moving_object, write_det
-from ..data.vid_layout import FRAME_NAME, NAME_TO_WNID, VIDFrame, VIDObject, annotation_path, \
-    frame_to_xml, image_path, msra_lines, train_snippet, val_snippet, vid_test_snippet, \
-    write_image_sets
 
 CLASSES = ("airplane", "car", "zebra", "watercraft")
 ASPECT = {"airplane": 1.6, "car": 1.7, "zebra": 1.4, "watercraft": 1.2}  # width / height

@@ -162,7 +162,7 @@ def write_det(root: Path, seed: int, images: int, width: int, height: int,
               classes: tuple) -> list:
     """Write ``images`` DET images + XML under ``root``; returns their entries relative to
     ``Data/DET/train`` (``ILSVRC2013_train/<wnid>/<wnid>_<n>``) in order."""
-    from PIL import Image, ImageDraw
+    from PIL import ImageDraw
 
     name_of = {NAME_TO_WNID[c]: c for c in classes}
     entries = []

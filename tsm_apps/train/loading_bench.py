@@ -14,10 +14,10 @@ from functools import partial
 import torch
 from torch.utils.data import DataLoader
 
-from ..models.recognizer import build_recognizer
+from ..bench.timing import Figure, load_average, time_one
 from ..data.dataset import VideoDataset
 from ..data.transforms import train_transform
-from ..bench.timing import Figure, load_average, time_one
+from ..models.recognizer import build_recognizer
 from .config import load_config
 
 

@@ -5,10 +5,10 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from ..checkpoint.reading import load_weights, read_checkpoint
+from ..distributed import CommCounter
 from ..models.modality import set_input_channels
 from ..models.recognizer import Recognizer, build_recognizer
 from .config import TrainConfig
-from ..distributed import CommCounter
 from .policies import optim_groups
 from .recipe import base_lr, build_optimizer, freeze_bn_parameters
 

@@ -11,8 +11,8 @@ from ..data.classes import read_class_file
 from ..data.dataset import VideoDataset
 from ..data.lists import read_tsm_list
 from ..data.transforms import train_transform
-from .config import TrainConfig
 from ..distributed import env_from, pick_device, process_group
+from .config import TrainConfig
 from .inputs import check_inputs
 from .trainer import Trainer
 

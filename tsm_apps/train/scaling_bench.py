@@ -34,7 +34,6 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
-
 from torch import nn
 
 from ..bench.timing import Figure

@@ -20,8 +20,7 @@ from ..checkpoint.reading import read_checkpoint
 from ..distributed import CommCounter, DistEnv
 from .averaging import KStepAverager, merge_bn_
 from .config import TrainConfig
-from .hooks import (AveragingHook, CheckpointHook, EvaluationHook, HookBase, LogHook,
-                    MultigridHook, PreciseBNHook)
+from .hooks import HookBase, default_hooks
 from .model import load_pretrained, model_and_optimizer, wrap_ddp
 from .multigrid import MultigridSchedule
 from .recipe import LRSchedule, run_schedule, set_lr, set_train_mode, step_lrs
@@ -81,15 +80,8 @@ class Trainer:
         return run_schedule(cfg, self.env.world_size, self.epochs, policy, steps, lrs)
 
     def default_hooks(self) -> list:
-        """Multigrid, precise BN (if enabled), evaluation, adaptive batch (kavg), log, checkpoint:
-        the batch and the val row need the epoch's validation, checkpoints what others updated."""
-        evaluation = EvaluationHook(self.val_set)
-        hooks = [MultigridHook()] if self.cfg.multigrid.enabled else []
-        hooks += [PreciseBNHook(self.train_set)] if self.cfg.optim.precise_bn_batches else []
-        hooks.append(evaluation)
-        if self.averager is not None:
-            hooks.append(AveragingHook(self.cfg.averaging, self.plan.batch, evaluation))
-        return hooks + [LogHook(evaluation), CheckpointHook(evaluation)]
+        """:func:`~tsm_apps.train.hooks.defaults.default_hooks` of this run."""
+        return default_hooks(self)
 
     def register_hooks(self, hooks: Sequence[HookBase]) -> None:
         """Append ``hooks`` (called in this order); each keeps a weak reference to the loop."""

@@ -9,8 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from .. import sources
-from ..sources import runs_folder
 from ..settings import DEMO_HINT, UISettings
+from ..sources import runs_folder
 from ..widgets import charts, runs_seeds, tables
 from ..widgets.dissection_run import load
 

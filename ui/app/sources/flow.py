@@ -54,6 +54,7 @@ def flow_maps(rec: LoadedRecognizer, folder: Path, clip: ClipInput, size: int,
     segments (``clip.indices``), cropped like the clip; ``class_idx`` None or outside the flow
     model's classes: its own top-1. ``num_frames``: check the folder against the video first."""
     import torch
+
     from dissect.flow_cam import compute_flow_maps, flow_new_length, load_flow_clip
 
     new_length = flow_new_length(vars(rec.model.config), rec.path.name)

@@ -165,6 +165,7 @@ def model_maps(rec: LoadedRecognizer, clip: ClipInput, method: str = "cam",
     """``method``'s maps of ``rec`` on ``clip`` for ``class_idx`` (None: its top-1 on the
     clip); ``probs``: the video's probabilities to report (default: the clip's own)."""
     import torch
+
     from dissect import compute_clip_maps
 
     if class_idx is not None and not 0 <= class_idx < len(rec.names):
@@ -203,6 +204,7 @@ class LiveRecognizer:
 
     def __init__(self, rec: LoadedRecognizer, protocol: Any) -> None:
         import torch
+
         from tsm_apps import OnlineStep
 
         self.rec, self.protocol = rec, protocol

@@ -11,9 +11,9 @@ import streamlit as st
 
 from ...models import MODELS, TSM, TSN
 from .. import access, session, sources
-from ..sources import runs_folder, uploads
 from ..cache import result_store
 from ..settings import UISettings
+from ..sources import runs_folder, uploads
 from . import flow_panel, player, tables
 from .draw import upscale
 from .video_source import ChosenVideo, choose_video

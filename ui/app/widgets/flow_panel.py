@@ -12,9 +12,9 @@ from typing import Optional
 import streamlit as st
 
 from .. import access, sources
-from ..sources import runs_folder
 from ..cache import result_store
 from ..settings import UISettings
+from ..sources import runs_folder
 from .video_source import ChosenVideo
 
 KEY = "attf"

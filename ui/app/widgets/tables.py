@@ -10,6 +10,7 @@ from typing import Mapping, Optional, Sequence
 
 import pandas as pd
 import streamlit as st
+
 from dissect.report import ROWS
 
 SCORE = "{:.3f}"

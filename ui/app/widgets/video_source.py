@@ -18,9 +18,9 @@ import numpy as np
 import streamlit as st
 
 from .. import session, sources
+from ..settings import DecodeLimits, UISettings
 from ..sources import runs_folder
 from ..sources.uploads import UploadError, keep_video
-from ..settings import DecodeLimits, UISettings
 
 SNIPPET, RUNS_VIDEO, UPLOAD = "VID val snippet", "Video in the runs folder", "Upload a video"
 LIMIT_OPTIONS = "`tsm ui --max-frames N --frame-size PX --max-decoded-mp MP` changes them"

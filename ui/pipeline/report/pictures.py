@@ -132,6 +132,7 @@ def missed_by_tsn(root: Path) -> list[dict]:
 
 def _draw(path: str, truth, det: dict, model: str, classes: list) -> bytes:
     from PIL import Image
+
     from tsm_apps.viz import draw_boxes
 
     img = np.asarray(Image.open(path).convert("RGB"))
