@@ -21,6 +21,7 @@ import sys
 
 import torch
 
+from tsm_apps.bench.official_shift import naive_shift
 from tsm_apps.models import shift as shift_mod
 from tsm_apps.models.backbone import set_memory_format
 from tsm_apps.models.online import OnlineRecognizer
@@ -33,19 +34,6 @@ SHAPES = ((8, 64, 56, 56), (8, 256, 56, 56), (8, 512, 28, 28), (8, 1024, 14, 14)
           (8, 2048, 7, 7), (6, 24, 9, 11))
 
 
-def official_shift(x, t, fold_div=8, online=False):
-    nt, c, h, w = x.shape
-    v = x.reshape(nt // t, t, c, h, w)
-    fold = c // fold_div
-    out = torch.zeros_like(v)
-    if online:
-        out[:, 1:, :fold] = v[:, :-1, :fold]
-        out[:, :, fold:] = v[:, :, fold:]
-    else:
-        out[:, :-1, :fold] = v[:, 1:, :fold]
-        out[:, 1:, fold:2 * fold] = v[:, :-1, fold:2 * fold]
-        out[:, :, 2 * fold:] = v[:, :, 2 * fold:]
-    return out.reshape(nt, c, h, w)
 
 
 FAILED: list = []
@@ -71,7 +59,7 @@ def check_kernel() -> None:
                     grad = torch.randn_like(y)
                     y.backward(grad)
                     xr = x.detach().clone().requires_grad_()
-                    yr = official_shift(xr, t, online=online)
+                    yr = naive_shift(xr, t, online=online)
                     yr.backward(grad)
                     check(torch.equal(y, yr) and torch.equal(x.grad, xr.grad)
                           and y.is_contiguous(memory_format=fmt),
@@ -89,7 +77,7 @@ def check_in_place() -> None:
                     x0 = torch.randn(shape, device="cuda").to(dtype).contiguous(memory_format=fmt)
                     x, dirs = x0.clone(), ((-1,) if online else (1, -1))
                     edge = shift_kernel.shift_in_place(x, t, shape[1] // 8, dirs)
-                    shifted = torch.equal(x, official_shift(x0, t, online=online))
+                    shifted = torch.equal(x, naive_shift(x0, t, online=online))
                     shift_kernel.undo_shift_in_place(x, edge, t, shape[1] // 8, dirs)
                     check(shifted and torch.equal(x, x0),
                           f"in-place kernel {shape} {fname} {dtype} online={online}")

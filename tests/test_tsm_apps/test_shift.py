@@ -1,6 +1,7 @@
 import pytest
 import torch
 
+from tests.test_tsm_apps.official_shift import official_shift
 from tsm_apps import TemporalShift, online_shift_step, temporal_shift
 
 
@@ -86,22 +87,6 @@ def test_module_wraps_net_with_official_name():
     assert m(torch.randn(4, 16, 3, 3)).shape == (4, 4, 3, 3)
 
 
-def _official(x, t, fold_div=8, online=False):
-    """The official shift (mit-han-lab ops/temporal_shift.py): zeros_like + slice copies, NCHW."""
-    nt, c, h, w = x.shape
-    v = x.contiguous().view(nt // t, t, c, h, w)
-    fold = c // fold_div
-    out = torch.zeros_like(v)
-    if online:
-        out[:, 1:, :fold] = v[:, :-1, :fold]
-        out[:, :, fold:] = v[:, :, fold:]
-    else:
-        out[:, :-1, :fold] = v[:, 1:, :fold]
-        out[:, 1:, fold:2 * fold] = v[:, :-1, fold:2 * fold]
-        out[:, :, 2 * fold:] = v[:, :, 2 * fold:]
-    return out.view(nt, c, h, w)
-
-
 @pytest.mark.parametrize("online", [False, True])
 @pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])
 @pytest.mark.parametrize("t,hw", [(3, 5), (1, 2), (4, 1)])
@@ -111,7 +96,7 @@ def test_bit_exact_with_official_forward_backward(layout, online, t, hw):
     g = torch.randn(2 * t, 24, hw, hw)
     x = base.clone(memory_format=layout).requires_grad_()
     ref = base.clone().requires_grad_()
-    y, want = temporal_shift(x, t, 8, online), _official(ref, t, 8, online)
+    y, want = temporal_shift(x, t, 8, online), official_shift(ref, t, 8, online)
     assert torch.equal(y, want)
     if hw > 1:
         assert y.is_contiguous(memory_format=layout)

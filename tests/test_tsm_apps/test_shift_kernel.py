@@ -13,26 +13,11 @@ import pytest
 import torch
 
 from tests.test_tsm_apps.interpreted_kernels import DTYPES, FORMATS, SHAPES
+from tests.test_tsm_apps.official_shift import official_shift
 from tsm_apps.models.online import OnlineRecognizer
 from tsm_apps.models.recognizer import build_recognizer
 
 HERE = Path(__file__).parent
-
-
-def official_shift(x, t, fold_div, online):
-    """The official op on ``(N*T, C, H, W)`` viewed as ``(N, T, C, H, W)``."""
-    nt, c, h, w = x.shape
-    v = x.reshape(nt // t, t, c, h, w)
-    fold = c // fold_div
-    out = torch.zeros_like(v)
-    if online:
-        out[:, 1:, :fold] = v[:, :-1, :fold]
-        out[:, :, fold:] = v[:, :, fold:]
-    else:
-        out[:, :-1, :fold] = v[:, 1:, :fold]
-        out[:, 1:, fold:2 * fold] = v[:, :-1, fold:2 * fold]
-        out[:, :, 2 * fold:] = v[:, :, 2 * fold:]
-    return out.reshape(nt, c, h, w)
 
 
 @pytest.fixture(scope="module")

@@ -12,16 +12,21 @@ from ..models.shift import TemporalShift
 NCHW = torch.contiguous_format
 
 
-def naive_shift(x: torch.Tensor, t: int, fold_div: int = 8) -> torch.Tensor:
-    """The official op (mit-han-lab ``TemporalShift.shift``): ``zeros_like`` + three slice copies
-    on ``(N*T, C, H, W)`` viewed as ``(N, T, C, H, W)``; the input made NCHW-contiguous first."""
+def naive_shift(x: torch.Tensor, t: int, fold_div: int = 8, online: bool = False) -> torch.Tensor:
+    """The official op (mit-han-lab ``TemporalShift.shift``): ``zeros_like`` + slice copies on
+    ``(N*T, C, H, W)`` viewed as ``(N, T, C, H, W)``; the input made NCHW-contiguous first.
+    ``online``: the official online demo's layout (``[0:fold]`` from frame t-1)."""
     nt, c, h, w = x.shape
     v = x.contiguous().view(nt // t, t, c, h, w)
     fold = c // fold_div
     out = torch.zeros_like(v)
-    out[:, :-1, :fold] = v[:, 1:, :fold]
-    out[:, 1:, fold:2 * fold] = v[:, :-1, fold:2 * fold]
-    out[:, :, 2 * fold:] = v[:, :, 2 * fold:]
+    if online:
+        out[:, 1:, :fold] = v[:, :-1, :fold]
+        out[:, :, fold:] = v[:, :, fold:]
+    else:
+        out[:, :-1, :fold] = v[:, 1:, :fold]
+        out[:, 1:, fold:2 * fold] = v[:, :-1, fold:2 * fold]
+        out[:, :, 2 * fold:] = v[:, :, 2 * fold:]
     return out.view(nt, c, h, w)
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-import numpy as np
 import streamlit as st
 
 from .. import session, sources
@@ -26,27 +25,15 @@ SNIPPET, RUNS_VIDEO, UPLOAD = "VID val snippet", "Video in the runs folder", "Up
 LIMIT_OPTIONS = "`tsm ui --max-frames N --frame-size PX --max-decoded-mp MP` changes them"
 
 
-@dataclass(frozen=True)
-class ChosenVideo:
-    """Decoded frames ``(T, H, W, 3)`` uint8 (the first ``len(frames)`` of ``total``, at the
-    working size), the cache key naming their source, a label, the snippet folder or file it
-    came from (an upload's kept copy for an upload) and the video's own frame size
-    ``(W, H)``."""
-    frames: np.ndarray
+@dataclass(frozen=True, kw_only=True)
+class ChosenVideo(sources.Decoded):
+    """A video's decoded frames (:class:`~ui.app.sources.base.Decoded`: the first
+    ``len(frames)`` of ``total`` at the working size, and the video's own frame size), the cache
+    key naming their source, a label, and the snippet folder or file they came from (an
+    upload's kept copy for an upload)."""
     key: str
     label: str
-    total: int = 0
     path: Optional[Path] = None
-    source_size: tuple = (0, 0)
-
-    @property
-    def cut(self) -> bool:
-        return self.total > len(self.frames)
-
-    @property
-    def scale(self) -> float:
-        """Working width over the video's own width (1.0: full size)."""
-        return self.frames.shape[2] / self.source_size[0] if self.source_size[0] else 1.0
 
     def limit_note(self, limits: DecodeLimits) -> str:
         """What the limits did, for a caption."""
@@ -99,8 +86,8 @@ def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
             return None
         got = st.session_state[state] = ((digest, settings.limits), decoded)
     decoded, path = got[1]
-    return ChosenVideo(decoded.frames, f"upload:{digest}:{settings.limits}", up.name,
-                       decoded.total, path, decoded.source_size)
+    return ChosenVideo(decoded.frames, decoded.total, decoded.source_size,
+                       key=f"upload:{digest}:{settings.limits}", label=up.name, path=path)
 
 
 def choose_video(settings: UISettings, key: str) -> Optional[ChosenVideo]:
@@ -122,5 +109,5 @@ def choose_video(settings: UISettings, key: str) -> Optional[ChosenVideo]:
         st.error(f"Cannot read `{runs_folder.rel(Path(path), root)}`: "
                  f"{getattr(e, 'reason', None) or e}")
         return None
-    return ChosenVideo(got.frames, f"file:{path}:{settings.limits}", runs_folder.rel(Path(path), root),
-                       got.total, Path(path), got.source_size)
+    return ChosenVideo(got.frames, got.total, got.source_size, key=f"file:{path}:{settings.limits}",
+                       label=runs_folder.rel(Path(path), root), path=Path(path))
