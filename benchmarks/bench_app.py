@@ -52,7 +52,7 @@ def r50_checkpoints(runs: Path) -> None:
 def _browser(runs: Path, work: Path, flow) -> float:
     from playwright.sync_api import sync_playwright
 
-    from ui.headless import CHROMIUM, CHROMIUM_ARGS, running_app
+    from tools.headless import CHROMIUM, CHROMIUM_ARGS, running_app
 
     with running_app(runs, work / "ui.log") as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

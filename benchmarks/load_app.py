@@ -55,9 +55,16 @@ def load_test(work: Path, sessions: int, stream_s: float, models: str,
     ``stream_s`` seconds or ``frames`` frames); the figures, plus ``folders_made`` and
     ``folders_left``: session upload folders at most at once, and left once every page was
     closed. ``ui_args``: more options of ``tsm ui``."""
+    from tools.headless import running_app
+    from tools.loadtest import (
+        Peak,
+        log_tracebacks,
+        run_sessions,
+        session_folders,
+        summary,
+        wait_until,
+    )
     from tools.sample_videos import sample_video
-    from ui.headless import running_app
-    from ui.loadtest import Peak, log_tracebacks, run_sessions, session_folders, summary, wait_until
 
     runs, tmp = work / "runs", work / "server_tmp"
     build_runs(runs, models)
@@ -77,7 +84,7 @@ def load_test(work: Path, sessions: int, stream_s: float, models: str,
 
 
 def main() -> None:
-    from ui.loadtest import report
+    from tools.loadtest import report
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sessions", type=int, default=4)

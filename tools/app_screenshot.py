@@ -26,7 +26,7 @@ def shoot(runs: Path, out: Path, view: str, settle_s: float, width: int = 1400,
           height: int = 900) -> Path:
     from playwright.sync_api import sync_playwright
 
-    from ui.headless import CHROMIUM, CHROMIUM_ARGS, running_app
+    from tools.headless import CHROMIUM, CHROMIUM_ARGS, running_app
 
     with running_app(runs, timeout=120.0) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tools.headless import CHROMIUM, CHROMIUM_ARGS, running_app
 from tools.random_models import write_checkpoints, write_detectors
 from tools.sample_videos import sample_video
-from ui.headless import CHROMIUM, CHROMIUM_ARGS, running_app
 from ui_fixtures import (
     write_dissection_runs,
     write_temporal_data,

@@ -20,12 +20,12 @@ SESSIONS, FRAMES, STREAM_S = 4, 4, 120.0  # each stream: 4 frames, at most 2 min
 @pytest.mark.slow
 def test_four_sessions_at_once(tmp_path):
     from load_app import load_test
-    from ui.loadtest import report
+    from tools.loadtest import report
 
     fig = load_test(tmp_path, SESSIONS, STREAM_S, "tiny", FRAMES, ("--max-decoded-mp", "20"))
     print(report(fig))
     # no exception of the app in the server's log; Streamlit's own websocket handler may log a
-    # WebSocketDisconnected chain when a page goes away mid-send (ui.loadtest.log_tracebacks)
+    # WebSocketDisconnected chain when a page goes away mid-send (tools.loadtest.log_tracebacks)
     assert fig["errors"] == [] and fig["log_errors"] == 0
     assert fig["maps_done"] == SESSIONS
     # bigbuckbunny.mp4: 132 frames of 1280x720, decoded at 640x360 = 230,400 pixels a frame,
@@ -76,7 +76,7 @@ ValueError: boom
 
 
 def test_server_log_reports_are_counted_and_streamlits_disconnects_told_apart():
-    from ui.loadtest import log_tracebacks
+    from tools.loadtest import log_tracebacks
 
     assert log_tracebacks("") == (0, 0)
     assert log_tracebacks(DISCONNECT) == (1, 1)  # one chained report, Streamlit's own
@@ -90,7 +90,7 @@ def test_server_log_reports_are_counted_and_streamlits_disconnects_told_apart():
 def test_frames_shown_give_the_rate_and_the_models_time():
     """The frames a page showed (time ms, frame, status line): frames/s from first to last,
     the intervals between them, the models' median time from the last status line."""
-    from ui.load_figures import Shown
+    from tools.load_figures import Shown
 
     line = "playing: frame {}/249 · last frame 70 ms · model median {} ms · 9.0 frames/s"
     shown = Shown([(1000.0, 3, line.format(3, 71)), (1100.0, 4, line.format(4, 70)),

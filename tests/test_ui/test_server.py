@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tools.headless import CHROMIUM, CHROMIUM_ARGS, running_app
+from tools.loadtest import log_tracebacks
 from ui.gate import COOKIE, LOGIN_PATH
-from ui.headless import CHROMIUM, CHROMIUM_ARGS, running_app
-from ui.loadtest import log_tracebacks
 from ui_fixtures import write_dissection_runs, write_temporal_data
 
 pytestmark = pytest.mark.slow
@@ -198,6 +198,6 @@ def test_every_route_needs_the_credential(runs, tmp_path):
                 time.sleep(0.5)
             assert _cache_lines(signed, url) == []
     # no exception of the app or the gate; Streamlit's own websocket handler may log a
-    # WebSocketDisconnected chain when a page goes away mid-send (ui.loadtest.log_tracebacks)
+    # WebSocketDisconnected chain when a page goes away mid-send (tools.loadtest.log_tracebacks)
     reports, disconnects = log_tracebacks(log.read_text())
     assert reports == disconnects, log.read_text()[-3000:]

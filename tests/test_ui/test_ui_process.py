@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.headless import running_app
+from tools.headless import running_app
 
 
 def _cmdlines() -> dict:

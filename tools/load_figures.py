@@ -1,4 +1,4 @@
-"""The figures of a load test (:mod:`ui.loadtest`): the frames a page showed of a live stream,
+"""The figures of a load test (:mod:`tools.loadtest`): the frames a page showed of a live stream,
 the summary of a run over its sessions, the lines ``benchmarks/load_app.py`` prints, and the
 exception reports of a server log."""
 from __future__ import annotations
