@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.test_tsm_apps.test_shift import _official
+from tests.test_tsm_apps.official_shift import official_shift
 from tsm_apps import TemporalShift, build_recognizer, online_shift_step, temporal_shift
 from tsm_apps.models.online import OnlineRecognizer
 from tsm_apps.models.shift import online_step_in_place, shifted_in_place
@@ -32,7 +32,7 @@ def test_in_place_block_sees_official_values_and_input_comes_back(layout, online
     x = base.clone(memory_format=layout)
     with torch.no_grad(), shifted_in_place(x, 4, 8, online) as inside:
         assert inside is x
-        assert torch.equal(x, _official(base, 4, 8, online))
+        assert torch.equal(x, official_shift(base, 4, 8, online))
     assert torch.equal(x, base) and x.is_contiguous(memory_format=layout)
 
 
@@ -60,7 +60,7 @@ def test_module_no_grad_equals_copy_path(layout, echo):
     want = m.net(temporal_shift(base, 3))         # autograd on: the copying shift
     with torch.no_grad():
         y = m(x)
-    assert torch.equal(y, want) and torch.equal(m.net.seen[-1], _official(base, 3))
+    assert torch.equal(y, want) and torch.equal(m.net.seen[-1], official_shift(base, 3))
     assert torch.equal(x, base)                   # echo: the output was copied before restore
 
 
