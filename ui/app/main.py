@@ -1,7 +1,8 @@
-"""The Streamlit app: ``streamlit run ui/app/main.py`` (``tsm ui`` starts it).
+"""The Streamlit app's script: ``tsm ui`` serves it through :mod:`ui.server` (which puts the
+access gate in front of every route).
 
 Layout only: the access check (:mod:`ui.app.access`), a sidebar to pick the view, then the
-view's module draws the page. Settings come from the environment
+view's page (:mod:`ui.app.pages`) draws it. Settings come from the environment
 (:class:`ui.app.settings.UISettings`).
 """
 from __future__ import annotations
