@@ -104,3 +104,44 @@ def test_two_runs_stepping_one_stream_take_turns():
         r.join()
     assert max(overlaps) == 1
     assert frames == list(range(40)) and s.t == 39
+
+
+def test_playing_computes_the_next_frame_while_the_current_one_is_shown():
+    """``play``: every frame computed is shown once, in order, each snapshot's result that of
+    its own frame although the stream has moved on; frame t+1's step starts before frame t's
+    drawing ends (checked by events: without the overlap the wait below times out); the last
+    frame is shown and the stream stops there."""
+    import threading
+
+    started = [threading.Event() for _ in range(7)]
+
+    def step(t: int) -> str:
+        started[t].set()
+        return f"result {t}"
+
+    s = Stream(("k",), 6, step)
+    shown, overlapped = [], []
+
+    def show(shot: Stream) -> None:
+        shown.append((shot.t, shot.last, len(shot.latency_ms)))
+        overlapped.append(started[shot.t + 1].wait(timeout=30) if shot.t < 5 else True)
+
+    live._play(s)
+    live.play(s, show)
+    assert shown == [(t, f"result {t}", t + 1) for t in range(6)]
+    assert all(overlapped) and s.t == 5 and s.done and not started[6].is_set()
+
+
+def test_a_step_error_stops_playing_at_the_last_good_frame():
+    """An error in the frame computed ahead is raised by ``play`` once the frame before it is
+    shown; the stream stays at that frame."""
+    def step(t: int) -> int:
+        if t == 3:
+            raise RuntimeError("batch dim 1")
+        return t
+
+    s, shown = Stream(("k",), 10, step), []
+    live._play(s)
+    with pytest.raises(RuntimeError, match="batch dim 1"):
+        live.play(s, lambda shot: shown.append(shot.t))
+    assert shown == [0, 1, 2] and s.t == 2

@@ -3,18 +3,22 @@ is computed.
 
 A stream lives in ``st.session_state`` (its models' shift buffers carried from frame to frame);
 it restarts when the video or the models change. While it plays, ONE script run loops over the
-frames and redraws a single placeholder in place (``st.empty``): no rerun per frame, so a frame
-costs the models plus its drawing (docs/results.md §6.4 has the measurement that chose this over
-a fragment re-run per frame). The page stays responsive: any widget click stops the loop at the
-frame shown (Streamlit interrupts a run at its next element when a rerun is asked for), the page
-runs again with the click applied, and a stream still playing goes on from where it was.
+frames and redraws a single placeholder in place (``st.empty``): no rerun per frame (docs/results.md
+§6.4 has the measurement that chose this over a fragment re-run per frame). The next frame is
+computed in a worker thread while the page draws and sends the current one (:func:`play`), so
+the page shows frames at the models' rate rather than at the models' time plus the drawing. The
+page stays responsive: any widget click stops the loop (Streamlit interrupts a run at its next
+element when a rerun is asked for), the page runs again with the click applied and shows the
+last frame computed, and a stream still playing goes on from there.
 """
 from __future__ import annotations
 
+import copy
 import statistics
 import threading
 import time
 from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -23,6 +27,9 @@ import streamlit as st
 from .. import sources
 
 RATE_WINDOW = 20  # frames over which the playing rate is measured
+# the threads that compute each playing stream's next frame while its current one is drawn
+# (one step at a time per stream; more streams than threads queue, each still in order)
+_AHEAD = ThreadPoolExecutor(max_workers=8, thread_name_prefix="live-step")
 
 
 @dataclass
@@ -60,6 +67,14 @@ class Stream:
             self.t += 1
             if self.playing:
                 self.played.append(t1)
+
+    def snapshot(self) -> "Stream":
+        """The stream as it is now (frame, result, figures) for drawing while the next frame
+        is computed; waits for a step under way."""
+        with self.lock:
+            shot = copy.copy(self)
+            shot.latency_ms, shot.played = list(self.latency_ms), deque(self.played, RATE_WINDOW)
+        return shot
 
     def rate(self) -> Optional[float]:
         """Frames per second over the last frames computed while playing; None before two."""
@@ -114,19 +129,39 @@ def controls(name: str, s: Stream) -> None:
     c[3].button("Restart", key=f"live_{name}_restart", on_click=drop, args=(name,))
 
 
+def play(s: Stream, show: Callable[[Stream], None]) -> None:
+    """While ``s`` plays: compute its next frame and ``show`` a snapshot of it
+    (:meth:`Stream.snapshot`), the frame after it being computed in a worker thread meanwhile.
+    Every frame computed is shown, in order; a step's error is raised here. If ``show`` raises
+    (a click interrupts the run), the frame under way is still computed and stays the stream's
+    last one."""
+    ahead: Optional[Future] = None
+    while True:
+        if ahead is not None:
+            ahead.result()
+        elif s.playing and not s.done:
+            s.advance()
+        else:
+            return
+        shot = s.snapshot()
+        ahead = _AHEAD.submit(s.advance) if s.playing and not s.done else None
+        show(shot)
+
+
 def run(s: Stream, draw: Callable[[Stream], None], name: str) -> None:
     """The controls, then the stream's frame in one placeholder; while the stream plays this
-    run loops, one frame further per pass, redrawing the placeholder in place. Call it last on
-    the page: a click anywhere stops the loop, and the elements below it would wait for it."""
+    run loops (:func:`play`), redrawing the placeholder in place with each frame. ``draw``
+    gets a snapshot of the stream, never the stream itself. Call it last on the page: a click
+    anywhere stops the loop, and the elements below it would wait for it."""
     controls(name, s)
     slot = st.empty()
-    try:
+
+    def show(shot: Stream) -> None:
         with slot.container():
-            draw(s)
-        while s.playing and not s.done:
-            s.advance()
-            with slot.container():
-                draw(s)
+            draw(shot)
+    try:
+        show(s.snapshot())
+        play(s, show)
     except (ValueError, RuntimeError, sources.Unavailable) as e:
         s.playing = False
         slot.error(f"The stream stopped: {e}")
