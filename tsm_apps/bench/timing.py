@@ -14,7 +14,8 @@ from typing import Callable, Optional
 import torch
 
 
-def _sync(device: torch.device | str | None) -> None:
+def synchronize(device: torch.device | str | None) -> None:
+    """Wait for ``device``'s queued work (CUDA); nothing elsewhere."""
     if device is not None and torch.device(device).type == "cuda":
         torch.cuda.synchronize()
 
@@ -34,10 +35,10 @@ def time_rounds(fns: dict, repeats: int = 10, warmup: int = 2,
     times: dict = {k: [] for k in names}
     for r in range(repeats):
         for k in names[r % len(names):] + names[:r % len(names)]:
-            _sync(device)
+            synchronize(device)
             t0 = time.perf_counter()
             fns[k]()
-            _sync(device)
+            synchronize(device)
             times[k].append(time.perf_counter() - t0)
     return times
 

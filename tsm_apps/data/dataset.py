@@ -1,7 +1,8 @@
 """A torch Dataset of clips for training and validation, on the same pipeline as test time.
 
 ``VideoDataset[key]`` returns ``(clip, label)`` with ``clip`` float ``(T, C, S, S)`` (``C`` = 3,
-or ``2L`` for flow stacks ``[x_1, y_1, ..., x_L, y_L]``). ``key`` is an index, or
+or ``2L`` for flow stacks ``[x_1, y_1, ..., x_L, y_L]``; uint8 in training where the transform
+leaves the normalisation for later). ``key`` is an index, or
 ``(index, T, S)`` when the clip shape changes from batch to batch (multigrid).
 
 * ``mode='train'``: the sampler of ``sampling`` (TSN: a random frame in each of ``T`` segments;
@@ -166,7 +167,7 @@ class VideoDataset(Dataset):
         x = self.transform(size)(read(flat), rng)                   # (T*L, C, S, S)
         if not torch.is_tensor(x) or x.dim() != 4 or x.shape[0] != len(flat):
             got = tuple(x.shape) if torch.is_tensor(x) else type(x).__name__
-            raise TypeError(f"transform must return a float tensor (N, C, H, W) with N = "
+            raise TypeError(f"transform must return a tensor (N, C, H, W) with N = "
                             f"{len(flat)} frames, got {got}")
         return x.reshape(t, -1, *x.shape[-2:]), label
 

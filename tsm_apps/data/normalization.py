@@ -20,7 +20,7 @@ FLOW_STD = 0.226
 Stat = Union[float, Sequence[float]]
 
 __all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "FLOW_MEAN", "FLOW_STD", "normalize",
-           "modality_stats"]
+           "normalize_uint8", "modality_stats"]
 
 
 def modality_stats(modality: str) -> tuple:
@@ -45,3 +45,16 @@ def normalize(x: Tensor, mean: Stat = IMAGENET_MEAN, std: Stat = IMAGENET_STD) -
                              f"{x.shape[-3]} channels of {tuple(x.shape)}")
         m, s = m.view(-1, 1, 1), s.view(-1, 1, 1)
     return (x - m) / s
+
+
+def normalize_uint8(x: Tensor, modality: str = "rgb") -> Tensor:
+    """uint8 ``(..., C, H, W)`` -> float32 ``(x / 255 - mean) / std`` of ``modality``
+    (:func:`modality_stats`) on ``x``'s device: the arithmetic of
+    :class:`~tsm_apps.data.transforms.ToTensor` then :func:`normalize`, bit for bit. The 255 is
+    a tensor on that device because CUDA divides by a CPU scalar through its reciprocal,
+    which can round differently in the last bit."""
+    if not torch.is_tensor(x) or x.dtype != torch.uint8 or x.dim() < 3:
+        got = f"{x.dtype} {tuple(x.shape)}" if torch.is_tensor(x) else type(x).__name__
+        raise ValueError(f"normalize_uint8 expects a uint8 tensor (..., C, H, W), got {got}")
+    y = x.float()
+    return normalize(y.div_(y.new_tensor(255.0)), *modality_stats(modality))

@@ -27,7 +27,7 @@ Size = Union[int, Sequence[int]]
 
 __all__ = ["Compose", "GroupScale", "GroupCenterCrop", "GroupRandomCrop", "GroupMultiScaleCrop",
            "GroupRandomResizedCrop", "GroupRandomHorizontalFlip", "GroupViews", "ToTensor",
-           "Normalize", "mirror", "train_transform", "MULTI_SCALES", "TRAIN_CROPS"]
+           "ToUint8Tensor", "Normalize", "mirror", "train_transform", "MULTI_SCALES", "TRAIN_CROPS"]
 
 TRAIN_CROPS = ("area", "multiscale")
 
@@ -211,6 +211,14 @@ class ToTensor:
         return x.div_(255.0) if self.div else x
 
 
+class ToUint8Tensor:
+    """uint8 ``(N, H, W, C)`` -> uint8 tensor ``(N, C, H, W)``: the pixels left for
+    :func:`~tsm_apps.data.normalization.normalize_uint8` (e.g. on the device, after the copy)."""
+
+    def __call__(self, frames: np.ndarray, rng=None) -> torch.Tensor:
+        return torch.from_numpy(np.ascontiguousarray(check_frames(frames))).permute(0, 3, 1, 2)
+
+
 class Normalize:
     """``(x - mean) / std`` on a float tensor ``(..., C, H, W)``
     (:func:`tsm_apps.data.normalization.normalize`)."""
@@ -224,12 +232,14 @@ class Normalize:
 
 def train_transform(size: int = 224, crop: str = "multiscale", flip: bool = True,
                     min_area: float = 0.5, scales: Sequence[float] = MULTI_SCALES,
-                    modality: str = "rgb", backend: str = "pil") -> Compose:
+                    modality: str = "rgb", backend: str = "pil",
+                    normalize: bool = True) -> Compose:
     """Training augmentation: ``crop`` = ``"multiscale"`` (the official TSN/TSM crop) or
-    ``"area"`` (:class:`GroupRandomResizedCrop`), optional mirror, tensor, normalise."""
+    ``"area"`` (:class:`GroupRandomResizedCrop`), optional mirror, tensor, normalise; without
+    ``normalize`` the clip stays uint8 (:class:`ToUint8Tensor`), normalised later."""
     if crop not in TRAIN_CROPS:
         raise ValueError(f"crop must be one of {TRAIN_CROPS}, got {crop!r}")
     first = (GroupMultiScaleCrop(size, scales, backend=backend) if crop == "multiscale"
              else GroupRandomResizedCrop(size, min_area, backend))
-    return Compose([first, GroupRandomHorizontalFlip(enabled=flip), ToTensor(),
-                    Normalize(*modality_stats(modality))])
+    last = [ToTensor(), Normalize(*modality_stats(modality))] if normalize else [ToUint8Tensor()]
+    return Compose([first, GroupRandomHorizontalFlip(enabled=flip), *last])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from torch.utils.data import Dataset
 
@@ -24,9 +24,10 @@ def read_classes(list_file: Path) -> list:
     return read_class_file(path) if path.is_file() else []
 
 
-def clip_sets(cfg: TrainConfig, progress: bool = False) -> tuple:
+def clip_sets(cfg: TrainConfig, progress: bool = False, device: Any = "cpu") -> tuple:
     """``(train set, val set, num_classes, class names)`` from ``cfg.data.path``: two
-    :class:`~tsm_apps.data.dataset.VideoDataset` on the one clip pipeline."""
+    :class:`~tsm_apps.data.dataset.VideoDataset` on the one clip pipeline; training clips
+    leave the loader normalised or as uint8 (``cfg.data.normalize_on(device)``)."""
     train_list, val_list = cfg.data.lists()
     train_rec, val_rec = read_tsm_list(train_list), read_tsm_list(val_list)
     classes = read_classes(train_list)
@@ -37,18 +38,21 @@ def clip_sets(cfg: TrainConfig, progress: bool = False) -> tuple:
                          f"num_classes is {num_classes}")
     val_protocol = cfg.test_protocol().with_options(clips=1, crops=1, crop_size=cfg.data.size)
     common = dict(num_segments=cfg.model.segments, size=cfg.data.size, protocol=val_protocol,
-                  transform=train_augmentation(cfg), sampling=cfg.data.sampling,
+                  transform=train_augmentation(cfg, cfg.data.normalize_on(device)),
+                  sampling=cfg.data.sampling,
                   modality=cfg.model.modality, new_length=cfg.model.new_length,
                   cache=cfg.data.cache, progress=progress, seed=cfg.seed)
     return (VideoDataset(train_rec, mode="train", **common),
             VideoDataset(val_rec, mode="val", **common), num_classes, classes)
 
 
-def train_augmentation(cfg: TrainConfig) -> partial:
-    """``size -> transform`` of the run's training augmentation (crop, mirror, normalise)."""
+def train_augmentation(cfg: TrainConfig, normalize_on: str = "worker") -> partial:
+    """``size -> transform`` of the run's training augmentation (crop, mirror, and normalise
+    when ``normalize_on`` is ``"worker"``; uint8 clips for ``"device"``)."""
     d = cfg.data
     return partial(train_transform, crop=d.crop, flip=d.flip, min_area=d.min_area,
-                   scales=tuple(d.crop_scales), modality=cfg.model.modality)
+                   scales=tuple(d.crop_scales), modality=cfg.model.modality,
+                   normalize=normalize_on == "worker")
 
 
 def train(cfg: TrainConfig, train_set: Optional[Dataset] = None,
@@ -64,7 +68,7 @@ def train(cfg: TrainConfig, train_set: Optional[Dataset] = None,
     device = pick_device(cfg.device, env)
     meta = {}
     if train_set is None or val_set is None:
-        train_set, val_set, n, classes = clip_sets(cfg, cfg.progress and env.is_main)
+        train_set, val_set, n, classes = clip_sets(cfg, cfg.progress and env.is_main, device)
         num_classes = num_classes or n
         meta["classes"] = classes
     meta["test_protocol"] = cfg.test_protocol().to_dict()

@@ -7,6 +7,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 
+from .loader import on_device
+
 
 def step_seed(seed: int, rank: int, step: int) -> int:
     """The global RNG seed of micro-batch stream ``rank`` at ``step`` (dropout masks)."""
@@ -16,14 +18,16 @@ def step_seed(seed: int, rank: int, step: int) -> int:
 def train_step(self, x: Tensor, y: Tensor) -> Tensor:
     """Forward/backward over ``accum_steps`` micro-batches, clip, update; the mean loss.
 
-    ``x`` is ``(N, T, C, S, S)``, ``y`` ``(N,)``. ``A = accum_steps x bn_splits`` (multigrid's
-    sub-batch BN: BN groups of constant size). Micro-batch ``m`` takes clips ``m, m + A, ...``
-    of the batch, the clips process ``m`` of ``A`` would take, and reseeds the RNG (dropout)
-    from ``(seed, rank * A + m, step)``, so ``W`` processes and one process with
-    ``accum_steps = W`` compute the same update. ``self`` is the
+    ``x`` is ``(N, T, C, S, S)`` (float, or uint8 normalised on the device:
+    :func:`~tsm_apps.train.loader.on_device`), ``y`` ``(N,)``. ``A = accum_steps x
+    bn_splits`` (multigrid's sub-batch BN: BN groups of constant size). Micro-batch ``m``
+    takes clips ``m, m + A, ...`` of the batch, the clips process ``m`` of ``A`` would take,
+    and reseeds the RNG (dropout) from ``(seed, rank * A + m, step)``, so ``W`` processes and
+    one process with ``accum_steps = W`` compute the same update. ``self`` is the
     :class:`~tsm_apps.train.trainer.Trainer` (this is its method).
     """
-    x, y = x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
+    x = on_device(x, self.device, self.cfg.model.modality)  # uint8 clips: normalised there
+    y = y.to(self.device, non_blocking=True)
     parts, n = self.cfg.optim.accum_steps * self.bn_splits, len(y)
     if n < parts:
         raise ValueError(f"batch of {n} clips cannot be split into {parts} micro-batches")

@@ -21,6 +21,7 @@ from ..distributed import CommCounter, DistEnv
 from .averaging import KStepAverager, merge_bn_
 from .config import TrainConfig
 from .hooks import HookBase, default_hooks
+from .loader import train_loader
 from .model import load_pretrained, model_and_optimizer, wrap_ddp
 from .multigrid import MultigridSchedule
 from .recipe import LRSchedule, run_schedule, set_lr, set_train_mode, step_lrs
@@ -122,14 +123,19 @@ class Trainer:
             self.averager.after_step(self.step_in_epoch, self.step_in_epoch == self.steps_in_epoch)
         self._call("after_step")
 
-    def run_epoch(self) -> None:
-        """Train the rest of ``self.epoch``; returns early when a hook set ``stopped``."""
+    def epoch_loader(self, **options) -> DataLoader:
+        """The rest of ``self.epoch``'s batches (:func:`~tsm_apps.train.loader.train_loader`,
+        ``options`` passed on)."""
         self.train_set.set_epoch(self.epoch)
         self.batches.set_epoch(self.epoch, self.step_in_epoch)
         self.steps_in_epoch = len(self.batches.shapes())
         self.bn_splits = self.plan.bn_splits(self.epoch, self.clips)
-        loader = DataLoader(self.train_set, batch_sampler=self.batches,
-                            num_workers=self.cfg.data.workers)
+        return train_loader(self.train_set, self.batches, self.cfg.data.workers, self.device,
+                            **options)
+
+    def run_epoch(self) -> None:
+        """Train the rest of ``self.epoch``; returns early when a hook set ``stopped``."""
+        loader = self.epoch_loader()
         set_train_mode(self.net, self.cfg.optim.bn)
         with ExitStack() as self.epoch_scope:
             self._call("before_epoch")

@@ -13,9 +13,9 @@ from itertools import islice
 from typing import Any
 
 import torch
-from torch.utils.data import DataLoader
 
 from ..averaging import merge_bn_
+from ..loader import on_device, train_loader
 from ..precise_bn import precise_bn_
 from ..recipe import set_train_mode
 from ..sampler import EpochBatches
@@ -48,11 +48,11 @@ class PreciseBNHook(HookBase):
                                loop.env.rank, cfg.seed)
         batches.set_epoch(epoch)
         parts = cfg.optim.accum_steps * loop.plan.bn_splits(epoch, len(batches.sampler))
-        loader = DataLoader(self.train_set, batch_sampler=batches, num_workers=cfg.data.workers)
+        loader = train_loader(self.train_set, batches, cfg.data.workers, loop.device)
 
         def micro_batches():
             for x, _ in islice(loader, cfg.optim.precise_bn_batches):
-                x = x.to(loop.device, non_blocking=True)  # (N, T, C, S, S)
+                x = on_device(x, loop.device, cfg.model.modality)  # (N, T, C, S, S)
                 model.num_segments = x.shape[1]
                 yield from (x[m::parts] for m in range(parts))
 

@@ -1,0 +1,246 @@
+"""Does ``tsm train`` on video files keep one GPU busy? (the ``datapath`` entry of ``tsm.bench``)
+
+A small Kinetics-like set is written to a temporary folder: mp4 files (H.264 at crf 18, one
+keyframe a second) of ``height x width`` frames larger than the crop (340x256, Kinetics'
+short-side-256 copies), in class folders, listed in ``train.txt`` / ``val.txt`` (``path
+num_frames label``) beside ``classes.txt``, the layout ``tsm train --data`` reads. The clips
+are the synthetic temporal set's (:mod:`tsm_apps.synth.temporal`), drawn small and resized.
+
+The run is ``tsm train``'s own: :func:`~tsm_apps.train.inputs.check_inputs`,
+:func:`~tsm_apps.train.run.clip_sets` (decoding per clip, no cache: a Kinetics-sized set does
+not fit in memory) and the :class:`~tsm_apps.train.trainer.Trainer` of the ``kinetics``
+preset (TSM ResNet-50, 8 segments, 224 px, dense sampling, multi-scale crop, batch 8), without
+hooks; batches come from :meth:`Trainer.epoch_loader` and each is one
+:meth:`Trainer.train_step` (:func:`~tsm_apps.train.step.train_step`). Clips per second of that step (a) fed by the loader and (b) on one
+batch already on the device; the figure is (a) / (b). Both are blocks of consecutive steps
+between two synchronisations, after warm-up (workers started and their first batches taken,
+first steps run); (b) is measured before and after (a), its rate the mean of the two.
+
+Every function takes a :class:`Setting`, so the same code runs on the CPU at a tiny size
+(:func:`tiny_setting`, the tests).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Optional
+
+import torch
+from torch.utils.data import default_collate
+
+from ..data.lists import write_tsm_list
+from ..data.record import VideoSource
+from ..data.resize import resize_frames
+from ..data.video import write_video
+from ..distributed import DistEnv, pick_device
+from ..io import atomic_write_text
+from ..synth.jobs import run_jobs
+from ..synth.temporal import CLASSES, plan_clip, render_clip
+from ..train.config import load_config
+from ..train.inputs import check_inputs
+from ..train.loader import on_device
+from ..train.run import clip_sets
+from ..train.trainer import Trainer
+from .timing import Figure, load_average, synchronize
+
+CRF = 18  # x264's "visually lossless": a lossy file to decode, as a real set's are
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One measured setting: ``preset`` with the ``model`` overrides, ``batch`` clips, videos of
+    ``frames`` frames of ``height x width`` at ``fps``; ``warmup`` loaded steps (default: one
+    per worker, plus 2), ``steps`` timed steps (default: ``3 x workers``, at least 12),
+    ``workers`` loader processes (default: the CPU count less 2)."""
+    preset: str = "kinetics"
+    model: tuple = ()  # ((name, value), ...) config overrides, e.g. (("arch", "resnet18"),)
+    size: int = 224
+    batch: int = 8
+    frames: int = 96
+    height: int = 256
+    width: int = 340
+    fps: int = 25
+    workers: Optional[int] = None
+    warmup: Optional[int] = None
+    steps: Optional[int] = None
+    tensor_warmup: int = 5
+    variants: bool = True  # also time the loader with the older options (detail)
+
+    @property
+    def num_workers(self) -> int:
+        return self.workers if self.workers is not None else max(1, (os.cpu_count() or 2) - 2)
+
+    @property
+    def warmup_steps(self) -> int:
+        return self.warmup if self.warmup is not None else self.num_workers + 2
+
+    @property
+    def timed_steps(self) -> int:
+        return self.steps if self.steps is not None else max(12, 3 * self.num_workers)
+
+    @property
+    def train_videos(self) -> int:
+        """Enough that one loader run reads no video twice (warm-up, timed steps, one more)."""
+        return (self.warmup_steps + self.timed_steps + 2) * self.batch
+
+
+def tiny_setting() -> Setting:
+    """The CPU setting of the tests: ResNet-18 at 1/8 width, 4 segments, 32 px crops of 48x64
+    frames, batch 2, one worker, two timed steps."""
+    model = (("arch", "resnet18"), ("width", 0.125), ("segments", 4))
+    return Setting(model=model, size=32, batch=2, frames=16, height=48, width=64, workers=1,
+                   warmup=1, steps=2, tensor_warmup=1, variants=False)
+
+
+def _video_job(job: tuple) -> tuple:
+    root, index, frames, height, width, fps = job
+    label = index % len(CLASSES)
+    rel = f"videos/{CLASSES[label].replace(' ', '_')}/{index:05d}.mp4"
+    small = max(32, height // 2 // 2 * 2)  # drawn small (cheap), resized to the frame size
+    clip = render_clip(plan_clip(0, index, frames, small, label), small)
+    write_video(Path(root) / rel, resize_frames(clip, (height, width)), fps, crf=CRF, threads=1)
+    return rel, label
+
+
+def write_videos(root: Path, setting: Setting, val_videos: int = 2) -> Path:
+    """The set of ``setting`` under ``root`` (module docstring); returns ``root``."""
+    s = setting
+    n = s.train_videos + val_videos
+    jobs = [(str(root), i, s.frames, s.height, s.width, s.fps) for i in range(n)]
+    made = run_jobs(_video_job, jobs, None, False, "datapath videos")
+    records = [VideoSource(root / rel, s.frames, label) for rel, label in made]
+    write_tsm_list(root / "train.txt", records[:s.train_videos])
+    write_tsm_list(root / "val.txt", records[s.train_videos:])
+    atomic_write_text(root / "classes.txt", "".join(c + "\n" for c in CLASSES))
+    return root
+
+
+def bench_config(setting: Setting, root: Path, device: str, normalize: str = "auto"):
+    """The training config of ``setting`` on the set at ``root`` (``tsm train --preset ...
+    --data root --no-cache --workers N --batch-size B ...``)."""
+    s = setting
+    return load_config(None, s.preset, data=str(root), cache=False, workers=s.num_workers,
+                       normalize=normalize, batch_size=s.batch, size=s.size, device=device,
+                       work_dir=str(root / "run"), progress=False, tensorboard=False,
+                       **dict(s.model))
+
+
+def bench_trainer(setting: Setting, root: Path, device: str, normalize: str = "auto") -> Trainer:
+    """``tsm train``'s trainer on the set at ``root`` (no hooks), built as ``train`` builds it."""
+    cfg = bench_config(setting, root, device, normalize)
+    check_inputs(cfg)
+    env = DistEnv()
+    dev = pick_device(cfg.device, env)
+    train_set, val_set, num_classes, _ = clip_sets(cfg, False, dev)
+    return Trainer(cfg, env, dev, train_set, val_set, num_classes, hooks=[])
+
+
+def _steps(trainer: Trainer, batches, n: int) -> tuple:
+    """``(seconds, seconds waiting for batches)`` of ``n`` steps on ``batches`` (an iterator of
+    ``(x, y)``), synchronised at both ends."""
+    synchronize(trainer.device)
+    t0, wait = time.perf_counter(), 0.0
+    for _ in range(n):
+        w = time.perf_counter()
+        x, y = next(batches)
+        wait += time.perf_counter() - w
+        trainer.train_step(x, y)
+    synchronize(trainer.device)
+    return time.perf_counter() - t0, wait
+
+
+def loaded_rate(trainer: Trainer, setting: Setting, **options) -> dict:
+    """Clips/s of the step fed by the trainer's epoch loader (``options``: the loader's
+    ``pin`` / ``prefetch``), after ``warmup_steps`` loaded steps; the loader's options."""
+    loader = trainer.epoch_loader(**options)
+    batches = iter(loader)
+    _steps(trainer, batches, setting.warmup_steps)
+    seconds, wait = _steps(trainer, batches, setting.timed_steps)
+    del batches  # the workers stop
+    return {"clips_per_s": setting.batch * setting.timed_steps / seconds,
+            "wait_fraction": wait / seconds, "workers": loader.num_workers,
+            "pin_memory": loader.pin_memory,
+            "prefetch_factor": loader.prefetch_factor if loader.num_workers else None,
+            "persistent_workers": loader.persistent_workers}
+
+
+def tensor_rate(trainer: Trainer, setting: Setting, batch: tuple) -> float:
+    """Clips/s of the step on ``batch`` already on the device (the same step: a uint8 batch
+    is normalised in it)."""
+    x, y = (t.to(trainer.device) for t in batch)
+    once = iter(lambda: (x, y), None)
+    _steps(trainer, once, setting.tensor_warmup)
+    return setting.batch * setting.timed_steps / _steps(trainer, once, setting.timed_steps)[0]
+
+
+def read_batch(dataset, keys: list) -> tuple:
+    """``(batch as the loader collates it, ms a clip)``: ``keys`` read in this process."""
+    t0 = time.perf_counter()
+    batch = default_collate([dataset[k] for k in keys])
+    return batch, (time.perf_counter() - t0) * 1e3 / len(keys)
+
+
+def measure(setting: Setting, device: str, root: Path) -> Figure:
+    """The figure of ``setting`` on ``device``, the videos written under ``root``."""
+    t0 = time.perf_counter()
+    write_videos(root, setting)
+    made_s = time.perf_counter() - t0
+    load = load_average()
+    trainer = bench_trainer(setting, root, device)
+    trainer.epoch_loader()  # the epoch's order and shapes, as fit() sets them
+    keys = next(iter(trainer.batches))
+    batch = read_batch(trainer.train_set, keys)[0]  # the first read also indexes the files
+    clips = {where: read_batch(clip_sets(bench_config(setting, root, "cpu", where), False,
+                                         "cpu")[0], keys) for where in ("worker", "device")}
+    seen = on_device(clips["device"][0][0], trainer.device, trainer.cfg.model.modality).cpu()
+    before = tensor_rate(trainer, setting, batch)
+    loaded = loaded_rate(trainer, setting)
+    after = tensor_rate(trainer, setting, batch)
+    tensors = (before + after) / 2
+    detail = {"loaded_clips_per_s": loaded.pop("clips_per_s"), "tensor_clips_per_s": tensors,
+              "tensor_clips_per_s_before_after": [round(before, 2), round(after, 2)],
+              **loaded, "normalize": trainer.cfg.data.normalize_on(trainer.device),
+              "clip_dtype": str(batch[0].dtype).replace("torch.", ""),
+              "normalize_device_vs_worker_max_abs":
+                  float((seen - clips["worker"][0][0]).abs().max()),
+              "clip_ms_in_process": {k: round(ms, 1) for k, (_, ms) in clips.items()},
+              "decode_threads": "PyAV thread_type AUTO", "cpus": os.cpu_count(),
+              "batch": setting.batch, "warmup_steps": setting.warmup_steps,
+              "timed_steps": setting.timed_steps, "videos": setting.train_videos,
+              "frames": f"{setting.frames} x {setting.width}x{setting.height} @ {setting.fps} fps",
+              "video_kbps": round(_kbps(root, setting), 1), "videos_written_s": round(made_s, 1)}
+    if setting.variants:
+        variants = {"normalize_worker": (bench_trainer(setting, root, device, "worker"), {}),
+                    "no_pin_memory": (trainer, {"pin": False})}
+        for name, (tr, options) in variants.items():
+            detail[f"ratio_{name}"] = round(loaded_rate(tr, setting, **options)["clips_per_s"]
+                                            / tensors, 4)
+    detail["load"] = [load, load_average()]
+    r = detail["loaded_clips_per_s"] / tensors
+    cfg = trainer.cfg
+    return Figure(f"data path: loaded / on-device train-step clips/s ({cfg.model.arch} "
+                  f"{cfg.model.shift}, {cfg.model.segments}x{cfg.data.size}, bs{setting.batch}, "
+                  f"{loaded['workers']} workers, mp4 {setting.width}x{setting.height})",
+                  r, "x", ">= 0.9", r >= 0.9, device, detail)
+
+
+def _kbps(root: Path, setting: Setting) -> float:
+    files = sorted(root.glob("videos/*/*.mp4"))
+    seconds = len(files) * setting.frames / setting.fps
+    return sum(f.stat().st_size for f in files) * 8 / 1000 / seconds
+
+
+def figures(quick: bool, device: str, setting: Optional[Setting] = None) -> list:
+    """The data-path figure at ``setting`` (default: the ``kinetics`` preset, on CUDA only: a
+    ResNet-50 training step on a CPU says nothing of a GPU's data path; ``quick``: two timed
+    steps per worker, no variants)."""
+    if setting is None and torch.device(device).type != "cuda":
+        return []
+    s = setting or Setting()
+    if quick and setting is None:
+        s = replace(s, steps=max(12, 2 * s.num_workers), variants=False)
+    with tempfile.TemporaryDirectory(prefix="tsm-datapath-") as tmp:
+        return [measure(s, device, Path(tmp))]
