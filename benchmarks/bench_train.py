@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from queue import Queue
 
-from tsm_apps.io import atomic_write_text
+from tsm_apps.io import atomic_write_text, read_json
 
 RUNS = {
     "tsn": (1, ["--shift", "none"]),
@@ -82,7 +82,7 @@ def run_one(name: str, data: Path, out: Path, seed: int, k: int, cores: str | No
             b2: int = 2, opts: argparse.Namespace | None = None) -> dict:
     done = out / name / "summary.json"
     if done.is_file():
-        return json.loads(done.read_text())
+        return read_json(done)
     (out / name).mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS="1" if RUNS[name][0] > 1 else
                os.environ.get("OMP_NUM_THREADS", "2"))

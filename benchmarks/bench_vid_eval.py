@@ -15,7 +15,6 @@ file) and the detections as FGFA's ``<frame id> <class> <score> x1 y1 x2 y2`` li
 pixel boxes: ``x2 - 1``), every number written at full precision.
 """
 import argparse
-import json
 import re
 import tempfile
 import time
@@ -28,6 +27,7 @@ from detection.records import FrameDetections, FrameTruth
 from detection.vid_eval import evaluate_vid
 from tsm_apps.data.motion import snippet_motion_iou, write_motion_iou_mat
 from tsm_apps.data.vid_layout import VID_CLASSES, read_frame_xml, read_list
+from tsm_apps.io import read_json
 
 RANGES = {"mAP": [0.0, 1.0], "mAP_fast": [0.0, 0.7], "mAP_medium": [0.7, 0.9],
           "mAP_slow": [0.9, 1.0]}
@@ -119,7 +119,7 @@ def ours_on_file(results: dict, root: Path) -> dict:
 
 
 def compare(a: argparse.Namespace) -> None:
-    results = json.loads(Path(a.results).read_text())
+    results = read_json(a.results)
     root = Path(a.data_root) if a.data_root else \
         Path(results["frames"][0]["img_path"].split("/Data/VID/")[0])
     fgfa = load_fgfa(Path(a.fgfa))
@@ -134,7 +134,7 @@ def compare(a: argparse.Namespace) -> None:
     theirs = {k: 100.0 * float(np.mean([v for v in ap[i][0] if v >= 0]))
               for i, k in enumerate(RANGES)}
     ours = ours_on_file(results, root)
-    metrics = json.loads(Path(a.metrics or Path(a.results).parent / "metrics.json").read_text())
+    metrics = read_json(a.metrics or Path(a.results).parent / "metrics.json")
     print(f"FGFA vid_eval_motion on {a.results} ({len(results['frames'])} frames, "
           f"{sum(len(f['scores']) for f in results['frames'])} detections; {dt:.1f} s)")
     print("| split | metrics.json | FGFA on results.json | ours on results.json | "

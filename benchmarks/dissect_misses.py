@@ -23,6 +23,7 @@ import numpy as np
 
 from dissect.layout import load_run
 from dissect.metrics import has_box
+from tsm_apps.io import read_json
 from tsm_apps.synth.draw import L_SHAPE, bbox, place
 from tsm_apps.synth.temporal import plan_clip
 
@@ -40,9 +41,9 @@ def _distance(x: float, y: float, box) -> float:
 def classify(run_dir: Path, data: Path | None = None) -> dict:
     """Counts of actor / distractor / background maxima over a run's frames with an actor."""
     run = load_run(run_dir)
-    settings = json.loads((run_dir / "run.json").read_text())["settings"]
+    settings = read_json(run_dir / "run.json")["settings"]
     data = Path(data) if data else Path(settings["data"]).parent
-    synth = json.loads((data / "synth.json").read_text())
+    synth = read_json(data / "synth.json")
     if synth.get("generator") != "synth_temporal":
         raise ValueError(f"{data / 'synth.json'}: not a synthetic temporal set")
     size, frames = synth["size"], synth["frames"]

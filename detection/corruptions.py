@@ -10,9 +10,10 @@ corrupted-frame split). Frames are keyed as the dataset's ``img_id``: ``"<split>
 """
 from __future__ import annotations
 
-import json
 import os.path as osp
 from typing import Optional
+
+from tsm_apps.io import read_json
 
 SIDECAR = "corruptions.json"
 
@@ -23,11 +24,7 @@ def load_corruptions(root: Optional[str]) -> Optional[dict[str, str]]:
     path = osp.join(root or "", SIDECAR)
     if not osp.isfile(path):
         return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path}: unreadable corruption sidecar ({e})") from None
+    data = read_json(path)  # a broken file: ValueError naming it and the line
     out: dict[str, str] = {}
     try:
         for split, snippets in data.items():

@@ -93,17 +93,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     from ..options import options_from
-    from .identity import official_test_segments
-    from .reading import build_from_checkpoint, inspect_checkpoint
+    from .opening import open_checkpoint
 
     args = options_from(ExportConfig, build_parser().parse_args(argv))
     if not args.out:
         raise ValueError("--out is required: the .onnx file to write")
     if args.size < 32:
         raise ValueError(f"--size must be >= 32 (the trunk downsamples by 32), got {args.size}")
-    ckpt = inspect_checkpoint(args.checkpoint, "tsm export needs a recognizer checkpoint")[0]
-    t = args.segments or official_test_segments(args.checkpoint)
-    model = build_from_checkpoint(ckpt, args.checkpoint, **({"num_segments": t} if t else {}))
+    model = open_checkpoint(args.checkpoint, device="cpu", segments=args.segments,
+                            what="tsm export needs a recognizer checkpoint").model
     if args.online and model.config.shift == "offline":
         print(f"tsm export: note: {args.checkpoint} was trained with the offline (bi-directional) "
               "shift; the online step model uses the causal shift, so its outputs differ from "

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from torch import Tensor, nn
 
@@ -117,14 +117,13 @@ def build_from_checkpoint(ckpt: dict, path: str | os.PathLike, **overrides: Any)
 
 
 def load_weights(model: nn.Module, path: str | os.PathLike,
-                 ignore: Sequence[str] = (), report: Optional[Callable[[str], Any]] = None,
-                 checkpoint: Optional[dict] = None) -> dict:
+                 ignore: Sequence[str] = (), checkpoint: Optional[dict] = None) -> dict:
     """Load a checkpoint of any known layout into an existing ``model``; returns the raw checkpoint.
 
     ``checkpoint``: the file already read by :func:`read_checkpoint` (it is not read again).
     Keys starting with a prefix in ``ignore`` (e.g. ``("fc.",)`` to fine-tune on new classes)
     are skipped on both sides. ValueError when the checkpoint does not fit the model. The
-    layout and the loaded/skipped counts go to ``report`` (e.g. ``print``), else to the log.
+    layout and the loaded/skipped counts are logged (INFO).
     """
     path = Path(path)
     ckpt = read_checkpoint(path) if checkpoint is None else checkpoint
@@ -140,7 +139,7 @@ def load_weights(model: nn.Module, path: str | os.PathLike,
     kept = [k for k in sd if not k.startswith(tuple(ignore))]
     line = (f"loaded {path}: {layout} layout, {len(kept)} tensors loaded, 0 missing, "
             f"{len(sd) - len(kept)} skipped ({', '.join(ignore) or 'none'})")
-    (report or log.info)(line)
+    log.info(line)
     return ckpt
 
 

@@ -54,7 +54,7 @@ from ..data.vid_layout import (
     vid_test_snippet,
     write_image_sets,
 )
-from ..io import atomic_write_text
+from ..io import atomic_write_text, read_json
 from ..progress import progress_bar
 from .draw import clutter
 from .vid_corruptions import OCCLUDED_FRACTION, bar_columns, corrupt, schedule
@@ -255,7 +255,7 @@ def _done(root: Path, params: dict) -> bool:
         raise NotADirectoryError(f"{root} exists and is not a folder")
     manifest = root / "synth.json"
     if manifest.is_file():
-        old = json.loads(manifest.read_text())
+        old = read_json(manifest)
         if {k: old.get(k) for k in params} == params:
             return True
         raise ValueError(f"{root} already holds a synthetic VID set made with other parameters "

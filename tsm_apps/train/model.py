@@ -4,9 +4,8 @@ from __future__ import annotations
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from ..checkpoint.reading import load_weights, read_checkpoint
+from ..checkpoint.opening import open_checkpoint
 from ..distributed import CommCounter
-from ..models.modality import set_input_channels
 from ..models.recognizer import Recognizer, build_recognizer
 from .config import TrainConfig
 from .policies import optim_groups
@@ -57,32 +56,9 @@ def wrap_ddp(model: Recognizer, device: torch.device,
     return ddp
 
 
-def first_conv_channels(ckpt: dict) -> int:
-    """Input channels of a checkpoint's first conv (0 if none is found): the 4-D ``conv1``
-    kernel outside the residual stages, or MobileNetV2's ``features.0.0``."""
-    sd = ckpt.get("state_dict", ckpt.get("model", ckpt))
-    sd = sd if isinstance(sd, dict) else {}
-    for k, v in sd.items():
-        if getattr(v, "dim", lambda: 0)() == 4 and "layer" not in k and (
-                k.endswith("conv1.weight") or k.endswith("features.0.0.weight")):
-            return int(v.shape[1])
-    return 0
-
-
 def load_pretrained(model: Recognizer, path: str) -> bool:
-    """Fine-tuning start: any known checkpoint layout; the fc stays fresh if the classes differ
-    (returns whether the fc was loaded).
-
-    A flow model (``in_channels = 2 * new_length``) from RGB weights (ImageNet or an RGB
-    recognizer, AAVG's RGB->flow transfer): the weights load into a 3-channel first conv, which
-    is then cross-modality initialised (TSN: mean over RGB, replicated).
-    """
-    ckpt = read_checkpoint(path)
-    fc = ckpt.get("state_dict", {}).get("fc.weight")
-    same = fc is not None and tuple(fc.shape) == tuple(model.fc.weight.shape)
-    want, have = model.config.in_channels, first_conv_channels(ckpt)
-    if have and have != want:
-        set_input_channels(model.backbone, have)
-    load_weights(model, path, ignore=() if same else ("fc.",), checkpoint=ckpt)  # logs the layout
-    set_input_channels(model.backbone, want)
-    return same
+    """Fine-tuning start: ``path`` opened into ``model``
+    (:func:`~tsm_apps.checkpoint.opening.open_checkpoint` with ``into``: any known layout, the fc
+    fresh when the classes differ, RGB weights into a flow model by cross-modality
+    initialisation); returns whether the fc was loaded."""
+    return open_checkpoint(path, into=model).fc_loaded

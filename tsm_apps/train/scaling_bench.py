@@ -37,6 +37,7 @@ import torch.distributed as dist
 from torch import nn
 
 from ..bench.timing import Figure
+from ..io import read_json
 
 WORKERS = (8, 16, 32, 64, 128, 256, 512, 1024, 1536)
 
@@ -200,7 +201,7 @@ def measure(steps: int = 4, batch: int = 4, reps: int = 3) -> dict:
         if r.returncode != 0 or not out.is_file():
             raise RuntimeError(f"torchrun exited {r.returncode} without rank 0's figure: "
                                f"{r.stderr[-2000:]}")
-        m = json.loads(out.read_text())
+        m = read_json(out)
     bw, lat = fit_network(2, 4 * 1024, m["ar_small"], m["grad_bytes"], m["ar_big"])
     here = Cluster(m["local"], m["ddp_bytes"], m["round_bytes"], bw, lat, batch)
     m.update(bandwidth=bw, latency=lat, predicted_ddp=here.step_s(2),
