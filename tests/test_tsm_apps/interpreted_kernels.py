@@ -14,8 +14,10 @@ import torch
 
 FORMATS = {"nchw": torch.contiguous_format, "channels_last": torch.channels_last}
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-# (N*T, C, H, W), T, fold_div: a small clip; frames over one block (1024) in several clips
-SHAPES = (((6, 16, 5, 7), 3, 8), ((4, 24, 9, 11), 2, 4), ((3, 8, 2, 2), 1, 8))
+# (N*T, C, H, W), T, fold_div: a small clip; frames over one block (1024) in several clips;
+# one frame; two 8-frame clips whose moved channels span several in-place tiles (5 of 128)
+SHAPES = (((6, 16, 5, 7), 3, 8), ((4, 24, 9, 11), 2, 4), ((3, 8, 2, 2), 1, 8),
+          ((16, 64, 6, 6), 8, 8))
 
 
 def shift_cases() -> dict:

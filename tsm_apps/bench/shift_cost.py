@@ -91,11 +91,13 @@ def _ratios(rounds: dict, pairs) -> dict:
 @torch.no_grad()
 def inference(spec: Spec, device: str, goals=("<= 1.03", "<= 0.75"),
               variants: bool | None = None) -> list:
-    """TSM/TSN and ours/official-op TSM at inference; on CUDA ours is the in-place kernel pair,
-    and the figure's detail adds the out-of-place kernel (``tsm_kernel_copy``), no kernel
-    (``tsm_copy``) and CUDA-graph replays of TSM and TSN (the fixed-protocol ``tsm test``
-    form). ``variants`` (default: on CUDA) adds those models also elsewhere (off CUDA they
-    run the CPU path eagerly: a check of the code, not a figure)."""
+    """TSM/TSN and ours/official-op TSM at inference, eager; on CUDA ours takes the kernels'
+    own choice (eagerly the out-of-place kernel), and the figure's detail adds the in-place
+    pair (``tsm_kernel``), the out-of-place kernel (``tsm_kernel_copy``), no kernel
+    (``tsm_copy``) and CUDA-graph replays of TSM (in-place pair; ``tsm_kernel_copy_graph``:
+    out-of-place) and TSN (the fixed-protocol ``tsm test`` form). ``variants`` (default: on
+    CUDA) adds those models also elsewhere (off CUDA they run the CPU path eagerly: a check of
+    the code, not a figure)."""
     models = {"tsm": build(spec, "offline", device), "tsn": build(spec, None, device),
               "official_tsm": build(spec, "offline", device, official=True)}
     for m in models.values():
@@ -106,15 +108,17 @@ def inference(spec: Spec, device: str, goals=("<= 1.03", "<= 0.75"),
     pairs = [("tsm", "tsn"), ("tsm", "official_tsm"), ("official_tsm", "tsn")]
     graphs = {}
     if torch.device(device).type == "cuda" if variants is None else variants:
-        for path in ("kernel_copy", "copy"):  # the out-of-place kernel; no kernel at all
+        for path in ("kernel", "kernel_copy", "copy"):  # in-place pair; out-of-place; no kernel
             fns[f"tsm_{path}"] = _wrap(lambda: models["tsm"](x), *cast,
                                        lambda p=path: cuda_shift_path(p))
-        for k in ("tsm", "tsn"):
-            under = _Cast(models[k], spec, device).eval()
+        for k, model, path in (("tsm", models["tsm"], None), ("tsn", models["tsn"], None),
+                               ("tsm_kernel_copy", models["tsm"], "kernel_copy")):
+            under = _Cast(model, spec, device, path).eval()
             graphs[k] = (under, GraphedForward(under))  # the module lives while timed
             fns[f"{k}_graph"] = lambda g=graphs[k][1]: g(x)
-        pairs += [("tsm_kernel_copy", "tsn"), ("tsm_copy", "tsn"), ("tsm_graph", "tsn_graph"),
-                  ("tsm_graph", "tsm")]
+        pairs += [("tsm_kernel", "tsn"), ("tsm_kernel_copy", "tsn"), ("tsm_copy", "tsn"),
+                  ("tsm_graph", "tsn_graph"),
+                  ("tsm_kernel_copy_graph", "tsn_graph"), ("tsm_graph", "tsm")]
     load = load_average()
     rounds = time_rounds(fns, spec.rounds, 2, device)
     d = {**_ms(rounds), **_ratios(rounds, pairs), "load": [load, load_average()]}
@@ -125,20 +129,23 @@ def inference(spec: Spec, device: str, goals=("<= 1.03", "<= 0.75"),
 
 
 class _Cast(nn.Module):
-    """``model`` under ``spec``'s autocast (so a graph captures the casts too)."""
+    """``model`` under ``spec``'s autocast and, if given, the CUDA shift ``path`` (so a graph
+    captures the casts and that path's kernels)."""
 
-    def __init__(self, model: nn.Module, spec: Spec, device: str) -> None:
+    def __init__(self, model: nn.Module, spec: Spec, device: str, path: str | None = None) -> None:
         super().__init__()
-        self.model, self.spec, self.device = model, spec, device
+        self.model, self.spec, self.device, self.path = model, spec, device, path
 
     def forward(self, x):
-        with _autocast(self.spec, self.device):
+        with _autocast(self.spec, self.device), (
+                nullcontext() if self.path is None else cuda_shift_path(self.path)):
             return self.model(x)
 
 
 def training_step(spec: Spec, device: str, goal: str = "<= 1.05") -> list:
     """One SGD step (forward + cross-entropy + backward + update) of TSM, TSN and the
-    official-op TSM on the same random clips."""
+    official-op TSM on the same random clips (on CUDA also TSM on the slice copies, no
+    kernel)."""
     models = {"tsm": build(spec, "offline", device), "tsn": build(spec, None, device),
               "official_tsm": build(spec, "offline", device, official=True)}
     g = torch.Generator().manual_seed(0)
@@ -156,10 +163,15 @@ def training_step(spec: Spec, device: str, goal: str = "<= 1.05") -> list:
             loss.backward()
             opt.step()
         return step
+    fns = {k: step_fn(m) for k, m in models.items()}
+    pairs = [("tsm", "official_tsm"), ("official_tsm", "tsn")]
+    if torch.device(device).type == "cuda":  # the slice copies of the CPU path, for comparison
+        fns["tsm_copy"] = _wrap(step_fn(build(spec, "offline", device)),
+                                lambda: cuda_shift_path("copy"))
+        pairs.append(("tsm_copy", "tsn"))
     load = load_average()
-    rounds = time_rounds({k: step_fn(m) for k, m in models.items()}, spec.rounds, 2, device)
-    d = {**_ms(rounds), **_ratios(rounds, [("tsm", "official_tsm"), ("official_tsm", "tsn")]),
-         "load": [load, load_average()]}
+    rounds = time_rounds(fns, spec.rounds, 2, device)
+    d = {**_ms(rounds), **_ratios(rounds, pairs), "load": [load, load_average()]}
     return [_figure(f"shift cost, training step: TSM/TSN ({spec.label})", rounds, "tsm", "tsn",
                     goal, device, d)]
 

@@ -22,7 +22,8 @@ the layer reads exactly the official shifted values and the caller gets its tens
 bit (``TemporalShift`` and the streaming step use it whenever autograd is off).
 
 On CUDA tensors the shift is one Triton kernel (:mod:`.shift_kernel`) in training and
-inference (in place at inference: two launches that move only the shifted channels), and a
+inference (while a CUDA graph is captured, in place: two launches that move only the shifted
+channels; eagerly one out-of-place launch, as launches bound eager inference there), and a
 streaming step with a static buffer (:func:`online_step_into`, the form a CUDA graph captures)
 is one kernel too; the CPU path above is unchanged.
 """
@@ -113,9 +114,10 @@ _CUDA_PATH: list = []
 
 @contextmanager
 def cuda_shift_path(path: str) -> Iterator[None]:
-    """Inside the block CUDA tensors take ``path`` (to compare them): ``"kernel"`` (the default:
-    Triton kernels, the shift in place at inference), ``"kernel_copy"`` (the out-of-place kernel
-    at inference too) or ``"copy"`` (no kernel: the slice copies of the CPU path)."""
+    """Inside the block CUDA tensors take ``path`` (to compare them): ``"kernel"`` (Triton
+    kernels, the in-place pair at inference), ``"kernel_copy"`` (the out-of-place kernel at
+    inference too) or ``"copy"`` (no kernel: the slice copies of the CPU path). Outside any
+    block the kernels choose per call (:func:`_in_place`)."""
     if path not in CUDA_PATHS:
         raise ValueError(f"cuda_shift_path must be one of {CUDA_PATHS}, got {path!r}")
     _CUDA_PATH.append(path)
@@ -126,8 +128,19 @@ def cuda_shift_path(path: str) -> Iterator[None]:
 
 
 def _in_place(x: Tensor) -> bool:
-    """:func:`_writable_view`, unless the out-of-place kernel is asked for on CUDA."""
-    return _writable_view(x) and not (x.is_cuda and _CUDA_PATH[-1:] == ["kernel_copy"])
+    """Whether inference shifts ``x`` in place (:func:`_writable_view`). On CUDA the kernels
+    choose by what bounds the time: while a CUDA graph is being captured launches cost nothing
+    at replay, so the in-place pair (a quarter of the bytes, moved twice) is taken; eagerly the
+    one-launch out-of-place kernel (eager inference at small batches waits on launches, not on
+    bytes: docs/results.md §6.5). ``cuda_shift_path("kernel" | "kernel_copy")`` forces one."""
+    if not _writable_view(x):
+        return False
+    if not x.is_cuda:
+        return True
+    path = _CUDA_PATH[-1] if _CUDA_PATH else None
+    if path is None:
+        return torch.cuda.is_current_stream_capturing()
+    return path != "kernel_copy"
 
 
 def _kernel(x: Tensor):

@@ -81,14 +81,17 @@ def _online_step_kernel(x, out, buf, frame_numel, hw, channels, fold,
 
 
 @triton.jit
-def _column_kernel(x, edge, columns, hw, channels, fold, moved, num_segments, frame_numel, d0, d1,
-                   UNDO: tl.constexpr, CHANNELS_LAST: tl.constexpr, BLOCK: tl.constexpr):
+def _column_kernel(x, edge, columns, hw, channels, fold, moved, frame_numel, d0, d1,
+                   UNDO: tl.constexpr, CHANNELS_LAST: tl.constexpr, T: tl.constexpr,
+                   T_PAD: tl.constexpr, BLOCK: tl.constexpr):
     """Program ``(n, b)``: columns ``[b*BLOCK, (b+1)*BLOCK)`` of clip ``n`` (a column: one
-    element of channels ``[0:moved]`` over the clip's ``T`` frames), in place. Lane direction
-    ``e`` (``d0`` on channels ``[0:fold]``, ``d1`` on ``[fold:moved]``): ``x[t] <- x[t+e]``,
-    ascending ``t`` with the overwritten value carried in a register. Outside the clip the fill
-    is zero, and the element that drops out (``x[0]`` for ``e > 0``, ``x[T-1]`` otherwise) is
-    saved in ``edge``; with ``UNDO`` the fill is read from ``edge`` instead."""
+    element of channels ``[0:moved]`` over the clip's ``T`` frames), in place, as one
+    ``(T_PAD, BLOCK)`` tile. Lane direction ``e`` (``d0`` on channels ``[0:fold]``, ``d1`` on
+    ``[fold:moved]``): ``x[t] <- x[t+e]``. Outside the clip the fill is zero, and the element
+    that drops out (``x[0]`` for ``e > 0``, ``x[T-1]`` otherwise) is saved in ``edge``; with
+    ``UNDO`` the fill is read from ``edge`` instead. Every load of the tile is issued before
+    the barrier and every store after it (stores of one row overwrite what another thread of
+    the program loaded), so all ``T`` frames are in flight at once."""
     n = tl.program_id(0)
     j = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     live = j < columns
@@ -98,25 +101,23 @@ def _column_kernel(x, edge, columns, hw, channels, fold, moved, num_segments, fr
     else:
         ch = j // hw
         off = j
-    forward = tl.where(ch < fold, d0, d1) > 0
-    base = x + n.to(tl.int64) * num_segments * frame_numel + off
+    e = tl.where(ch < fold, d0, d1)
+    t = tl.arange(0, T_PAD)[:, None]
+    src = t + e[None, :]
+    rows = (t < T) & live[None, :]
+    inside = rows & (src >= 0) & (src < T)
+    base = x + n.to(tl.int64) * T * frame_numel
     at_edge = edge + n.to(tl.int64) * columns + j
-    cur = tl.load(base, mask=live)
+    val = tl.load(base + src * frame_numel + off[None, :], mask=inside, other=0)
     if UNDO:
-        fill = tl.load(at_edge, mask=live)
+        fill = tl.load(at_edge, mask=live, other=0)
+        val = tl.where(inside, val, fill[None, :])
     else:
-        fill = tl.zeros([BLOCK], dtype=cur.dtype)
-    first = cur
-    carry = fill
-    for t in range(0, num_segments):
-        has_next = t + 1 < num_segments
-        nxt = tl.load(base + (t + 1) * frame_numel, mask=live & has_next, other=0)
-        new = tl.where(forward, tl.where(has_next, nxt, fill), carry)
-        tl.store(base + t * frame_numel, new, mask=live)
-        carry = cur
-        cur = nxt
+        dropped = tl.load(base + tl.where(e > 0, 0, T - 1) * frame_numel + off, mask=live)
+    tl.debug_barrier()
     if not UNDO:
-        tl.store(at_edge, tl.where(forward, first, carry), mask=live)
+        tl.store(at_edge, dropped, mask=live)
+    tl.store(base + t * frame_numel + off[None, :], val, mask=rows)
 
 
 def _dense(x: Tensor) -> tuple:
@@ -170,6 +171,8 @@ class Shift(torch.autograd.Function):
 def shift(x: Tensor, num_segments: int, fold: int, dirs: tuple) -> Tensor:
     """``x`` ``(N*T, C, H, W)`` shifted (a new tensor in ``x``'s memory format); differentiable.
     ``dirs``: per fold, ``+1`` takes the next frame, ``-1`` the previous one."""
+    if not (x.requires_grad and torch.is_grad_enabled()):  # no graph to record: skip autograd
+        return _shift(x, num_segments, fold, tuple(dirs))
     return Shift.apply(x, num_segments, fold, tuple(dirs))
 
 
@@ -187,9 +190,14 @@ def _columns(x: Tensor, edge: Tensor | None, num_segments: int, fold: int, dirs:
         raise ValueError(f"in-place shift kernel: clips of shape {tuple(x.shape)} / "
                          f"{num_segments} frames are too large")
     e = tuple(-d for d in dirs) if undo else tuple(dirs)
-    grid = _grid(nt // num_segments, columns, tuple(x.shape))
-    _column_kernel[grid](x, edge, columns, h * w, c, fold, moved, num_segments, c * h * w, e[0],
-                         e[-1], UNDO=undo, CHANNELS_LAST=is_channels_last(x), BLOCK=BLOCK)
+    t_pad = max(2, triton.next_power_of_2(num_segments))
+    block = max(32, BLOCK // t_pad)  # a tile of about BLOCK elements: T frames of columns
+    grid = (nt // num_segments, triton.cdiv(columns, block))
+    if grid[1] > _MAX_BLOCKS:
+        raise ValueError(f"in-place shift kernel: frames of shape {tuple(x.shape)} are too large")
+    _column_kernel[grid](x, edge, columns, h * w, c, fold, moved, c * h * w, e[0], e[-1],
+                         UNDO=undo, CHANNELS_LAST=is_channels_last(x), T=num_segments,
+                         T_PAD=t_pad, BLOCK=block)
     return edge
 
 
