@@ -1,20 +1,22 @@
 """The data-path benchmark (``tsm bench --device cuda datapath``) at its tiny CPU setting, the
 loader it times being the trainer's own, and normalising on the device giving the model the
 batch the workers would have given it, bit for bit."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
 
-from tsm_apps.bench.data_path import bench_trainer, figures, tiny_setting, write_videos
+from tsm_apps.bench.data_path import VARIANTS, bench_trainer, figures, tiny_setting, write_videos
 from tsm_apps.bench.timing import Figure
 from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.data.lists import read_tsm_list
 from tsm_apps.data.normalization import normalize_uint8
-from tsm_apps.data.video import read_video_frames
+from tsm_apps.data.video import read_video_frames, set_decode_threads
 from tsm_apps.distributed import DistEnv
 from tsm_apps.train.cli import build_parser, config_from_args
 from tsm_apps.train.config import load_config
-from tsm_apps.train.loader import PREFETCH, train_loader
+from tsm_apps.train.loader import DECODE_THREADS, PREFETCH, train_loader
 from tsm_apps.train.run import train_augmentation
 from tsm_apps.train.trainer import Trainer
 
@@ -23,18 +25,19 @@ STD = np.array([0.229, 0.224, 0.225], np.float32).reshape(3, 1, 1)
 
 
 def test_the_figure_runs_end_to_end_at_the_tiny_setting():
-    (f,) = figures(True, "cpu", tiny_setting())
+    (f,) = figures(False, "cpu", replace(tiny_setting(), variants=True))
     assert isinstance(f, Figure) and f.device == "cpu" and f.goal == ">= 0.9"
     d = f.detail
     assert d["loaded_clips_per_s"] > 0 and d["tensor_clips_per_s"] > 0
     assert f.value == pytest.approx(d["loaded_clips_per_s"] / d["tensor_clips_per_s"])
-    assert (d["workers"], d["pin_memory"], d["prefetch_factor"], d["persistent_workers"]) == \
-        (1, False, PREFETCH, False)
+    assert (d["workers"], d["pin_memory"], d["prefetch_factor"], d["persistent_workers"],
+            d["decode_threads"]) == (1, False, PREFETCH, False, DECODE_THREADS)
     assert d["normalize"] == "worker" and d["clip_dtype"] == "float32"  # auto on the CPU
     assert d["normalize_device_vs_worker_max_abs"] == 0.0
     assert set(d["clip_ms_in_process"]) == {"worker", "device"}
     assert {"wait_fraction", "load", "video_kbps", "timed_steps", "frames"} <= set(d)
     assert len(d["load"]) == 2 and d["videos"] == (1 + 2 + 2) * 2
+    assert all(d[f"ratio_{name}"] > 0 for name in VARIANTS)
 
 
 def test_the_default_figure_is_cuda_only():
@@ -47,8 +50,15 @@ def test_the_bench_trains_through_the_trainers_loader(tmp_path):
     records = read_tsm_list(tmp_path / "train.txt")
     assert len(records) == s.train_videos and len(read_tsm_list(tmp_path / "val.txt")) == 2
     assert records[3].path.parent.parent == tmp_path / "videos"  # class folders
-    frames = read_video_frames(records[3].path, [0, s.frames - 1])
-    assert frames.shape == (2, 48, 64, 3)  # larger than the 32 px crop
+    frames = read_video_frames(records[3].path, [0, 5, s.frames - 1])
+    assert frames.shape == (3, 48, 64, 3)  # larger than the 32 px crop
+    set_decode_threads(1)  # as in a loader's worker: the same frames
+    try:
+        assert np.array_equal(read_video_frames(records[3].path, [0, 5, s.frames - 1]), frames)
+    finally:
+        set_decode_threads(0)
+    with pytest.raises(ValueError, match="decoder threads must be >= 0, got -1"):
+        set_decode_threads(-1)
     trainer = bench_trainer(s, tmp_path, "cpu", "device")
     loader = trainer.epoch_loader()
     assert type(trainer) is Trainer and type(trainer.train_set) is VideoDataset

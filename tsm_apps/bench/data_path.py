@@ -10,11 +10,13 @@ The run is ``tsm train``'s own: :func:`~tsm_apps.train.inputs.check_inputs`,
 :func:`~tsm_apps.train.run.clip_sets` (decoding per clip, no cache: a Kinetics-sized set does
 not fit in memory) and the :class:`~tsm_apps.train.trainer.Trainer` of the ``kinetics``
 preset (TSM ResNet-50, 8 segments, 224 px, dense sampling, multi-scale crop, batch 8), without
-hooks; batches come from :meth:`Trainer.epoch_loader` and each is one
-:meth:`Trainer.train_step` (:func:`~tsm_apps.train.step.train_step`). Clips per second of that step (a) fed by the loader and (b) on one
-batch already on the device; the figure is (a) / (b). Both are blocks of consecutive steps
-between two synchronisations, after warm-up (workers started and their first batches taken,
-first steps run); (b) is measured before and after (a), its rate the mean of the two.
+hooks; batches come from :meth:`Trainer.epoch_loader` (:mod:`tsm_apps.train.loader`) and each
+is one :meth:`Trainer.train_step` (:func:`~tsm_apps.train.step.train_step`). Clips per second
+of that step (a) fed by the loader and (b) on one batch already on the device; the figure is
+(a) / (b). Both are blocks of consecutive steps between two synchronisations, after warm-up
+(workers started and their first batches taken, first steps run); (b) is measured before and
+after (a), its rate the mean of the two. The full run (not ``quick``) also times the loader
+with each of :data:`VARIANTS` (the loader's earlier or other options) against the same (b).
 
 Every function takes a :class:`Setting`, so the same code runs on the CPU at a tiny size
 (:func:`tiny_setting`, the tests).
@@ -41,12 +43,15 @@ from ..synth.jobs import run_jobs
 from ..synth.temporal import CLASSES, plan_clip, render_clip
 from ..train.config import load_config
 from ..train.inputs import check_inputs
-from ..train.loader import on_device
+from ..train.loader import DECODE_THREADS, on_device
 from ..train.run import clip_sets
 from ..train.trainer import Trainer
 from .timing import Figure, load_average, synchronize
 
 CRF = 18  # x264's "visually lossless": a lossy file to decode, as a real set's are
+VARIANTS = {  # name: (data.normalize, loader options), each timed in the full run (detail)
+    "normalize_worker": ("worker", {}), "no_pin_memory": ("auto", {"pin": False}),
+    "prefetch_2": ("auto", {"prefetch": 2}), "decode_threads_auto": ("auto", {"decode_threads": 0})}
 
 
 @dataclass(frozen=True)
@@ -154,16 +159,19 @@ def _steps(trainer: Trainer, batches, n: int) -> tuple:
 
 def loaded_rate(trainer: Trainer, setting: Setting, **options) -> dict:
     """Clips/s of the step fed by the trainer's epoch loader (``options``: the loader's
-    ``pin`` / ``prefetch``), after ``warmup_steps`` loaded steps; the loader's options."""
+    ``pin`` / ``prefetch`` / ``decode_threads``) after ``warmup_steps`` loaded steps, the
+    fraction of the time spent waiting for batches, and the loader's options."""
     loader = trainer.epoch_loader(**options)
     batches = iter(loader)
     _steps(trainer, batches, setting.warmup_steps)
     seconds, wait = _steps(trainer, batches, setting.timed_steps)
     del batches  # the workers stop
+    workers = loader.num_workers
     return {"clips_per_s": setting.batch * setting.timed_steps / seconds,
-            "wait_fraction": wait / seconds, "workers": loader.num_workers,
+            "wait_fraction": round(wait / seconds, 4), "workers": workers,
             "pin_memory": loader.pin_memory,
-            "prefetch_factor": loader.prefetch_factor if loader.num_workers else None,
+            "prefetch_factor": loader.prefetch_factor if workers else None,
+            "decode_threads": options.get("decode_threads", DECODE_THREADS) if workers else 0,
             "persistent_workers": loader.persistent_workers}
 
 
@@ -183,6 +191,28 @@ def read_batch(dataset, keys: list) -> tuple:
     return batch, (time.perf_counter() - t0) * 1e3 / len(keys)
 
 
+def one_answer(trainer: Trainer, setting: Setting, root: Path, keys: list) -> dict:
+    """The clips ``keys`` normalised in the workers and on the trainer's device: the largest
+    difference (0: bit for bit), and each form's ms a clip read in this process."""
+    clips = {where: read_batch(clip_sets(bench_config(setting, root, "cpu", where), False,
+                                         "cpu")[0], keys) for where in ("worker", "device")}
+    seen = on_device(clips["device"][0][0], trainer.device, trainer.cfg.model.modality).cpu()
+    return {"normalize_device_vs_worker_max_abs":
+            float((seen - clips["worker"][0][0]).abs().max()),
+            "clip_ms_in_process": {k: round(ms, 1) for k, (_, ms) in clips.items()}}
+
+
+def variant_ratios(trainer: Trainer, setting: Setting, root: Path, tensors: float) -> dict:
+    """Loaded / tensor clips/s with each of :data:`VARIANTS`' options instead."""
+    out = {}
+    for name, (normalize, options) in VARIANTS.items():
+        tr = trainer if normalize == "auto" else bench_trainer(setting, root, str(trainer.device),
+                                                               normalize)
+        out[f"ratio_{name}"] = round(loaded_rate(tr, setting, **options)["clips_per_s"]
+                                     / tensors, 4)
+    return out
+
+
 def measure(setting: Setting, device: str, root: Path) -> Figure:
     """The figure of ``setting`` on ``device``, the videos written under ``root``."""
     t0 = time.perf_counter()
@@ -193,38 +223,28 @@ def measure(setting: Setting, device: str, root: Path) -> Figure:
     trainer.epoch_loader()  # the epoch's order and shapes, as fit() sets them
     keys = next(iter(trainer.batches))
     batch = read_batch(trainer.train_set, keys)[0]  # the first read also indexes the files
-    clips = {where: read_batch(clip_sets(bench_config(setting, root, "cpu", where), False,
-                                         "cpu")[0], keys) for where in ("worker", "device")}
-    seen = on_device(clips["device"][0][0], trainer.device, trainer.cfg.model.modality).cpu()
+    detail = one_answer(trainer, setting, root, keys)
     before = tensor_rate(trainer, setting, batch)
     loaded = loaded_rate(trainer, setting)
     after = tensor_rate(trainer, setting, batch)
     tensors = (before + after) / 2
-    detail = {"loaded_clips_per_s": loaded.pop("clips_per_s"), "tensor_clips_per_s": tensors,
-              "tensor_clips_per_s_before_after": [round(before, 2), round(after, 2)],
-              **loaded, "normalize": trainer.cfg.data.normalize_on(trainer.device),
-              "clip_dtype": str(batch[0].dtype).replace("torch.", ""),
-              "normalize_device_vs_worker_max_abs":
-                  float((seen - clips["worker"][0][0]).abs().max()),
-              "clip_ms_in_process": {k: round(ms, 1) for k, (_, ms) in clips.items()},
-              "decode_threads": "PyAV thread_type AUTO", "cpus": os.cpu_count(),
-              "batch": setting.batch, "warmup_steps": setting.warmup_steps,
-              "timed_steps": setting.timed_steps, "videos": setting.train_videos,
-              "frames": f"{setting.frames} x {setting.width}x{setting.height} @ {setting.fps} fps",
-              "video_kbps": round(_kbps(root, setting), 1), "videos_written_s": round(made_s, 1)}
-    if setting.variants:
-        variants = {"normalize_worker": (bench_trainer(setting, root, device, "worker"), {}),
-                    "no_pin_memory": (trainer, {"pin": False})}
-        for name, (tr, options) in variants.items():
-            detail[f"ratio_{name}"] = round(loaded_rate(tr, setting, **options)["clips_per_s"]
-                                            / tensors, 4)
+    s = setting
+    detail.update(loaded_clips_per_s=loaded.pop("clips_per_s"), tensor_clips_per_s=tensors,
+                  tensor_clips_per_s_before_after=[round(before, 2), round(after, 2)], **loaded,
+                  normalize=trainer.cfg.data.normalize_on(trainer.device),
+                  clip_dtype=str(batch[0].dtype).replace("torch.", ""), cpus=os.cpu_count(),
+                  batch=s.batch, warmup_steps=s.warmup_steps, timed_steps=s.timed_steps,
+                  videos=s.train_videos, frames=f"{s.frames} x {s.width}x{s.height} @ {s.fps} fps",
+                  video_kbps=round(_kbps(root, s), 1), videos_written_s=round(made_s, 1))
+    if s.variants:
+        detail.update(variant_ratios(trainer, s, root, tensors))
     detail["load"] = [load, load_average()]
     r = detail["loaded_clips_per_s"] / tensors
-    cfg = trainer.cfg
-    return Figure(f"data path: loaded / on-device train-step clips/s ({cfg.model.arch} "
-                  f"{cfg.model.shift}, {cfg.model.segments}x{cfg.data.size}, bs{setting.batch}, "
-                  f"{loaded['workers']} workers, mp4 {setting.width}x{setting.height})",
-                  r, "x", ">= 0.9", r >= 0.9, device, detail)
+    m = trainer.cfg.model
+    return Figure(f"data path: loaded / on-device train-step clips/s ({m.arch} {m.shift}, "
+                  f"{m.segments}x{trainer.cfg.data.size}, bs{s.batch}, {loaded['workers']} "
+                  f"workers, mp4 {s.width}x{s.height})", r, "x", ">= 0.9", r >= 0.9, device,
+                  detail)
 
 
 def _kbps(root: Path, setting: Setting) -> float:

@@ -34,7 +34,18 @@ _WRITE_FORMATS = {".mp4": ("mp4", "libx264"), ".m4v": ("mp4", "libx264"),
                   ".avi": ("avi", "mpeg4")}
 
 __all__ = ["VideoDecodeError", "read_video_frames", "frame_stream", "count_frames", "frame_rate",
-           "write_video", "DEFAULT_FRAME_TEMPLATE", "DEFAULT_START_INDEX"]
+           "write_video", "set_decode_threads", "DEFAULT_FRAME_TEMPLATE", "DEFAULT_START_INDEX"]
+_DECODE = {"threads": 0}  # sparse reads' decoder threads in this process (0: FFmpeg's choice)
+
+
+def set_decode_threads(threads: int) -> None:
+    """Decoder threads of :func:`read_video_frames` in this process: 0 (default) lets FFmpeg
+    choose (slice + frame threads, one per core: the fastest read of one video at a time); 1
+    for data-loading workers, where the workers are the parallelism (the same frames, less CPU
+    a clip: ``benchmarks/bench_clip_cpu.py``)."""
+    if threads < 0:
+        raise ValueError(f"decoder threads must be >= 0, got {threads}")
+    _DECODE["threads"] = int(threads)
 
 
 class VideoDecodeError(RuntimeError):
@@ -164,6 +175,8 @@ def _decode_file(path: Path, wanted: np.ndarray, index: _Index) -> dict:
     try:
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"  # slice + frame threads: ~2x on 2 cores, bit-exact output
+        if _DECODE["threads"]:
+            stream.codec_context.thread_count = _DECODE["threads"]
         frames, cur = None, -1  # cur: index of the last decoded frame
         for target in wanted.tolist():
             k = index.keyframes[max(bisect.bisect_right(index.keyframes, target) - 1, 0)]
