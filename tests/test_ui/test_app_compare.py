@@ -110,6 +110,17 @@ def test_a_checkpoint_can_be_uploaded_instead(app_for, compare_runs):
     box.set_value("(upload a checkpoint)").run()
     assert not at.exception
     assert any("Choose two checkpoints" in i.value for i in at.info)  # waits for the file
+    # kept, the box is emptied (a file refused later is not shown beside it) and the page
+    # names the file in use
+    ckpt = compare_runs / "train" / "tsm" / "best.pth"
+    at.file_uploader(key="attc_upload_B_0").upload("my tsm.pth", ckpt.read_bytes(),
+                                                    "application/octet-stream").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert [(u.key, u.value) for u in at.get("file_uploader")] == [("attc_upload_B_1", None)]
+    kb = ckpt.stat().st_size / 2**10
+    assert f"Using my tsm.pth ({kb:.1f} kB), uploaded; choose another file to replace it." in [
+        c.value for c in at.caption]
+    assert "** — TSM" in at.markdown[0].value.split(" · ")[1]
 
 
 

@@ -180,7 +180,7 @@ def test_an_upload_gets_tsm_tests_answer_at_any_working_size(runs, app_for, tmp_
     at.radio(key="att_mode").set_value("Any two checkpoints on any video").run()
     at.selectbox(key="attc_ckpt_A").set_value(str(ckpt)).run()
     at.radio(key="attc_kind").set_value("Upload a video").run()
-    at.file_uploader(key="attc_upload").upload(video.name, video.read_bytes(), "video/mp4").run()
+    at.file_uploader(key="attc_upload_0").upload(video.name, video.read_bytes(), "video/mp4").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert any("at 640x360, downscaled from 1280x720" in c for c in captions(at))
     frames = []

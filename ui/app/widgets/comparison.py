@@ -14,7 +14,7 @@ from .. import access, session, sources
 from ..cache import result_store
 from ..settings import UISettings
 from ..sources import runs_folder, uploads
-from . import flow_panel, player, tables
+from . import flow_panel, player, tables, uploader
 from .draw import upscale
 from .video_source import ChosenVideo, choose_video
 
@@ -65,18 +65,21 @@ def pick_checkpoint(col, label: str, prefix: str, slot: str, found: list[str],
                            key=f"{prefix}_ckpt_{slot}", format_func=lambda p: p
                            if p in (TYPED, UPLOADED) else runs_folder.rel(Path(p), settings.runs_dir))
     if choice == UPLOADED:
-        mb = settings.max_checkpoint_mb
-        f = col.file_uploader(f"Checkpoint of {_lower(label)}", key=f"{prefix}_upload_{slot}",
-                              type=list(uploads.CHECKPOINT_SUFFIXES), max_upload_size=mb,
-                              help=f"at most {mb} MB; kept while this session lasts")
-        if f is None:
+        mb, box = settings.max_checkpoint_mb, f"{prefix}_upload_{slot}"
+        h = uploader.held_upload(
+            f"Checkpoint of {_lower(label)}", box, list(uploads.CHECKPOINT_SUFFIXES), mb,
+            f"at most {mb} MB; kept while this session lasts",
+            lambda name, data: uploads.keep_checkpoint(name, data, settings.max_checkpoint_bytes,
+                                                       session.folder(settings.idle_minutes)),
+            where=col)
+        if h is not None and not h.value.is_file():  # swept with an idle session's folder
+            uploader.forget(box)
+            col.warning(f"'{h.name}' was removed with this session's idle uploads; upload it "
+                        "again.")
             return None
-        try:
-            return str(uploads.keep_checkpoint(f.name, f.getvalue(), settings.max_checkpoint_bytes,
-                                              session.folder(settings.idle_minutes)))
-        except uploads.UploadError as e:
-            col.error(str(e))
-            return None
+        if h is not None:
+            col.caption(uploader.in_use(h))
+        return None if h is None else str(h.value)
     if choice != TYPED:
         return choice
     typed = col.text_input(f"Checkpoint path of {_lower(label)}", key=f"{prefix}_path_{slot}",

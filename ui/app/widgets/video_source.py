@@ -19,7 +19,8 @@ import streamlit as st
 from .. import session, sources
 from ..settings import DecodeLimits, UISettings
 from ..sources import runs_folder
-from ..sources.uploads import UploadError, keep_video
+from ..sources.uploads import keep_video
+from . import uploader
 
 SNIPPET, RUNS_VIDEO, UPLOAD = "VID val snippet", "Video in the runs folder", "Upload a video"
 LIMIT_OPTIONS = "`tsm ui --max-frames N --frame-size PX --max-decoded-mp MP` changes them"
@@ -64,30 +65,28 @@ def _frames_of(path: str, mtime: float, limits: DecodeLimits) -> sources.Decoded
 
 def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
     mb = settings.max_upload_mb
-    up = st.file_uploader("Video file", type=[s.lstrip(".") for s in runs_folder.VIDEO_SUFFIXES],
-                          key=f"{key}_upload", max_upload_size=mb,
-                          help=f"at most {mb} MB; decoded within the limits below")
-    if up is None:
+
+    def keep(name: str, data: bytes) -> tuple:
+        with st.spinner("Decoding upload..."):
+            return hashlib.sha1(data).hexdigest()[:16], keep_video(
+                name, data, settings.max_upload_bytes, settings.limits,
+                session.folder(settings.idle_minutes))
+
+    box = f"{key}_upload"
+    h = uploader.held_upload("Video file", box, [s.lstrip(".") for s in
+                                                 runs_folder.VIDEO_SUFFIXES], mb,
+                             f"at most {mb} MB; decoded within the limits below", keep)
+    if h is None:
         st.info("Choose a video file to upload.")
         return None
-    data = up.getvalue()
-    digest = hashlib.sha1(data).hexdigest()[:16]
-    state = f"{key}_upload_decoded"
-    got = st.session_state.get(state)
-    if got is None or got[0] != (digest, settings.limits) or not got[1][1].is_file():
-        # new, or its kept copy was swept with an idle session's folder: kept (again)
-        try:
-            with st.spinner("Decoding upload..."):
-                decoded = keep_video(up.name, data, settings.max_upload_bytes,
-                                     settings.limits, session.folder(settings.idle_minutes))
-        except UploadError as e:
-            st.session_state.pop(state, None)
-            st.error(str(e))
-            return None
-        got = st.session_state[state] = ((digest, settings.limits), decoded)
-    decoded, path = got[1]
+    digest, (decoded, path) = h.value
+    if not path.is_file():  # swept with an idle session's folder
+        uploader.forget(box)
+        st.warning(f"'{h.name}' was removed with this session's idle uploads; upload it again.")
+        return None
+    st.caption(uploader.in_use(h))
     return ChosenVideo(decoded.frames, decoded.total, decoded.source_size,
-                       key=f"upload:{digest}:{settings.limits}", label=up.name, path=path)
+                       key=f"upload:{digest}:{settings.limits}", label=h.name, path=path)
 
 
 def choose_video(settings: UISettings, key: str) -> Optional[ChosenVideo]:
