@@ -128,9 +128,10 @@ def safe_load(path: str | os.PathLike, mmap: bool = False) -> Any:
         raise ValueError(f"{path}: {_load_error(path, e)}") from None
 
 
-def read_checkpoint(path: str | os.PathLike) -> dict:
-    """:func:`safe_load` of a file that must hold a dict (a state dict or a checkpoint)."""
-    obj = safe_load(path)
+def read_checkpoint(path: str | os.PathLike, mmap: bool = False) -> dict:
+    """:func:`safe_load` of a file that must hold a dict (a state dict or a checkpoint);
+    ``mmap``: its tensors are mapped, not read (a zip checkpoint)."""
+    obj = safe_load(path, mmap=mmap)
     if not isinstance(obj, dict):
         raise ValueError(f"{path}: holds a {type(obj).__name__}, expected a dict of tensors "
                          "or a checkpoint dict")

@@ -55,3 +55,25 @@ def test_torchvision_state_dict_is_a_known_layout(tmp_path):
     path = tmp_path / "resnet18.pth"
     torch.save(torchvision.models.resnet18(weights=None).state_dict(), path)
     assert check_pretrained(str(path)) == "torchvision"
+
+
+def test_tsm_train_reads_the_pretrained_tensors_once(tmp_path, monkeypatch):
+    """The input checks open ``--pretrained`` with its tensors memory-mapped; the model is
+    started from one full read (open_checkpoint ``into`` the model)."""
+    from tsm_apps import build_recognizer
+    from tsm_apps.checkpoint.reading import save_checkpoint
+
+    videos, labels = motion_videos(4, frames=8, size=32)
+    write_frame_folders(tmp_path / "data", videos, labels, val_every=2)
+    torch.manual_seed(0)
+    start = save_checkpoint(tmp_path / "start.pth", build_recognizer("resnet18", 2, 4))
+    loads, real = [], torch.load
+
+    def counting(f, *a, **k):
+        loads.append((str(f), bool(k.get("mmap"))))
+        return real(f, *a, **k)
+
+    monkeypatch.setattr(torch, "load", counting)
+    assert _train(tmp_path / "data", tmp_path, "--pretrained", str(start)) == 0
+    mapped = [m for f, m in loads if f == str(start)]
+    assert mapped.count(False) == 1 and len(mapped) >= 2, loads  # checked mapped, read once

@@ -3,8 +3,9 @@
 The clip sets decode the whole data set into memory when they are built, and the model loads
 ``--pretrained`` after that; a wrong path or a checkpoint of an unknown layout would otherwise
 surface minutes later. :func:`check_inputs` reads the list files (``file:line`` errors), checks
-that every listed video exists, and reads ``--pretrained`` / ``--resume`` safely and names its
-layout problem, in about the time a checkpoint takes to load.
+that every listed video exists, and opens ``--pretrained`` safely with its tensors memory-mapped
+(not read: :func:`~tsm_apps.checkpoint.opening.open_checkpoint` reads them once, when the model
+is built) and names its layout problem.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def check_pretrained(path: str) -> str:
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"--pretrained: checkpoint not found: {p}")
-    ckpt = read_checkpoint(p)
+    ckpt = read_checkpoint(p, mmap=True)  # the keys and shapes; the tensors stay on disk
     from ..checkpoint.reading import checkpoint_config  # the layouts need the model zoo
     try:
         return checkpoint_config(ckpt, p.name)[0]
