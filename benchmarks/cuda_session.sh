@@ -2,7 +2,7 @@
 # Every CUDA check and figure of the suite in one run on a GPU machine (repo root):
 #
 #   OUT=runs/bench COMMIT=$(git rev-parse --short HEAD) bash benchmarks/cuda_session.sh \
-#       [check] [core] [kernel] [demo] [datapath] [profile]   # default: all, in this order
+#       [check] [core] [kernel] [demo] [datapath] [profile] [compile]   # default: all
 #
 # check:    benchmarks/check_cuda.py (compiled kernels and graphs == official shift / eager)
 # core:     tsm bench --device cuda core            -> $OUT/cuda.json
@@ -11,6 +11,7 @@
 #           the official online_demo/mobilenet_v2_tsm.py; default .ext/mobilenet_v2_tsm.py)
 # datapath: tsm bench --device cuda datapath         -> $OUT/datapath.json (needs PyAV)
 # profile:  benchmarks/profile_train_step.py        (TSM vs TSN training step, by kernel)
+# compile:  benchmarks/bench_compile.py             (torch.compile'd training steps vs eager)
 #
 # Runs with whatever python3 is there (PY=...); wheels in .whl/ (e.g. PyAV) are installed into
 # /tmp/site first. The project need not be installed: the repo root goes on PYTHONPATH and the
@@ -26,7 +27,7 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     --target /tmp/site .whl/*.whl && export PYTHONPATH="$PYTHONPATH:/tmp/site"
 fi
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(check core kernel demo datapath profile)
+[ ${#steps[@]} -eq 0 ] && steps=(check core kernel demo datapath profile compile)
 {
   echo "commit ${COMMIT:-unknown}, $(date -u +%FT%TZ)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem,temperature.gpu \
@@ -54,6 +55,7 @@ for s in "${steps[@]}"; do
     datapath) run datapath 300 "$PY" -m tsm_apps.bench.cli --device cuda \
                 --out "$OUT/datapath.json" datapath ;;
     profile) run profile 120 "$PY" benchmarks/profile_train_step.py ;;
+    compile) run compile 240 "$PY" benchmarks/bench_compile.py ;;
     *) echo "unknown step $s"; status=1 ;;
   esac
 done

@@ -59,10 +59,11 @@ def build(spec: Spec, shift, device: str, official: bool = False) -> nn.Module:
     return m.to(device)
 
 
-def _autocast(spec: Spec, device: str):
+def _autocast(spec: Spec, device: str, cache: bool = True):
+    """``spec``'s autocast (``cache=False`` inside captured graphs, as CUDA graphs require)."""
     if spec.dtype is None:
         return nullcontext()
-    return torch.autocast(torch.device(device).type, dtype=spec.dtype)
+    return torch.autocast(torch.device(device).type, dtype=spec.dtype, cache_enabled=cache)
 
 
 def _wrap(fn, *contexts):
@@ -137,43 +138,55 @@ class _Cast(nn.Module):
         self.model, self.spec, self.device, self.path = model, spec, device, path
 
     def forward(self, x):
-        with _autocast(self.spec, self.device), (
+        with _autocast(self.spec, self.device, cache=False), (
                 nullcontext() if self.path is None else cuda_shift_path(self.path)):
             return self.model(x)
 
 
 def training_step(spec: Spec, device: str, goal: str = "<= 1.05") -> list:
     """One SGD step (forward + cross-entropy + backward + update) of TSM, TSN and the
-    official-op TSM on the same random clips (on CUDA also TSM on the slice copies, no
-    kernel)."""
+    official-op TSM on the same random clips. On CUDA also TSM on the slice copies (no kernel)
+    and a second figure: TSM/TSN with forward and backward replayed from CUDA graphs
+    (``torch.cuda.make_graphed_callables``), the step without launch costs, where a GPU waits
+    on its kernels rather than on the host."""
     models = {"tsm": build(spec, "offline", device), "tsn": build(spec, None, device),
               "official_tsm": build(spec, "offline", device, official=True)}
     g = torch.Generator().manual_seed(0)
     x = torch.randn(spec.batch, spec.segments, 3, spec.size, spec.size, generator=g).to(device)
     y = torch.randint(0, spec.classes, (spec.batch,), generator=g).to(device)
 
-    def step_fn(m):
+    def step_fn(m, graphed: bool = False):
         m.train()
         opt = torch.optim.SGD(m.parameters(), lr=1e-3, momentum=0.9)
+        if graphed:  # forward and backward replayed from CUDA graphs, autocast inside them
+            forward = torch.cuda.make_graphed_callables(_Cast(m, spec, device), (x,))
+        else:
+            forward = _Cast(m, spec, device)
 
         def step():
             opt.zero_grad(set_to_none=True)
-            with _autocast(spec, device):
-                loss = nn.functional.cross_entropy(m(x), y)
+            loss = nn.functional.cross_entropy(forward(x).float(), y)
             loss.backward()
             opt.step()
         return step
     fns = {k: step_fn(m) for k, m in models.items()}
     pairs = [("tsm", "official_tsm"), ("official_tsm", "tsn")]
-    if torch.device(device).type == "cuda":  # the slice copies of the CPU path, for comparison
+    cuda = torch.device(device).type == "cuda"
+    if cuda:  # the slice copies of the CPU path; the launch-free steps (graphs)
         fns["tsm_copy"] = _wrap(step_fn(build(spec, "offline", device)),
                                 lambda: cuda_shift_path("copy"))
-        pairs.append(("tsm_copy", "tsn"))
+        fns["tsm_graph"] = step_fn(build(spec, "offline", device), graphed=True)
+        fns["tsn_graph"] = step_fn(build(spec, None, device), graphed=True)
+        pairs += [("tsm_copy", "tsn"), ("tsm_graph", "tsn_graph"), ("tsn_graph", "tsn")]
     load = load_average()
     rounds = time_rounds(fns, spec.rounds, 2, device)
     d = {**_ms(rounds), **_ratios(rounds, pairs), "load": [load, load_average()]}
-    return [_figure(f"shift cost, training step: TSM/TSN ({spec.label})", rounds, "tsm", "tsn",
-                    goal, device, d)]
+    out = [_figure(f"shift cost, training step: TSM/TSN ({spec.label})", rounds, "tsm", "tsn",
+                   goal, device, d)]
+    if cuda:
+        out.append(_figure(f"shift cost, training step from CUDA graphs: TSM/TSN ({spec.label})",
+                           rounds, "tsm_graph", "tsn_graph", goal, device, d))
+    return out
 
 
 class _Frame(nn.Module):

@@ -14,7 +14,8 @@ on a copy-free view of the input that keeps channels where memory has them: ``(N
 for NCHW, ``(N, T, H*W, C)`` for channels-last (where ``torch.cat`` along C is slow). Its
 backward is the same copy kernel with the directions reversed. The values are exactly those of
 the official ``zeros_like`` + slice-copy shift. Under tracing/ONNX export the op is written with
-``torch.cat`` of slices and zeros (no slice assignment, which the official code exports wrongly).
+``torch.cat`` of slices and zeros (no slice assignment, which the official code exports wrongly);
+under ``torch.compile`` too, so the compiler sees plain tensor ops it can fuse.
 
 Inference (autograd off) needs no shifted copy at all: :func:`shifted_in_place` moves only the
 shifted folds inside the input for the duration of the wrapped layer and then puts them back, so
@@ -104,7 +105,10 @@ def shifted_in_place(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_
 
 
 def _tracing() -> bool:
-    return torch.jit.is_tracing() or torch.onnx.is_in_onnx_export()
+    """Under ``torch.jit.trace``, ONNX export or ``torch.compile`` (where the shift is written
+    as plain slices and ``torch.cat``, which a compiler fuses with its neighbours)."""
+    return (torch.jit.is_tracing() or torch.onnx.is_in_onnx_export()
+            or torch.compiler.is_compiling())
 
 
 _KERNEL: list = []

@@ -81,34 +81,33 @@ def _online_step_kernel(x, out, buf, frame_numel, hw, channels, fold,
 
 
 @triton.jit
-def _column_kernel(x, edge, columns, hw, channels, fold, moved, frame_numel, d0, d1,
+def _column_kernel(x, edge, columns, channels, fold, frame_numel, d0, d1,
                    UNDO: tl.constexpr, CHANNELS_LAST: tl.constexpr, T: tl.constexpr,
                    T_PAD: tl.constexpr, BLOCK: tl.constexpr):
-    """Program ``(n, b)``: columns ``[b*BLOCK, (b+1)*BLOCK)`` of clip ``n`` (a column: one
-    element of channels ``[0:moved]`` over the clip's ``T`` frames), in place, as one
-    ``(T_PAD, BLOCK)`` tile. Lane direction ``e`` (``d0`` on channels ``[0:fold]``, ``d1`` on
-    ``[fold:moved]``): ``x[t] <- x[t+e]``. Outside the clip the fill is zero, and the element
-    that drops out (``x[0]`` for ``e > 0``, ``x[T-1]`` otherwise) is saved in ``edge``; with
-    ``UNDO`` the fill is read from ``edge`` instead. Every load of the tile is issued before
-    the barrier and every store after it (stores of one row overwrite what another thread of
-    the program loaded), so all ``T`` frames are in flight at once."""
+    """Program ``(n, b, k)``: columns ``[b*BLOCK, (b+1)*BLOCK)`` of lane ``k`` of clip ``n``, in
+    place, as one ``(T_PAD, BLOCK)`` tile. Lane ``k`` is channels ``[k*fold, (k+1)*fold)``, all
+    moving by ``e`` (``d0`` for lane 0, ``d1`` for lane 1): ``x[t] <- x[t+e]``; a column is one
+    element of the lane over the clip's ``T`` frames (``columns = fold*H*W`` per lane). Outside
+    the clip the fill is zero, and the element that drops out (``x[0]`` for ``e > 0``,
+    ``x[T-1]`` otherwise) is saved in ``edge``; with ``UNDO`` the fill is read from ``edge``
+    instead. Every load of the tile is issued before the barrier and every store after it
+    (a row's stores overwrite what another thread of the program loaded), so all ``T`` frames
+    are in flight at once; one direction per program keeps the loads contiguous."""
     n = tl.program_id(0)
+    k = tl.program_id(2)
     j = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     live = j < columns
     if CHANNELS_LAST:
-        ch = j % moved
-        off = (j // moved) * channels + ch
+        off = (j // fold) * channels + k * fold + j % fold
     else:
-        ch = j // hw
-        off = j
-    e = tl.where(ch < fold, d0, d1)
+        off = k * columns + j
+    e = tl.where(k == 0, d0, d1)
     t = tl.arange(0, T_PAD)[:, None]
-    src = t + e[None, :]
     rows = (t < T) & live[None, :]
-    inside = rows & (src >= 0) & (src < T)
+    inside = rows & (t + e >= 0) & (t + e < T)
     base = x + n.to(tl.int64) * T * frame_numel
-    at_edge = edge + n.to(tl.int64) * columns + j
-    val = tl.load(base + src * frame_numel + off[None, :], mask=inside, other=0)
+    at_edge = edge + (n.to(tl.int64) * 2 + k) * columns + j
+    val = tl.load(base + (t + e) * frame_numel + off[None, :], mask=inside, other=0)
     if UNDO:
         fill = tl.load(at_edge, mask=live, other=0)
         val = tl.where(inside, val, fill[None, :])
@@ -182,29 +181,28 @@ def _columns(x: Tensor, edge: Tensor | None, num_segments: int, fold: int, dirs:
         raise ValueError(f"in-place shift kernel needs a dense NCHW or channels-last tensor, got "
                          f"shape {tuple(x.shape)} strides {x.stride()}")
     nt, c, h, w = x.shape
-    moved = len(dirs) * fold
-    columns = moved * h * w
-    if edge is None:
-        edge = torch.empty(nt // num_segments, columns, dtype=x.dtype, device=x.device)
+    lanes, columns = len(dirs), fold * h * w
+    if edge is None:  # (N, 2, fold*H*W): lane 1 unused online
+        edge = torch.empty(nt // num_segments, 2, columns, dtype=x.dtype, device=x.device)
     if num_segments * c * h * w >= 2 ** 31:
         raise ValueError(f"in-place shift kernel: clips of shape {tuple(x.shape)} / "
                          f"{num_segments} frames are too large")
     e = tuple(-d for d in dirs) if undo else tuple(dirs)
     t_pad = max(2, triton.next_power_of_2(num_segments))
     block = max(32, BLOCK // t_pad)  # a tile of about BLOCK elements: T frames of columns
-    grid = (nt // num_segments, triton.cdiv(columns, block))
+    grid = (nt // num_segments, triton.cdiv(columns, block), lanes)
     if grid[1] > _MAX_BLOCKS:
         raise ValueError(f"in-place shift kernel: frames of shape {tuple(x.shape)} are too large")
-    _column_kernel[grid](x, edge, columns, h * w, c, fold, moved, c * h * w, e[0], e[-1],
-                         UNDO=undo, CHANNELS_LAST=is_channels_last(x), T=num_segments,
-                         T_PAD=t_pad, BLOCK=block)
+    _column_kernel[grid](x, edge, columns, c, fold, c * h * w, e[0], e[-1], UNDO=undo,
+                         CHANNELS_LAST=is_channels_last(x), T=num_segments, T_PAD=t_pad,
+                         BLOCK=block)
     return edge
 
 
 def shift_in_place(x: Tensor, num_segments: int, fold: int, dirs: tuple) -> Tensor:
     """Shift ``x`` ``(N*T, C, H, W)`` (dense NCHW or channels-last) in place, inference only:
     only the ``len(dirs) * fold`` moved channels are read and written, once. Returns the edge
-    ``(N, moved * H * W)``: the elements that dropped out of the clips, for
+    ``(N, 2, fold * H * W)``: the elements that dropped out of the clips, per direction, for
     :func:`undo_shift_in_place`."""
     return _columns(x, None, num_segments, fold, tuple(dirs), undo=False)
 
