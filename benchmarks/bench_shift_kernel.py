@@ -109,7 +109,20 @@ def host_costs(calls: int = 3000) -> dict:
             with cuda_shift_path(path):
                 block(x)
         return run
+    xg = x.clone().requires_grad_()
+    ones = torch.ones_like(x)
+
+    def train(fn):
+        def run():
+            with torch.enable_grad():
+                fn(xg).backward(ones)
+        return run
     return {"torch relu_": per_call(lambda: x.relu_()),
+            "training: x * 1.0, forward + backward": per_call(train(lambda v: v * 1.0)),
+            "training: our shift, forward + backward": per_call(train(
+                lambda v: temporal_shift(v, 8))),
+            "training: official op, forward + backward": per_call(train(
+                lambda v: naive_shift(v, 8))),
             "torch empty_like": per_call(lambda: torch.empty_like(x)),
             "triton launch (shift_into)": per_call(
                 lambda: shift_kernel.shift_into(out, x, 8, 8, (1, -1))),

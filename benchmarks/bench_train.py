@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from queue import Queue
 
-from tsm_apps.io import atomic_write_text, read_json
+from tsm_apps.io import atomic_write_json, atomic_write_text, read_json
 
 RUNS = {
     "tsn": (1, ["--shift", "none"]),
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     for k_, v in ratios.items():
         print(f"{k_}: {v:.2f}")
     out = a.out / "table.json"
-    out.write_text(json.dumps({"runs": res, "ratios": ratios}, indent=1))
+    atomic_write_json(out, {"runs": res, "ratios": ratios})
     print(f"-> {out}")
     return 0
 

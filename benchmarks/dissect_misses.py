@@ -15,7 +15,6 @@ Prints one table row per run; ``--json FILE`` also writes the figures.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import numpy as np
 
 from dissect.layout import load_run
 from dissect.metrics import has_box
-from tsm_apps.io import read_json
+from tsm_apps.io import atomic_write_json, read_json
 from tsm_apps.synth.draw import L_SHAPE, bbox, place
 from tsm_apps.synth.temporal import plan_clip
 
@@ -98,7 +97,7 @@ def main() -> int:
               f"{r['on_background']:.3f} | {'' if med is None else f'{med:.1f}'} | "
               f"{'' if near is None else f'{near:.3f}'} |")
     if a.json:
-        a.json.write_text(json.dumps(rows, indent=1))
+        atomic_write_json(a.json, rows)
     return 0
 
 

@@ -35,6 +35,36 @@ def step_fn(model: nn.Module, spec: Spec, device: str):
     return step
 
 
+def host_split(model: nn.Module, spec: Spec, device: str, steps: int = 20) -> str:
+    """Median host milliseconds of each part of a step, and the wait for the device after."""
+    import statistics
+    import time
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(spec.batch, spec.segments, 3, spec.size, spec.size, generator=g).to(device)
+    y = torch.randint(0, spec.classes, (spec.batch,), generator=g).to(device)
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    parts: dict = {"forward": [], "backward": [], "optimizer": [], "device wait": []}
+    for i in range(steps + 5):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        with _autocast(spec, device):
+            loss = nn.functional.cross_entropy(model(x).float(), y)
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        t3 = time.perf_counter()
+        torch.cuda.synchronize()
+        t4 = time.perf_counter()
+        if i >= 5:
+            for k, a, b in (("forward", t0, t1), ("backward", t1, t2), ("optimizer", t2, t3),
+                            ("device wait", t3, t4)):
+                parts[k].append((b - a) * 1e3)
+    return ", ".join(f"{k} {statistics.median(v):.2f} ms" for k, v in parts.items())
+
+
 def device_times(prof) -> dict:
     """``{kernel or op name: self device microseconds}`` summed over the profile."""
     out = {}
@@ -71,6 +101,10 @@ def main(argv: list) -> int:
         print(f"== {name}: device {dev:.2f} ms/step (sum of kernels), host {host:.2f} ms/step")
         for k, us in sorted(totals[name].items(), key=lambda kv: -kv[1])[:a.rows]:
             print(f"   {us / a.steps / 1e3:8.3f} ms  {k[:110]}")
+    print("== host time per step (no profiler): forward + loss enqueued, backward returned, "
+          "optimizer step, then the device finished")
+    for name, shift in (("tsm", "offline"), ("tsn", None)):
+        print(f"   {name}: " + host_split(build(spec, shift, device), spec, device))
     keys = set(totals["tsm"]) | set(totals["tsn"])
     diff = sorted(keys, key=lambda k: -abs(totals["tsm"].get(k, 0) - totals["tsn"].get(k, 0)))
     print("== TSM - TSN, device ms/step, largest differences")

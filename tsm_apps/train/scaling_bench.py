@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import subprocess
 import sys
@@ -37,7 +36,7 @@ import torch.distributed as dist
 from torch import nn
 
 from ..bench.timing import Figure
-from ..io import read_json
+from ..io import atomic_write_json, read_json
 
 WORKERS = (8, 16, 32, 64, 128, 256, 512, 1024, 1536)
 
@@ -238,4 +237,4 @@ if __name__ == "__main__":
     a = p.parse_args()
     res = worker(a.steps, a.batch, a.reps)
     if res["rank"] == 0:
-        a.out.write_text(json.dumps(res))
+        atomic_write_json(a.out, res, indent=None)
