@@ -24,6 +24,7 @@ Every function takes a :class:`Setting`, so the same code runs on the CPU at a t
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -235,7 +236,8 @@ def measure(setting: Setting, device: str, root: Path) -> Figure:
                   clip_dtype=str(batch[0].dtype).replace("torch.", ""), cpus=os.cpu_count(),
                   batch=s.batch, warmup_steps=s.warmup_steps, timed_steps=s.timed_steps,
                   videos=s.train_videos, frames=f"{s.frames} x {s.width}x{s.height} @ {s.fps} fps",
-                  video_kbps=round(_kbps(root, s), 1), videos_written_s=round(made_s, 1))
+                  video_kbps=round(_kbps(root, s), 1), videos_written_s=round(made_s, 1),
+                  dev_shm_gib=_shm_gib())
     if s.variants:
         detail.update(variant_ratios(trainer, s, root, tensors))
     detail["load"] = [load, load_average()]
@@ -245,6 +247,14 @@ def measure(setting: Setting, device: str, root: Path) -> Figure:
                   f"{m.segments}x{trainer.cfg.data.size}, bs{s.batch}, {loaded['workers']} "
                   f"workers, mp4 {s.width}x{s.height})", r, "x", ">= 0.9", r >= 0.9, device,
                   detail)
+
+
+def _shm_gib() -> Optional[float]:
+    """Size of ``/dev/shm`` (the workers' batches pass through it), GiB; None without one."""
+    try:
+        return round(shutil.disk_usage("/dev/shm").total / 2 ** 30, 2)
+    except OSError:
+        return None
 
 
 def _kbps(root: Path, setting: Setting) -> float:
