@@ -62,6 +62,7 @@ def test_the_bench_trains_through_the_trainers_loader(tmp_path):
     trainer = bench_trainer(s, tmp_path, "cpu", "device")
     loader = trainer.epoch_loader()
     assert type(trainer) is Trainer and type(trainer.train_set) is VideoDataset
+    assert trainer.net.training and trainer.device == torch.device("cpu")
     assert loader.dataset is trainer.train_set and loader.batch_sampler is trainer.batches
     assert (loader.num_workers, loader.pin_memory, loader.prefetch_factor) == (1, False, PREFETCH)
     ds = trainer.train_set

@@ -45,6 +45,7 @@ from ..synth.temporal import CLASSES, plan_clip, render_clip
 from ..train.config import load_config
 from ..train.inputs import check_inputs
 from ..train.loader import DECODE_THREADS, on_device
+from ..train.recipe import set_train_mode
 from ..train.run import clip_sets
 from ..train.trainer import Trainer
 from .timing import Figure, load_average, synchronize
@@ -141,7 +142,9 @@ def bench_trainer(setting: Setting, root: Path, device: str, normalize: str = "a
     env = DistEnv()
     dev = pick_device(cfg.device, env)
     train_set, val_set, num_classes, _ = clip_sets(cfg, False, dev)
-    return Trainer(cfg, env, dev, train_set, val_set, num_classes, hooks=[])
+    trainer = Trainer(cfg, env, dev, train_set, val_set, num_classes, hooks=[])
+    set_train_mode(trainer.net, cfg.optim.bn)  # as each epoch starts
+    return trainer
 
 
 def _steps(trainer: Trainer, batches, n: int) -> tuple:
