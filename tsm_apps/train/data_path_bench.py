@@ -1,4 +1,5 @@
-"""Does ``tsm train`` on video files keep one GPU busy? (the ``datapath`` entry of ``tsm.bench``)
+"""``tsm bench datapath``: does ``tsm train`` on video files keep one GPU busy? (the
+``datapath`` entry of the ``tsm.bench`` group)
 
 A small Kinetics-like set is written to a temporary folder: mp4 files (H.264 at crf 18, one
 keyframe a second) of ``height x width`` frames larger than the crop (340x256, Kinetics'
@@ -34,6 +35,7 @@ from typing import Optional
 import torch
 from torch.utils.data import default_collate
 
+from ..bench.timing import Figure, load_average, synchronize
 from ..data.lists import write_tsm_list
 from ..data.record import VideoSource
 from ..data.resize import resize_frames
@@ -42,13 +44,12 @@ from ..distributed import DistEnv, pick_device
 from ..io import atomic_write_text
 from ..synth.jobs import run_jobs
 from ..synth.temporal import CLASSES, plan_clip, render_clip
-from ..train.config import load_config
-from ..train.inputs import check_inputs
-from ..train.loader import DECODE_THREADS, on_device
-from ..train.recipe import set_train_mode
-from ..train.run import clip_sets
-from ..train.trainer import Trainer
-from .timing import Figure, load_average, synchronize
+from .config import load_config
+from .inputs import check_inputs
+from .loader import DECODE_THREADS, on_device
+from .recipe import set_train_mode
+from .run import clip_sets
+from .trainer import Trainer
 
 CRF = 18  # x264's "visually lossless": a lossy file to decode, as a real set's are
 VARIANTS = {  # name: (data.normalize, loader options), each timed in the full run (detail)
