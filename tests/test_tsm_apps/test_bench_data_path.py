@@ -42,7 +42,7 @@ def test_the_figure_runs_end_to_end_at_the_tiny_setting():
     assert d["normalize_device_vs_worker_max_abs"] == 0.0
     assert set(d["clip_ms_in_process"]) == {"worker", "device"}
     assert {"wait_fraction", "load", "video_kbps", "timed_steps", "frames"} <= set(d)
-    assert len(d["load"]) == 2 and d["videos"] == (1 + 2 + 2) * 2
+    assert len(d["load"]) == 2 and d["videos"] == (1 + 2 + 2) * 2 and d["loaded_steps"] == 2
     assert all(d[f"ratio_{name}"] > 0 for name in VARIANTS)
 
 

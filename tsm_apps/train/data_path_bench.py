@@ -52,6 +52,7 @@ from .run import clip_sets
 from .trainer import Trainer
 
 CRF = 18  # x264's "visually lossless": a lossy file to decode, as a real set's are
+LOADED_BUDGET_S = 20.0  # a loaded warm-up, or timed block, stops after this many seconds
 VARIANTS = {  # name: (data.normalize, loader options), each timed in the full run (detail)
     "normalize_worker": ("worker", {}), "no_pin_memory": ("auto", {"pin": False}),
     "prefetch_2": ("auto", {"prefetch": 2}), "decode_threads_auto": ("auto", {"decode_threads": 0})}
@@ -148,31 +149,34 @@ def bench_trainer(setting: Setting, root: Path, device: str, normalize: str = "a
     return trainer
 
 
-def _steps(trainer: Trainer, batches, n: int) -> tuple:
-    """``(seconds, seconds waiting for batches)`` of ``n`` steps on ``batches`` (an iterator of
-    ``(x, y)``), synchronised at both ends."""
+def _steps(trainer: Trainer, batches, n: int, budget_s: float = float("inf")) -> tuple:
+    """``(seconds, seconds waiting for batches, steps)`` of ``n`` steps on ``batches`` (an
+    iterator of ``(x, y)``), synchronised at both ends; fewer steps once ``budget_s`` seconds
+    have passed (a slow loader's rate needs fewer)."""
     synchronize(trainer.device)
-    t0, wait = time.perf_counter(), 0.0
-    for _ in range(n):
+    t0, wait, done = time.perf_counter(), 0.0, 0
+    while done < n and time.perf_counter() - t0 < budget_s:
         w = time.perf_counter()
         x, y = next(batches)
         wait += time.perf_counter() - w
         trainer.train_step(x, y)
+        done += 1
     synchronize(trainer.device)
-    return time.perf_counter() - t0, wait
+    return time.perf_counter() - t0, wait, done
 
 
 def loaded_rate(trainer: Trainer, setting: Setting, **options) -> dict:
     """Clips/s of the step fed by the trainer's epoch loader (``options``: the loader's
-    ``pin`` / ``prefetch`` / ``decode_threads``) after ``warmup_steps`` loaded steps, the
-    fraction of the time spent waiting for batches, and the loader's options."""
+    ``pin`` / ``prefetch`` / ``decode_threads``) after ``warmup_steps`` loaded steps (each
+    block cut at :data:`LOADED_BUDGET_S`), the fraction of the time spent waiting for
+    batches, and the loader's options."""
     loader = trainer.epoch_loader(**options)
     batches = iter(loader)
-    _steps(trainer, batches, setting.warmup_steps)
-    seconds, wait = _steps(trainer, batches, setting.timed_steps)
+    _steps(trainer, batches, setting.warmup_steps, LOADED_BUDGET_S)
+    seconds, wait, done = _steps(trainer, batches, setting.timed_steps, LOADED_BUDGET_S)
     del batches  # the workers stop
     workers = loader.num_workers
-    return {"clips_per_s": setting.batch * setting.timed_steps / seconds,
+    return {"clips_per_s": setting.batch * done / seconds, "loaded_steps": done,
             "wait_fraction": round(wait / seconds, 4), "workers": workers,
             "pin_memory": loader.pin_memory,
             "prefetch_factor": loader.prefetch_factor if workers else None,
@@ -186,7 +190,8 @@ def tensor_rate(trainer: Trainer, setting: Setting, batch: tuple) -> float:
     x, y = (t.to(trainer.device) for t in batch)
     once = iter(lambda: (x, y), None)
     _steps(trainer, once, setting.tensor_warmup)
-    return setting.batch * setting.timed_steps / _steps(trainer, once, setting.timed_steps)[0]
+    seconds, _, done = _steps(trainer, once, setting.timed_steps)
+    return setting.batch * done / seconds
 
 
 def read_batch(dataset, keys: list) -> tuple:
