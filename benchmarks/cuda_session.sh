@@ -55,7 +55,7 @@ for s in "${steps[@]}"; do
     datapath) run datapath 300 "$PY" -m tsm_apps.bench.cli --device cuda \
                 --out "$OUT/datapath.json" datapath ;;
     profile) run profile 120 "$PY" benchmarks/profile_train_step.py ;;
-    compile) run compile 240 "$PY" benchmarks/bench_compile.py ;;
+    compile) run compile 120 "$PY" benchmarks/bench_compile.py ;;
     *) echo "unknown step $s"; status=1 ;;
   esac
 done
