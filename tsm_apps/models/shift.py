@@ -20,11 +20,11 @@ under ``torch.compile`` too, so the compiler sees plain tensor ops it can fuse.
 Inference (autograd off) needs no shifted copy at all: :func:`shifted_in_place` moves only the
 shifted folds inside the input for the duration of the wrapped layer and then puts them back, so
 the layer reads exactly the official shifted values and the caller gets its tensor back bit for
-bit (``TemporalShift`` and the streaming step use it whenever autograd is off).
+bit (``TemporalShift`` and the streaming step use it on the CPU whenever autograd is off).
 
 On CUDA tensors the shift is one Triton kernel (:mod:`.shift_kernel`) in training and
-inference (while a CUDA graph is captured, in place: two launches that move only the shifted
-channels; eagerly one out-of-place launch, as launches bound eager inference there), and a
+inference (out of place, one launch: the in-place pair, two launches that move only the
+shifted channels, measured slower on a GPU and is kept as an option), and a
 streaming step with a static buffer (:func:`online_step_into`, the form a CUDA graph captures)
 is one kernel too; the CPU path above is unchanged.
 """
@@ -119,9 +119,8 @@ _CUDA_PATH: list = []
 @contextmanager
 def cuda_shift_path(path: str) -> Iterator[None]:
     """Inside the block CUDA tensors take ``path`` (to compare them): ``"kernel"`` (Triton
-    kernels, the in-place pair at inference), ``"kernel_copy"`` (the out-of-place kernel at
-    inference too) or ``"copy"`` (no kernel: the slice copies of the CPU path). Outside any
-    block the kernels choose per call (:func:`_in_place`)."""
+    kernels, the in-place pair at inference), ``"kernel_copy"`` (the out-of-place kernel, as
+    outside any block) or ``"copy"`` (no kernel: the slice copies of the CPU path)."""
     if path not in CUDA_PATHS:
         raise ValueError(f"cuda_shift_path must be one of {CUDA_PATHS}, got {path!r}")
     _CUDA_PATH.append(path)
@@ -132,19 +131,14 @@ def cuda_shift_path(path: str) -> Iterator[None]:
 
 
 def _in_place(x: Tensor) -> bool:
-    """Whether inference shifts ``x`` in place (:func:`_writable_view`). On CUDA the kernels
-    choose by what bounds the time: while a CUDA graph is being captured launches cost nothing
-    at replay, so the in-place pair (a quarter of the bytes, moved twice) is taken; eagerly the
-    one-launch out-of-place kernel (eager inference at small batches waits on launches, not on
-    bytes: docs/results.md §6.5). ``cuda_shift_path("kernel" | "kernel_copy")`` forces one."""
+    """Whether inference shifts ``x`` in place (:func:`_writable_view`). On CUDA the
+    one-launch out-of-place kernel is the default: eagerly, inference at small batches waits
+    on launches and the in-place pair launches twice; replayed from a CUDA graph the pair's
+    second kernel costs more than the bytes it saves at batch 1, and they are level at batch 16
+    (docs/results.md §6.5). ``cuda_shift_path("kernel")`` takes the in-place pair."""
     if not _writable_view(x):
         return False
-    if not x.is_cuda:
-        return True
-    path = _CUDA_PATH[-1] if _CUDA_PATH else None
-    if path is None:
-        return torch.cuda.is_current_stream_capturing()
-    return path != "kernel_copy"
+    return not x.is_cuda or _CUDA_PATH[-1:] == ["kernel"]
 
 
 def _kernel(x: Tensor):
