@@ -18,6 +18,7 @@ from .recipe import LR_POLICIES, LR_SCALINGS, WARMUP_RULES
 SHIFTS = ("offline", "online", "none")
 BN_MODES = ("train", "partial", "frozen")
 OPTIMIZERS = ("sgd", "adam")
+COMPILERS = ("none", "inductor", "aot_eager")  # torch.compile backends offered
 CROPS = ("area", "multiscale")
 SAMPLINGS = ("tsn", "dense")
 NORMALIZE_ON = ("auto", "worker", "device")
@@ -197,9 +198,15 @@ class OptimConfig:
     clip_grad: float = field(default=20.0, **option("max gradient norm (0: no clipping)"))
     amp: bool = field(default=True, **option("mixed precision (CUDA only)"))
     channels_last: bool = field(default=True, **option("channels-last memory (CUDA only)"))
+    compile: str = field(default="none", **option(
+        "torch.compile the network with this backend: inductor (the shift is traced as tensor "
+        "ops the compiler fuses; launch-free steps on a GPU, compiling takes a minute or so), "
+        "aot_eager (traced, not compiled: a check) or none", choices=COMPILERS))
 
     def __post_init__(self) -> None:
-        check([(self.optimizer in OPTIMIZERS,
+        check([(self.compile in COMPILERS,
+                f"compile must be one of {COMPILERS}, got {self.compile!r}"),
+               (self.optimizer in OPTIMIZERS,
                 f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}"),
                (self.bn in BN_MODES, f"bn must be one of {BN_MODES}, got {self.bn!r}"),
                (self.epochs >= 1, f"epochs must be >= 1, got {self.epochs}"),

@@ -36,8 +36,9 @@ def train_step(self, x: Tensor, y: Tensor) -> Tensor:
     for m in range(parts):
         xm, ym = x[m::parts], y[m::parts]
         torch.manual_seed(step_seed(self.cfg.seed, self.env.rank * parts + m, self.step))
-        defer = m < parts - 1 and isinstance(self.net, DistributedDataParallel)
-        with self.net.no_sync() if defer else nullcontext():
+        ddp = getattr(self.net, "_orig_mod", self.net)  # under torch.compile: the wrapped net
+        defer = m < parts - 1 and isinstance(ddp, DistributedDataParallel)
+        with ddp.no_sync() if defer else nullcontext():
             with torch.autocast(self.device.type, enabled=self.amp):
                 loss = nn.functional.cross_entropy(self.net(xm), ym) * (len(ym) / n)
             self.scaler.scale(loss).backward()

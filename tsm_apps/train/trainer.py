@@ -49,8 +49,10 @@ class Trainer:
         self.model, self.optimizer = model_and_optimizer(cfg, num_classes, device, env.world_size)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp)
         kavg = cfg.averaging.method == "kavg"
-        self.net = wrap_ddp(self.model, device, self.sync_comm) if env.distributed and not kavg \
+        net = wrap_ddp(self.model, device, self.sync_comm) if env.distributed and not kavg \
             else self.model
+        self.net = net if cfg.optim.compile == "none" else \
+            torch.compile(net, backend=cfg.optim.compile)  # shares self.model's parameters
         self.averager = KStepAverager(self.model, self.optimizer, cfg.averaging.k,
                                       partial(self.sync_comm.all_reduce_, op="mean")) if kavg else None
         t, s = cfg.model.segments, cfg.data.size
