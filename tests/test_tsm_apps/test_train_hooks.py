@@ -1,4 +1,5 @@
 """The training loop and its hooks: event order, early stops, checkpoint entries, file sizes."""
+import csv
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.distributed import DistEnv
 from tsm_apps.train import load_config
 from tsm_apps.train.hooks import CheckpointHook, EvaluationHook, HookBase, LogHook, MultigridHook
+from tsm_apps.train.log import MetricsLog
 from tsm_apps.train.trainer import Trainer
 
 # every entry a checkpoint has had; resuming older runs reads exactly these
@@ -145,3 +147,46 @@ def test_hooks_never_import_the_trainer_and_training_has_no_import_cycle():
             state[m] = "done"
     for m in sorted(graph):
         visit(m, [])
+
+
+def test_the_log_hook_never_waits_for_a_step_loss_and_sums_it_as_python_floats(tmp_path,
+                                                                              monkeypatch):
+    """Reading a CUDA loss waits for the GPU: ``LogHook.after_step`` reads none (no
+    ``train_step`` rows, bar off), yet the epoch's ``train`` row is the float64 sum of each
+    step's loss times its clips, added up as Python floats (the formula before the sum moved to
+    the device), bit for bit."""
+    reads, inside, losses = [0], [False], []
+    real_float, real_item = torch.Tensor.__float__, torch.Tensor.item
+
+    def counting(fn):
+        def read(self, *a):
+            reads[0] += inside[0]
+            return fn(self, *a)
+        return read
+    monkeypatch.setattr(torch.Tensor, "__float__", counting(real_float))
+    monkeypatch.setattr(torch.Tensor, "item", counting(real_item))
+    real_after_step = LogHook.after_step
+
+    def after_step(self):
+        losses.append((real_float(self.loop.loss), len(self.loop.batch[1])))
+        inside[0] = True
+        try:
+            real_after_step(self)
+        finally:
+            inside[0] = False
+    monkeypatch.setattr(LogHook, "after_step", after_step)
+    rows, real_write = [], MetricsLog.write
+
+    def write(self, **row):
+        rows.append(row)
+        return real_write(self, **row)
+    monkeypatch.setattr(MetricsLog, "write", write)
+    _trainer(tmp_path, epochs=1).fit()
+    assert reads[0] == 0 and len(losses) == 2
+    want = 0.0
+    for loss, clips in losses:
+        want = want + loss * clips
+    train = [r for r in rows if r["split"] == "train"]
+    assert len(train) == 1 and train[0]["loss"] == want / 8  # exact, not the CSV's 6 digits
+    with open(tmp_path / "metrics.csv", newline="") as f:
+        assert [r["split"] for r in csv.DictReader(f)].count("train") == 1

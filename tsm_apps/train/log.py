@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import time
 import warnings
 from pathlib import Path
 from typing import Iterable, Optional
@@ -90,12 +91,18 @@ class Progress:
     """The training bar (:func:`~tsm_apps.progress.progress_bar`, one step a batch) with
     ``loss``, ``lr`` and ``clips/s``; a context."""
 
-    def __init__(self, total: int, enabled: bool, desc: str) -> None:
+    def __init__(self, total: int, enabled: bool, desc: str, every_s: float = 0.5) -> None:
         self.bar = progress_bar(desc=desc, total=total, unit="step", enabled=enabled)
+        self.enabled, self.every_s, self.shown = enabled, every_s, float("-inf")
 
-    def update(self, loss: float, lr: float, clips_per_s: float) -> None:
-        self.bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.3g}", clips_s=f"{clips_per_s:.1f}",
-                             refresh=False)
+    def update(self, loss, lr: float, clips_per_s: float) -> None:
+        """One step; the figures are redrawn at most every ``every_s`` seconds (``loss``, a
+        float or a device scalar, is read only then: reading it waits for the GPU)."""
+        now = time.monotonic()
+        if self.enabled and now - self.shown >= self.every_s:
+            self.shown = now
+            self.bar.set_postfix(loss=f"{float(loss):.4f}", lr=f"{lr:.3g}",
+                                 clips_s=f"{clips_per_s:.1f}", refresh=False)
         self.bar.update(1)
 
     def __enter__(self) -> "Progress":

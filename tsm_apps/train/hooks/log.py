@@ -5,7 +5,10 @@ loss averaged over processes), ``train`` after each epoch (loss over the epoch's
 per second, the epoch's synchronisations and their bytes) and ``val`` after each validation.
 The hook also keeps the run's clock (``wall``) and the epoch's running totals (``epoch_acc``:
 loss sum, clips, seconds of this process; ``epoch_comm``: the synchronisation counts when the
-epoch began), all in checkpoints, so a resumed run logs what the uninterrupted one does.
+epoch began), all in checkpoints, so a resumed run logs what the uninterrupted one does. The
+loss sum is added up on the device (float64, the same bits as adding Python floats), so a step
+never waits for the GPU to report its loss: only ``train_step`` rows, the bar's refresh (at
+most twice a second) and the epoch's end read it.
 """
 from __future__ import annotations
 
@@ -58,16 +61,18 @@ class LogHook(HookBase):
         dt = time.perf_counter() - self.t0
         self.t0 = time.perf_counter()
         self.wall += dt
-        acc = self.epoch_acc
-        self.epoch_acc = [acc[0] + float(loop.loss) * clips, acc[1] + clips, acc[2] + dt]
-        self.bar.update(float(loop.loss), loop.lr, clips * loop.env.world_size / max(dt, 1e-9))
+        acc = self.epoch_acc  # the loss sum stays on the device: no wait for the GPU a step
+        self.epoch_acc = [acc[0] + loop.loss.detach().double() * clips, acc[1] + clips,
+                          acc[2] + dt]
+        self.bar.update(loop.loss, loop.lr, clips * loop.env.world_size / max(dt, 1e-9))
         if cfg.log_every and loop.step % cfg.log_every == 0:
             self.log.write(epoch=loop.epoch, step=loop.step, split="train_step",
                            loss=self._mean_loss(loop.loss), lr=loop.lr, wall_s=self.wall)
 
     def after_epoch(self) -> None:
         loop = self.loop
-        acc = torch.tensor(self.epoch_acc[:2], dtype=torch.float64, device=loop.device)
+        acc = torch.stack([torch.as_tensor(v, dtype=torch.float64, device=loop.device)
+                           for v in self.epoch_acc[:2]])
         loop.metric_comm.all_reduce_(acc, "sum")
         loss, clips = float(acc[0] / max(acc[1], 1)), int(acc[1])
         syncs, nbytes = loop.sync_comm.syncs, loop.sync_comm.bytes
@@ -86,7 +91,8 @@ class LogHook(HookBase):
 
     def state_dict(self) -> dict:
         comm = self.epoch_comm or [self.loop.sync_comm.syncs, self.loop.sync_comm.bytes]
-        return {"wall_s": self.wall, "epoch_acc": list(self.epoch_acc),
+        acc = self.epoch_acc
+        return {"wall_s": self.wall, "epoch_acc": [float(acc[0]), acc[1], acc[2]],
                 "epoch_comm": list(comm)}
 
     def load_state_dict(self, checkpoint: dict) -> None:
