@@ -27,9 +27,11 @@ import streamlit as st
 from .. import sources
 
 RATE_WINDOW = 20  # frames over which the playing rate is measured
-# the threads that compute each playing stream's next frame while its current one is drawn
-# (one step at a time per stream; more streams than threads queue, each still in order)
-_AHEAD = ThreadPoolExecutor(max_workers=8, thread_name_prefix="live-step")
+# the thread that computes the playing streams' next frames while their current ones are drawn:
+# ONE for the server, so steps computed ahead never run side by side (with a thread per stream,
+# four sessions' models and drawing starved the server's event loop on two cores: pages closed
+# long before their sessions ended); streams playing at once take turns, each in order
+_AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-step")
 
 
 @dataclass
