@@ -59,8 +59,8 @@ def recognizer(work: Path, n: int) -> None:
     from tools.sample_videos import sample_video
     from tsm_apps import build_recognizer, save_checkpoint
     from ui.app import sources
-    from ui.app.pages.live import FRAME_WIDTH
     from ui.app.settings import DecodeLimits
+    from ui.app.views.live import FRAME_WIDTH
 
     torch.manual_seed(1)
     path = save_checkpoint(work / "tsm.pth", build_recognizer(

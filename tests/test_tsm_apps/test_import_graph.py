@@ -99,10 +99,10 @@ def forbidden_imports(known: dict, root: Path = ROOT) -> list:
 
 def room(module: str) -> str:
     """The app's part that ``module`` belongs to: a module directly under ``ui/app``, a page or
-    a widget (``ui/app/pages/<name>.py``, ``ui/app/widgets/<name>.py``: each its own room), or
+    a widget (``ui/app/views/<name>.py``, ``ui/app/widgets/<name>.py``: each its own room), or
     the data sub-package (``ui/app/sources/``) as a whole."""
     parts = module.split(".")
-    return ".".join(parts[:4] if parts[:3] in (["ui", "app", "pages"], ["ui", "app", "widgets"])
+    return ".".join(parts[:4] if parts[:3] in (["ui", "app", "views"], ["ui", "app", "widgets"])
                     else parts[:3])
 
 
@@ -164,8 +164,8 @@ def longest_chain(edges: dict) -> list:
 
 
 def is_page(module: str) -> bool:
-    """A page of the app: a module ``ui/app/pages/<name>.py``."""
-    return module.startswith(APP + ".pages.") and module.count(".") == 3
+    """A page of the app: a module ``ui/app/views/<name>.py``."""
+    return module.startswith(APP + ".views.") and module.count(".") == 3
 
 
 def cycles(edges: dict) -> list:
@@ -253,11 +253,11 @@ def test_the_chain_finder_counts_layers():
 
 
 def test_pages_are_the_page_modules_of_the_app_and_sources_is_one_room():
-    assert is_page("ui.app.pages.runs") and not is_page("ui.app.pages")
+    assert is_page("ui.app.views.runs") and not is_page("ui.app.views")
     assert not is_page("ui.app.widgets.player") and not is_page("ui.app.sources.runs_folder")
-    assert not is_page("ui.pipeline.pages.x")
+    assert not is_page("ui.pipeline.views.x")
     assert room("ui.app.sources.flow") == room("ui.app.sources") == "ui.app.sources"
-    assert room("ui.app.pages.runs") == "ui.app.pages.runs"
+    assert room("ui.app.views.runs") == "ui.app.views.runs"
     assert room("ui.app.widgets.player") == "ui.app.widgets.player"
     assert room("ui.app.settings") == "ui.app.settings"
 
@@ -295,3 +295,10 @@ def test_product_benchmarks_and_tools_leave_sys_path_and_the_tests_alone():
     assert {"benchmarks.bench_app", "tools.random_models", "ui.app.main"} <= set(known)
     assert "ui_fixtures" in modules_of_tests()
     assert harness_leaks(known, modules_of_tests()) == []
+
+
+def test_no_folder_beside_the_app_script_that_streamlit_would_list_as_pages():
+    """Streamlit lists every script in a ``pages/`` folder beside the main script as a page of
+    its own (an extra sidebar menu whose entries run the view modules as scripts)."""
+    import ui.app.main
+    assert not (Path(ui.app.main.__file__).parent / "pages").exists()

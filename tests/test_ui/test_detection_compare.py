@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from detection.records import FrameDetections, FrameTruth
-from ui.app.pages.detection import only_found_by
 from ui.app.sources import found_objects
+from ui.app.views.detection import only_found_by
 
 DETECTOR_CLASSES = ("dog", "car", "cat")  # a detector's own class order, not VID's
 

@@ -2,7 +2,7 @@
 access gate in front of every route).
 
 Layout only: the access check (:mod:`ui.app.access`), a sidebar to pick the view, then the
-view's page (:mod:`ui.app.pages`) draws it. Settings come from the environment
+view's page (:mod:`ui.app.views`) draws it. Settings come from the environment
 (:class:`ui.app.settings.UISettings`).
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.app import access, sources
-from ui.app.pages import attention, detection, live, runs
 from ui.app.settings import UISettings
+from ui.app.views import attention, detection, live, runs
 
 VIEWS = {"Detection": detection.render, "Attention": attention.render, "Live": live.render,
          "Runs": runs.render}

@@ -71,7 +71,7 @@ def pick_checkpoint(col, label: str, prefix: str, slot: str, found: list[str],
             f"at most {mb} MB; kept while this session lasts",
             lambda name, data: uploads.keep_checkpoint(name, data, settings.max_checkpoint_bytes,
                                                        session.folder(settings.idle_minutes)),
-            where=col)
+            uploads.UploadError, where=col)
         if h is not None and not h.value.is_file():  # swept with an idle session's folder
             uploader.forget(box)
             col.warning(f"'{h.name}' was removed with this session's idle uploads; upload it "

@@ -25,6 +25,7 @@ from typing import Any, Callable, Optional
 import streamlit as st
 
 from .. import sources
+from .tables import size_text
 
 RATE_WINDOW = 20  # frames over which the playing rate is measured
 # the thread that computes the playing streams' next frames while their current ones are drawn:
@@ -171,11 +172,6 @@ def run(s: Stream, draw: Callable[[Stream], None], name: str) -> None:
     if s.playing:  # the last frame is drawn: the page again, with the buttons of a finished one
         s.playing = False
         st.rerun()
-
-
-def size_text(num_bytes: int) -> str:
-    """``"12.5 kB"`` below 1 MiB, else ``"1.23 MB"``."""
-    return f"{num_bytes / 2**10:.1f} kB" if num_bytes < 2**20 else f"{num_bytes / 2**20:.2f} MB"
 
 
 def cache_text(num_bytes: Optional[int]) -> str:

@@ -84,6 +84,11 @@ def top_k_table(rows: list[tuple[str, float]]) -> None:
          hide_index=True)
 
 
+def size_text(num_bytes: int) -> str:
+    """``"12.5 kB"`` below 1 MiB, else ``"1.23 MB"``."""
+    return f"{num_bytes / 2**10:.1f} kB" if num_bytes < 2**20 else f"{num_bytes / 2**20:.2f} MB"
+
+
 def amount(v: float) -> str:
     """A positive amount for a caption: ``'5,460'`` from 100 up, ``'12.3'``, ``'0.123'``."""
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"

@@ -6,7 +6,8 @@ held before, which the page goes on using. Here, once an upload is kept (:func:`
 ``keep``), the uploader is replaced by an empty one (its widget key rotated) and the page names
 the file it uses below it; a file refused later stands alone in the box with Streamlit's line
 naming the limit, while the page still names the file in use. A file the app itself refuses
-(``keep`` raises :class:`UploadError`) empties the box too, the page naming the file and why.
+(``keep`` raises the caller's ``refusal``, e.g. ``sources.uploads.UploadError``) empties the
+box too, the page naming the file and why.
 """
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ from typing import Any, Callable, Optional
 
 import streamlit as st
 
-from ..sources.uploads import UploadError
-from .stream import size_text
+from .tables import size_text
 
 
 @dataclass(frozen=True)
@@ -51,10 +51,11 @@ def forget(key: str) -> None:
 
 
 def held_upload(label: str, key: str, types: list, max_mb: int, help: str,
-                keep: Callable[[str, bytes], Any], where=st) -> Optional[Held]:
+                keep: Callable[[str, bytes], Any], refusal: type[Exception],
+                where=st) -> Optional[Held]:
     """Draw upload box ``key`` (in ``where``: ``st`` or a column) and return its file in use.
     A new file goes through ``keep(name, data)``; kept, it becomes the file in use and the page
-    runs again with an empty box; refused (:class:`UploadError`), the box is emptied and the
+    runs again with an empty box; refused (``keep`` raised ``refusal``), the box is emptied and the
     error shown (naming the file and the limit or reason), the previous file staying in use."""
     gen = st.session_state.get(_gen(key), 0)
     up = where.file_uploader(label, type=types, key=f"{key}_{gen}", max_upload_size=max_mb,
@@ -65,7 +66,7 @@ def held_upload(label: str, key: str, types: list, max_mb: int, help: str,
         try:
             st.session_state[_held(key)] = Held(up.name, len(data), keep(up.name, data))
             st.session_state.pop(_refused(key), None)
-        except UploadError as e:
+        except refusal as e:
             st.session_state[_refused(key)] = str(e)
         st.rerun()
     refused = st.session_state.get(_refused(key))

@@ -19,7 +19,7 @@ import streamlit as st
 from .. import session, sources
 from ..settings import DecodeLimits, UISettings
 from ..sources import runs_folder
-from ..sources.uploads import keep_video
+from ..sources.uploads import UploadError, keep_video
 from . import uploader
 
 SNIPPET, RUNS_VIDEO, UPLOAD = "VID val snippet", "Video in the runs folder", "Upload a video"
@@ -75,7 +75,8 @@ def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
     box = f"{key}_upload"
     h = uploader.held_upload("Video file", box, [s.lstrip(".") for s in
                                                  runs_folder.VIDEO_SUFFIXES], mb,
-                             f"at most {mb} MB; decoded within the limits below", keep)
+                             f"at most {mb} MB; decoded within the limits below", keep,
+                             UploadError)
     if h is None:
         st.info("Choose a video file to upload.")
         return None
