@@ -12,7 +12,10 @@ channel (``r // (H*W)`` in NCHW, ``r % C`` in channels-last) to pick its source 
   (it only moves elements).
 * :func:`shift_in_place` (inference) moves only the shifted channels, in place, one launch;
   :func:`undo_shift_in_place` puts them back (zeros at the clip edges are undone from the
-  dropped elements it saved), one launch. Half the bytes of the out-of-place shift.
+  dropped elements it saved), one launch. Half the bytes of the out-of-place shift, but one
+  launch more: on an H200 it measured slower than :func:`shift` eagerly and at batch 1 from a
+  CUDA graph, level at batch 16 (docs/results.md §6.5), so inference uses :func:`shift` unless
+  ``cuda_shift_path("kernel")`` asks for the pair.
 * :func:`online_step` is one streaming step with a static buffer ``(N, fold, H, W)``: it writes
   the shifted frame (the buffer in channels ``[0:fold]``, the frame elsewhere) and overwrites
   the buffer in place with the frame's channels ``[0:fold]``, in one launch. Every element of
