@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,6 +30,11 @@ from ui.gate import TokenGate
 
 SCRIPT = Path(__file__).resolve().parent / "app" / "main.py"
 CLOSE_EVERY_S = 1.0
+# The GIL switch interval of the server (Python's default: 5 ms). Model steps release the GIL
+# around every torch operator; beside the Python-bound threads of other sessions (page runs, the
+# event loop) each re-take could wait a whole interval, and a live step slowed by 10-100x
+# (benchmarks/gil_switch.py, docs/results.md §6.4).
+SWITCH_INTERVAL_S = 0.001
 _LOG = logging.getLogger(__name__)
 
 
@@ -91,4 +97,5 @@ def middleware() -> list:
     return [Middleware(TokenGate, token=token)] if token else []
 
 
+sys.setswitchinterval(SWITCH_INTERVAL_S)
 app = st.App(SCRIPT, middleware=middleware(), lifespan=_close_ended_sessions)

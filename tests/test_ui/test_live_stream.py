@@ -145,3 +145,24 @@ def test_a_step_error_stops_playing_at_the_last_good_frame():
     with pytest.raises(RuntimeError, match="batch dim 1"):
         live.play(s, lambda shot: shown.append(shot.t))
     assert shown == [0, 1, 2] and s.t == 2
+
+
+def test_every_step_runs_on_the_one_live_thread():
+    """The first frame of a Play, the frames computed ahead and a Step all run on the server's
+    one live-step thread, never on the page's own thread: model steps of different sessions
+    never run side by side."""
+    import threading
+
+    threads = []
+
+    def step(t: int) -> int:
+        threads.append(threading.current_thread().name)
+        return t
+
+    s = Stream(("k",), 4, step)
+    live._step(s)
+    live._play(s)
+    live.play(s, lambda shot: None)
+    assert s.t == 3 and len(threads) == 4
+    assert all(n.startswith("live-step") for n in threads), threads
+    assert len(set(threads)) == 1

@@ -201,3 +201,16 @@ def test_every_route_needs_the_credential(runs, tmp_path):
     # WebSocketDisconnected chain when a page goes away mid-send (tools.loadtest.log_tracebacks)
     reports, disconnects = log_tracebacks(log.read_text())
     assert reports == disconnects, log.read_text()[-3000:]
+
+
+def test_the_server_switches_threads_every_millisecond():
+    """The served app's process takes the GIL switch interval from ``ui.server`` (1 ms, not
+    Python's 5 ms): a model step beside busy page threads waits far less per operator
+    (benchmarks/gil_switch.py)."""
+    import subprocess
+    import sys
+
+    code = "import sys; import ui.server as s; print(sys.getswitchinterval(), s.SWITCH_INTERVAL_S)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2]).stdout.split()
+    assert [float(v) for v in out] == [0.001, 0.001]

@@ -28,10 +28,11 @@ from .. import sources
 from .tables import size_text
 
 RATE_WINDOW = 20  # frames over which the playing rate is measured
-# the thread that computes the playing streams' next frames while their current ones are drawn:
-# ONE for the server, so steps computed ahead never run side by side (with a thread per stream,
-# four sessions' models and drawing starved the server's event loop on two cores: pages closed
-# long before their sessions ended); streams playing at once take turns, each in order
+# the thread that computes every frame of every live stream (the next frame while the current
+# one is drawn, the first frame of a Play, a Step): ONE for the server, so model steps never run
+# side by side (with a thread per stream, four sessions' models and drawing starved the server's
+# event loop on two cores: pages closed long before their sessions ended); streams playing at
+# once take turns, each in order
 _AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-step")
 
 
@@ -117,7 +118,7 @@ def _pause(s: Stream) -> None:
 
 def _step(s: Stream) -> None:
     s.playing = False
-    s.advance()
+    _AHEAD.submit(s.advance).result()
 
 
 def controls(name: str, s: Stream) -> None:
@@ -134,8 +135,9 @@ def controls(name: str, s: Stream) -> None:
 
 def play(s: Stream, show: Callable[[Stream], None]) -> None:
     """While ``s`` plays: compute its next frame and ``show`` a snapshot of it
-    (:meth:`Stream.snapshot`), the frame after it being computed in a worker thread meanwhile.
-    Every frame computed is shown, in order; a step's error is raised here. If ``show`` raises
+    (:meth:`Stream.snapshot`), the frame after it being computed in the worker thread meanwhile
+    (every step of every stream runs on that one thread). Every frame computed is shown, in
+    order; a step's error is raised here. If ``show`` raises
     (a click interrupts the run), the frame under way is still computed and stays the stream's
     last one."""
     ahead: Optional[Future] = None
@@ -143,7 +145,7 @@ def play(s: Stream, show: Callable[[Stream], None]) -> None:
         if ahead is not None:
             ahead.result()
         elif s.playing and not s.done:
-            s.advance()
+            _AHEAD.submit(s.advance).result()
         else:
             return
         shot = s.snapshot()
