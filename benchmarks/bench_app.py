@@ -14,6 +14,7 @@ Run from the repository root (the harness is imported from ``tools``)::
 
     OMP_NUM_THREADS=2 .venv/bin/python -m benchmarks.bench_app [attention] [detect] [live]
 """
+
 from __future__ import annotations
 
 import sys
@@ -34,7 +35,7 @@ def letterboxed_clip(out: Path) -> Path:
     frames = sources.read_frames(sample_video("bikes.mp4"), 300)  # (250, 272, 640, 3)
     pad = (360 - frames.shape[1]) // 2
     big = np.zeros((len(frames), 360, 640, 3), np.uint8)
-    big[:, pad:pad + frames.shape[1]] = frames
+    big[:, pad : pad + frames.shape[1]] = frames
     return write_video(out, big, fps=25)
 
 
@@ -45,8 +46,10 @@ def r50_checkpoints(runs: Path) -> None:
 
     for seed, (name, shift) in enumerate((("tsn", None), ("tsm", "offline"))):
         torch.manual_seed(seed)
-        save_checkpoint(runs / "r50" / name / "best.pth",
-                        build_recognizer("resnet50", num_classes=400, num_segments=8, shift=shift))
+        save_checkpoint(
+            runs / "r50" / name / "best.pth",
+            build_recognizer("resnet50", num_classes=400, num_segments=8, shift=shift),
+        )
 
 
 def _browser(runs: Path, work: Path, flow) -> float:
@@ -82,8 +85,10 @@ def attention(work: Path) -> None:
         return time.perf_counter() - t0
 
     secs = _browser(runs, work, flow)
-    print(f"attention: upload of a 10-s 640x360 clip (250 frames) -> CAM maps of two R-50 "
-          f"checkpoints at 8x224 shown: {secs:.1f} s (goal < 60 s)")
+    print(
+        f"attention: upload of a 10-s 640x360 clip (250 frames) -> CAM maps of two R-50 "
+        f"checkpoints at 8x224 shown: {secs:.1f} s (goal < 60 s)"
+    )
 
 
 def detect(work: Path) -> None:
@@ -122,25 +127,34 @@ def live(work: Path) -> None:
     from tsm_apps import build_recognizer, save_checkpoint
     from ui.app import sources
 
-    frames = sources.read_frames(work / "clip_640x360.mp4", 60) \
-        if (work / "clip_640x360.mp4").exists() else \
-        sources.read_frames(letterboxed_clip(work / "clip_640x360.mp4"), 60)
+    frames = (
+        sources.read_frames(work / "clip_640x360.mp4", 60)
+        if (work / "clip_640x360.mp4").exists()
+        else sources.read_frames(letterboxed_clip(work / "clip_640x360.mp4"), 60)
+    )
     write_detectors(work / "det")
     for name in ("TSN", "TSM"):
-        det = sources.load_detector(sources.DetectorSpec(name, work / "det/detection" /
-                                                         name.lower()))
+        det = sources.load_detector(
+            sources.DetectorSpec(name, work / "det/detection" / name.lower())
+        )
         stream = sources.DetectorStream(det, iter(frames))
-        print(f"live: {name} detector (synthetic config) at 640x360: "
-              f"{_fps(lambda f: next(stream), frames):.1f} frames/s")
+        print(
+            f"live: {name} detector (synthetic config) at 640x360: "
+            f"{_fps(lambda f: next(stream), frames):.1f} frames/s"
+        )
     for arch in ("mobilenetv2", "resnet50"):
         torch.manual_seed(0)
-        path = save_checkpoint(work / f"{arch}.pth", build_recognizer(
-            arch, num_classes=400, num_segments=8, shift="offline"))
+        path = save_checkpoint(
+            work / f"{arch}.pth",
+            build_recognizer(arch, num_classes=400, num_segments=8, shift="offline"),
+        )
         online = sources.load_online(path)
         rec = sources.LiveRecognizer(online, online.protocol)
-        print(f"live: online TSM recognizer {arch} at {online.protocol.crop_size} px: "
-              f"{_fps(rec.step, frames):.1f} frames/s, shift cache "
-              f"{rec.cache_bytes / 2**20:.2f} MB")
+        print(
+            f"live: online TSM recognizer {arch} at {online.protocol.crop_size} px: "
+            f"{_fps(rec.step, frames):.1f} frames/s, shift cache "
+            f"{rec.cache_bytes / 2**20:.2f} MB"
+        )
 
 
 if __name__ == "__main__":

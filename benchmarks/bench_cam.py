@@ -9,6 +9,7 @@ upsampling to the input size; the plain path is ``model(x)`` under ``no_grad``. 
 forward + backward through the library) is timed too, for reference. Prints medians of
 interleaved runs and the ratios.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,11 +55,14 @@ def main(argv=None) -> int:
     print(f"plain forward  {t_fwd * 1e3:8.2f} ms")
     print(f"exact CAM      {t_cam * 1e3:8.2f} ms  (incl. upsampling to {a.size}x{a.size})")
     ratio = t_cam / t_fwd
-    print(f"CAM / forward ratio: {ratio:.3f} (goal <= {CAM_GOAL}: "
-          f"{'met' if ratio <= CAM_GOAL else 'NOT met'})")
+    print(
+        f"CAM / forward ratio: {ratio:.3f} (goal <= {CAM_GOAL}: "
+        f"{'met' if ratio <= CAM_GOAL else 'NOT met'})"
+    )
     if not a.no_gradcam:
-        _, t_gc = time_pair(forward, lambda: compute_gradcam(model, x, "gradcam"), a.repeats,
-                            device=device)
+        _, t_gc = time_pair(
+            forward, lambda: compute_gradcam(model, x, "gradcam"), a.repeats, device=device
+        )
         print(f"Grad-CAM       {t_gc * 1e3:8.2f} ms  ratio {t_gc / t_fwd:.3f} (reference)")
     return 0
 

@@ -11,6 +11,7 @@ FFmpeg's choice (one per core). Every video is indexed once first (its demux is 
 the four forms of a clip are read one after the other, in a rotating order. Prints the median
 wall and CPU (all threads of the process) milliseconds a clip of each form and the load.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,10 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="tsm-clip-cpu-") as tmp:
         root = Path(tmp)
         write_videos(root, setting)
-        sets = {w: clip_sets(bench_config(setting, root, "cpu", w), False, "cpu")[0]
-                for w in ("worker", "device")}
+        sets = {
+            w: clip_sets(bench_config(setting, root, "cpu", w), False, "cpu")[0]
+            for w in ("worker", "device")
+        }
         forms = [(w, t) for w in sets for t in (1, 0)]
         times: dict = {f: ([], []) for f in forms}
         for i in range(len(sets["worker"])):
@@ -60,8 +63,10 @@ def main(argv=None) -> int:
     out = {"clips": len(times[forms[0]][0]), "load": [load, load_average()], "forms": {}}
     for (w, t), (wall, cpu) in times.items():
         name = f"normalize {w}, decoder threads {'1' if t else 'auto'}"
-        out["forms"][name] = {"wall_ms": round(statistics.median(wall) * 1e3, 1),
-                              "cpu_ms": round(statistics.median(cpu) * 1e3, 1)}
+        out["forms"][name] = {
+            "wall_ms": round(statistics.median(wall) * 1e3, 1),
+            "cpu_ms": round(statistics.median(cpu) * 1e3, 1),
+        }
     text = json.dumps(out, indent=1)
     print(text)
     if a.out:

@@ -7,6 +7,7 @@ the same steps eager (TSM on our Triton kernel), round-robin in one process.
 
 Prints compile seconds, milliseconds per step and the ratios as one JSON line.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,6 +29,7 @@ def step_fn(model: nn.Module, forward, x, y):
         opt.zero_grad(set_to_none=True)
         nn.functional.cross_entropy(forward(x).float(), y).backward()
         opt.step()
+
     return step
 
 
@@ -57,12 +59,22 @@ def main(argv: list) -> int:
         fns[f"{name}_compiled"] = step
         print(f"{name}: compiled in {compile_s[name]} s", flush=True)
     rounds = time_rounds(fns, a.rounds, 3, device)
-    report = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-              "spec": spec.label, "compile_s": compile_s,
-              "ms": {k: round(v * 1e3, 3) for k, v in medians(rounds).items()},
-              **{f"{p}/{q}": round(paired_ratio(rounds, p, q), 4) for p, q in (
-                  ("tsm", "tsn"), ("tsm_compiled", "tsn_compiled"), ("tsm_compiled", "tsm"),
-                  ("tsn_compiled", "tsn"))}}
+    report = {
+        "device": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "spec": spec.label,
+        "compile_s": compile_s,
+        "ms": {k: round(v * 1e3, 3) for k, v in medians(rounds).items()},
+        **{
+            f"{p}/{q}": round(paired_ratio(rounds, p, q), 4)
+            for p, q in (
+                ("tsm", "tsn"),
+                ("tsm_compiled", "tsn_compiled"),
+                ("tsm_compiled", "tsm"),
+                ("tsn_compiled", "tsn"),
+            )
+        },
+    }
     print(json.dumps(report))
     return 0
 

@@ -13,6 +13,7 @@ as outputs fed back at the next step (buffer shapes from walking its ``features`
 one process, autograd off, fp32; ratios are medians of per-round ratios (goal on CUDA: ours
 <= 0.75x the official model). Prints one JSON line.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,9 @@ CLASSES = 27  # the demo's Jester head
 def load_demo(path: Path):
     """The official ``mobilenet_v2_tsm`` module read from ``path``."""
     if not path.is_file():
-        raise ValueError(f"--demo {path}: no such file (expected the official "
-                         "online_demo/mobilenet_v2_tsm.py)")
+        raise ValueError(
+            f"--demo {path}: no such file (expected the official online_demo/mobilenet_v2_tsm.py)"
+        )
     spec = importlib.util.spec_from_file_location("official_mobilenet_v2_tsm", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -63,10 +65,12 @@ def demo_buffers(mod, model: nn.Module, frame: torch.Tensor) -> list:
 
 def official_step(model: nn.Module, frame: torch.Tensor, buffers: list):
     """One demo step: the new buffers replace the old ones (the demo's loop)."""
+
     def step():
         out = model(frame, *buffers)
         buffers[:] = out[1:]
         return out[0]
+
     return step
 
 
@@ -78,8 +82,10 @@ def measure(demo: Path, device: str, rounds: int, size: int = 224) -> dict:
     frame = torch.randn(1, 3, size, size, device=device)
     buffers = demo_buffers(mod, official, frame)
     tsn = build_recognizer("mobilenetv2", CLASSES, 8, None).to(device).eval()
-    fns = {"official": official_step(official, frame, buffers),
-           "tsn_frame": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))}
+    fns = {
+        "official": official_step(official, frame, buffers),
+        "tsn_frame": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3))),
+    }
     modes = ("eager", "static") + (("graph",) if torch.device(device).type == "cuda" else ())
     recs = {}
     for mode in modes:
@@ -93,23 +99,34 @@ def measure(demo: Path, device: str, rounds: int, size: int = 224) -> dict:
         for r in recs.values():
             r.close()
     best = min((f"ours_{m}" for m in modes), key=lambda k: medians(t)[k])
-    return {"device": torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu",
-            "torch": torch.__version__, "rounds": rounds, "frame": size,
-            "ms": {k: round(v * 1e3, 3) for k, v in medians(t).items()},
-            "ours_best": best, "ours_best/official": paired_ratio(t, best, "official"),
-            "goal": "<= 0.75 on CUDA",
-            **{f"ours_{m}/official": paired_ratio(t, f"ours_{m}", "official") for m in modes},
-            **{f"ours_{m}/tsn_frame": paired_ratio(t, f"ours_{m}", "tsn_frame") for m in modes},
-            "buffers": [list(b.shape) for b in buffers],
-            "params": {"official": sum(p.numel() for p in official.parameters()),
-                       "ours": sum(p.numel() for p in recs[modes[0]].model.parameters())},
-            "load": [load, load_average()]}
+    return {
+        "device": torch.cuda.get_device_name(0) if device.startswith("cuda") else "cpu",
+        "torch": torch.__version__,
+        "rounds": rounds,
+        "frame": size,
+        "ms": {k: round(v * 1e3, 3) for k, v in medians(t).items()},
+        "ours_best": best,
+        "ours_best/official": paired_ratio(t, best, "official"),
+        "goal": "<= 0.75 on CUDA",
+        **{f"ours_{m}/official": paired_ratio(t, f"ours_{m}", "official") for m in modes},
+        **{f"ours_{m}/tsn_frame": paired_ratio(t, f"ours_{m}", "tsn_frame") for m in modes},
+        "buffers": [list(b.shape) for b in buffers],
+        "params": {
+            "official": sum(p.numel() for p in official.parameters()),
+            "ours": sum(p.numel() for p in recs[modes[0]].model.parameters()),
+        },
+        "load": [load, load_average()],
+    }
 
 
 def main(argv: list) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--demo", type=Path, required=True,
-                   help="path of the official online_demo/mobilenet_v2_tsm.py")
+    p.add_argument(
+        "--demo",
+        type=Path,
+        required=True,
+        help="path of the official online_demo/mobilenet_v2_tsm.py",
+    )
     p.add_argument("--device", default=auto_device().type)
     p.add_argument("--rounds", type=int, default=300)
     p.add_argument("--size", type=int, default=224)

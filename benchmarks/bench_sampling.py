@@ -15,6 +15,7 @@ then times, per clip, interleaved over ``--repeats`` rounds:
 
 Prints clips/s of each and the ratio sparse / full.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,12 +59,15 @@ def make_video(path: Path, n: int, h: int, w: int, fps: int, gop: int, seed: int
 
 def decode_all(path: Path, idx: np.ndarray, lazy: bool) -> np.ndarray:
     import av
+
     wanted = set(idx.tolist())
     with av.open(str(path)) as c:
         stream = c.streams.video[0]
         stream.thread_type = "AUTO"  # the same decoder threading as read_video_frames
-        frames = [f.to_ndarray(format="rgb24") if (not lazy or i in wanted) else None
-                  for i, f in enumerate(c.decode(stream))]
+        frames = [
+            f.to_ndarray(format="rgb24") if (not lazy or i in wanted) else None
+            for i, f in enumerate(c.decode(stream))
+        ]
     return np.stack([frames[i] for i in idx.tolist()])
 
 
@@ -76,18 +80,32 @@ def sparse(path: Path, idx: np.ndarray, cold: bool) -> np.ndarray:
 def main(argv=None) -> int:
     a = parse(argv)
     n = int(round(a.seconds * a.fps))
-    methods = {"sparse": lambda p, i: sparse(p, i, True),
-               "sparse-warm": lambda p, i: sparse(p, i, False),
-               "full": lambda p, i: decode_all(p, i, False),
-               "full-lazy": lambda p, i: decode_all(p, i, True)}
+    methods = {
+        "sparse": lambda p, i: sparse(p, i, True),
+        "sparse-warm": lambda p, i: sparse(p, i, False),
+        "full": lambda p, i: decode_all(p, i, False),
+        "full-lazy": lambda p, i: decode_all(p, i, True),
+    }
     times = {k: 0.0 for k in methods}
     clips = 0
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        paths = [make_video(Path(tmp) / f"v{k}.mp4", n, a.height, a.width, a.fps,
-                            a.keyframe_interval, a.seed + k) for k in range(a.videos)]
-        print(f"wrote {a.videos} videos of {n} frames {a.width}x{a.height} @ {a.fps} fps, "
-              f"keyframe every {a.keyframe_interval} frames, in {time.perf_counter() - t0:.1f} s")
+        paths = [
+            make_video(
+                Path(tmp) / f"v{k}.mp4",
+                n,
+                a.height,
+                a.width,
+                a.fps,
+                a.keyframe_interval,
+                a.seed + k,
+            )
+            for k in range(a.videos)
+        ]
+        print(
+            f"wrote {a.videos} videos of {n} frames {a.width}x{a.height} @ {a.fps} fps, "
+            f"keyframe every {a.keyframe_interval} frames, in {time.perf_counter() - t0:.1f} s"
+        )
         rng = np.random.default_rng(a.seed)
         for _ in range(a.repeats):
             for p in paths:

@@ -11,6 +11,7 @@ rounds). Each round runs both models (starting with the other one every round); 
 the median of the per-round ratios with a 95% bootstrap interval (2,000 resamples, seed 0).
 Prints the load average before and after each pair (the machine may be shared).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,17 +27,19 @@ from tsm_apps.bench.timing import load_average, medians, paired_ratio, round_rat
 def median_interval(values: list, resamples: int = 2000, seed: int = 0) -> tuple:
     """``(low, high)``: the 95% percentile-bootstrap interval of the median of ``values``."""
     rng = random.Random(seed)
-    boot = sorted(statistics.median(rng.choices(values, k=len(values)))
-                  for _ in range(resamples))
+    boot = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
     return boot[int(0.025 * resamples)], boot[int(0.975 * resamples) - 1]
 
 
 def report(name: str, rounds: dict, goal: float, load: float) -> None:
     lo, hi = median_interval(round_ratios(rounds, "tsm", "tsn"))
     ms = {k: v * 1e3 for k, v in medians(rounds).items()}
-    print(f"{name}: TSM/TSN {paired_ratio(rounds, 'tsm', 'tsn'):.4f} (95% CI {lo:.4f}-{hi:.4f}, "
-          f"goal <= {goal}) over {len(rounds['tsm'])} rounds; medians TSM {ms['tsm']:.2f} ms, "
-          f"TSN {ms['tsn']:.2f} ms; load {load:.2f} -> {load_average():.2f}", flush=True)
+    print(
+        f"{name}: TSM/TSN {paired_ratio(rounds, 'tsm', 'tsn'):.4f} (95% CI {lo:.4f}-{hi:.4f}, "
+        f"goal <= {goal}) over {len(rounds['tsm'])} rounds; medians TSM {ms['tsm']:.2f} ms, "
+        f"TSN {ms['tsn']:.2f} ms; load {load:.2f} -> {load_average():.2f}",
+        flush=True,
+    )
 
 
 @torch.no_grad()

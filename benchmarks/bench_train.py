@@ -27,6 +27,7 @@ reductions of synchronisations and of bytes (``ddp`` / ``kavg``).
 side on a bigger machine each see the 2 cores this project's machines have. Finished runs
 (``summary.json`` present) are reused; ``--fresh`` re-runs them. Results: ``<out>/table.json``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,18 @@ RUNS = {
     "tsm": (1, ["--shift", "offline"]),
     "tsm_mg": (1, ["--shift", "offline", "--multigrid"]),
     # T >= 4 in the long cycle, batch held at the base (480 clips / 30 steps = 16)
-    "tsm_mg_t4": (1, ["--shift", "offline", "--multigrid", "--mg-long-factors",
-                      "0.5,0.7071;0.5,1;1,0.7071;1,1", "--mg-min-steps", "30"]),
+    "tsm_mg_t4": (
+        1,
+        [
+            "--shift",
+            "offline",
+            "--multigrid",
+            "--mg-long-factors",
+            "0.5,0.7071;0.5,1;1,0.7071;1,1",
+            "--mg-min-steps",
+            "30",
+        ],
+    ),
     "ddp": (2, ["--shift", "offline"]),
     "kavg": (2, ["--shift", "offline", "--averaging", "kavg"]),
     "tsm_online": (1, ["--shift", "online"]),
@@ -57,8 +68,16 @@ RUNS = {
 }
 
 
-def command(name: str, data: Path, out: Path, seed: int, k: int, cores: str | None,
-            b2: int = 2, opts: argparse.Namespace | None = None) -> list:
+def command(
+    name: str,
+    data: Path,
+    out: Path,
+    seed: int,
+    k: int,
+    cores: str | None,
+    b2: int = 2,
+    opts: argparse.Namespace | None = None,
+) -> list:
     procs, extra = RUNS[name]
     if name == "kavg":
         extra = extra + ["--k", str(k), "--b2", str(b2)]
@@ -68,28 +87,63 @@ def command(name: str, data: Path, out: Path, seed: int, k: int, cores: str | No
         extra = extra + shlex.split(opts.train_args or "")
         if "flow" in extra and opts.flow_data:
             data = opts.flow_data
-    train = ["tsm_apps.cli", "train", "--data", str(data), "--preset", "synthetic", "--seed",
-             str(seed), "--out", str(out / name), "--no-progress", "--json", *extra]
+    train = [
+        "tsm_apps.cli",
+        "train",
+        "--data",
+        str(data),
+        "--preset",
+        "synthetic",
+        "--seed",
+        str(seed),
+        "--out",
+        str(out / name),
+        "--no-progress",
+        "--json",
+        *extra,
+    ]
     if procs == 1:
         cmd = [sys.executable, "-m", *train]
     else:
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc-per-node", str(procs), "-m", *train]
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            str(procs),
+            "-m",
+            *train,
+        ]
     return (["taskset", "-c", cores] if cores else []) + cmd
 
 
-def run_one(name: str, data: Path, out: Path, seed: int, k: int, cores: str | None,
-            b2: int = 2, opts: argparse.Namespace | None = None) -> dict:
+def run_one(
+    name: str,
+    data: Path,
+    out: Path,
+    seed: int,
+    k: int,
+    cores: str | None,
+    b2: int = 2,
+    opts: argparse.Namespace | None = None,
+) -> dict:
     done = out / name / "summary.json"
     if done.is_file():
         return read_json(done)
     (out / name).mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, OMP_NUM_THREADS="1" if RUNS[name][0] > 1 else
-               os.environ.get("OMP_NUM_THREADS", "2"))
+    env = dict(
+        os.environ,
+        OMP_NUM_THREADS="1" if RUNS[name][0] > 1 else os.environ.get("OMP_NUM_THREADS", "2"),
+    )
     log = out / name / "stdout.log"
     with open(log, "w") as f:
-        r = subprocess.run(command(name, data, out, seed, k, cores, b2, opts), stdout=f,
-                           stderr=subprocess.STDOUT, env=env)
+        r = subprocess.run(
+            command(name, data, out, seed, k, cores, b2, opts),
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
     lines = [ln for ln in log.read_text().splitlines() if ln.startswith("{")]
     if r.returncode != 0 or not lines:
         raise RuntimeError(f"run {name} failed (exit {r.returncode}); see {log}")
@@ -99,13 +153,17 @@ def run_one(name: str, data: Path, out: Path, seed: int, k: int, cores: str | No
 
 
 def table(res: dict) -> tuple[list, dict]:
-    rows = ["| run | processes | epochs | steps | val top-1 best (%) | val top-1 last (%) | "
-            "wall (s) | synchronisations | sync MB per process |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| run | processes | epochs | steps | val top-1 best (%) | val top-1 last (%) | "
+        "wall (s) | synchronisations | sync MB per process |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, s in res.items():
-        rows.append(f"| {name} | {RUNS[name][0]} | {s['epochs']} | {s['steps']} | "
-                    f"{s['best_top1']:.1f} | {s['val_top1']:.1f} | {s['wall_s']:.0f} | "
-                    f"{s.get('syncs', 0)} | {s['sync_allreduce_bytes'] / 1e6:.1f} |")
+        rows.append(
+            f"| {name} | {RUNS[name][0]} | {s['epochs']} | {s['steps']} | "
+            f"{s['best_top1']:.1f} | {s['val_top1']:.1f} | {s['wall_s']:.0f} | "
+            f"{s.get('syncs', 0)} | {s['sync_allreduce_bytes'] / 1e6:.1f} |"
+        )
     ratios = {}
     for mg in ("tsm_mg", "tsm_mg_t4"):
         if "tsm" in res and mg in res:
@@ -119,8 +177,9 @@ def table(res: dict) -> tuple[list, dict]:
         d, k = res["ddp"], res["kavg"]
         ratios["kavg top-1 gap (kavg - ddp, best)"] = k["best_top1"] - d["best_top1"]
         ratios["synchronisation reduction (ddp / kavg)"] = d["syncs"] / max(k["syncs"], 1)
-        ratios["byte reduction (ddp / kavg)"] = \
-            d["sync_allreduce_bytes"] / max(k["sync_allreduce_bytes"], 1)
+        ratios["byte reduction (ddp / kavg)"] = d["sync_allreduce_bytes"] / max(
+            k["sync_allreduce_bytes"], 1
+        )
     return rows, ratios
 
 
@@ -131,32 +190,48 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", default=",".join(RUNS), help=f"subset of {','.join(RUNS)}")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--k", type=int, default=8, help="kavg: local steps between averaging rounds")
-    p.add_argument("--b2", type=int, default=2,
-                   help="kavg: batch growth factor when val top-1 stalls (1: fixed batch)")
-    p.add_argument("--cores", default=None,
-                   help="';'-separated taskset core lists, one per parallel slot, e.g. '0,1;2,3'")
+    p.add_argument(
+        "--b2",
+        type=int,
+        default=2,
+        help="kavg: batch growth factor when val top-1 stalls (1: fixed batch)",
+    )
+    p.add_argument(
+        "--cores",
+        default=None,
+        help="';'-separated taskset core lists, one per parallel slot, e.g. '0,1;2,3'",
+    )
     p.add_argument("--fresh", action="store_true", help="ignore finished runs")
-    p.add_argument("--adaptive-rule", choices=("factor", "margin"), default=None,
-                   help="kavg: Algorithm 1's factor rule (tsm train's default) or the margin")
+    p.add_argument(
+        "--adaptive-rule",
+        choices=("factor", "margin"),
+        default=None,
+        help="kavg: Algorithm 1's factor rule (tsm train's default) or the margin",
+    )
     p.add_argument("--train-args", default="", help="appended to every tsm train command")
-    p.add_argument("--flow-data", type=Path, default=None,
-                   help="flow runs: the tsm flow extract output folder")
+    p.add_argument(
+        "--flow-data", type=Path, default=None, help="flow runs: the tsm flow extract output folder"
+    )
     a = p.parse_args(argv)
     names = [n for n in a.runs.split(",") if n]
     unknown = [n for n in names if n not in RUNS]
     if unknown:
-        print(f"bench_train: error: unknown run(s) {unknown}; choose from {list(RUNS)}",
-              file=sys.stderr)
+        print(
+            f"bench_train: error: unknown run(s) {unknown}; choose from {list(RUNS)}",
+            file=sys.stderr,
+        )
         return 2
     if not (a.data / "train.txt").is_file():
-        print(f"bench_train: error: {a.data}/train.txt not found (tsm synth temporal --out DIR)",
-              file=sys.stderr)
+        print(
+            f"bench_train: error: {a.data}/train.txt not found (tsm synth temporal --out DIR)",
+            file=sys.stderr,
+        )
         return 2
     if a.fresh:
         for n in names:
             shutil.rmtree(a.out / n, ignore_errors=True)
     free: Queue = Queue()
-    for cores in (a.cores.split(";") if a.cores else [None]):
+    for cores in a.cores.split(";") if a.cores else [None]:
         free.put(cores)
 
     def on_free_slot(name: str) -> dict:

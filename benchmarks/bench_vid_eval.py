@@ -14,6 +14,7 @@ those frames (computed by :mod:`tsm_apps.data.motion`, or ``--motion-mat`` FGFA'
 file) and the detections as FGFA's ``<frame id> <class> <score> x1 y1 x2 y2`` lines (inclusive
 pixel boxes: ``x2 - 1``), every number written at full precision.
 """
+
 import argparse
 import re
 import tempfile
@@ -29,8 +30,12 @@ from tsm_apps.data.motion import snippet_motion_iou, write_motion_iou_mat
 from tsm_apps.data.vid_layout import VID_CLASSES, read_frame_xml, read_list
 from tsm_apps.io import read_json
 
-RANGES = {"mAP": [0.0, 1.0], "mAP_fast": [0.0, 0.7], "mAP_medium": [0.7, 0.9],
-          "mAP_slow": [0.9, 1.0]}
+RANGES = {
+    "mAP": [0.0, 1.0],
+    "mAP_fast": [0.0, 0.7],
+    "mAP_medium": [0.7, 0.9],
+    "mAP_slow": [0.9, 1.0],
+}
 
 
 def make(frames: int, k: int, classes: int, seed: int = 0) -> tuple[dict, dict]:
@@ -54,8 +59,10 @@ def speed(frames: int, k: int) -> None:
     t = time.perf_counter()
     m = evaluate_vid(dets, gt, [f"c{i}" for i in range(30)])
     dt = time.perf_counter() - t
-    print(f"{frames} frames x {k} detections, 30 classes, all splits: {dt:.2f} s "
-          f"({1000 * dt / frames:.2f} ms/frame); mAP {m['mAP']:.1f}")
+    print(
+        f"{frames} frames x {k} detections, 30 classes, all splits: {dt:.2f} s "
+        f"({1000 * dt / frames:.2f} ms/frame); mAP {m['mAP']:.1f}"
+    )
 
 
 def load_fgfa(path: Path) -> types.ModuleType:
@@ -66,8 +73,9 @@ def load_fgfa(path: Path) -> types.ModuleType:
     src = re.sub(r"^(\s*)print\s+(?!\()", r"\1_ = ", src, flags=re.M)
     src = src.replace("import cPickle", "import pickle as cPickle")
     src = src.replace("motion_iou = np.array([[", "motion_iou = _ragged([[")
-    src = re.sub(r"np\.array\((tp_cell|fp_cell|obj_labels_cell|obj_confs_cell)\)", r"_ragged(\1)",
-                 src)
+    src = re.sub(
+        r"np\.array\((tp_cell|fp_cell|obj_labels_cell|obj_confs_cell)\)", r"_ragged(\1)", src
+    )
     mod = types.ModuleType("fgfa_vid_eval_motion")
     mod.__dict__["_ragged"] = _ragged
     exec(compile(src, str(path), "exec"), mod.__dict__)
@@ -96,8 +104,10 @@ def fgfa_inputs(results: dict, root: Path, tmp: Path, motion_mat: Path | None) -
         key = "val/" + str(Path(fr["img_path"]).with_suffix("")).split("/Data/VID/val/")[-1]
         for b, s, lab in zip(fr["boxes"], fr["scores"], fr["labels"]):
             x1, y1, x2, y2 = (float(v) for v in b)
-            det_lines.append(f"{ids[key]} {fgfa_label[results['classes'][lab]]} {float(s)!r} "
-                             f"{x1!r} {y1!r} {x2 - 1!r} {y2 - 1!r}")
+            det_lines.append(
+                f"{ids[key]} {fgfa_label[results['classes'][lab]]} {float(s)!r} "
+                f"{x1!r} {y1!r} {x2 - 1!r} {y2 - 1!r}"
+            )
     (tmp / "imageset.txt").write_text("\n".join(lines) + "\n")
     (tmp / "dets.txt").write_text("\n".join(det_lines) + "\n")
     if motion_mat is None:
@@ -113,37 +123,59 @@ def ours_on_file(results: dict, root: Path) -> dict:
     classes = results["classes"]
     paths = [fr["img_path"] for fr in results["frames"]]
     truths = AnnotationCache(classes).truths(paths)
-    dets = {fr["img_path"]: FrameDetections(np.asarray(fr["boxes"], np.float64).reshape(-1, 4),
-                                            fr["scores"], fr["labels"]) for fr in results["frames"]}
+    dets = {
+        fr["img_path"]: FrameDetections(
+            np.asarray(fr["boxes"], np.float64).reshape(-1, 4), fr["scores"], fr["labels"]
+        )
+        for fr in results["frames"]
+    }
     return evaluate_vid(dets, truths, classes)
 
 
 def compare(a: argparse.Namespace) -> None:
     results = read_json(a.results)
-    root = Path(a.data_root) if a.data_root else \
-        Path(results["frames"][0]["img_path"].split("/Data/VID/")[0])
+    root = (
+        Path(a.data_root)
+        if a.data_root
+        else Path(results["frames"][0]["img_path"].split("/Data/VID/")[0])
+    )
     fgfa = load_fgfa(Path(a.fgfa))
     classes_map = ["__background__"] + [w for w, _ in VID_CLASSES]
     with tempfile.TemporaryDirectory() as tmp:
         imageset, dets, mat = fgfa_inputs(results, root, Path(tmp), a.motion_mat)
         t = time.perf_counter()
-        ap = fgfa.vid_eval_motion(False, str(dets), str(root / "Annotations" / "{0!s}.xml"),
-                                  str(imageset), classes_map, str(Path(tmp) / "anno.pkl"),
-                                  str(mat), list(RANGES.values()), [[0, 1e5 * 1e5]])
+        ap = fgfa.vid_eval_motion(
+            False,
+            str(dets),
+            str(root / "Annotations" / "{0!s}.xml"),
+            str(imageset),
+            classes_map,
+            str(Path(tmp) / "anno.pkl"),
+            str(mat),
+            list(RANGES.values()),
+            [[0, 1e5 * 1e5]],
+        )
         dt = time.perf_counter() - t
-    theirs = {k: 100.0 * float(np.mean([v for v in ap[i][0] if v >= 0]))
-              for i, k in enumerate(RANGES)}
+    theirs = {
+        k: 100.0 * float(np.mean([v for v in ap[i][0] if v >= 0])) for i, k in enumerate(RANGES)
+    }
     ours = ours_on_file(results, root)
     metrics = read_json(a.metrics or Path(a.results).parent / "metrics.json")
-    print(f"FGFA vid_eval_motion on {a.results} ({len(results['frames'])} frames, "
-          f"{sum(len(f['scores']) for f in results['frames'])} detections; {dt:.1f} s)")
-    print("| split | metrics.json | FGFA on results.json | ours on results.json | "
-          "FGFA - metrics.json |\n|---|---:|---:|---:|---:|")
+    print(
+        f"FGFA vid_eval_motion on {a.results} ({len(results['frames'])} frames, "
+        f"{sum(len(f['scores']) for f in results['frames'])} detections; {dt:.1f} s)"
+    )
+    print(
+        "| split | metrics.json | FGFA on results.json | ours on results.json | "
+        "FGFA - metrics.json |\n|---|---:|---:|---:|---:|"
+    )
     for k in ("mAP", "mAP_slow", "mAP_medium", "mAP_fast"):
         m = metrics.get(k)
         diff = "-" if m is None else f"{theirs[k] - m:+.2e}"
-        print(f"| {k} | {m if m is None else f'{m:.4f}'} | {theirs[k]:.4f} | "
-              f"{ours[k] if ours[k] is None else f'{ours[k]:.4f}'} | {diff} |")
+        print(
+            f"| {k} | {m if m is None else f'{m:.4f}'} | {theirs[k]:.4f} | "
+            f"{ours[k] if ours[k] is None else f'{ours[k]:.4f}'} | {diff} |"
+        )
 
 
 def main() -> None:

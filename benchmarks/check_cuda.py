@@ -15,6 +15,7 @@ figures are read (``tsm bench --device cuda core``).
 
 Every check runs and prints ``ok`` or ``FAIL``; the exit code is 1 if any failed.
 """
+
 from __future__ import annotations
 
 import sys
@@ -31,10 +32,14 @@ from tsm_apps.models.recognizer import build_recognizer
 FORMATS = {"nchw": torch.contiguous_format, "channels_last": torch.channels_last}
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 # (N*T, C, H, W): R-50 blockres inputs of layer1..layer4 for one 8-frame clip, and an odd one
-SHAPES = ((8, 64, 56, 56), (8, 256, 56, 56), (8, 512, 28, 28), (8, 1024, 14, 14),
-          (8, 2048, 7, 7), (6, 24, 9, 11))
-
-
+SHAPES = (
+    (8, 64, 56, 56),
+    (8, 256, 56, 56),
+    (8, 512, 28, 28),
+    (8, 1024, 14, 14),
+    (8, 2048, 7, 7),
+    (6, 24, 9, 11),
+)
 
 
 FAILED: list = []
@@ -62,14 +67,18 @@ def check_kernel() -> None:
                     xr = x.detach().clone().requires_grad_()
                     yr = naive_shift(xr, t, online=online)
                     yr.backward(grad)
-                    check(torch.equal(y, yr) and torch.equal(x.grad, xr.grad)
-                          and y.is_contiguous(memory_format=fmt),
-                          f"kernel shift {shape} {fname} {dtype} online={online}")
+                    check(
+                        torch.equal(y, yr)
+                        and torch.equal(x.grad, xr.grad)
+                        and y.is_contiguous(memory_format=fmt),
+                        f"kernel shift {shape} {fname} {dtype} online={online}",
+                    )
 
 
 def check_in_place() -> None:
     """The in-place kernel pair: inside, the official shift; after, the input bit for bit."""
     from tsm_apps.models import shift_kernel
+
     for shape in SHAPES:
         t = 8 if shape[0] == 8 else 3
         for fname, fmt in FORMATS.items():
@@ -80,8 +89,10 @@ def check_in_place() -> None:
                     edge = shift_kernel.shift_in_place(x, t, shape[1] // 8, dirs)
                     shifted = torch.equal(x, naive_shift(x0, t, online=online))
                     shift_kernel.undo_shift_in_place(x, edge, t, shape[1] // 8, dirs)
-                    check(shifted and torch.equal(x, x0),
-                          f"in-place kernel {shape} {fname} {dtype} online={online}")
+                    check(
+                        shifted and torch.equal(x, x0),
+                        f"in-place kernel {shape} {fname} {dtype} online={online}",
+                    )
 
 
 def check_module() -> None:
@@ -93,31 +104,40 @@ def check_module() -> None:
         before = x.clone()
         with shift_mod.cuda_shift_path("kernel"):
             inference = m(x)
-        check(torch.equal(x, before), "R-50 inference, in-place pair: the input is back, bit "
-                                      "for bit")
+        check(
+            torch.equal(x, before), "R-50 inference, in-place pair: the input is back, bit for bit"
+        )
         for path in ("kernel_copy", "copy", None):
             with shift_mod.cuda_shift_path(path) if path else nullcontext():
                 other = m(x)
             diff = (inference - other).abs().max().item()
-            check(diff <= 1e-5, f"R-50 inference: in-place kernel ~ {path or 'default'} path "
-                                f"(max |diff| {diff:.2e}, equal: {torch.equal(inference, other)})")
+            check(
+                diff <= 1e-5,
+                f"R-50 inference: in-place kernel ~ {path or 'default'} path "
+                f"(max |diff| {diff:.2e}, equal: {torch.equal(inference, other)})",
+            )
     m.train()
     m(x).sum().backward()
-    check(all(p.grad is not None for p in m.parameters() if p.requires_grad),
-          "R-50 training step through the kernel: every parameter has a gradient")
+    check(
+        all(p.grad is not None for p in m.parameters() if p.requires_grad),
+        "R-50 training step through the kernel: every parameter has a gradient",
+    )
 
 
 @torch.no_grad()
 def check_views() -> None:
     """``tsm test``/``predict``'s forward (:func:`view_logits`): replayed graphs == eager."""
     from tsm_apps.evaluation.scoring import view_logits
+
     torch.manual_seed(0)
     m = build_recognizer("resnet50", 10, 8, "offline").cuda().eval()
     views = torch.randn(30, 8, 3, 224, 224)
-    eager = torch.cat([m(views[i:i + 8].cuda()).float().cpu() for i in range(0, 30, 8)])
+    eager = torch.cat([m(views[i : i + 8].cuda()).float().cpu() for i in range(0, 30, 8)])
     first, again = view_logits(m, views), view_logits(m, views)
-    check(torch.equal(first, again) and torch.equal(first, eager),
-          f"view_logits on CUDA graphs == eager (max |diff| {(first - eager).abs().max():.2e})")
+    check(
+        torch.equal(first, again) and torch.equal(first, eager),
+        f"view_logits on CUDA graphs == eager (max |diff| {(first - eager).abs().max():.2e})",
+    )
 
 
 def stream(model, mode, clips, reset_at):
@@ -155,8 +175,11 @@ def main() -> int:
         print("no CUDA device", file=sys.stderr)
         return 2
     import triton
-    print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton "
-          f"{triton.__version__}", flush=True)
+
+    print(
+        f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, triton {triton.__version__}",
+        flush=True,
+    )
     check_kernel()
     check_in_place()
     check_module()

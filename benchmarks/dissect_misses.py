@@ -12,6 +12,7 @@ not the action) from "looks at the actor, coarsely".
 
 Prints one table row per run; ``--json FILE`` also writes the figures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,18 +53,25 @@ def classify(run_dir: Path, data: Path | None = None) -> dict:
         arr = clip.load_maps()
         maps, boxes = arr["maps"], arr["boxes"]
         if maps.shape[1:] != (size, size):
-            raise ValueError(f"{run_dir}: maps are {maps.shape[1:]}, the set's frames "
-                             f"{size}x{size}; run the dissection without --size")
+            raise ValueError(
+                f"{run_dir}: maps are {maps.shape[1:]}, the set's frames "
+                f"{size}x{size}; run the dissection without --size"
+            )
         index = int(re.search(r"(\d+)$", cid).group(1))
-        plan = plan_clip(synth["seed"], index, frames, size,
-                         distractors=tuple(synth["distractors"]))
+        plan = plan_clip(
+            synth["seed"], index, frames, size, distractors=tuple(synth["distractors"])
+        )
         others = [bbox(place(L_SHAPE, *d), size, size) for d in plan.distractors]
         planned = plan.boxes(size)
-        expect = np.array([planned[i] if planned[i] is not None else [np.nan] * 4
-                           for i in arr["indices"]], np.float64)
+        expect = np.array(
+            [planned[i] if planned[i] is not None else [np.nan] * 4 for i in arr["indices"]],
+            np.float64,
+        )
         if not np.allclose(expect, boxes, equal_nan=True):
-            raise ValueError(f"{cid}: the generator's plan does not reproduce the stored actor "
-                             f"boxes (another generator version than {data / 'synth.json'}?)")
+            raise ValueError(
+                f"{cid}: the generator's plan does not reproduce the stored actor "
+                f"boxes (another generator version than {data / 'synth.json'}?)"
+            )
         for t in np.flatnonzero(has_box(boxes)):
             y, x = np.unravel_index(int(maps[t].argmax()), maps[t].shape)
             cx, cy = x + 0.5, y + 0.5
@@ -76,9 +84,13 @@ def classify(run_dir: Path, data: Path | None = None) -> dict:
                 far.append(_distance(cx, cy, boxes[t]))
     n = sum(on.values())
     far = np.array(far)
-    return {"run": str(run_dir), "frames": n, **{f"on_{k}": v / n for k, v in on.items()},
-            "background_median_px": float(np.median(far)) if far.size else None,
-            "background_within_7p5_px": float((far <= 7.5).mean()) if far.size else None}
+    return {
+        "run": str(run_dir),
+        "frames": n,
+        **{f"on_{k}": v / n for k, v in on.items()},
+        "background_median_px": float(np.median(far)) if far.size else None,
+        "background_within_7p5_px": float((far <= 7.5).mean()) if far.size else None,
+    }
 
 
 def main() -> int:
@@ -88,14 +100,18 @@ def main() -> int:
     p.add_argument("--json", type=Path, help="also write the figures here")
     a = p.parse_args()
     rows = [classify(r, a.data) for r in a.runs]
-    print("| run | frames | max on actor | on a distractor | on background | background: "
-          "median px to actor box | background: within 7.5 px |")
+    print(
+        "| run | frames | max on actor | on a distractor | on background | background: "
+        "median px to actor box | background: within 7.5 px |"
+    )
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         med, near = r["background_median_px"], r["background_within_7p5_px"]
-        print(f"| {r['run']} | {r['frames']} | {r['on_actor']:.3f} | {r['on_distractor']:.3f} | "
-              f"{r['on_background']:.3f} | {'' if med is None else f'{med:.1f}'} | "
-              f"{'' if near is None else f'{near:.3f}'} |")
+        print(
+            f"| {r['run']} | {r['frames']} | {r['on_actor']:.3f} | {r['on_distractor']:.3f} | "
+            f"{r['on_background']:.3f} | {'' if med is None else f'{med:.1f}'} | "
+            f"{'' if near is None else f'{near:.3f}'} |"
+        )
     if a.json:
         atomic_write_json(a.json, rows)
     return 0

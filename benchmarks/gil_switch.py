@@ -10,6 +10,7 @@ and 4 busy Python threads at Python's default switch interval (5 ms) and at the 
 
     OMP_NUM_THREADS=2 .venv/bin/python -m benchmarks.gil_switch [--repeats 5]
 """
+
 from __future__ import annotations
 
 import argparse

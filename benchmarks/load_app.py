@@ -17,6 +17,7 @@ closed.
 The test suite runs the same in a reduced form (tests/test_ui/test_load.py: tiny models, each
 stream until 4 frames are shown or 120 s have passed).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,13 +45,20 @@ def build_runs(runs: Path, models: str) -> None:
         return
     for seed, (name, shift) in enumerate((("tsn", None), ("tsm", "offline"))):
         torch.manual_seed(seed)
-        save_checkpoint(runs / "recognizers" / name / "best.pth",
-                        build_recognizer("resnet50", num_classes=400, num_segments=8,
-                                         shift=shift))
+        save_checkpoint(
+            runs / "recognizers" / name / "best.pth",
+            build_recognizer("resnet50", num_classes=400, num_segments=8, shift=shift),
+        )
 
 
-def load_test(work: Path, sessions: int, stream_s: float, models: str,
-              frames: int | None = None, ui_args: tuple = ()) -> dict:
+def load_test(
+    work: Path,
+    sessions: int,
+    stream_s: float,
+    models: str,
+    frames: int | None = None,
+    ui_args: tuple = (),
+) -> dict:
     """Build the runs folder in ``work``, serve it, run the sessions (each stream for
     ``stream_s`` seconds or ``frames`` frames); the figures, plus ``folders_made`` and
     ``folders_left``: session upload folders at most at once, and left once every page was
@@ -72,8 +80,9 @@ def load_test(work: Path, sessions: int, stream_s: float, models: str,
     env = {"TMPDIR": str(tmp), "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(SESSION_TTL_S)}
     with running_app(runs, work / "ui.log", timeout=180.0, args=ui_args, **env) as url:
         with Peak(lambda: len(session_folders(tmp))) as folders:
-            results, peak = run_sessions(url, sample_video("bigbuckbunny.mp4"), sessions,
-                                         stream_s, frames)
+            results, peak = run_sessions(
+                url, sample_video("bigbuckbunny.mp4"), sessions, stream_s, frames
+            )
         fig = summary(results, peak)
         fig["folders_made"] = folders.peak
         wait_until(lambda: not session_folders(tmp), timeout_s=SESSION_TTL_S + 60)
@@ -91,15 +100,19 @@ def main() -> None:
     p.add_argument("--stream-s", type=float, default=20.0)
     p.add_argument("--models", choices=("r50", "tiny"), default="r50")
     args = p.parse_args()
-    print(f"machine: {os.cpu_count()} CPUs; sessions {args.sessions}, stream {args.stream_s:g} s "
-          f"each, recognizers {args.models}")
+    print(
+        f"machine: {os.cpu_count()} CPUs; sessions {args.sessions}, stream {args.stream_s:g} s "
+        f"each, recognizers {args.models}"
+    )
     with tempfile.TemporaryDirectory(prefix="load_app_") as tmp:
         fig = load_test(Path(tmp), args.sessions, args.stream_s, args.models)
     print(report(fig))
-    print(f"session upload folders: {fig['folders_made']} at most at once, "
-          f"{fig['folders_left']} left after the pages closed; exceptions in the server log: "
-          f"{fig['log_errors']} (and {fig['log_disconnects']} of Streamlit's websocket handler "
-          f"on a page that went away mid-send)")
+    print(
+        f"session upload folders: {fig['folders_made']} at most at once, "
+        f"{fig['folders_left']} left after the pages closed; exceptions in the server log: "
+        f"{fig['log_errors']} (and {fig['log_disconnects']} of Streamlit's websocket handler "
+        f"on a page that went away mid-send)"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ around it (docs/results.md §6.4).
 
     OMP_NUM_THREADS=2 .venv/bin/python -m benchmarks.profile_live [--frames 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,15 +43,23 @@ def _to_page(image, width: int, ours: bool) -> None:
 
     from ui.app.widgets.draw import shown
 
-    image_to_url(shown(image, width) if ours else image, LayoutConfig(width=width), False,
-                 "RGB", "auto", "profile")
+    image_to_url(
+        shown(image, width) if ours else image,
+        LayoutConfig(width=width),
+        False,
+        "RGB",
+        "auto",
+        "profile",
+    )
 
 
 def _pictures(images: list, width: int, n: int) -> str:
     numpy, _ = _ms(lambda i: [_to_page(im, width, False) for im in images], n)
     ours, _ = _ms(lambda i: [_to_page(im, width, True) for im in images], n)
-    return (f"st.image of the array {numpy:.1f} ms, of ui.app.widgets.draw.shown's JPEG {ours:.1f} ms "
-            f"({len(images)} picture(s) shown {width} px wide)")
+    return (
+        f"st.image of the array {numpy:.1f} ms, of ui.app.widgets.draw.shown's JPEG {ours:.1f} ms "
+        f"({len(images)} picture(s) shown {width} px wide)"
+    )
 
 
 def recognizer(work: Path, n: int) -> None:
@@ -63,17 +72,22 @@ def recognizer(work: Path, n: int) -> None:
     from ui.app.views.live import FRAME_WIDTH
 
     torch.manual_seed(1)
-    path = save_checkpoint(work / "tsm.pth", build_recognizer(
-        "resnet50", num_classes=400, num_segments=8, shift="offline"))
-    frames = sources.read_video(sample_video("bigbuckbunny.mp4"), n,
-                                DecodeLimits(n, 360, 70_000_000)).frames
+    path = save_checkpoint(
+        work / "tsm.pth",
+        build_recognizer("resnet50", num_classes=400, num_segments=8, shift="offline"),
+    )
+    frames = sources.read_video(
+        sample_video("bigbuckbunny.mp4"), n, DecodeLimits(n, 360, 70_000_000)
+    ).frames
     rec = sources.load_online(path)
     live = sources.LiveRecognizer(rec, rec.protocol)
     model, _ = _ms(lambda i: live.step(frames[i]), n)
-    print(f"online recognizer (ResNet-50, 224 px), {frames.shape[2]}x{frames.shape[1]} frames: "
-          f"model {model:.0f} ms a frame (rate {1000 / model:.1f} frames/s); the frame: "
-          f"{_pictures([frames[0]], 320, n)} (before); {_pictures([frames[0]], FRAME_WIDTH, n)}"
-          " (now)")
+    print(
+        f"online recognizer (ResNet-50, 224 px), {frames.shape[2]}x{frames.shape[1]} frames: "
+        f"model {model:.0f} ms a frame (rate {1000 / model:.1f} frames/s); the frame: "
+        f"{_pictures([frames[0]], 320, n)} (before); {_pictures([frames[0]], FRAME_WIDTH, n)}"
+        " (now)"
+    )
 
 
 def detectors(work: Path, n: int) -> None:
@@ -86,15 +100,22 @@ def detectors(work: Path, n: int) -> None:
     write_detectors(work / "runs")
     specs = sources.find_detectors(work / "runs")
     frames = sources.read_frames(sample_video("bikes.mp4"), n)
-    streams = {m: sources.DetectorStream(sources.load_detector(s), iter(frames))
-               for m, s in specs.items()}
+    streams = {
+        m: sources.DetectorStream(sources.load_detector(s), iter(frames)) for m, s in specs.items()
+    }
     model, dets = _ms(lambda i: {m: next(s) for m, s in streams.items()}, n)
-    draw, images = _ms(lambda i: [detection_panels.render_frame(frames[-1], d.keep(0.3), m)
-                                  for m, d in dets.items()], n)
-    print(f"both detectors side by side, {frames.shape[2]}x{frames.shape[1]} frames: models "
-          f"{model:.0f} ms a frame (rate {1000 / model:.1f} frames/s); boxes drawn "
-          f"{draw:.1f} ms; the pictures: {_pictures(images, 560, n)} (before); "
-          f"{_pictures(images, ROW_WIDTH // 2, n)} (now)")
+    draw, images = _ms(
+        lambda i: [
+            detection_panels.render_frame(frames[-1], d.keep(0.3), m) for m, d in dets.items()
+        ],
+        n,
+    )
+    print(
+        f"both detectors side by side, {frames.shape[2]}x{frames.shape[1]} frames: models "
+        f"{model:.0f} ms a frame (rate {1000 / model:.1f} frames/s); boxes drawn "
+        f"{draw:.1f} ms; the pictures: {_pictures(images, 560, n)} (before); "
+        f"{_pictures(images, ROW_WIDTH // 2, n)} (now)"
+    )
     print(f"  the two panels scaled to {ROW_WIDTH // 2} px and encoded: {_encoders(images, n)}")
 
 
@@ -114,10 +135,12 @@ def _encoders(images: list, n: int) -> str:
         small = cv2.resize(im, (w, round(im.shape[0] * w / im.shape[1])), interpolation=interp)
         return cv2.imencode(".jpg", small[:, :, ::-1], [cv2.IMWRITE_JPEG_QUALITY, q])[1].tobytes()
 
-    ways = {"shown (Pillow, q85)": lambda im: shown(im, w),
-            "cv2 INTER_AREA + imencode q85": lambda im: cv(im, cv2.INTER_AREA, 85),
-            "cv2 INTER_LINEAR + imencode q85": lambda im: cv(im, cv2.INTER_LINEAR, 85),
-            "cv2 INTER_AREA + imencode q75": lambda im: cv(im, cv2.INTER_AREA, 75)}
+    ways = {
+        "shown (Pillow, q85)": lambda im: shown(im, w),
+        "cv2 INTER_AREA + imencode q85": lambda im: cv(im, cv2.INTER_AREA, 85),
+        "cv2 INTER_LINEAR + imencode q85": lambda im: cv(im, cv2.INTER_LINEAR, 85),
+        "cv2 INTER_AREA + imencode q75": lambda im: cv(im, cv2.INTER_AREA, 75),
+    }
     out = []
     for name, fn in ways.items():
         ms, jpegs = _ms(lambda i: [fn(im) for im in images], n)
@@ -131,8 +154,10 @@ def main() -> None:
     args = p.parse_args()
     import torch
 
-    print(f"machine: {os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}; medians "
-          f"over {args.frames} frames")
+    print(
+        f"machine: {os.cpu_count()} CPUs, torch threads {torch.get_num_threads()}; medians "
+        f"over {args.frames} frames"
+    )
     with tempfile.TemporaryDirectory(prefix="profile_live_") as tmp:
         recognizer(Path(tmp), args.frames)
         detectors(Path(tmp), args.frames)

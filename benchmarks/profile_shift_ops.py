@@ -10,6 +10,7 @@ that only TSM runs (the shift's own work: copies, slices, views, the buffer's al
 the ops both run (convolutions, BN, ReLU, adds: their difference is run-to-run noise), each as a
 share of TSN's total, and the load average before and after (the machine may be shared).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,18 @@ from torch.profiler import ProfilerActivity, profile
 from tsm_apps.bench.core import clip_pair, frame_pair
 from tsm_apps.bench.timing import load_average
 
-SHARED = ("convolution", "batch_norm", "add_", "clamp_min", "relu", "max_pool", "addmm", "mean",
-          "sum", "div_")
+SHARED = (
+    "convolution",
+    "batch_norm",
+    "add_",
+    "clamp_min",
+    "relu",
+    "max_pool",
+    "addmm",
+    "mean",
+    "sum",
+    "div_",
+)
 
 
 def per_op_ms(fn, repeats: int) -> dict:
@@ -54,8 +65,10 @@ def report(title: str, table: dict, tsn_total: float) -> None:
     print("| op | TSM ms | TSN ms | TSM - TSN |\n|---|---|---|---|")
     for op, (a, b) in sorted(table.items(), key=lambda kv: -abs(kv[1][0] - kv[1][1]))[:14]:
         print(f"| {op} | {a:.3f} | {b:.3f} | {a - b:+.3f} |")
-    for name, group in (("ops TSM adds (shift, buffers, views)", own),
-                        ("ops both run (conv, BN, ReLU, add)", shared)):
+    for name, group in (
+        ("ops TSM adds (shift, buffers, views)", own),
+        ("ops both run (conv, BN, ReLU, add)", shared),
+    ):
         d = sum(a - b for a, b in group.values())
         print(f"{name}: {d:+.2f} ms = {100 * d / tsn_total:+.2f}% of TSN")
 

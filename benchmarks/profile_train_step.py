@@ -7,6 +7,7 @@ Prints, per model, the kernels with the most device time (self CUDA time summed 
 profiled steps) and the device and host totals per step; then the kernels whose device time
 differs most between TSM and TSN.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,6 +33,7 @@ def step_fn(model: nn.Module, spec: Spec, device: str):
             loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
+
     return step
 
 
@@ -39,6 +41,7 @@ def host_split(model: nn.Module, spec: Spec, device: str, steps: int = 20) -> st
     """Median host milliseconds of each part of a step, and the wait for the device after."""
     import statistics
     import time
+
     g = torch.Generator().manual_seed(0)
     x = torch.randn(spec.batch, spec.segments, 3, spec.size, spec.size, generator=g).to(device)
     y = torch.randint(0, spec.classes, (spec.batch,), generator=g).to(device)
@@ -59,8 +62,12 @@ def host_split(model: nn.Module, spec: Spec, device: str, steps: int = 20) -> st
         torch.cuda.synchronize()
         t4 = time.perf_counter()
         if i >= 5:
-            for k, a, b in (("forward", t0, t1), ("backward", t1, t2), ("optimizer", t2, t3),
-                            ("device wait", t3, t4)):
+            for k, a, b in (
+                ("forward", t0, t1),
+                ("backward", t1, t2),
+                ("optimizer", t2, t3),
+                ("device wait", t3, t4),
+            ):
                 parts[k].append((b - a) * 1e3)
     return ", ".join(f"{k} {statistics.median(v):.2f} ms" for k, v in parts.items())
 
@@ -99,16 +106,18 @@ def main(argv: list) -> int:
         dev = sum(totals[name].values()) / a.steps / 1e3
         host = sum(e.self_cpu_time_total for e in prof.key_averages()) / a.steps / 1e3
         print(f"== {name}: device {dev:.2f} ms/step (sum of kernels), host {host:.2f} ms/step")
-        for k, us in sorted(totals[name].items(), key=lambda kv: -kv[1])[:a.rows]:
+        for k, us in sorted(totals[name].items(), key=lambda kv: -kv[1])[: a.rows]:
             print(f"   {us / a.steps / 1e3:8.3f} ms  {k[:110]}")
-    print("== host time per step (no profiler): forward + loss enqueued, backward returned, "
-          "optimizer step, then the device finished")
+    print(
+        "== host time per step (no profiler): forward + loss enqueued, backward returned, "
+        "optimizer step, then the device finished"
+    )
     for name, shift in (("tsm", "offline"), ("tsn", None)):
         print(f"   {name}: " + host_split(build(spec, shift, device), spec, device))
     keys = set(totals["tsm"]) | set(totals["tsn"])
     diff = sorted(keys, key=lambda k: -abs(totals["tsm"].get(k, 0) - totals["tsn"].get(k, 0)))
     print("== TSM - TSN, device ms/step, largest differences")
-    for k in diff[:a.rows]:
+    for k in diff[: a.rows]:
         d = (totals["tsm"].get(k, 0) - totals["tsn"].get(k, 0)) / a.steps / 1e3
         print(f"   {d:+8.3f} ms  {k[:110]}")
     return 0

@@ -4,6 +4,7 @@ The only package of the project that imports mmdet/mmengine/mmcv. Importing it r
 classes below in mmdet's registries (configs use
 ``custom_imports=dict(imports=['detection'], allow_failed_imports=False)``).
 """
+
 # model (registered in mmdet MODELS / TASK_UTILS / DATA_SAMPLERS)
 from .backbone import TSMResNet
 from .clips import ClipBatchSampler, VideoShardSampler
@@ -14,8 +15,17 @@ from .ps_roi import PSRoIVote, ps_roi_vote
 from .rfcn_head import RFCNBBoxHead, RFCNRoIHead
 
 __all__ = [
-    "TSMResNet", "ClipBatchSampler", "VideoShardSampler", "ClipRFCN", "HardestRoISampler", "PSRoIVote",
-    "ps_roi_vote", "RFCNBBoxHead", "RFCNRoIHead", "ClipHorizontalFlip", "PlainRPNHead",
+    "TSMResNet",
+    "ClipBatchSampler",
+    "VideoShardSampler",
+    "ClipRFCN",
+    "HardestRoISampler",
+    "PSRoIVote",
+    "ps_roi_vote",
+    "RFCNBBoxHead",
+    "RFCNRoIHead",
+    "ClipHorizontalFlip",
+    "PlainRPNHead",
     "RFCNSplitNeck",
 ]
 
@@ -25,13 +35,19 @@ from .results import format_table, latest_vid_results, write_metrics  # noqa: E4
 from .vid_dataset import ImageNetVIDDataset  # noqa: E402
 from .vid_eval import evaluate_vid  # noqa: E402
 
-__all__ += ["DetectionsDump", "VIDMetric", "format_table", "latest_vid_results", "write_metrics",
-            "ImageNetVIDDataset", "evaluate_vid"]
+__all__ += [
+    "DetectionsDump",
+    "VIDMetric",
+    "format_table",
+    "latest_vid_results",
+    "write_metrics",
+    "ImageNetVIDDataset",
+    "evaluate_vid",
+]
 
 # running a trained detector (inference) and weights_only-safe checkpoints (HOOKS)
 from .hooks import PlainCheckpointHook  # noqa: E402
 from .inference import detect_video, load_detector  # noqa: E402
 from .records import FrameDetections, FrameTruth  # noqa: E402
 
-__all__ += ["PlainCheckpointHook", "FrameDetections", "FrameTruth", "detect_video",
-            "load_detector"]
+__all__ += ["PlainCheckpointHook", "FrameDetections", "FrameTruth", "detect_video", "load_detector"]

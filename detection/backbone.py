@@ -7,6 +7,7 @@ call takes one frame per stream ``(S, 3, H, W)`` and the shift modules keep the 
 frame's shifted channels (one buffer per shifted block), so frame-by-frame outputs equal the
 whole-clip outputs of the causal (online) shift.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional, Sequence
@@ -56,13 +57,24 @@ class TSMResNet(BaseModule):
         init_cfg: mmengine init config (default ``None``: the trunk's own Kaiming init).
     """
 
-    def __init__(self, arch: str = "resnet50", width: float = 1.0, num_segments: int = 8,
-                 shift: Optional[str] = "online", fold_div: int = DEFAULT_FOLD_DIV,
-                 place: str = "blockres", strides: Sequence[int] = (1, 2, 2, 1),
-                 dilations: Sequence[int] = (1, 1, 1, 2), out_indices: Sequence[int] = (3,),
-                 frozen_stages: int = -1, norm_eval: bool = True, frozen_bn_affine: bool = False,
-                 checkpoint: Optional[str] = None, allow_random_frozen: bool = False,
-                 init_cfg: Optional[dict] = None) -> None:
+    def __init__(
+        self,
+        arch: str = "resnet50",
+        width: float = 1.0,
+        num_segments: int = 8,
+        shift: Optional[str] = "online",
+        fold_div: int = DEFAULT_FOLD_DIV,
+        place: str = "blockres",
+        strides: Sequence[int] = (1, 2, 2, 1),
+        dilations: Sequence[int] = (1, 1, 1, 2),
+        out_indices: Sequence[int] = (3,),
+        frozen_stages: int = -1,
+        norm_eval: bool = True,
+        frozen_bn_affine: bool = False,
+        checkpoint: Optional[str] = None,
+        allow_random_frozen: bool = False,
+        init_cfg: Optional[dict] = None,
+    ) -> None:
         super().__init__(init_cfg)
         if arch == "mobilenetv2":
             raise ValueError("TSMResNet wraps ResNets only; got arch='mobilenetv2'")
@@ -70,9 +82,16 @@ class TSMResNet(BaseModule):
             raise ValueError(f"out_indices must be stage numbers in 0..3, got {out_indices}")
         if not -1 <= frozen_stages <= 4:
             raise ValueError(f"frozen_stages must be in -1..4, got {frozen_stages}")
-        self.cfg = BackboneConfig(arch=arch, num_segments=num_segments, shift=shift,
-                                  fold_div=fold_div, place=place, width=width,
-                                  strides=tuple(strides), dilations=tuple(dilations))
+        self.cfg = BackboneConfig(
+            arch=arch,
+            num_segments=num_segments,
+            shift=shift,
+            fold_div=fold_div,
+            place=place,
+            width=width,
+            strides=tuple(strides),
+            dilations=tuple(dilations),
+        )
         self.trunk = build_trunk(self.cfg)
         self.out_indices = tuple(out_indices)
         self.out_channels = tuple(self.trunk.stage_channels[i] for i in self.out_indices)
@@ -101,8 +120,10 @@ class TSMResNet(BaseModule):
         if x.dim() != 4 or x.shape[1] != 3:
             raise ValueError(f"TSMResNet expects (N*T, 3, H, W), got {tuple(x.shape)}")
         if not self._streaming and x.shape[0] % self.num_segments:
-            raise ValueError(f"TSMResNet: batch of {x.shape[0]} frames (shape {tuple(x.shape)}) "
-                             f"is not a whole number of clips of num_segments={self.num_segments}")
+            raise ValueError(
+                f"TSMResNet: batch of {x.shape[0]} frames (shape {tuple(x.shape)}) "
+                f"is not a whole number of clips of num_segments={self.num_segments}"
+            )
         outs = self.trunk.forward_stages(x)
         return tuple(outs[i] for i in self.out_indices)
 
@@ -114,8 +135,10 @@ class TSMResNet(BaseModule):
     def start_stream(self) -> None:
         """Enter streaming mode with empty buffers (``shift='offline'`` is refused)."""
         if self.cfg.shift == "offline":
-            raise ValueError("streaming needs shift='online' (causal) or None; this backbone "
-                             "was built with shift='offline'")
+            raise ValueError(
+                "streaming needs shift='online' (causal) or None; this backbone "
+                "was built with shift='offline'"
+            )
         for m in shift_modules(self.trunk):
             m.streaming, m.buffer = True, None
         self._streaming = True
@@ -152,7 +175,7 @@ class TSMResNet(BaseModule):
         if self.frozen_stages < 0:
             return []
         t = self.trunk
-        return [t.conv1, t.bn1] + t.stages[:self.frozen_stages]
+        return [t.conv1, t.bn1] + t.stages[: self.frozen_stages]
 
     def _freeze(self) -> None:
         for m in self._frozen_modules():
@@ -176,8 +199,9 @@ class TSMResNet(BaseModule):
 
     def init_weights(self) -> None:
         """Kaiming init, then the ``checkpoint`` weights; refuses frozen random weights."""
-        check_random_frozen(self.checkpoint, self.frozen_stages, self.norm_eval,
-                            self.allow_random_frozen)
+        check_random_frozen(
+            self.checkpoint, self.frozen_stages, self.norm_eval, self.allow_random_frozen
+        )
         super().init_weights()
         if self.checkpoint:
             self.load_tsm_checkpoint(self.checkpoint)
@@ -190,28 +214,42 @@ class TSMResNet(BaseModule):
         layout, trunk_sd, dropped = backbone_weights(path, own)
         missing, unexpected, conflicts = state_dict_mismatch(self.trunk, trunk_sd)
         if missing or conflicts or not trunk_sd:
-            raise ValueError(f"checkpoint {path} ({layout} layout) does not fit "
-                             f"TSMResNet(arch={self.cfg.arch}, width={self.cfg.width}): "
-                             f"{len(missing)} missing keys {missing[:4]}, {len(conflicts)} shape "
-                             f"conflicts {conflicts[:3]}")
+            raise ValueError(
+                f"checkpoint {path} ({layout} layout) does not fit "
+                f"TSMResNet(arch={self.cfg.arch}, width={self.cfg.width}): "
+                f"{len(missing)} missing keys {missing[:4]}, {len(conflicts)} shape "
+                f"conflicts {conflicts[:3]}"
+            )
         with torch.no_grad():
             self.trunk.load_state_dict(trunk_sd, strict=False)
-        report = {"layout": layout, "loaded": len(trunk_sd) - len(unexpected), "missing": 0,
-                  "dropped": dropped + len(unexpected)}
-        print_log(f"TSMResNet: {path}: {layout} layout, {report['loaded']} tensors loaded, "
-                  f"0 missing, {report['dropped']} dropped (classifier and non-backbone keys)",
-                  logger="current")
+        report = {
+            "layout": layout,
+            "loaded": len(trunk_sd) - len(unexpected),
+            "missing": 0,
+            "dropped": dropped + len(unexpected),
+        }
+        print_log(
+            f"TSMResNet: {path}: {layout} layout, {report['loaded']} tensors loaded, "
+            f"0 missing, {report['dropped']} dropped (classifier and non-backbone keys)",
+            logger="current",
+        )
         return report
 
 
-def check_random_frozen(checkpoint: Optional[str], frozen_stages: int, norm_eval: bool,
-                        allow_random_frozen: bool = False) -> None:
+def check_random_frozen(
+    checkpoint: Optional[str],
+    frozen_stages: int,
+    norm_eval: bool,
+    allow_random_frozen: bool = False,
+) -> None:
     """ValueError when training would freeze random weights (``frozen_stages > -1``) or keep
     BN statistics at 0/1 (``norm_eval``) because no ``checkpoint`` is given."""
     if checkpoint or allow_random_frozen or (frozen_stages < 0 and not norm_eval):
         return
-    raise ValueError(f"TSMResNet: no backbone checkpoint but frozen_stages={frozen_stages}, "
-                     f"norm_eval={norm_eval}: random weights/BN statistics would stay frozen; "
-                     "give model.backbone.checkpoint=<ImageNet ResNet .pth>, or train from "
-                     "scratch with frozen_stages=-1 norm_eval=False, or set "
-                     "allow_random_frozen=True")
+    raise ValueError(
+        f"TSMResNet: no backbone checkpoint but frozen_stages={frozen_stages}, "
+        f"norm_eval={norm_eval}: random weights/BN statistics would stay frozen; "
+        "give model.backbone.checkpoint=<ImageNet ResNet .pth>, or train from "
+        "scratch with frozen_stages=-1 norm_eval=False, or set "
+        "allow_random_frozen=True"
+    )

@@ -9,6 +9,7 @@ mode: the paper's R-101 on 1000x600 frames (the test scale: shorter side 600). W
 random: the heads' time depends on the number of proposals, which the configs cap
 (``max_per_img``).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -21,7 +22,7 @@ from tsm_apps.bench.timing import time_pair
 
 from .inference import CONFIG_DIR as CONFIGS
 
-QUICK = ("rfcn_synth_tsm.py", (128, 160), 20, 3)      # config, (H, W), repeats, warm-up
+QUICK = ("rfcn_synth_tsm.py", (128, 160), 20, 3)  # config, (H, W), repeats, warm-up
 FULL = ("rfcn_r101_vid_tsm_online.py", (600, 1000), 10, 2)
 
 
@@ -50,8 +51,11 @@ def _frame_step(model, size: tuple, device: str):
     h, w = size
     rng = np.random.default_rng(0)
     img = torch.from_numpy(rng.integers(0, 256, (3, h, w), dtype=np.uint8)).float()
-    sample = DetDataSample(metainfo=dict(img_shape=(h, w), ori_shape=(h, w),
-                                         scale_factor=(1.0, 1.0), video="bench", frame_id=0))
+    sample = DetDataSample(
+        metainfo=dict(
+            img_shape=(h, w), ori_shape=(h, w), scale_factor=(1.0, 1.0), video="bench", frame_id=0
+        )
+    )
     data = model.data_preprocessor({"inputs": [img], "data_samples": [sample]}, False)
     inputs, samples = data["inputs"].to(device), data["data_samples"]
     counter = itertools.count()
@@ -69,16 +73,32 @@ def figures(quick: bool, device: str) -> list[dict]:
     per second, as :func:`tsm_apps.bench.cli.plugin_figure` dicts."""
     name, size, repeats, warmup = QUICK if quick else FULL
     tsm, tsn = _models(CONFIGS / name, device)
-    ta, tb = time_pair(_frame_step(tsm, size, device), _frame_step(tsn, size, device),
-                       repeats, warmup, device)
+    ta, tb = time_pair(
+        _frame_step(tsm, size, device), _frame_step(tsn, size, device), repeats, warmup, device
+    )
     what = f"{'small synthetic' if quick else 'R-101'} R-FCN, {size[1]}x{size[0]}"
     stream = getattr(tsm, "_stream", None) or {}
     cache = sum(b.numel() * b.element_size() for b in stream.get("buffers") or [] if b is not None)
     return [
-        {"name": f"detection online per-frame latency: TSM/TSN ({what})", "ratio": ta / tb,
-         "unit": "x", "goal": "<= 1.05", "tsm_ms": ta * 1e3, "tsn_ms": tb * 1e3},
-        {"name": f"detection online TSM R-FCN frames/s ({what})", "value": 1.0 / ta,
-         "unit": "fps", "ms": ta * 1e3, "shift_cache_bytes": cache},
-        {"name": f"detection TSN R-FCN frames/s ({what})", "value": 1.0 / tb, "unit": "fps",
-         "ms": tb * 1e3},
+        {
+            "name": f"detection online per-frame latency: TSM/TSN ({what})",
+            "ratio": ta / tb,
+            "unit": "x",
+            "goal": "<= 1.05",
+            "tsm_ms": ta * 1e3,
+            "tsn_ms": tb * 1e3,
+        },
+        {
+            "name": f"detection online TSM R-FCN frames/s ({what})",
+            "value": 1.0 / ta,
+            "unit": "fps",
+            "ms": ta * 1e3,
+            "shift_cache_bytes": cache,
+        },
+        {
+            "name": f"detection TSN R-FCN frames/s ({what})",
+            "value": 1.0 / tb,
+            "unit": "fps",
+            "ms": tb * 1e3,
+        },
     ]

@@ -16,6 +16,7 @@ data) for checkpoints written elsewhere. The file written at the end of training
     {"format": "detection.rfcn/1", "state_dict": {...}, "meta": {"dataset_meta": {"classes":
      [...]}, "iter": int, "config": "<the resolved mmengine config as text>"}}
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -70,8 +71,12 @@ def buffers_to_plain(log_scalars: dict) -> dict:
     for key, buf in log_scalars.items():
         if isinstance(buf, HistoryBuffer):
             log, count = buf.data
-            buf = {HISTORY_KEY: 1, "max_length": int(buf.max_length),
-                   "log": np.asarray(log).tolist(), "count": np.asarray(count).tolist()}
+            buf = {
+                HISTORY_KEY: 1,
+                "max_length": int(buf.max_length),
+                "log": np.asarray(log).tolist(),
+                "count": np.asarray(count).tolist(),
+            }
         out[key] = buf
     return out
 
@@ -80,11 +85,12 @@ def buffers_from_plain(log_scalars: dict) -> dict:
     """Inverse of :func:`buffers_to_plain` (other values unchanged)."""
     from mmengine.logging import HistoryBuffer
 
-    return {key: HistoryBuffer(buf["log"], buf["count"], buf["max_length"])
-            if isinstance(buf, dict) and buf.get(HISTORY_KEY) else buf
-            for key, buf in log_scalars.items()}
-
-
+    return {
+        key: HistoryBuffer(buf["log"], buf["count"], buf["max_length"])
+        if isinstance(buf, dict) and buf.get(HISTORY_KEY)
+        else buf
+        for key, buf in log_scalars.items()
+    }
 
 
 def read_detector_checkpoint(path: str | os.PathLike) -> dict:
@@ -97,8 +103,9 @@ def state_dict_of(ckpt: dict, path: str | os.PathLike = "") -> dict:
     """The model weights of a checkpoint dict (``state_dict`` key, or the dict itself)."""
     sd = ckpt.get("state_dict", ckpt)
     if not isinstance(sd, dict) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
-        raise ValueError(f"checkpoint {path} has no state_dict of tensors (keys "
-                         f"{sorted(ckpt)[:8]})")
+        raise ValueError(
+            f"checkpoint {path} has no state_dict of tensors (keys {sorted(ckpt)[:8]})"
+        )
     return sd
 
 
@@ -110,24 +117,40 @@ def load_detector_weights(model: nn.Module, path: str | os.PathLike) -> dict:
     own = model.state_dict()
     missing = sorted(set(own) - set(sd))
     unexpected = sorted(set(sd) - set(own))
-    conflicts = [f"{k}: {tuple(sd[k].shape)} vs model {tuple(own[k].shape)}"
-                 for k in sorted(set(sd) & set(own)) if sd[k].shape != own[k].shape]
+    conflicts = [
+        f"{k}: {tuple(sd[k].shape)} vs model {tuple(own[k].shape)}"
+        for k in sorted(set(sd) & set(own))
+        if sd[k].shape != own[k].shape
+    ]
     if missing or unexpected or conflicts:
-        raise ValueError(f"checkpoint {path} does not fit the config's model: "
-                         f"{len(missing)} missing {missing[:6]}, {len(unexpected)} unexpected "
-                         f"{unexpected[:6]}, {len(conflicts)} shape conflicts {conflicts[:6]}")
+        raise ValueError(
+            f"checkpoint {path} does not fit the config's model: "
+            f"{len(missing)} missing {missing[:6]}, {len(unexpected)} unexpected "
+            f"{unexpected[:6]}, {len(conflicts)} shape conflicts {conflicts[:6]}"
+        )
     model.load_state_dict(sd, strict=True)
     meta = ckpt.get("meta") or {}
     return meta if isinstance(meta, dict) else {}
 
 
-def save_final(path: str | os.PathLike, model: nn.Module, classes: Optional[list] = None,
-               iteration: Optional[int] = None, config_text: str = "") -> Path:
+def save_final(
+    path: str | os.PathLike,
+    model: nn.Module,
+    classes: Optional[list] = None,
+    iteration: Optional[int] = None,
+    config_text: str = "",
+) -> Path:
     """Write the plain ``final.pth`` of the module docstring atomically (tmp + rename)."""
     model = getattr(model, "module", model)  # DDP
-    obj = {"format": FORMAT,
-           "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-           "meta": plain({"dataset_meta": {"classes": [str(c) for c in classes or []]},
-                          "iter": None if iteration is None else int(iteration),
-                          "config": str(config_text)})}
+    obj = {
+        "format": FORMAT,
+        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "meta": plain(
+            {
+                "dataset_meta": {"classes": [str(c) for c in classes or []]},
+                "iter": None if iteration is None else int(iteration),
+                "config": str(config_text),
+            }
+        ),
+    }
     return atomic_save(obj, path)

@@ -15,6 +15,7 @@ CUDA, gloo on CPU). ``--cfg-options data_root=DIR/`` re-points every dataset of 
 rank whole videos in frame order, as the online stream needs). ``video`` streams a video file or frame folder through the online
 detector. Bad input raises ``UserError``/``ValueError``: ``tsm`` prints it and exits 2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,6 +34,7 @@ DATASET_LOADERS = ("train_dataloader", "val_dataloader", "test_dataloader")
 
 def build_parser() -> argparse.ArgumentParser:
     from .cli_options import build_parser as options_parser
+
     return options_parser(__doc__.splitlines()[0])
 
 
@@ -46,8 +48,12 @@ def apply_data_root(cfg, options: dict) -> None:
     def visit(ds, key):
         if not isinstance(ds, dict):
             return
-        if f"{key}.data_root" not in options and "type" in ds and "dataset" not in ds \
-                and "datasets" not in ds:
+        if (
+            f"{key}.data_root" not in options
+            and "type" in ds
+            and "dataset" not in ds
+            and "datasets" not in ds
+        ):
             ds["data_root"] = root
         if "dataset" in ds:
             visit(ds["dataset"], f"{key}.dataset")
@@ -108,9 +114,12 @@ def _setup_distributed(cfg) -> None:
         return
     if not dist.is_initialized():
         dist.init_process_group(backend="gloo")
-    cfg.model_wrapper_cfg = dict(type="MMDistributedDataParallel", device_ids=None,
-                                 broadcast_buffers=False,
-                                 find_unused_parameters=cfg.get("find_unused_parameters", False))
+    cfg.model_wrapper_cfg = dict(
+        type="MMDistributedDataParallel",
+        device_ids=None,
+        broadcast_buffers=False,
+        find_unused_parameters=cfg.get("find_unused_parameters", False),
+    )
 
 
 def train(a: argparse.Namespace) -> int:
@@ -124,14 +133,19 @@ def train(a: argparse.Namespace) -> int:
 
     cfg = _config(a.config, a.cfg_options)
     env = env_from()
-    note = batch_note(cfg.get("solver"), env.world_size,
-                      int(cfg.train_dataloader.get("batch_size", 1)))
+    note = batch_note(
+        cfg.get("solver"), env.world_size, int(cfg.train_dataloader.get("batch_size", 1))
+    )
     if note and env.is_main:
         print(f"tsm detect train: {note}", file=sys.stderr)
     bb = cfg.model.get("backbone", {})
     if bb.get("type") == "TSMResNet" and not (a.resume or cfg.get("load_from")):
-        check_random_frozen(bb.get("checkpoint"), bb.get("frozen_stages", -1),
-                            bb.get("norm_eval", True), bb.get("allow_random_frozen", False))
+        check_random_frozen(
+            bb.get("checkpoint"),
+            bb.get("frozen_stages", -1),
+            bb.get("norm_eval", True),
+            bb.get("allow_random_frozen", False),
+        )
     work = Path(a.work_dir or cfg.get("work_dir") or Path("runs/detection") / Path(a.config).stem)
     cfg.work_dir = str(work)
     if a.resume:
@@ -140,8 +154,11 @@ def train(a: argparse.Namespace) -> int:
                 raise UserError(f"--resume: checkpoint not found: {a.resume}")
             cfg.load_from = a.resume
         elif not (work / "last_checkpoint").is_file():
-            print(f"tsm detect train: nothing to resume in {work} (no last_checkpoint); "
-                  "starting from scratch", file=sys.stderr)
+            print(
+                f"tsm detect train: nothing to resume in {work} (no last_checkpoint); "
+                "starting from scratch",
+                file=sys.stderr,
+            )
         cfg.resume = True
     runner = Runner.from_cfg(cfg)
     runner.register_hook(PlainCheckpointHook())  # checkpoints loadable with weights_only=True
@@ -149,8 +166,9 @@ def train(a: argparse.Namespace) -> int:
         runner.train()
     if is_main_process():
         classes = (runner.train_dataloader.dataset.metainfo or {}).get("classes")
-        save_final(work / "final.pth", runner.model, list(classes or []), runner.iter,
-                   cfg.pretty_text)
+        save_final(
+            work / "final.pth", runner.model, list(classes or []), runner.iter, cfg.pretty_text
+        )
         atomic_write_text(work / "config.py", cfg.pretty_text)
         print(f"tsm detect train: wrote {work / 'final.pth'} and {work / 'config.py'}")
     return 0
@@ -171,7 +189,9 @@ def test(a: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     cfg.work_dir = str(out.parent)
     cfg.load_from, cfg.resume = None, False
-    evaluators = cfg.test_evaluator if isinstance(cfg.test_evaluator, list) else [cfg.test_evaluator]
+    evaluators = (
+        cfg.test_evaluator if isinstance(cfg.test_evaluator, list) else [cfg.test_evaluator]
+    )
     cfg.test_evaluator = list(evaluators) + [dict(type="DetectionsDump", out_file=str(out))]
     runner = Runner.from_cfg(cfg)
     load_detector_weights(getattr(runner.model, "module", runner.model), a.checkpoint)
@@ -203,15 +223,20 @@ def video(a: argparse.Namespace) -> int:
     path = Path(a.video)
     if not path.exists():
         raise UserError(f"video not found: {path}")
-    folder = {k: v for k, v in (("frame_template", a.frame_template),
-                                ("start_index", a.start_index)) if v is not None}
+    folder = {
+        k: v
+        for k, v in (("frame_template", a.frame_template), ("start_index", a.start_index))
+        if v is not None
+    }
     try:
         n = count_frames(path, exact=True, **folder)
     except VideoDecodeError as e:
         raise UserError(str(e)) from None
     if n == 0:
-        raise UserError(f"{path}: no frames" + (" (frame folder: set --frame-template / "
-                                                "--start-index)" if path.is_dir() else ""))
+        raise UserError(
+            f"{path}: no frames"
+            + (" (frame folder: set --frame-template / --start-index)" if path.is_dir() else "")
+        )
     device = None if a.device in (None, "auto") else a.device
     det = load_detector(a.config, a.checkpoint, device, a.cfg_options)
     chunk = 32
@@ -225,13 +250,24 @@ def video(a: argparse.Namespace) -> int:
             yield from batch
 
     results, drawn = [], []
-    for frame, r in progress_bar(zip_frames(frames(), det, a.score_thr), total=n, desc="detect",
-                                 unit="frame", enabled=a.progress):
+    for frame, r in progress_bar(
+        zip_frames(frames(), det, a.score_thr),
+        total=n,
+        desc="detect",
+        unit="frame",
+        enabled=a.progress,
+    ):
         results.append(r.to_dict())
         if a.render:
             drawn.append(draw_detections(frame, r))
-    doc = {"video": str(path), "config": str(a.config), "checkpoint": str(a.checkpoint),
-           "classes": list(det.classes), "score_thr": a.score_thr, "frames": results}
+    doc = {
+        "video": str(path),
+        "config": str(a.config),
+        "checkpoint": str(a.checkpoint),
+        "classes": list(det.classes),
+        "score_thr": a.score_thr,
+        "frames": results,
+    }
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(doc) + "\n")
@@ -276,4 +312,5 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     from tsm_apps.cli import main as tsm_main
+
     sys.exit(tsm_main(["detect"] + sys.argv[1:]))

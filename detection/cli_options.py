@@ -1,6 +1,7 @@
 """The options of ``tsm detect train|test|video``, one typed dataclass each, turned into flags by
 :func:`tsm_apps.options.add_options` -- the same names for the same ideas as ``tsm train``,
 ``tsm test`` and ``tsm dissect run`` (``--out``, ``--device``, ``--progress``)."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,58 +13,83 @@ from tsm_apps.options import add_options, option
 __all__ = ["DetectTrain", "DetectTest", "DetectVideo", "build_parser"]
 
 
-CONFIG = option("an mmdet config file (detection/configs/*.py or a work folder's config.py)",
-               positional=True)
+CONFIG = option(
+    "an mmdet config file (detection/configs/*.py or a work folder's config.py)", positional=True
+)
 CHECKPOINT = option("the detector's weights (final.pth or an iter_N.pth)", positional=True)
 
 
 @dataclass
 class DetectTrain:
     """``tsm detect train``."""
+
     config: str = field(**CONFIG)
-    work_dir: Optional[str] = field(default=None, **option(
-        "output folder (default runs/detection/<config name>)", aliases=("--out",)))
-    resume: Optional[str] = field(default=None, **option(
-        "resume from CKPT, or from the latest checkpoint of the work folder", nargs="?",
-        const="auto", metavar="CKPT"))
+    work_dir: Optional[str] = field(
+        default=None,
+        **option("output folder (default runs/detection/<config name>)", aliases=("--out",)),
+    )
+    resume: Optional[str] = field(
+        default=None,
+        **option(
+            "resume from CKPT, or from the latest checkpoint of the work folder",
+            nargs="?",
+            const="auto",
+            metavar="CKPT",
+        ),
+    )
     cfg_options: dict = field(default_factory=dict)  # --cfg-options (mmengine's DictAction)
 
 
 @dataclass
 class DetectTest:
     """``tsm detect test``."""
+
     config: str = field(**CONFIG)
     checkpoint: str = field(**CHECKPOINT)
-    out: Optional[str] = field(default=None, **option(
-        "per-frame detections JSON (default <ckpt dir>/test/results.json); metrics.json is "
-        "written beside it"))
+    out: Optional[str] = field(
+        default=None,
+        **option(
+            "per-frame detections JSON (default <ckpt dir>/test/results.json); metrics.json is "
+            "written beside it"
+        ),
+    )
     cfg_options: dict = field(default_factory=dict)  # --cfg-options (mmengine's DictAction)
 
 
 @dataclass
 class DetectVideo:
     """``tsm detect video``."""
+
     config: str = field(**CONFIG)
     checkpoint: str = field(**CHECKPOINT)
     video: str = field(**option("a video file or a frame folder", positional=True))
     out: str = field(default="", **option("detections JSON (required)"))
-    render: Optional[str] = field(default=None, **option(
-        "also write the video with boxes drawn (.mp4)"))
+    render: Optional[str] = field(
+        default=None, **option("also write the video with boxes drawn (.mp4)")
+    )
     score_thr: float = field(default=0.3, **option("boxes below this score are left out"))
-    fps: Optional[float] = field(default=None, **option(
-        "frame rate of --render (default: the input's, else 25)"))
+    fps: Optional[float] = field(
+        default=None, **option("frame rate of --render (default: the input's, else 25)")
+    )
     device: str = "auto"
-    frame_template: Optional[str] = field(default=None, **option(
-        "frame folder file names, e.g. '{:06d}.JPEG' (ImageNet-VID); default 'img_{:05d}.jpg'"))
-    start_index: Optional[int] = field(default=None, **option(
-        "number of a folder's first frame (default 1)"))
+    frame_template: Optional[str] = field(
+        default=None,
+        **option(
+            "frame folder file names, e.g. '{:06d}.JPEG' (ImageNet-VID); default 'img_{:05d}.jpg'"
+        ),
+    )
+    start_index: Optional[int] = field(
+        default=None, **option("number of a folder's first frame (default 1)")
+    )
     progress: bool = True
     cfg_options: dict = field(default_factory=dict)  # --cfg-options (mmengine's DictAction)
 
 
-COMMANDS = {"train": (DetectTrain, "train a detector config with mmengine's Runner"),
-            "test": (DetectTest, "evaluate a checkpoint: mAP overall/slow/medium/fast/corrupted"),
-            "video": (DetectVideo, "online detection on a video file or frame folder")}
+COMMANDS = {
+    "train": (DetectTrain, "train a detector config with mmengine's Runner"),
+    "test": (DetectTest, "evaluate a checkpoint: mAP overall/slow/medium/fast/corrupted"),
+    "video": (DetectVideo, "online detection on a video file or frame folder"),
+}
 
 
 def build_parser(description: str = "") -> argparse.ArgumentParser:
@@ -75,7 +101,12 @@ def build_parser(description: str = "") -> argparse.ArgumentParser:
     for name, (cls, text) in COMMANDS.items():
         q = sub.add_parser(name, help=text)
         add_options(q, cls, skip=("cfg_options",))
-        q.add_argument("--cfg-options", dest="cfg_options", default={}, nargs="+",
-                       action=DictAction, help="override config keys, e.g. "
-                       "data_root=/data/vid/ train_cfg.max_iters=100")
+        q.add_argument(
+            "--cfg-options",
+            dest="cfg_options",
+            default={},
+            nargs="+",
+            action=DictAction,
+            help="override config keys, e.g. data_root=/data/vid/ train_cfg.max_iters=100",
+        )
     return p

@@ -38,6 +38,7 @@ The per-video frame order comes from ``dataset.video_index`` when the dataset ha
 mapping ``video -> dataset indices in frame order``, or a method returning it), else from one
 pass over ``dataset.get_data_info(i)['video' / 'frame_id']``.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -62,8 +63,10 @@ def build_video_index(dataset) -> Dict[object, List[int]]:
     for i in range(len(dataset)):
         info = dataset.get_data_info(i)
         if "video" not in info or "frame_id" not in info:
-            raise ValueError(f"dataset entry {i} has no 'video'/'frame_id' (keys {sorted(info)}); "
-                             "ClipBatchSampler needs frame-level video entries")
+            raise ValueError(
+                f"dataset entry {i} has no 'video'/'frame_id' (keys {sorted(info)}); "
+                "ClipBatchSampler needs frame-level video entries"
+            )
         frames[info["video"]].append((int(info["frame_id"]), i))
     return {v: [i for _, i in sorted(fr)] for v, fr in frames.items()}
 
@@ -74,11 +77,17 @@ KEY_POSITIONS = ("end", "random")
 class KeyFrameIndex(int):
     """A dataset index that is the key frame of its training clip; used as a plain ``int``
     everywhere (and pickled as one to data-loader workers), told apart by ``isinstance``."""
+
     __slots__ = ()
 
 
-def clip_for_key(frames: Sequence[int], pos: int, clip_len: int, key_position: str = "end",
-                 rng: Optional[np.random.Generator] = None) -> list:
+def clip_for_key(
+    frames: Sequence[int],
+    pos: int,
+    clip_len: int,
+    key_position: str = "end",
+    rng: Optional[np.random.Generator] = None,
+) -> list:
     """``clip_len`` consecutive entries of ``frames`` containing the key frame ``frames[pos]``.
 
     ``key_position='end'``: the clip ends at the key frame (the first ``clip_len`` frames when
@@ -99,7 +108,7 @@ def clip_for_key(frames: Sequence[int], pos: int, clip_len: int, key_position: s
         raise ValueError("key_position='random' needs an rng")
     else:
         start = int(rng.integers(lo, hi + 1))
-    return list(frames[start:start + clip_len])
+    return list(frames[start : start + clip_len])
 
 
 @DATA_SAMPLERS.register_module()
@@ -118,18 +127,27 @@ class ClipBatchSampler(Sampler):
             starts also depend on the epoch, so they differ between epochs but not between runs.
     """
 
-    def __init__(self, sampler: Sampler, batch_size: int, clip_len: int = 2,
-                 key_position: str = "end", drop_last: bool = False,
-                 seed: int | None = None) -> None:
+    def __init__(
+        self,
+        sampler: Sampler,
+        batch_size: int,
+        clip_len: int = 2,
+        key_position: str = "end",
+        drop_last: bool = False,
+        seed: int | None = None,
+    ) -> None:
         if batch_size < 1 or clip_len < 1:
             raise ValueError(f"batch_size and clip_len must be >= 1, got {batch_size}, {clip_len}")
         if key_position not in KEY_POSITIONS:
-            raise ValueError(f"ClipBatchSampler: key_position must be one of {KEY_POSITIONS}, "
-                             f"got {key_position!r}")
+            raise ValueError(
+                f"ClipBatchSampler: key_position must be one of {KEY_POSITIONS}, "
+                f"got {key_position!r}"
+            )
         dataset = getattr(sampler, "dataset", None)
         if dataset is None:
-            raise TypeError(f"ClipBatchSampler needs a sampler with a .dataset, got "
-                            f"{type(sampler).__name__}")
+            raise TypeError(
+                f"ClipBatchSampler needs a sampler with a .dataset, got {type(sampler).__name__}"
+            )
         self.sampler, self.batch_size, self.clip_len = sampler, batch_size, clip_len
         self.key_position, self.drop_last = key_position, drop_last
         self.seed = int(seed if seed is not None else (getattr(sampler, "seed", None) or 0))
@@ -187,8 +205,13 @@ class VideoShardSampler(Sampler):
         rank / world_size: default: from ``mmengine.dist.get_dist_info()``.
     """
 
-    def __init__(self, dataset, seed: int | None = None, rank: int | None = None,
-                 world_size: int | None = None) -> None:
+    def __init__(
+        self,
+        dataset,
+        seed: int | None = None,
+        rank: int | None = None,
+        world_size: int | None = None,
+    ) -> None:
         dist_rank, dist_world = get_dist_info()
         self.rank = dist_rank if rank is None else rank
         self.world_size = dist_world if world_size is None else world_size

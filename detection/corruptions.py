@@ -8,6 +8,7 @@ Format (written by :mod:`tsm_apps.synth.vid`)::
 Pure Python (no mmdet); read by the dataset (``corruption`` of each entry) and the metric (the
 corrupted-frame split). Frames are keyed as the dataset's ``img_id``: ``"<split>/<snippet>/%06d"``.
 """
+
 from __future__ import annotations
 
 import os.path as osp
@@ -32,8 +33,9 @@ def load_corruptions(root: Optional[str]) -> Optional[dict[str, str]]:
                 for frame, kind in frames.items():
                     out[f"{split}/{snippet}/{int(frame):06d}"] = str(kind)
     except (AttributeError, TypeError, ValueError):
-        raise ValueError(f"{path}: expected {{split: {{snippet: {{frame index: kind}}}}}}") \
-            from None
+        raise ValueError(
+            f"{path}: expected {{split: {{snippet: {{frame index: kind}}}}}}"
+        ) from None
     return out
 
 

@@ -39,6 +39,7 @@ hashable id) and ``frame_id`` (int) — add them to ``PackDetInputs(meta_keys=..
 stream resets when ``video`` changes, ``frame_id`` does not increase, or (``stream_gap``) skips
 frames.
 """
+
 from __future__ import annotations
 
 import copy
@@ -66,12 +67,21 @@ class ClipRFCN(TwoStageDetector):
     ``stream_gap``, ``rpn_feat_index`` and ``loss_frames`` as the module docstring.
     """
 
-    def __init__(self, backbone: dict, rpn_head: dict, roi_head: dict,
-                 train_cfg: Optional[dict] = None, test_cfg: Optional[dict] = None,
-                 neck: Optional[dict] = None, data_preprocessor: Optional[dict] = None,
-                 init_cfg: Optional[dict] = None, test_mode: str = "stream",
-                 rpn_feat_index: int = 0, stream_gap: str = "reset",
-                 loss_frames: str = "key") -> None:
+    def __init__(
+        self,
+        backbone: dict,
+        rpn_head: dict,
+        roi_head: dict,
+        train_cfg: Optional[dict] = None,
+        test_cfg: Optional[dict] = None,
+        neck: Optional[dict] = None,
+        data_preprocessor: Optional[dict] = None,
+        init_cfg: Optional[dict] = None,
+        test_mode: str = "stream",
+        rpn_feat_index: int = 0,
+        stream_gap: str = "reset",
+        loss_frames: str = "key",
+    ) -> None:
         if loss_frames not in LOSS_FRAMES:
             raise ValueError(f"loss_frames must be one of {LOSS_FRAMES}, got {loss_frames!r}")
         if test_mode not in TEST_MODES:
@@ -81,13 +91,22 @@ class ClipRFCN(TwoStageDetector):
         # plain dicts (built in Python, not from a config file) work too
         train_cfg = ConfigDict(train_cfg) if isinstance(train_cfg, dict) else train_cfg
         test_cfg = ConfigDict(test_cfg) if isinstance(test_cfg, dict) else test_cfg
-        super().__init__(backbone=backbone, neck=neck, rpn_head=rpn_head, roi_head=roi_head,
-                         train_cfg=train_cfg, test_cfg=test_cfg,
-                         data_preprocessor=data_preprocessor, init_cfg=init_cfg)
+        super().__init__(
+            backbone=backbone,
+            neck=neck,
+            rpn_head=rpn_head,
+            roi_head=roi_head,
+            train_cfg=train_cfg,
+            test_cfg=test_cfg,
+            data_preprocessor=data_preprocessor,
+            init_cfg=init_cfg,
+        )
         shift = getattr(getattr(self.backbone, "cfg", None), "shift", None)
         if test_mode == "stream" and shift == "offline":
-            raise ValueError("test_mode='stream' needs a causal backbone (shift='online' or "
-                             "None); shift='offline' needs test_mode='clip'")
+            raise ValueError(
+                "test_mode='stream' needs a causal backbone (shift='online' or "
+                "None); shift='offline' needs test_mode='clip'"
+            )
         self.test_mode, self.stream_gap = test_mode, stream_gap
         self.rpn_feat_index, self.loss_frames = rpn_feat_index, loss_frames
         self._stream: Optional[dict] = None  # {'video', 'frame_id', 'buffers'}
@@ -101,14 +120,17 @@ class ClipRFCN(TwoStageDetector):
         """Training batch = whole clips of ``clip_len`` frames, each clip from one video."""
         n, t = batch_inputs.shape[0], self.clip_len
         if n != len(batch_data_samples) or n % t:
-            raise ValueError(f"ClipRFCN: a training batch must be N clips of T={t} frames; got "
-                             f"inputs {tuple(batch_inputs.shape)} and {len(batch_data_samples)} "
-                             "data samples (use ClipBatchSampler with clip_len=T)")
+            raise ValueError(
+                f"ClipRFCN: a training batch must be N clips of T={t} frames; got "
+                f"inputs {tuple(batch_inputs.shape)} and {len(batch_data_samples)} "
+                "data samples (use ClipBatchSampler with clip_len=T)"
+            )
         for c in range(n // t):
-            videos = {s.metainfo.get("video") for s in batch_data_samples[c * t:(c + 1) * t]}
+            videos = {s.metainfo.get("video") for s in batch_data_samples[c * t : (c + 1) * t]}
             if len(videos) > 1:
-                raise ValueError(f"ClipRFCN: clip {c} of the batch mixes videos "
-                                 f"{sorted(map(str, videos))}")
+                raise ValueError(
+                    f"ClipRFCN: clip {c} of the batch mixes videos {sorted(map(str, videos))}"
+                )
 
     def loss_indices(self, batch_data_samples: SampleList) -> List[int]:
         """Batch positions the losses cover (``loss_frames``): each clip's key frame, or every
@@ -123,11 +145,14 @@ class ClipRFCN(TwoStageDetector):
                         f"ClipRFCN loss_frames='key': frame {c * t + marks.index(None)} of the "
                         "batch has no metainfo 'clip_key' (train with ClipBatchSampler on "
                         "ImageNetVIDDataset and add 'clip_key' to PackDetInputs meta_keys, or "
-                        "set loss_frames='clip')")
+                        "set loss_frames='clip')"
+                    )
                 clip = [i for i, m in zip(clip, marks) if m]
                 if len(clip) != 1:
-                    raise ValueError(f"ClipRFCN loss_frames='key': clip {c} of the batch has "
-                                     f"{len(clip)} frames with clip_key=True, expected 1")
+                    raise ValueError(
+                        f"ClipRFCN loss_frames='key': clip {c} of the batch has "
+                        f"{len(clip)} frames with clip_key=True, expected 1"
+                    )
             keep += [i for i in clip if batch_data_samples[i].metainfo.get("annotated", True)]
         return keep
 
@@ -148,8 +173,9 @@ class ClipRFCN(TwoStageDetector):
     def rpn_inputs(self, x: tuple) -> tuple:
         """The one-level tuple the RPN reads: ``(x[rpn_feat_index],)``."""
         if not -len(x) <= self.rpn_feat_index < len(x):
-            raise ValueError(f"rpn_feat_index={self.rpn_feat_index} but the backbone returns "
-                             f"{len(x)} maps")
+            raise ValueError(
+                f"rpn_feat_index={self.rpn_feat_index} but the backbone returns {len(x)} maps"
+            )
         return (x[self.rpn_feat_index],)
 
     def head_losses(self, x: tuple, batch_data_samples: SampleList) -> dict:
@@ -159,8 +185,9 @@ class ClipRFCN(TwoStageDetector):
         rpn_samples = copy.deepcopy(batch_data_samples)
         for s in rpn_samples:
             s.gt_instances.labels = torch.zeros_like(s.gt_instances.labels)
-        rpn_losses, proposals = self.rpn_head.loss_and_predict(self.rpn_inputs(x), rpn_samples,
-                                                               proposal_cfg=proposal_cfg)
+        rpn_losses, proposals = self.rpn_head.loss_and_predict(
+            self.rpn_inputs(x), rpn_samples, proposal_cfg=proposal_cfg
+        )
         for key in list(rpn_losses):
             if "loss" in key and "rpn" not in key:
                 rpn_losses[f"rpn_{key}"] = rpn_losses.pop(key)
@@ -188,22 +215,25 @@ class ClipRFCN(TwoStageDetector):
         bufs = (self._stream or {}).get("buffers") or []
         return sum(b.numel() * b.element_size() for b in bufs if b is not None)
 
-    def predict(self, batch_inputs: Tensor, batch_data_samples: SampleList,
-                rescale: bool = True) -> SampleList:
+    def predict(
+        self, batch_inputs: Tensor, batch_data_samples: SampleList, rescale: bool = True
+    ) -> SampleList:
         """Detections for frames ``(B, 3, H, W)`` given in video order."""
         if self.test_mode == "clip":
             return self.predict_clip(batch_inputs, batch_data_samples, rescale)
         return self.predict_stream(batch_inputs, batch_data_samples, rescale)
 
-    def heads_predict(self, x: tuple, batch_data_samples: SampleList,
-                      rescale: bool = True) -> SampleList:
+    def heads_predict(
+        self, x: tuple, batch_data_samples: SampleList, rescale: bool = True
+    ) -> SampleList:
         """RPN proposals + R-FCN detections on backbone maps ``x`` (one per sample)."""
         proposals = self.rpn_head.predict(self.rpn_inputs(x), batch_data_samples, rescale=False)
         results = self.roi_head.predict(x, proposals, batch_data_samples, rescale=rescale)
         return self.add_pred_to_datasample(batch_data_samples, results)
 
-    def predict_clip(self, batch_inputs: Tensor, batch_data_samples: SampleList,
-                     rescale: bool = True) -> SampleList:
+    def predict_clip(
+        self, batch_inputs: Tensor, batch_data_samples: SampleList, rescale: bool = True
+    ) -> SampleList:
         """The batch is one clip: the backbone sees all frames at once (``T`` = batch size)."""
         self.check_test_clip(batch_data_samples)
         t = self.clip_len
@@ -221,25 +251,32 @@ class ClipRFCN(TwoStageDetector):
         metas = [s.metainfo for s in batch_data_samples]
         missing = [k for k in STREAM_META_KEYS if any(k not in m for m in metas)]
         if missing:
-            raise ValueError(f"ClipRFCN test_mode='clip' needs metainfo {missing} on every frame "
-                             "(add them to PackDetInputs meta_keys)")
+            raise ValueError(
+                f"ClipRFCN test_mode='clip' needs metainfo {missing} on every frame "
+                "(add them to PackDetInputs meta_keys)"
+            )
         videos = [m["video"] for m in metas]
         ids = [int(m["frame_id"]) for m in metas]
         if len(set(map(str, videos))) > 1:
-            raise ValueError(f"ClipRFCN test_mode='clip': the batch mixes videos "
-                             f"{sorted(set(map(str, videos)))}; a test batch must be one clip")
+            raise ValueError(
+                f"ClipRFCN test_mode='clip': the batch mixes videos "
+                f"{sorted(set(map(str, videos)))}; a test batch must be one clip"
+            )
         if ids != list(range(ids[0], ids[0] + len(ids))):
-            raise ValueError(f"ClipRFCN test_mode='clip': frame ids {ids} of video {videos[0]} "
-                             "are not consecutive; a test batch must be one clip")
+            raise ValueError(
+                f"ClipRFCN test_mode='clip': frame ids {ids} of video {videos[0]} "
+                "are not consecutive; a test batch must be one clip"
+            )
 
-    def predict_stream(self, batch_inputs: Tensor, batch_data_samples: SampleList,
-                       rescale: bool = True) -> SampleList:
+    def predict_stream(
+        self, batch_inputs: Tensor, batch_data_samples: SampleList, rescale: bool = True
+    ) -> SampleList:
         """Frame by frame through the online backbone, shift buffers kept across calls."""
         out = []
         self.backbone.start_stream()
         try:
             for i, sample in enumerate(batch_data_samples):
-                frame = self._own_extent(batch_inputs[i:i + 1], sample)
+                frame = self._own_extent(batch_inputs[i : i + 1], sample)
                 self._advance_stream(sample)
                 x = self.extract_feat(frame)
                 self._stream["buffers"] = self.backbone.get_buffers()
@@ -256,15 +293,19 @@ class ClipRFCN(TwoStageDetector):
         meta = sample.metainfo
         missing = [k for k in STREAM_META_KEYS if k not in meta]
         if missing:
-            raise ValueError(f"ClipRFCN stream test needs metainfo {missing} on every frame "
-                             "(add them to PackDetInputs meta_keys); got keys "
-                             f"{sorted(meta)}")
+            raise ValueError(
+                f"ClipRFCN stream test needs metainfo {missing} on every frame "
+                "(add them to PackDetInputs meta_keys); got keys "
+                f"{sorted(meta)}"
+            )
         video, frame_id = meta["video"], int(meta["frame_id"])
         st = self._stream
         gap = st is not None and st["video"] == video and frame_id > st["frame_id"] + 1
         if gap and self.stream_gap == "raise":
-            raise ValueError(f"ClipRFCN stream: video {video} jumps from frame {st['frame_id']} "
-                             f"to {frame_id} (stream_gap='raise'); test every frame in order")
+            raise ValueError(
+                f"ClipRFCN stream: video {video} jumps from frame {st['frame_id']} "
+                f"to {frame_id} (stream_gap='raise'); test every frame in order"
+            )
         if st is None or st["video"] != video or frame_id <= st["frame_id"] or gap:
             self.backbone.reset()
         else:

@@ -3,6 +3,7 @@
 :class:`PlainCheckpointHook` keeps every checkpoint that training saves loadable with
 ``weights_only=True`` (see :mod:`detection.checkpoint` for why and how).
 """
+
 from __future__ import annotations
 
 from mmdet.registry import HOOKS

@@ -7,6 +7,7 @@ buffers from frame to frame (reset at the start of each call), exactly as ``tsm 
 streams a video. Frames go through the config's test pipeline (resize, normalise, pad); boxes
 come back in the frame's own pixels.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -34,6 +35,7 @@ _video_ids = itertools.count()
 @dataclass
 class Detector:
     """A loaded detector: the mmdet model (eval mode), its test pipeline and class names."""
+
     model: nn.Module
     pipeline: Callable[[dict], dict]
     classes: tuple
@@ -53,13 +55,17 @@ def find_run_files(folder: str | os.PathLike) -> tuple[Path, Path]:
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"detector folder not found: {folder}")
-    configs = [folder / n for n in CONFIG_NAMES if (folder / n).is_file()] or \
-        sorted(folder.glob("*.py"))
+    configs = [folder / n for n in CONFIG_NAMES if (folder / n).is_file()] or sorted(
+        folder.glob("*.py")
+    )
     if len(configs) != 1 and not (folder / CONFIG_NAMES[0]).is_file():
-        raise ValueError(f"{folder}: expected a config.py (written by `tsm detect train`), "
-                         f"found {[c.name for c in configs] or 'no .py file'}")
-    ckpts = [folder / n for n in CHECKPOINT_NAMES if (folder / n).is_file()] or \
-        sorted(folder.glob("*.pth"), key=lambda p: (_iter_number(p), p.stat().st_mtime))[::-1]
+        raise ValueError(
+            f"{folder}: expected a config.py (written by `tsm detect train`), "
+            f"found {[c.name for c in configs] or 'no .py file'}"
+        )
+    ckpts = [folder / n for n in CHECKPOINT_NAMES if (folder / n).is_file()] or sorted(
+        folder.glob("*.pth"), key=lambda p: (_iter_number(p), p.stat().st_mtime)
+    )[::-1]
     if not ckpts:
         raise FileNotFoundError(f"{folder}: no checkpoint (final.pth or iter_N.pth)")
     return configs[0], ckpts[0]
@@ -78,8 +84,9 @@ def resolve_config(path: str | os.PathLike) -> Path:
     bundled = CONFIG_DIR / (path.name if path.suffix == ".py" else f"{path.name}.py")
     if len(path.parts) == 1 and bundled.is_file():
         return bundled
-    raise FileNotFoundError(f"config not found: {path} (nor a bundled config of that name in "
-                            f"{CONFIG_DIR})")
+    raise FileNotFoundError(
+        f"config not found: {path} (nor a bundled config of that name in {CONFIG_DIR})"
+    )
 
 
 def load_config(path: str | os.PathLike, options: Optional[dict] = None):
@@ -104,15 +111,19 @@ def _test_pipeline(cfg) -> Callable[[dict], dict]:
     loader = cfg.get("test_dataloader") or cfg.get("val_dataloader")
     steps = [dict(t) for t in (loader or {}).get("dataset", {}).get("pipeline", [])]
     if not steps or "LoadImage" not in steps[0].get("type", ""):
-        raise ValueError("the config's test_dataloader.dataset.pipeline must start with "
-                         f"LoadImageFromFile; got {[s.get('type') for s in steps]}")
+        raise ValueError(
+            "the config's test_dataloader.dataset.pipeline must start with "
+            f"LoadImageFromFile; got {[s.get('type') for s in steps]}"
+        )
     steps[0] = dict(type="mmdet.LoadImageFromNDArray")
     steps = [s for s in steps if "LoadAnnotations" not in s.get("type", "")]
     pack = steps[-1]
     keys = tuple(pack.get("meta_keys", ()))
-    pack["meta_keys"] = keys + tuple(k for k in ("img_id", "ori_shape", "img_shape",
-                                                 "scale_factor", "video", "frame_id")
-                                     if k not in keys)
+    pack["meta_keys"] = keys + tuple(
+        k
+        for k in ("img_id", "ori_shape", "img_shape", "scale_factor", "video", "frame_id")
+        if k not in keys
+    )
     return Compose(steps)
 
 
@@ -125,13 +136,16 @@ def _classes(cfg, meta: dict) -> tuple:
     if names:
         return tuple(names)
     from .vid_dataset import ImageNetVIDDataset
+
     return tuple(ImageNetVIDDataset.METAINFO["classes"])
 
 
-def load_detector(folder_or_config: str | os.PathLike,
-                  checkpoint: Optional[str | os.PathLike] = None,
-                  device: Optional[str | torch.device] = None,
-                  cfg_options: Optional[dict] = None) -> Detector:
+def load_detector(
+    folder_or_config: str | os.PathLike,
+    checkpoint: Optional[str | os.PathLike] = None,
+    device: Optional[str | torch.device] = None,
+    cfg_options: Optional[dict] = None,
+) -> Detector:
     """A :class:`Detector` in eval mode from a work folder (``config.py`` + ``final.pth``, see
     :func:`find_run_files`) or from a config file and ``checkpoint``. ``device``: default CUDA
     when present, else CPU. Weights are loaded with ``weights_only=True`` and must fit the
@@ -158,9 +172,11 @@ def load_detector(folder_or_config: str | os.PathLike,
     classes = _classes(cfg, meta)
     n = getattr(getattr(getattr(model, "roi_head", None), "bbox_head", None), "num_classes", None)
     if n is not None and n != len(classes):
-        raise ValueError(f"{checkpoint}: {len(classes)} class names for a model of {n} classes "
-                         f"({config_path}); the checkpoint's dataset_meta or the config's "
-                         "test_dataloader.dataset.metainfo must list them")
+        raise ValueError(
+            f"{checkpoint}: {len(classes)} class names for a model of {n} classes "
+            f"({config_path}); the checkpoint's dataset_meta or the config's "
+            "test_dataloader.dataset.metainfo must list them"
+        )
     model.to(device).eval()
     return Detector(model, _test_pipeline(cfg), classes, device, config_path, Path(checkpoint))
 
@@ -168,8 +184,9 @@ def load_detector(folder_or_config: str | os.PathLike,
 def _check_frames(frames: np.ndarray) -> np.ndarray:
     frames = np.asarray(frames)
     if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[-1] != 3:
-        raise ValueError(f"frames must be uint8 (T, H, W, 3) RGB, got {frames.dtype} "
-                         f"{frames.shape}")
+        raise ValueError(
+            f"frames must be uint8 (T, H, W, 3) RGB, got {frames.dtype} {frames.shape}"
+        )
     return frames
 
 
@@ -185,8 +202,9 @@ def _result(i: int, sample, classes: Sequence[str], score_thr: float) -> FrameDe
 
 
 @torch.no_grad()
-def stream_frames(detector: Detector, frames: Iterable[np.ndarray],
-                  score_thr: float = DEFAULT_SCORE_THR) -> Iterator[FrameDetections]:
+def stream_frames(
+    detector: Detector, frames: Iterable[np.ndarray], score_thr: float = DEFAULT_SCORE_THR
+) -> Iterator[FrameDetections]:
     """Detections of each uint8 ``(H, W, 3)`` RGB frame of ``frames`` (any iterable: a decoder
     can feed it chunk by chunk), one stream: shift buffers carried from frame to frame,
     starting from zeros."""
@@ -199,8 +217,9 @@ def stream_frames(detector: Detector, frames: Iterable[np.ndarray],
     for i, frame in enumerate(frames):
         frame = np.asarray(frame)
         if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[-1] != 3:
-            raise ValueError(f"frame {i}: expected uint8 (H, W, 3) RGB, got {frame.dtype} "
-                             f"{frame.shape}")
+            raise ValueError(
+                f"frame {i}: expected uint8 (H, W, 3) RGB, got {frame.dtype} {frame.shape}"
+            )
         bgr = np.ascontiguousarray(frame[..., ::-1])  # mmdet configs expect BGR (bgr_to_rgb)
         data = detector.pipeline(dict(img=bgr, img_id=i, video=video, frame_id=i))
         sample = model.test_step(pseudo_collate([data]))[0]
@@ -209,9 +228,12 @@ def stream_frames(detector: Detector, frames: Iterable[np.ndarray],
         model.reset_stream()
 
 
-def detect_video(detector: Detector, frames: np.ndarray,
-                 progress: Optional[Callable[[float], object]] = None,
-                 score_thr: float = DEFAULT_SCORE_THR) -> list[FrameDetections]:
+def detect_video(
+    detector: Detector,
+    frames: np.ndarray,
+    progress: Optional[Callable[[float], object]] = None,
+    score_thr: float = DEFAULT_SCORE_THR,
+) -> list[FrameDetections]:
     """Online detection over uint8 RGB ``frames (T, H, W, 3)`` in order: one
     :class:`FrameDetections` per frame (boxes in the frames' pixels, scores >= ``score_thr``).
     ``progress(fraction)`` is called after each frame."""

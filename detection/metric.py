@@ -21,6 +21,7 @@ when not applicable), ``mAP_clean``, ``mAP_corrupted_<kind>``, ``AP_<class>`` (`
 classes without GT, left out of the mean), ``n_frames``, ``n_gt``, ``n_gt_<speed>``. No prefix
 (``default_prefix = ""``): ``save_best='mAP'`` works as is.
 """
+
 from __future__ import annotations
 
 import json
@@ -71,18 +72,24 @@ def split_image_path(img_path: str) -> tuple[str, str, str, str]:
     for i in range(len(parts) - 4, -1, -1):
         if parts[i] == "Data" and parts[i + 1] in SOURCES:
             root = str(Path(*parts[:i])) if i else "."
-            return root, parts[i + 1], parts[i + 2], "/".join(parts[i + 3:])
-    raise ValueError(f"{img_path}: not under <root>/Data/VID|DET/<split>/ (ImageNet-VID layout); "
-                     "VIDMetric reads the annotation XML next to each image")
+            return root, parts[i + 1], parts[i + 2], "/".join(parts[i + 3 :])
+    raise ValueError(
+        f"{img_path}: not under <root>/Data/VID|DET/<split>/ (ImageNet-VID layout); "
+        "VIDMetric reads the annotation XML next to each image"
+    )
 
 
 class AnnotationCache:
     """Ground truth of evaluated frames read from their XML, with motion IoU per snippet
     (computed, or read from FGFA's ``.mat`` with ``motion_iou_file`` and ``video_list``)."""
 
-    def __init__(self, classes: Sequence[str], window: int = WINDOW,
-                 motion_iou_file: Optional[str] = None,
-                 video_list: str = "ImageSets/VID_val_videos.txt") -> None:
+    def __init__(
+        self,
+        classes: Sequence[str],
+        window: int = WINDOW,
+        motion_iou_file: Optional[str] = None,
+        video_list: str = "ImageSets/VID_val_videos.txt",
+    ) -> None:
         self.window = window
         self.motion_iou_file, self.video_list = motion_iou_file, video_list
         self._mat: dict[str, tuple] = {}  # root -> (per-frame values, {snippet: first index})
@@ -94,8 +101,7 @@ class AnnotationCache:
             self.labels[wnid] = i
         self._corruptions: dict[str, Optional[dict]] = {}
 
-    def _snippet(self, root: str, source: str, split: str, snippet: str,
-                 evaluated: set) -> tuple:
+    def _snippet(self, root: str, source: str, split: str, snippet: str, evaluated: set) -> tuple:
         """``(position by frame name, frames, motion IoU)`` of every annotated frame of a snippet
         (a DET image: itself). A bad XML of a frame that is not evaluated counts as a frame
         without objects (logged); one of an evaluated frame raises ``ValueError``."""
@@ -118,63 +124,71 @@ class AnnotationCache:
                     raise ValueError(msg) from None
                 MMLogger.get_current_instance().warning(f"VIDMetric: motion IoU ignores {msg}")
                 frames.append(VIDFrame(snippet, n, 1, 1))
-        return {n: i for i, n in enumerate(names)}, frames, \
-            snippet_motion_iou(frames, self.window)
+        return {n: i for i, n in enumerate(names)}, frames, snippet_motion_iou(frames, self.window)
 
     def truths(self, img_paths: Sequence[str]) -> dict[str, FrameTruth]:
         """``{img_path: FrameTruth}`` (boxes as the dataset: inclusive XML box + 1)."""
         by_snippet: dict[tuple, list[tuple[str, str]]] = {}
         for path in img_paths:
             root, source, split, entry = split_image_path(path)
-            snippet, _, frame = entry.rpartition("/") if source == "VID" \
-                else (entry, "", osp.basename(entry))
+            snippet, _, frame = (
+                entry.rpartition("/") if source == "VID" else (entry, "", osp.basename(entry))
+            )
             by_snippet.setdefault((root, source, split, snippet), []).append((path, frame))
         out = {}
         for (root, source, split, snippet), items in by_snippet.items():
-            pos, frames, motion = self._snippet(root, source, split, snippet,
-                                                {f for _, f in items})
+            pos, frames, motion = self._snippet(root, source, split, snippet, {f for _, f in items})
             if root not in self._corruptions:
                 self._corruptions[root] = load_corruptions(root)
             for path, frame in items:
                 if frame not in pos:
-                    raise ValueError(f"{path}: no annotation {frame}.xml in "
-                                     f"{osp.join(annotation_root(root, source, split), snippet)}")
+                    raise ValueError(
+                        f"{path}: no annotation {frame}.xml in "
+                        f"{osp.join(annotation_root(root, source, split), snippet)}"
+                    )
                 t = pos[frame]
                 if self.motion_iou_file and source == "VID":
                     motion[t] = self._mat_values(root, snippet, frame, len(frames[t].objects))
                 keep = [j for j, o in enumerate(frames[t].objects) if o.name in self.labels]
                 objs = [frames[t].objects[j] for j in keep]
-                img_id = f"{split}/{snippet}/{frame}" if source == "VID" \
-                    else f"DET/{split}/{snippet}"
+                img_id = (
+                    f"{split}/{snippet}/{frame}" if source == "VID" else f"DET/{split}/{snippet}"
+                )
                 out[path] = FrameTruth(
                     np.array([edge_box(o.box) for o in objs], np.float64).reshape(-1, 4),
                     np.array([self.labels[o.name] for o in objs], np.int64),
                     motion_iou=np.array([motion[t][j] for j in keep], np.float64),
-                    corruption=frame_corruption(self._corruptions[root], img_id))
+                    corruption=frame_corruption(self._corruptions[root], img_id),
+                )
         return out
 
     def _mat_values(self, root: str, snippet: str, frame: str, n_objects: int) -> list:
         """Motion IoU of a val frame's objects from FGFA's ``.mat`` (XML object order)."""
         if root not in self._mat:
-            path = self.motion_iou_file if osp.isabs(self.motion_iou_file) \
+            path = (
+                self.motion_iou_file
+                if osp.isabs(self.motion_iou_file)
                 else osp.join(root, self.motion_iou_file)
-            lst = self.video_list if osp.isabs(self.video_list) else osp.join(root,
-                                                                              self.video_list)
+            )
+            lst = self.video_list if osp.isabs(self.video_list) else osp.join(root, self.video_list)
             starts = {}
             for entry, start, *_ in read_list(lst):
                 starts[entry.split("/", 1)[1] if entry.startswith("val/") else entry] = start - 1
             self._mat[root] = (read_motion_iou_mat(path), starts, path)
         values, starts, path = self._mat[root]
         if snippet not in starts:
-            raise ValueError(f"{snippet} is not in the video list {self.video_list} that orders "
-                             f"{path}")
+            raise ValueError(
+                f"{snippet} is not in the video list {self.video_list} that orders {path}"
+            )
         i = starts[snippet] + int(frame)
         if i < len(values) and len(values[i]) == 0 and n_objects == 1:
             return [0.0]  # an empty (1, 0) cell: FGFA's reader makes it one value, 0
         if i >= len(values) or len(values[i]) != n_objects:
             got = "no cell" if i >= len(values) else f"{len(values[i])} values"
-            raise ValueError(f"{path}: cell {i + 1} ({snippet}/{frame}) has {got}, but the "
-                             f"frame's XML has {n_objects} objects")
+            raise ValueError(
+                f"{path}: cell {i + 1} ({snippet}/{frame}) has {got}, but the "
+                f"frame's XML has {n_objects} objects"
+            )
         return [float(v) for v in values[i]]
 
 
@@ -194,9 +208,14 @@ class VIDMetric(BaseMetric):
 
     default_prefix: Optional[str] = ""  # no prefix, and no mmengine warning about it
 
-    def __init__(self, motion_window: int = WINDOW, motion_iou_file: Optional[str] = None,
-                 video_list: str = "ImageSets/VID_val_videos.txt", collect_device: str = "cpu",
-                 prefix: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        motion_window: int = WINDOW,
+        motion_iou_file: Optional[str] = None,
+        video_list: str = "ImageSets/VID_val_videos.txt",
+        collect_device: str = "cpu",
+        prefix: Optional[str] = None,
+    ) -> None:
         super().__init__(collect_device=collect_device, prefix=prefix)
         self.motion_window = int(motion_window)
         self.motion_iou_file, self.video_list = motion_iou_file, video_list
@@ -206,25 +225,34 @@ class VIDMetric(BaseMetric):
         for s in data_samples:
             s = s.to_dict() if hasattr(s, "to_dict") else s
             if "img_path" not in s or "pred_instances" not in s:
-                raise ValueError(f"VIDMetric needs data samples with 'img_path' metainfo and "
-                                 f"'pred_instances'; got keys {sorted(s)}")
+                raise ValueError(
+                    f"VIDMetric needs data samples with 'img_path' metainfo and "
+                    f"'pred_instances'; got keys {sorted(s)}"
+                )
             pred = s["pred_instances"]
-            self.results.append({"img_path": str(s["img_path"]),
-                                 "bboxes": _numpy(pred["bboxes"]).reshape(-1, 4),
-                                 "scores": _numpy(pred["scores"]).reshape(-1),
-                                 "labels": _numpy(pred["labels"]).reshape(-1)})
+            self.results.append(
+                {
+                    "img_path": str(s["img_path"]),
+                    "bboxes": _numpy(pred["bboxes"]).reshape(-1, 4),
+                    "scores": _numpy(pred["scores"]).reshape(-1),
+                    "labels": _numpy(pred["labels"]).reshape(-1),
+                }
+            )
 
     def compute_metrics(self, results: list) -> dict:
         """:func:`evaluate_vid` over the processed frames; logs the Markdown table."""
         classes = tuple((self.dataset_meta or {}).get("classes") or ())
         if not classes:
-            raise ValueError("VIDMetric needs dataset_meta['classes'] (set by the Runner from "
-                             "the dataset's metainfo)")
-        truths = AnnotationCache(classes, self.motion_window, self.motion_iou_file,
-                                 self.video_list).truths(
-            [r["img_path"] for r in results])
-        dets = {r["img_path"]: FrameDetections(r["bboxes"], r["scores"], r["labels"])
-                for r in results}
+            raise ValueError(
+                "VIDMetric needs dataset_meta['classes'] (set by the Runner from "
+                "the dataset's metainfo)"
+            )
+        truths = AnnotationCache(
+            classes, self.motion_window, self.motion_iou_file, self.video_list
+        ).truths([r["img_path"] for r in results])
+        dets = {
+            r["img_path"]: FrameDetections(r["bboxes"], r["scores"], r["labels"]) for r in results
+        }
         metrics = evaluate_vid(dets, truths, classes)
         MMLogger.get_current_instance().info("ImageNet-VID evaluation:\n" + format_table(metrics))
         return metrics
@@ -248,11 +276,14 @@ class DetectionsDump(BaseMetric):
         for s in data_samples:
             p = s["pred_instances"] if isinstance(s, dict) else s.pred_instances
             meta = s if isinstance(s, dict) else s.metainfo
-            self.results.append({
-                "img_path": str(meta.get("img_path", "")),
-                "boxes": [[_f32(v) for v in b] for b in _numpy(p["bboxes"]).reshape(-1, 4)],
-                "scores": [_f32(v) for v in _numpy(p["scores"]).reshape(-1)],
-                "labels": p["labels"].cpu().tolist()})
+            self.results.append(
+                {
+                    "img_path": str(meta.get("img_path", "")),
+                    "boxes": [[_f32(v) for v in b] for b in _numpy(p["bboxes"]).reshape(-1, 4)],
+                    "scores": [_f32(v) for v in _numpy(p["scores"]).reshape(-1)],
+                    "labels": p["labels"].cpu().tolist(),
+                }
+            )
 
     def compute_metrics(self, results: list) -> dict:
         classes = list((self.dataset_meta or {}).get("classes") or [])

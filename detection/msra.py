@@ -15,6 +15,7 @@ one dilated 3x3 conv maps res5 to 1024 channels and its two halves feed the two 
 * :class:`ClipHorizontalFlip` (a ``DetDataPreprocessor`` batch augment): MSRA's training flip,
   drawn once per clip so that all ``T`` frames of a clip are flipped together.
 """
+
 from __future__ import annotations
 
 from typing import Sequence, Tuple
@@ -37,12 +38,19 @@ class RFCNSplitNeck(nn.Module):
         feat_index: which map of the backbone tuple to read (default the last).
     """
 
-    def __init__(self, in_channels: int = 2048, out_channels: int = 1024,
-                 rpn_channels: int = 512, dilation: int = 6, feat_index: int = -1) -> None:
+    def __init__(
+        self,
+        in_channels: int = 2048,
+        out_channels: int = 1024,
+        rpn_channels: int = 512,
+        dilation: int = 6,
+        feat_index: int = -1,
+    ) -> None:
         super().__init__()
         if not 0 < rpn_channels < out_channels:
-            raise ValueError(f"rpn_channels must be in (0, out_channels={out_channels}), got "
-                             f"{rpn_channels}")
+            raise ValueError(
+                f"rpn_channels must be in (0, out_channels={out_channels}), got {rpn_channels}"
+            )
         self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=dilation, dilation=dilation)
         self.rpn_channels, self.feat_index = rpn_channels, feat_index
         nn.init.normal_(self.conv.weight, std=0.01)
@@ -52,10 +60,11 @@ class RFCNSplitNeck(nn.Module):
         """Backbone maps -> ``(rpn map, rfcn map)``, both ``(N, C_half, h, w)``."""
         x = feats if isinstance(feats, Tensor) else feats[self.feat_index]
         if x.dim() != 4 or x.shape[1] != self.conv.in_channels:
-            raise ValueError(f"RFCNSplitNeck expects (N, {self.conv.in_channels}, h, w), got "
-                             f"{tuple(x.shape)}")
+            raise ValueError(
+                f"RFCNSplitNeck expects (N, {self.conv.in_channels}, h, w), got {tuple(x.shape)}"
+            )
         y = torch.relu(self.conv(x))
-        return y[:, :self.rpn_channels], y[:, self.rpn_channels:]
+        return y[:, : self.rpn_channels], y[:, self.rpn_channels :]
 
 
 @MODELS.register_module()
@@ -66,10 +75,10 @@ class PlainRPNHead(RPNHead):
 
     def _init_layers(self) -> None:
         self.rpn_conv = nn.Identity()  # forward_single's ReLU is then a no-op on ReLU output
-        self.rpn_cls = nn.Conv2d(self.in_channels, self.num_base_priors * self.cls_out_channels,
-                                 1)
-        self.rpn_reg = nn.Conv2d(self.in_channels,
-                                 self.num_base_priors * self.bbox_coder.encode_size, 1)
+        self.rpn_cls = nn.Conv2d(self.in_channels, self.num_base_priors * self.cls_out_channels, 1)
+        self.rpn_reg = nn.Conv2d(
+            self.in_channels, self.num_base_priors * self.bbox_coder.encode_size, 1
+        )
 
 
 def _flip_boxes(boxes, width: float):
@@ -93,16 +102,20 @@ class ClipHorizontalFlip(nn.Module):
     def __init__(self, clip_len: int, prob: float = 0.5) -> None:
         super().__init__()
         if clip_len < 1 or not 0.0 <= prob <= 1.0:
-            raise ValueError(f"ClipHorizontalFlip needs clip_len >= 1 and 0 <= prob <= 1, got "
-                             f"clip_len={clip_len}, prob={prob}")
+            raise ValueError(
+                f"ClipHorizontalFlip needs clip_len >= 1 and 0 <= prob <= 1, got "
+                f"clip_len={clip_len}, prob={prob}"
+            )
         self.clip_len, self.prob = clip_len, prob
 
     def forward(self, inputs: Tensor, data_samples: list) -> tuple:
         n = inputs.shape[0]
         if n % self.clip_len or n != len(data_samples):
-            raise ValueError(f"ClipHorizontalFlip: batch {tuple(inputs.shape)} with "
-                             f"{len(data_samples)} samples is not whole clips of "
-                             f"clip_len={self.clip_len}")
+            raise ValueError(
+                f"ClipHorizontalFlip: batch {tuple(inputs.shape)} with "
+                f"{len(data_samples)} samples is not whole clips of "
+                f"clip_len={self.clip_len}"
+            )
         flips = torch.rand(n // self.clip_len) < self.prob
         inputs = inputs.clone()
         for i, sample in enumerate(data_samples):

@@ -8,6 +8,7 @@ the largest total loss, ``cls + box`` (box loss on positives only), whatever the
 ``OHEMSampler`` (same ``context`` = the RoI head, same ``feats`` argument) and replaces the two
 per-label mining steps by one joint ranking.
 """
+
 from __future__ import annotations
 
 import torch
@@ -37,13 +38,27 @@ class HardestRoISampler(OHEMSampler):
     RoIs assigned ``-1`` (ignored) are never kept. Fewer than ``num`` candidates: all kept.
     """
 
-    def __init__(self, num: int = 128, context=None, add_gt_as_proposals: bool = True,
-                 with_box_loss: bool = True, **kwargs) -> None:
+    def __init__(
+        self,
+        num: int = 128,
+        context=None,
+        add_gt_as_proposals: bool = True,
+        with_box_loss: bool = True,
+        **kwargs,
+    ) -> None:
         if context is None:
-            raise ValueError("HardestRoISampler needs context= the RoI head (mmdet passes it "
-                             "when it builds train_cfg.sampler)")
-        super().__init__(num=num, pos_fraction=1.0, context=context, neg_pos_ub=-1,
-                         add_gt_as_proposals=add_gt_as_proposals, **kwargs)
+            raise ValueError(
+                "HardestRoISampler needs context= the RoI head (mmdet passes it "
+                "when it builds train_cfg.sampler)"
+            )
+        super().__init__(
+            num=num,
+            pos_fraction=1.0,
+            context=context,
+            neg_pos_ub=-1,
+            add_gt_as_proposals=add_gt_as_proposals,
+            **kwargs,
+        )
         self.with_box_loss = with_box_loss
         self._gt_bboxes = None
         self._hard_neg = None

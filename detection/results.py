@@ -7,6 +7,7 @@ test`` and the lookup of the latest TSN/TSM results for the app.
 ``<runs>/detection/{tsn,tsm}/test/metrics.json`` (``<runs>/demo/detection/...`` for ``make demo``).
 This module imports neither mmdet nor mmengine.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,13 @@ from typing import Any, Mapping, Optional
 
 from tsm_apps.io import atomic_write_text, read_json
 
-SPLITS = {"overall": "mAP", "slow": "mAP_slow", "medium": "mAP_medium", "fast": "mAP_fast",
-          "corrupted": "mAP_corrupted"}
+SPLITS = {
+    "overall": "mAP",
+    "slow": "mAP_slow",
+    "medium": "mAP_medium",
+    "fast": "mAP_fast",
+    "corrupted": "mAP_corrupted",
+}
 MODELS = {"TSN": "tsn", "TSM": "tsm"}
 GT_COUNT = {"overall": "n_gt", "slow": "n_gt_slow", "medium": "n_gt_medium", "fast": "n_gt_fast"}
 
@@ -67,7 +73,7 @@ def format_table(metrics: Mapping[str, Any], per_class: bool = True) -> str:
         n = m.get(GT_COUNT.get(split, ""))
         lines.append(f"| {split} | {_fmt(m.get(key))} | {'-' if n is None else n} |")
     kinds = sorted(k for k in m if k.startswith("mAP_corrupted_"))
-    lines += [f"| corrupted: {k[len('mAP_corrupted_'):]} | {_fmt(m[k])} | - |" for k in kinds]
+    lines += [f"| corrupted: {k[len('mAP_corrupted_') :]} | {_fmt(m[k])} | - |" for k in kinds]
     if "mAP_clean" in m:
         lines.append(f"| clean frames | {_fmt(m['mAP_clean'])} | - |")
     classes = [k for k in m if k.startswith("AP_")]
@@ -91,8 +97,9 @@ def _read(path: Path) -> dict:
     return data
 
 
-def latest_vid_results(runs: str | os.PathLike) -> tuple[dict[str, dict[str, Optional[float]]],
-                                                         Path]:
+def latest_vid_results(
+    runs: str | os.PathLike,
+) -> tuple[dict[str, dict[str, Optional[float]]], Path]:
     """The latest VID evaluation of the TSN and TSM detectors under ``runs``.
 
     Looks at ``<runs>/detection/{tsn,tsm}/test/metrics.json`` and
@@ -112,10 +119,13 @@ def latest_vid_results(runs: str | os.PathLike) -> tuple[dict[str, dict[str, Opt
             if best is None or stamp > best[0]:
                 best = (stamp, base, files)
     if best is None:
-        looked = ", ".join(str(b / "{tsn,tsm}" / "test" / "metrics.json")
-                           for b in _candidates(runs))
-        raise VIDResultsNotFound(f"no VID evaluation found (looked for {looked}); run "
-                                 f"`make demo` (or `tsm detect test ...`) first")
+        looked = ", ".join(
+            str(b / "{tsn,tsm}" / "test" / "metrics.json") for b in _candidates(runs)
+        )
+        raise VIDResultsNotFound(
+            f"no VID evaluation found (looked for {looked}); run "
+            f"`make demo` (or `tsm detect test ...`) first"
+        )
     _, base, files = best
     table = {}
     for name, path in files.items():

@@ -17,6 +17,7 @@ head's own PS pooling (no ``bbox_roi_extractor``), so ``TwoStageDetector``, the 
 samplers (including ``OHEMSampler`` and our :class:`~detection.ohem.HardestRoISampler`) work
 unchanged.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence, Tuple, Union
@@ -56,19 +57,40 @@ class RFCNBBoxHead(BBoxHead):
         init_cfg: default: every conv ``Normal(std=0.01)``, bias 0.
     """
 
-    def __init__(self, num_classes: int = 30, in_channels: int = 2048,
-                 mid_channels: Optional[int] = 1024,
-                 k: int = 7, spatial_scale: float = 1 / 16, pool_mode: str = "align",
-                 sampling_ratio: int = 2, feat_index: int = -1, init_cfg=_DEFAULT_INIT,
-                 **bbox_head_kwargs) -> None:
-        for key in ("with_avg_pool", "roi_feat_size", "reg_class_agnostic", "with_cls",
-                    "with_reg", "reg_predictor_cfg", "cls_predictor_cfg"):
+    def __init__(
+        self,
+        num_classes: int = 30,
+        in_channels: int = 2048,
+        mid_channels: Optional[int] = 1024,
+        k: int = 7,
+        spatial_scale: float = 1 / 16,
+        pool_mode: str = "align",
+        sampling_ratio: int = 2,
+        feat_index: int = -1,
+        init_cfg=_DEFAULT_INIT,
+        **bbox_head_kwargs,
+    ) -> None:
+        for key in (
+            "with_avg_pool",
+            "roi_feat_size",
+            "reg_class_agnostic",
+            "with_cls",
+            "with_reg",
+            "reg_predictor_cfg",
+            "cls_predictor_cfg",
+        ):
             if key in bbox_head_kwargs:
                 raise TypeError(f"RFCNBBoxHead does not take {key!r} (fixed by the R-FCN design)")
         mid = in_channels if mid_channels is None else mid_channels
-        super().__init__(with_avg_pool=True, roi_feat_size=k, in_channels=mid,
-                         num_classes=num_classes, reg_class_agnostic=True, init_cfg=init_cfg,
-                         **bbox_head_kwargs)
+        super().__init__(
+            with_avg_pool=True,
+            roi_feat_size=k,
+            in_channels=mid,
+            num_classes=num_classes,
+            reg_class_agnostic=True,
+            init_cfg=init_cfg,
+            **bbox_head_kwargs,
+        )
         if self.custom_cls_channels:
             raise ValueError("RFCNBBoxHead supports softmax losses with C+1 outputs only")
         del self.fc_cls, self.fc_reg, self.avg_pool  # replaced by score maps and the vote
@@ -85,8 +107,9 @@ class RFCNBBoxHead(BBoxHead):
         if not isinstance(x, Tensor):
             x = x[self.feat_index]
         if x.dim() != 4 or x.shape[1] != self.map_channels:
-            raise ValueError(f"RFCNBBoxHead expects a map (N, {self.map_channels}, h, w), "
-                             f"got {tuple(x.shape)}")
+            raise ValueError(
+                f"RFCNBBoxHead expects a map (N, {self.map_channels}, h, w), got {tuple(x.shape)}"
+            )
         h = self.relu(self.reduce(x))
         return self.cls_conv(h), self.reg_conv(h)
 
@@ -112,26 +135,35 @@ class RFCNRoIHead(StandardRoIHead):
         bbox_roi_extractor: must be ``None`` (PS pooling lives in the head).
     """
 
-    def __init__(self, bbox_head: dict, train_cfg: Optional[dict] = None,
-                 test_cfg: Optional[dict] = None, bbox_roi_extractor: Optional[dict] = None,
-                 init_cfg: Optional[dict] = None, **kwargs) -> None:
+    def __init__(
+        self,
+        bbox_head: dict,
+        train_cfg: Optional[dict] = None,
+        test_cfg: Optional[dict] = None,
+        bbox_roi_extractor: Optional[dict] = None,
+        init_cfg: Optional[dict] = None,
+        **kwargs,
+    ) -> None:
         if bbox_roi_extractor is not None:
-            raise ValueError("RFCNRoIHead pools inside its bbox_head; bbox_roi_extractor must "
-                             "be None")
+            raise ValueError(
+                "RFCNRoIHead pools inside its bbox_head; bbox_roi_extractor must be None"
+            )
         for key in ("mask_head", "mask_roi_extractor", "shared_head"):
             if kwargs.get(key) is not None:
                 raise ValueError(f"RFCNRoIHead does not support {key}")
         train_cfg = ConfigDict(train_cfg) if isinstance(train_cfg, dict) else train_cfg
         test_cfg = ConfigDict(test_cfg) if isinstance(test_cfg, dict) else test_cfg
-        super().__init__(bbox_head=bbox_head, train_cfg=train_cfg, test_cfg=test_cfg,
-                         init_cfg=init_cfg)
+        super().__init__(
+            bbox_head=bbox_head, train_cfg=train_cfg, test_cfg=test_cfg, init_cfg=init_cfg
+        )
 
     def init_bbox_head(self, bbox_roi_extractor, bbox_head: dict) -> None:
         self.bbox_roi_extractor = None
         self.bbox_head = MODELS.build(bbox_head)
         if not isinstance(self.bbox_head, RFCNBBoxHead):
-            raise TypeError(f"RFCNRoIHead needs an RFCNBBoxHead, got "
-                            f"{type(self.bbox_head).__name__}")
+            raise TypeError(
+                f"RFCNRoIHead needs an RFCNBBoxHead, got {type(self.bbox_head).__name__}"
+            )
 
     def _bbox_forward(self, x: Tuple[Tensor], rois: Tensor) -> dict:
         """Maps ``x``, rois ``(R, 5)`` -> ``dict(cls_score, bbox_pred, bbox_feats=None)``."""

@@ -28,6 +28,7 @@ decay 1.25e-4. Rule for other process counts: a run on ``P`` processes of ``N`` 
 FGFA's code on ``B = P * N`` GPUs (one clip = one FGFA image): lr ``2.5e-4 * B``, weight decay
 ``5e-4 / B``, iterations and LR steps from the lists with batch ``B`` (:func:`fgfa_solver`).
 """
+
 from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence
@@ -36,7 +37,7 @@ from typing import Mapping, Optional, Sequence
 VID_TRAIN_15FRAMES_LINES = 57834
 DET_TRAIN_30CLASSES_LINES = 53639
 FGFA_LISTS = (DET_TRAIN_30CLASSES_LINES, VID_TRAIN_15FRAMES_LINES)
-FGFA_LR = 2.5e-4       # per GPU image, on gradients summed over the GPUs
+FGFA_LR = 2.5e-4  # per GPU image, on gradients summed over the GPUs
 FGFA_WD = 5e-4
 FGFA_GPUS = 4
 FGFA_EPOCHS = 2
@@ -48,9 +49,13 @@ def _positive(name: str, value: float) -> None:
         raise ValueError(f"{name} must be > 0, got {value!r}")
 
 
-def fgfa_iterations(list_lines: Sequence[int], batch: int, epochs: int = FGFA_EPOCHS,
-                    lr_steps: Sequence[float] = FGFA_LR_STEPS, flip: bool = True
-                    ) -> tuple[int, list[int]]:
+def fgfa_iterations(
+    list_lines: Sequence[int],
+    batch: int,
+    epochs: int = FGFA_EPOCHS,
+    lr_steps: Sequence[float] = FGFA_LR_STEPS,
+    flip: bool = True,
+) -> tuple[int, list[int]]:
     """``(max_iters, milestones)`` of FGFA's schedule: ``epochs * (entries // batch)``
     iterations and ``int(step * entries / batch)`` per LR step, ``entries`` = the lists' lines,
     doubled with ``flip`` (see the module docstring)."""
@@ -63,13 +68,14 @@ def fgfa_iterations(list_lines: Sequence[int], batch: int, epochs: int = FGFA_EP
         raise ValueError(f"{entries} roidb entries make no batch of {batch}")
     milestones = [int(step * entries / batch) for step in lr_steps]
     if any(not 0 < m < epochs * (entries // batch) for m in milestones):
-        raise ValueError(f"LR steps {list(lr_steps)} (iterations {milestones}) must fall inside "
-                         f"the {epochs} epochs")
+        raise ValueError(
+            f"LR steps {list(lr_steps)} (iterations {milestones}) must fall inside "
+            f"the {epochs} epochs"
+        )
     return epochs * (entries // batch), milestones
 
 
-def ddp_sgd(batch: int, lr: float = FGFA_LR, weight_decay: float = FGFA_WD
-            ) -> tuple[float, float]:
+def ddp_sgd(batch: int, lr: float = FGFA_LR, weight_decay: float = FGFA_WD) -> tuple[float, float]:
     """``(lr, weight_decay)`` on DDP-averaged gradients that make the step of MXNet's SGD with
     ``lr``/``weight_decay`` on gradients summed over ``batch`` images: ``batch * lr``,
     ``weight_decay / batch``."""
@@ -77,8 +83,11 @@ def ddp_sgd(batch: int, lr: float = FGFA_LR, weight_decay: float = FGFA_WD
     return batch * lr, weight_decay / batch
 
 
-def fgfa_solver(processes: int = FGFA_GPUS, clips_per_process: int = 1,
-                list_lines: Optional[Sequence[int]] = None) -> dict:
+def fgfa_solver(
+    processes: int = FGFA_GPUS,
+    clips_per_process: int = 1,
+    list_lines: Optional[Sequence[int]] = None,
+) -> dict:
     """FGFA's recipe run on ``processes`` x ``clips_per_process`` clips per iteration:
     ``{'batch', 'list_lines', 'lr', 'weight_decay', 'max_iters', 'milestones'}`` (the rule of
     the module docstring; ``list_lines`` default: the real DET + VID list sizes)."""
@@ -88,12 +97,17 @@ def fgfa_solver(processes: int = FGFA_GPUS, clips_per_process: int = 1,
     lines = [int(n) for n in (list_lines or FGFA_LISTS)]
     lr, wd = ddp_sgd(batch)
     max_iters, milestones = fgfa_iterations(lines, batch)
-    return dict(batch=batch, list_lines=lines, lr=lr, weight_decay=wd, max_iters=max_iters,
-                milestones=milestones)
+    return dict(
+        batch=batch,
+        list_lines=lines,
+        lr=lr,
+        weight_decay=wd,
+        max_iters=max_iters,
+        milestones=milestones,
+    )
 
 
-def batch_note(solver: Optional[Mapping], processes: int, clips_per_process: int
-               ) -> Optional[str]:
+def batch_note(solver: Optional[Mapping], processes: int, clips_per_process: int) -> Optional[str]:
     """One line for a run whose batch (``processes`` x ``clips_per_process``) is not the one a
     config's ``solver`` (a :func:`fgfa_solver` result) was made for, naming the rule's values
     for this run; ``None`` when they agree or the config has no ``solver``."""
@@ -103,7 +117,9 @@ def batch_note(solver: Optional[Mapping], processes: int, clips_per_process: int
     if batch == int(solver["batch"]):
         return None
     r = fgfa_solver(processes, clips_per_process, solver.get("list_lines"))
-    return (f"the config's solver is for a batch of {solver['batch']} clips, this run has "
-            f"{processes} x {clips_per_process} = {batch}; FGFA's rule for it "
-            f"(detection/schedule.py): lr {r['lr']:g}, weight decay {r['weight_decay']:g}, "
-            f"{r['max_iters']} iterations, LR step at {r['milestones']}")
+    return (
+        f"the config's solver is for a batch of {solver['batch']} clips, this run has "
+        f"{processes} x {clips_per_process} = {batch}; FGFA's rule for it "
+        f"(detection/schedule.py): lr {r['lr']:g}, weight decay {r['weight_decay']:g}, "
+        f"{r['max_iters']} iterations, LR step at {r['milestones']}"
+    )

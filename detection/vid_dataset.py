@@ -63,6 +63,7 @@ Bad frames (unreadable or malformed XML, an inverted box, a missing image):
 ``on_bad_frame='raise'`` raises ``ValueError`` naming the file; ``'skip'`` drops the frame and
 logs how many were skipped (``skipped_frames`` lists them).
 """
+
 from __future__ import annotations
 
 import colorsys
@@ -132,21 +133,31 @@ class ImageNetVIDDataset(BaseDetDataset):
 
     METAINFO = {"classes": tuple(name for _, name in VID_CLASSES), "palette": _palette(30)}
 
-    def __init__(self, *args, split: Optional[str] = None, det_ann_file: Optional[str] = None,
-                 frames_per_video: Optional[int] = None, on_bad_frame: str = "raise",
-                 clip_boxes: Optional[bool] = None, **kwargs) -> None:
+    def __init__(
+        self,
+        *args,
+        split: Optional[str] = None,
+        det_ann_file: Optional[str] = None,
+        frames_per_video: Optional[int] = None,
+        on_bad_frame: str = "raise",
+        clip_boxes: Optional[bool] = None,
+        **kwargs,
+    ) -> None:
         if on_bad_frame not in BAD_FRAME_MODES:
             raise ValueError(f"on_bad_frame must be one of {BAD_FRAME_MODES}, got {on_bad_frame!r}")
         if frames_per_video is not None and int(frames_per_video) < 1:
             raise ValueError(f"frames_per_video must be >= 1 or None, got {frames_per_video}")
         if kwargs.get("indices") is not None:
-            raise ValueError("ImageNetVIDDataset does not support indices= (key frames come "
-                             "first, see detection/vid_dataset.py)")
+            raise ValueError(
+                "ImageNetVIDDataset does not support indices= (key frames come "
+                "first, see detection/vid_dataset.py)"
+            )
         self.split, self.det_ann_file = split, det_ann_file
         self.frames_per_video = None if frames_per_video is None else int(frames_per_video)
         self.on_bad_frame = on_bad_frame
-        self.clip_boxes = (not kwargs.get("test_mode", False)) if clip_boxes is None \
-            else bool(clip_boxes)
+        self.clip_boxes = (
+            (not kwargs.get("test_mode", False)) if clip_boxes is None else bool(clip_boxes)
+        )
         self.skipped_frames: list[str] = []
         self.dropped_objects: list[str] = []
         self.video_index: dict[str, list[int]] = {}
@@ -160,8 +171,10 @@ class ImageNetVIDDataset(BaseDetDataset):
         for i, c in enumerate(self.metainfo["classes"]):
             wnid = c if c in WNID_TO_NAME else NAME_TO_WNID.get(c)
             if wnid is None:
-                raise ValueError(f"metainfo class {c!r} is neither a VID class name nor a VID "
-                                 f"WordNet id (e.g. 'car' / 'n02958343')")
+                raise ValueError(
+                    f"metainfo class {c!r} is neither a VID class name nor a VID "
+                    f"WordNet id (e.g. 'car' / 'n02958343')"
+                )
             out[wnid] = i
         return out
 
@@ -180,19 +193,33 @@ class ImageNetVIDDataset(BaseDetDataset):
         for j, o in enumerate(frame.objects):
             if o.name not in labels:
                 continue
-            box = clip_box(o.box, frame.width, frame.height) if self.clip_boxes \
-                else edge_box(o.box)
+            box = clip_box(o.box, frame.width, frame.height) if self.clip_boxes else edge_box(o.box)
             if box is None:
-                self.dropped_objects.append(f"{xml}: object {j} {o.box} outside the "
-                                            f"{frame.width}x{frame.height} image")
+                self.dropped_objects.append(
+                    f"{xml}: object {j} {o.box} outside the {frame.width}x{frame.height} image"
+                )
                 continue
-            out.append({"bbox": box, "bbox_label": labels[o.name], "ignore_flag": 0,
-                        "instance_id": o.trackid})
+            out.append(
+                {
+                    "bbox": box,
+                    "bbox_label": labels[o.name],
+                    "ignore_flag": 0,
+                    "instance_id": o.trackid,
+                }
+            )
         return out
 
     # ------------------------------------------------------------------ parsing
-    def _frame_info(self, source: str, split: str, entry: str, video: str, frame_id: int,
-                    video_length: int, labels: dict[str, int]) -> Optional[dict]:
+    def _frame_info(
+        self,
+        source: str,
+        split: str,
+        entry: str,
+        video: str,
+        frame_id: int,
+        video_length: int,
+        labels: dict[str, int],
+    ) -> Optional[dict]:
         """The data-info dict of one image, ``None`` (after :meth:`_bad`) when it is bad."""
         xml = str(annotation_path(self.data_root or "", source, split, entry))
         img = str(image_path(self.data_root or "", source, split, entry))
@@ -204,10 +231,17 @@ class ImageNetVIDDataset(BaseDetDataset):
             return self._bad(f"{img}: image missing (annotation {xml})")
         instances = self._instances(frame, xml, labels)
         img_id = f"{split}/{entry}" if source == "VID" else f"DET/{split}/{entry}"
-        return {"img_path": img, "img_id": img_id, "height": frame.height,
-                "width": frame.width, "instances": instances, "video": video,
-                "frame_id": frame_id, "video_length": video_length,
-                "corruption": frame_corruption(self._corruptions, img_id)}
+        return {
+            "img_path": img,
+            "img_id": img_id,
+            "height": frame.height,
+            "width": frame.width,
+            "instances": instances,
+            "video": video,
+            "frame_id": frame_id,
+            "video_length": video_length,
+            "corruption": frame_corruption(self._corruptions, img_id),
+        }
 
     def _vid_snippets(self, split: str) -> dict[tuple[str, str], dict]:
         """``{(split, snippet): {"frames": listed frame ids or None (all), "keys": key frame ids
@@ -217,13 +251,15 @@ class ImageNetVIDDataset(BaseDetDataset):
             entry_split, entry = _split_prefix(line[0], split)
             head, _, tail = entry.rpartition("/")
             if len(line) == 4:  # MSRA: a key frame (training) or a whole video (test)
-                spec = snippets.setdefault((entry_split, entry), {"frames": None, "keys": [],
-                                                                  "length": line[3]})
+                spec = snippets.setdefault(
+                    (entry_split, entry), {"frames": None, "keys": [], "length": line[3]}
+                )
                 if not self.test_mode:
                     spec["keys"].append(line[2])
             elif head and tail.isdigit() and len(tail) == 6:
-                spec = snippets.setdefault((entry_split, head), {"frames": [], "keys": None,
-                                                                 "length": None})
+                spec = snippets.setdefault(
+                    (entry_split, head), {"frames": [], "keys": None, "length": None}
+                )
                 if spec["frames"] is not None:
                     spec["frames"].append(int(tail))
             else:
@@ -237,8 +273,10 @@ class ImageNetVIDDataset(BaseDetDataset):
         try:
             return sum(1 for f in os.listdir(folder) if f.endswith(".xml"))
         except OSError as e:
-            raise ValueError(f"{self.ann_file}: snippet {snippet!r} has no annotation folder "
-                             f"{folder} ({e.strerror})") from None
+            raise ValueError(
+                f"{self.ann_file}: snippet {snippet!r} has no annotation folder "
+                f"{folder} ({e.strerror})"
+            ) from None
 
     def _load_videos(self, labels: dict[str, int]) -> list[tuple[list[dict], Optional[set]]]:
         """``(frame infos in frame order, explicit key frame ids or None)`` per video: VID
@@ -247,20 +285,25 @@ class ImageNetVIDDataset(BaseDetDataset):
         split = self.split or next((sp for sp in ("val", "test") if name.startswith(sp)), "train")
         videos = []
         snippets = self._vid_snippets(split)
-        for (sp, snippet), spec in progress_bar(snippets.items(), desc="VID snippets",
-                                                unit="video", enabled=len(snippets) >= 50):
+        for (sp, snippet), spec in progress_bar(
+            snippets.items(), desc="VID snippets", unit="video", enabled=len(snippets) >= 50
+        ):
             n = spec["length"] or self._snippet_length(sp, snippet)
             ids = sorted(set(spec["frames"])) if spec["frames"] is not None else list(range(n))
-            infos = [self._frame_info("VID", sp, f"{snippet}/{f:06d}", snippet, f, n, labels)
-                     for f in ids]
+            infos = [
+                self._frame_info("VID", sp, f"{snippet}/{f:06d}", snippet, f, n, labels)
+                for f in ids
+            ]
             keys = None if spec["keys"] is None else set(spec["keys"])
             videos.append(([i for i in infos if i is not None], keys))
         if self.det_ann_file:
-            det_file = self.det_ann_file if osp.isabs(self.det_ann_file) \
-                else self._path(self.det_ann_file)
+            det_file = (
+                self.det_ann_file if osp.isabs(self.det_ann_file) else self._path(self.det_ann_file)
+            )
             entries = [_split_prefix(e, "train") for e, n, *_ in read_list(det_file) if n >= 0]
-            for sp, entry in progress_bar(entries, desc="DET images", unit="img",
-                                          enabled=len(entries) >= 500):
+            for sp, entry in progress_bar(
+                entries, desc="DET images", unit="img", enabled=len(entries) >= 500
+            ):
                 info = self._frame_info("DET", sp, entry, f"DET/{entry}", 0, 1, labels)
                 videos.append(([info] if info is not None else [], None))
         return [v for v in videos if v[0]]
@@ -272,18 +315,29 @@ class ImageNetVIDDataset(BaseDetDataset):
         self.skipped_frames, self.dropped_objects = [], []
         videos = self._load_videos(labels)
         if self.skipped_frames:
-            print_log(f"ImageNetVIDDataset: skipped {len(self.skipped_frames)} bad frame(s), "
-                      f"first: {self.skipped_frames[0]}", logger="current", level=30)
+            print_log(
+                f"ImageNetVIDDataset: skipped {len(self.skipped_frames)} bad frame(s), "
+                f"first: {self.skipped_frames[0]}",
+                logger="current",
+                level=30,
+            )
         if self.dropped_objects:
-            print_log(f"ImageNetVIDDataset: dropped {len(self.dropped_objects)} object(s) with no "
-                      f"pixel in the image, first: {self.dropped_objects[0]}", logger="current",
-                      level=30)
-        filter_empty = (not self.test_mode and bool((self.filter_cfg or {})
-                                                    .get("filter_empty_gt", False)))
+            print_log(
+                f"ImageNetVIDDataset: dropped {len(self.dropped_objects)} object(s) with no "
+                f"pixel in the image, first: {self.dropped_objects[0]}",
+                logger="current",
+                level=30,
+            )
+        filter_empty = not self.test_mode and bool(
+            (self.filter_cfg or {}).get("filter_empty_gt", False)
+        )
         keys, rest = [], []
         for frames, explicit in videos:
-            pos = set(key_positions(len(frames), self.frames_per_video)) if explicit is None \
+            pos = (
+                set(key_positions(len(frames), self.frames_per_video))
+                if explicit is None
                 else {p for p, info in enumerate(frames) if info["frame_id"] in explicit}
+            )
             for p, info in enumerate(frames):
                 info["key_frame"] = p in pos and not (filter_empty and not info["instances"])
                 (keys if info["key_frame"] else rest).append(info)

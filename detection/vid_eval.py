@@ -22,6 +22,7 @@ Rules (as the devkit / FGFA code):
   frame without GT, the fraction of all GT that is in the split (FGFA's code, kept as is so that
   numbers compare with published ones).
 """
+
 from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence
@@ -42,8 +43,9 @@ def _f64(boxes: np.ndarray) -> np.ndarray:
     return np.asarray(boxes, np.float64)
 
 
-def vid_iou_threshold(gt_boxes: np.ndarray, default: float = DEFAULT_IOU,
-                      tolerance: float = PIXEL_TOLERANCE) -> np.ndarray:
+def vid_iou_threshold(
+    gt_boxes: np.ndarray, default: float = DEFAULT_IOU, tolerance: float = PIXEL_TOLERANCE
+) -> np.ndarray:
     """Per-GT IoU threshold ``min(default, w*h / ((w+tol)*(h+tol)))``, shape ``(G,)``."""
     g = _f64(as_boxes(gt_boxes, "vid_iou_threshold"))
     w, h = g[:, 2] - g[:, 0], g[:, 3] - g[:, 1]
@@ -67,9 +69,13 @@ def same_class(det: FrameDetections, truth: FrameTruth) -> np.ndarray:
     return det.label_ids[:, None] == truth.label_ids[None, :]
 
 
-def match_frame(det: FrameDetections, truth: FrameTruth, counted: np.ndarray,
-                empty_weight: float = 1.0, iou: Optional[np.ndarray] = None
-                ) -> tuple[np.ndarray, np.ndarray]:
+def match_frame(
+    det: FrameDetections,
+    truth: FrameTruth,
+    counted: np.ndarray,
+    empty_weight: float = 1.0,
+    iou: Optional[np.ndarray] = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """TP and FP weights ``(K,)`` of one frame's detections, in the order of ``det``.
 
     ``counted (G,)`` bool: GT boxes inside the split (the others are ignored, see the module
@@ -90,7 +96,7 @@ def match_frame(det: FrameDetections, truth: FrameTruth, counted: np.ndarray,
     fp[:] = unmatched_fp
     taken = np.zeros(g, bool)
     order = np.argsort(-_f64(det.scores), kind="stable")
-    for j in order[eligible[order].any(axis=1)]:      # only detections that can match
+    for j in order[eligible[order].any(axis=1)]:  # only detections that can match
         cand = eligible[j] & ~taken
         if cand.any():
             best = int(np.argmax(np.where(cand, ov[j], -1.0)))
@@ -114,8 +120,9 @@ def found_truth(det: FrameDetections, truth: FrameTruth) -> np.ndarray:
     return found
 
 
-def class_aps(scores: np.ndarray, labels: np.ndarray, tp: np.ndarray, fp: np.ndarray,
-              npos: np.ndarray) -> np.ndarray:
+def class_aps(
+    scores: np.ndarray, labels: np.ndarray, tp: np.ndarray, fp: np.ndarray, npos: np.ndarray
+) -> np.ndarray:
     """Per-class AP ``(C,)`` (fraction, NaN for a class without positives) from the pooled
     detections' ``scores``, ``labels``, TP/FP weights ``(D,)`` and positives per class ``(C,)``."""
     order = np.argsort(-scores, kind="stable")
@@ -131,13 +138,19 @@ def class_aps(scores: np.ndarray, labels: np.ndarray, tp: np.ndarray, fp: np.nda
 
 def _check_labels(labels: np.ndarray, num_classes: int, what: str) -> None:
     if labels.size and (labels.min() < 0 or labels.max() >= num_classes):
-        raise ValueError(f"{what}: labels must be in [0, {num_classes}), got "
-                         f"[{labels.min()}, {labels.max()}]")
+        raise ValueError(
+            f"{what}: labels must be in [0, {num_classes}), got [{labels.min()}, {labels.max()}]"
+        )
 
 
-def split_aps(detections: Mapping[str, FrameDetections], ground_truth: Mapping[str, FrameTruth],
-              num_classes: int, frames: Sequence[str], counted: Mapping[str, np.ndarray],
-              ious: Optional[Mapping[str, np.ndarray]] = None) -> tuple[np.ndarray, int]:
+def split_aps(
+    detections: Mapping[str, FrameDetections],
+    ground_truth: Mapping[str, FrameTruth],
+    num_classes: int,
+    frames: Sequence[str],
+    counted: Mapping[str, np.ndarray],
+    ious: Optional[Mapping[str, np.ndarray]] = None,
+) -> tuple[np.ndarray, int]:
     """Per-class AP ``(C,)`` over ``frames`` with ``counted[frame] (G,)`` marking the GT in the
     split; also the number of positives. ``ious``: optional precomputed ``(K, G)`` per frame."""
     npos = np.zeros(num_classes)
@@ -168,20 +181,28 @@ def _motion_classes(motion_iou: np.ndarray) -> np.ndarray:
     return np.array([motion_class(float(m)) for m in motion_iou], dtype=object)
 
 
-def _validate(detections: Mapping[str, FrameDetections], ground_truth: Mapping[str, FrameTruth],
-              num_classes: int) -> None:
+def _validate(
+    detections: Mapping[str, FrameDetections],
+    ground_truth: Mapping[str, FrameTruth],
+    num_classes: int,
+) -> None:
     unknown = [f for f in detections if f not in ground_truth]
     if unknown:
-        raise ValueError(f"detections for {len(unknown)} frame(s) without ground truth, e.g. "
-                         f"{unknown[0]!r}; evaluate only annotated frames")
+        raise ValueError(
+            f"detections for {len(unknown)} frame(s) without ground truth, e.g. "
+            f"{unknown[0]!r}; evaluate only annotated frames"
+        )
     for f, d in detections.items():
         _check_labels(d.label_ids, num_classes, f"detections of {f!r}")
     for f, t in ground_truth.items():
         _check_labels(t.label_ids, num_classes, f"ground truth of {f!r}")
 
 
-def evaluate_vid(detections: Mapping[str, FrameDetections], ground_truth: Mapping[str, FrameTruth],
-                 class_names: Sequence[str]) -> dict:
+def evaluate_vid(
+    detections: Mapping[str, FrameDetections],
+    ground_truth: Mapping[str, FrameTruth],
+    class_names: Sequence[str],
+) -> dict:
     """ImageNet-VID mAP of ``detections`` (frame key -> :class:`FrameDetections`) against
     ``ground_truth`` (frame key -> :class:`FrameTruth`; every evaluated frame, also those without
     objects or detections). Values are percent (0..100), ``None`` where not applicable.
@@ -200,21 +221,28 @@ def evaluate_vid(detections: Mapping[str, FrameDetections], ground_truth: Mappin
     aps, npos = split_aps(detections, ground_truth, c, frames, base, ious)
     out: dict = {"mAP": _mean_percent(aps), "n_frames": len(frames), "n_gt": npos}
     out.update({k: None for k in SPLIT_KEYS[1:]})
-    out.update({f"AP_{n}": (None if np.isnan(a) else float(100.0 * a))
-                for n, a in zip(class_names, aps)})
+    out.update(
+        {f"AP_{n}": (None if np.isnan(a) else float(100.0 * a)) for n, a in zip(class_names, aps)}
+    )
     if frames and all(ground_truth[f].motion_iou is not None for f in frames):
         speed = {f: _motion_classes(ground_truth[f].motion_iou) for f in frames}
         for name in ("slow", "medium", "fast"):
             counted = {f: base[f] & (speed[f] == name) for f in frames}
-            aps_m, out[f"n_gt_{name}"] = split_aps(detections, ground_truth, c, frames, counted,
-                                                   ious)
+            aps_m, out[f"n_gt_{name}"] = split_aps(
+                detections, ground_truth, c, frames, counted, ious
+            )
             out[f"mAP_{name}"] = _mean_percent(aps_m)
     kinds = {f: ground_truth[f].corruption for f in frames}
     corrupted = [f for f in frames if kinds[f] is not None]
     if corrupted:
+
         def sub_map(sel: list) -> Optional[float]:
-            return _mean_percent(split_aps(detections, ground_truth, c, sel, base, ious)[0]) \
-                if sel else None
+            return (
+                _mean_percent(split_aps(detections, ground_truth, c, sel, base, ious)[0])
+                if sel
+                else None
+            )
+
         out["mAP_corrupted"] = sub_map(corrupted)
         out["mAP_clean"] = sub_map([f for f in frames if kinds[f] is None])
         for kind in sorted(set(kinds[f] for f in corrupted)):

@@ -13,15 +13,16 @@ Public API (what the UI and scripts call):
 
 Never imports mmdet/mmengine/mmcv.
 """
+
 from .cam import ClipMaps, class_activation_maps, compute_cam, upsample_maps
 from .capture import capture
 from .detector_attention import detector_attention
 from .flow_cam import (
-                       FlowClip,
-                       compute_flow_maps,
-                       flow_clip_maps,
-                       flow_stack_indices,
-                       load_flow_clip,
+    FlowClip,
+    compute_flow_maps,
+    flow_clip_maps,
+    flow_stack_indices,
+    load_flow_clip,
 )
 from .gradcam import compute_gradcam
 from .layout import ClipFiles, Run, load_run
@@ -29,8 +30,24 @@ from .methods import METHODS, compute_clip_maps
 from .overlay import normalize_for_display, overlay, overlay_in_frame
 
 __all__ = [
-    "ClipMaps", "class_activation_maps", "compute_cam", "upsample_maps", "capture",
-    "detector_attention", "FlowClip", "compute_flow_maps", "flow_clip_maps",
-    "flow_stack_indices", "load_flow_clip", "compute_gradcam", "ClipFiles", "Run", "load_run",
-    "METHODS", "compute_clip_maps", "normalize_for_display", "overlay", "overlay_in_frame",
+    "ClipMaps",
+    "class_activation_maps",
+    "compute_cam",
+    "upsample_maps",
+    "capture",
+    "detector_attention",
+    "FlowClip",
+    "compute_flow_maps",
+    "flow_clip_maps",
+    "flow_stack_indices",
+    "load_flow_clip",
+    "compute_gradcam",
+    "ClipFiles",
+    "Run",
+    "load_run",
+    "METHODS",
+    "compute_clip_maps",
+    "normalize_for_display",
+    "overlay",
+    "overlay_in_frame",
 ]

@@ -14,6 +14,7 @@
 Full mode: R-50, 8 x 224 x 224, 400 classes (a Kinetics TSM); quick mode: R-50 at width 0.25,
 8 x 112 x 112 for the ratio, width 0.125 at 8 x 64 x 64 for the throughput figures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,8 +60,14 @@ def cam_ratio(s: dict, device: str) -> dict:
             return model(x)
 
     t_fwd, t_cam = time_pair(forward, lambda: compute_cam(model, x), s["repeats"], 2, device)
-    return {"name": f"dissect exact CAM / plain forward ({_what(s)})", "ratio": t_cam / t_fwd,
-            "unit": "x", "goal": CAM_GOAL, "cam_ms": t_cam * 1e3, "forward_ms": t_fwd * 1e3}
+    return {
+        "name": f"dissect exact CAM / plain forward ({_what(s)})",
+        "ratio": t_cam / t_fwd,
+        "unit": "x",
+        "goal": CAM_GOAL,
+        "cam_ms": t_cam * 1e3,
+        "forward_ms": t_fwd * 1e3,
+    }
 
 
 def shard_rate(s: dict, method: str, rank: int = 0, world: int = 1, barrier=None) -> float:
@@ -68,9 +75,11 @@ def shard_rate(s: dict, method: str, rank: int = 0, world: int = 1, barrier=None
     (after one warm-up clip); ``barrier`` brackets the timed part across processes."""
     model = _model(s)
     g = torch.Generator().manual_seed(0)
-    clips = [torch.randn(1, s["segments"], 3, s["size"], s["size"], generator=g)
-             for _ in range(s["clips"])][rank::world]
-    compute_clip_maps(model, clips[0], method)            # warm-up
+    clips = [
+        torch.randn(1, s["segments"], 3, s["size"], s["size"], generator=g)
+        for _ in range(s["clips"])
+    ][rank::world]
+    compute_clip_maps(model, clips[0], method)  # warm-up
     if barrier:
         barrier()
     t0 = time.perf_counter()
@@ -78,7 +87,7 @@ def shard_rate(s: dict, method: str, rank: int = 0, world: int = 1, barrier=None
         compute_clip_maps(model, x, method)
     if barrier:
         barrier()
-    return s["clips"] / (time.perf_counter() - t0)       # all clips, over every process
+    return s["clips"] / (time.perf_counter() - t0)  # all clips, over every process
 
 
 def _worker(s: dict, out: Path) -> None:
@@ -97,14 +106,24 @@ def _two_processes(quick: bool) -> dict:
     """Total clips/s of two torchrun processes, per method (rank 0 writes them to a file)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "rank0.json"
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc-per-node=2", "-m", __spec__.name, "--out", str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node=2",
+            "-m",
+            __spec__.name,
+            "--out",
+            str(out),
+        ]
         cmd += ["--quick"] if quick else []
         env = dict(os.environ, OMP_NUM_THREADS="1")
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
         if r.returncode != 0 or not out.is_file():
-            raise RuntimeError(f"torchrun exited {r.returncode} without rank 0's figure: "
-                               f"{r.stderr[-2000:]}")
+            raise RuntimeError(
+                f"torchrun exited {r.returncode} without rank 0's figure: {r.stderr[-2000:]}"
+            )
         return read_json(out)
 
 
@@ -121,11 +140,25 @@ def throughput(quick: bool) -> list:
     out = []
     for m in METHODS:
         name = "exact CAM" if m == "cam" else "Grad-CAM"
-        out.append({"name": f"dissection clips/s per process, {name} ({_what(s)}, 1 thread)",
-                    "value": one[m], "unit": "clips/s", "goal": None})
-        out.append({"name": f"dissection 2-process efficiency, {name} (gloo, 1 thread each)",
-                    "value": two[m] / (2 * one[m]), "unit": "", "goal": "1.0 is perfect",
-                    "clips_per_s_1": one[m], "clips_per_s_2": two[m], "clips": s["clips"]})
+        out.append(
+            {
+                "name": f"dissection clips/s per process, {name} ({_what(s)}, 1 thread)",
+                "value": one[m],
+                "unit": "clips/s",
+                "goal": None,
+            }
+        )
+        out.append(
+            {
+                "name": f"dissection 2-process efficiency, {name} (gloo, 1 thread each)",
+                "value": two[m] / (2 * one[m]),
+                "unit": "",
+                "goal": "1.0 is perfect",
+                "clips_per_s_1": one[m],
+                "clips_per_s_2": two[m],
+                "clips": s["clips"],
+            }
+        )
     return out
 
 

@@ -8,6 +8,7 @@ mean of class ``k``'s map over ``(t, h, w)`` plus ``fc.bias[k]`` equals the clip
 Maps are raw: no ReLU, no normalisation (normalisation is for display only, see
 :mod:`dissect.overlay`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ class ClipMaps:
     feature resolution ``(N, T', h, w)``. ``logits``: ``(N, K)``. ``classes``: ``(N,)`` the
     class each map explains.
     """
+
     maps: Tensor
     lowres: Tensor
     logits: Tensor
@@ -43,8 +45,10 @@ def class_activation_maps(feats: Tensor, fc: nn.Linear) -> Tensor:
     if feats.dim() != 5:
         raise ValueError(f"features must be (N, T', C, h, w), got {tuple(feats.shape)}")
     if feats.shape[2] != fc.in_features:
-        raise ValueError(f"features have C={feats.shape[2]} channels but fc expects "
-                         f"{fc.in_features} (features shape {tuple(feats.shape)})")
+        raise ValueError(
+            f"features have C={feats.shape[2]} channels but fc expects "
+            f"{fc.in_features} (features shape {tuple(feats.shape)})"
+        )
     return torch.einsum("ntchw,kc->nkthw", feats, fc.weight)
 
 
@@ -71,8 +75,9 @@ def resolve_classes(logits: Tensor, class_idx: ClassIndex = None) -> Tensor:
         raise ValueError(f"got {idx.numel()} class indices for {n} clips")
     bad = idx[(idx < 0) | (idx >= k)]
     if bad.numel():
-        raise ValueError(f"class index {int(bad[0])} out of range: the model has {k} classes "
-                         f"(valid 0..{k - 1})")
+        raise ValueError(
+            f"class index {int(bad[0])} out of range: the model has {k} classes (valid 0..{k - 1})"
+        )
     return idx.clone()
 
 
@@ -85,8 +90,9 @@ def upsample_maps(maps: Tensor, size: tuple, num_frames: Optional[int] = None) -
     if maps.dim() != 4:
         raise ValueError(f"maps must be (N, T', h, w), got {tuple(maps.shape)}")
     n, tp, h, w = maps.shape
-    up = F.interpolate(maps.reshape(n * tp, 1, h, w), size=tuple(size), mode="bilinear",
-                       align_corners=False).reshape(n, tp, *size)
+    up = F.interpolate(
+        maps.reshape(n * tp, 1, h, w), size=tuple(size), mode="bilinear", align_corners=False
+    ).reshape(n, tp, *size)
     if num_frames is None or num_frames == tp:
         return up
     if num_frames % tp:
@@ -96,12 +102,15 @@ def upsample_maps(maps: Tensor, size: tuple, num_frames: Optional[int] = None) -
 
 def _eval_model(model: nn.Module) -> None:
     if model.training:
-        raise ValueError("compute maps with the model in eval mode (model.eval()): dropout and "
-                         "batch-norm statistics change the maps otherwise")
+        raise ValueError(
+            "compute maps with the model in eval mode (model.eval()): dropout and "
+            "batch-norm statistics change the maps otherwise"
+        )
 
 
-def compute_cam(model: nn.Module, clips: Tensor, class_idx: ClassIndex = None,
-                upsample: bool = True) -> ClipMaps:
+def compute_cam(
+    model: nn.Module, clips: Tensor, class_idx: ClassIndex = None, upsample: bool = True
+) -> ClipMaps:
     """Exact CAM of ``model`` (a :class:`~tsm_apps.models.recognizer.Recognizer`) for ``(N, T, 3, H, W)``.
 
     One forward pass of the trunk; logits come from the same features, so the cost is a plain

@@ -7,6 +7,7 @@ asked for) the gradient of the loss with respect to that output in ``cap.gradien
 backward hook is needed (those fail on blocks that end in an in-place ReLU). On exit, normal or
 by exception, every hook handle added is removed.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -52,13 +53,18 @@ def resolve_layers(model: nn.Module, layers: Layers) -> Dict[str, nn.Module]:
 def _forward_hook(store: Captured, name: str, gradients: bool):
     def hook(module: nn.Module, inputs, output) -> None:
         if not isinstance(output, Tensor):
-            raise TypeError(f"capture: module {name!r} returned {type(output).__name__}; "
-                            "only modules that return a tensor can be captured")
+            raise TypeError(
+                f"capture: module {name!r} returned {type(output).__name__}; "
+                "only modules that return a tensor can be captured"
+            )
         store.activations[name] = output.detach()
         if gradients and output.requires_grad:
+
             def keep_grad(grad: Tensor) -> None:
                 store.gradients[name] = grad.detach()
+
             output.register_hook(keep_grad)
+
     return hook
 
 

@@ -10,6 +10,7 @@
 DATA: a video, a folder of videos or frame folders (recursive), a list file
 (``path [num_frames [label]]``), a folder with val.txt, or a Something-Something-v2 JSON.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,13 +31,21 @@ def _run_parser(sub) -> None:
 @dataclass
 class CompareConfig:
     """What ``tsm dissect compare`` takes (each field a flag: :mod:`tsm_apps.options`)."""
-    run_a: str = field(**option("the first run folder (a tsm dissect run --out), e.g. TSM's",
-                                positional=True))
+
+    run_a: str = field(
+        **option("the first run folder (a tsm dissect run --out), e.g. TSM's", positional=True)
+    )
     run_b: str = field(**option("the second run folder, e.g. TSN's", positional=True))
     out: str = field(**option("folder of the report: compare.html and compare.json"))
-    names: Optional[list] = field(default=None, **option(
-        "the two runs' names in the report (default: each run's own)", nargs=2, type=str,
-        metavar=("NAME_A", "NAME_B")))
+    names: Optional[list] = field(
+        default=None,
+        **option(
+            "the two runs' names in the report (default: each run's own)",
+            nargs=2,
+            type=str,
+            metavar=("NAME_A", "NAME_B"),
+        ),
+    )
 
 
 def _compare_parser(sub) -> None:
@@ -61,6 +70,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     cfg = options_from(JobConfig, a)
     res = run_job(cfg, progress=cfg.progress)
-    print(f"dissect run {a.out}: {res.total} clips listed; this process: {res.done} processed, "
-          f"{res.skipped} skipped (already done), {len(res.failed)} failed (see job.log)")
+    print(
+        f"dissect run {a.out}: {res.total} clips listed; this process: {res.done} processed, "
+        f"{res.skipped} skipped (already done), {len(res.failed)} failed (see job.log)"
+    )
     return 0

@@ -13,6 +13,7 @@ checkpoint's test protocol (:mod:`tsm_apps.data.protocol`): the protocol's frame
 ``view='frame'``) -- exactly the pixels ``tsm test`` scores. Boxes follow the same resize and
 crop.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ class ClipEntry:
     """Clip ``clip`` of ``num_clips`` of ``video``, with the video's ground truth when known
     (``boxes`` ``(F, 4)`` with NaN rows where there is no box, ``active`` ``(F,)`` bool: per
     frame of the whole video)."""
+
     id: str
     video: VideoSource
     boxes: Optional[np.ndarray] = None
@@ -60,6 +62,7 @@ class Clip:
     """A sampled, preprocessed clip. ``input``: ``(T, 3, S, S)`` float; ``frames``: the same
     pixels as uint8 ``(T, S, S, 3)`` for display; ``boxes`` ``(T, 4)`` in input pixels;
     ``views``: the pipeline's record (``views.boxes[0]``: the view in the frame's pixels)."""
+
     entry: ClipEntry
     indices: np.ndarray
     input: Tensor
@@ -119,8 +122,10 @@ def clip_frames(entry: ClipEntry, num_segments: int, protocol: TestProtocol) -> 
 
 def _per_frame(entry: ClipEntry, values: np.ndarray, idx: np.ndarray, what: str) -> np.ndarray:
     if idx.max() >= len(values):
-        raise ValueError(f"annotations of {entry.path}: {len(values)} {what} entries but frame "
-                         f"{int(idx.max())} is sampled (the list says {entry.num_frames} frames)")
+        raise ValueError(
+            f"annotations of {entry.path}: {len(values)} {what} entries but frame "
+            f"{int(idx.max())} is sampled (the list says {entry.num_frames} frames)"
+        )
     return values[idx]
 
 
@@ -135,7 +140,8 @@ def load_clip(entry: ClipEntry, num_segments: int, protocol: TestProtocol) -> Cl
     proto = dissection_protocol(protocol)
     idx = clip_frames(entry, num_segments, protocol)
     views = views_from_frames(
-        lambda i: read_video_frames(v.path, i, v.frame_template, v.start_index), idx[None], proto)
+        lambda i: read_video_frames(v.path, i, v.frame_template, v.start_index), idx[None], proto
+    )
     frames = views.frames[0]
     boxes = active = None
     if entry.boxes is not None:

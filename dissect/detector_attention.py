@@ -7,6 +7,7 @@ is arbitrary, so we flip it to correlate positively with the channel-mean activa
 a ReLU. Takes any ``nn.Module`` backbone mapping ``(T, 3, H, W)`` to a tensor or a tuple/list of
 feature maps ``(T, C, h, w)`` (no detector library is imported here).
 """
+
 from __future__ import annotations
 
 from typing import Sequence, Union
@@ -24,10 +25,10 @@ def principal_projection(acts: Tensor) -> Tensor:
     if acts.dim() != 4:
         raise ValueError(f"activations must be (T, C, h, w), got {tuple(acts.shape)}")
     t, c, h, w = acts.shape
-    x = acts.float().reshape(t, c, h * w).transpose(1, 2)            # (T, hw, C)
+    x = acts.float().reshape(t, c, h * w).transpose(1, 2)  # (T, hw, C)
     x = torch.nan_to_num(x) - x.mean(dim=1, keepdim=True)
     _, _, vh = torch.linalg.svd(x, full_matrices=False)
-    proj = x @ vh[:, 0, :, None]                                       # (T, hw, 1)
+    proj = x @ vh[:, 0, :, None]  # (T, hw, 1)
     proj = proj[..., 0]
     ref = acts.float().reshape(t, c, h * w).mean(dim=1)
     ref = ref - ref.mean(dim=1, keepdim=True)
@@ -43,14 +44,17 @@ def select_level(features: Union[Tensor, Sequence[Tensor]], level: int) -> Tenso
         try:
             return features[level]
         except IndexError:
-            raise ValueError(f"level {level} out of range: the backbone returned "
-                             f"{len(features)} feature maps") from None
-    raise TypeError(f"backbone must return a tensor or a tuple/list of tensors, "
-                    f"got {type(features).__name__}")
+            raise ValueError(
+                f"level {level} out of range: the backbone returned {len(features)} feature maps"
+            ) from None
+    raise TypeError(
+        f"backbone must return a tensor or a tuple/list of tensors, got {type(features).__name__}"
+    )
 
 
-def detector_attention(backbone: nn.Module, frames: Tensor, level: int = -1,
-                       normalize: str = "frame") -> Tensor:
+def detector_attention(
+    backbone: nn.Module, frames: Tensor, level: int = -1, normalize: str = "frame"
+) -> Tensor:
     """Attention maps ``(T, H, W)`` at frame resolution for frames ``(T, 3, H, W)``.
 
     All frames go through ``backbone`` in one batch (a TSM backbone shifts across them, so give
@@ -62,11 +66,13 @@ def detector_attention(backbone: nn.Module, frames: Tensor, level: int = -1,
     with torch.no_grad():
         acts = select_level(backbone(frames), level)
         if acts.dim() != 4 or acts.shape[0] != frames.shape[0]:
-            raise ValueError(f"feature map must be (T={frames.shape[0]}, C, h, w), "
-                             f"got {tuple(acts.shape)}")
+            raise ValueError(
+                f"feature map must be (T={frames.shape[0]}, C, h, w), got {tuple(acts.shape)}"
+            )
         low = principal_projection(acts)
-        maps = F.interpolate(low[:, None], size=frames.shape[-2:], mode="bilinear",
-                             align_corners=False)[:, 0].cpu()
+        maps = F.interpolate(
+            low[:, None], size=frames.shape[-2:], mode="bilinear", align_corners=False
+        )[:, 0].cpu()
     if normalize == "none":
         return maps
     return torch.from_numpy(normalize_for_display(maps.numpy(), normalize)).float()

@@ -7,6 +7,7 @@ GPU), as for ``tsm train``. Each rank takes the whole clips ``items[rank::world_
 list every rank builds identically; collectives here are the identity for one process, so the
 single-process job runs the same code.
 """
+
 from __future__ import annotations
 
 from typing import Any, List, Sequence
@@ -17,8 +18,17 @@ import torch.distributed as dist
 
 from tsm_apps.distributed import DistEnv, env_from, pick_device, process_group
 
-__all__ = ["DistEnv", "env_from", "pick_device", "process_group", "shard", "active",
-           "all_reduce_sum", "all_gather_objects", "barrier"]
+__all__ = [
+    "DistEnv",
+    "env_from",
+    "pick_device",
+    "process_group",
+    "shard",
+    "active",
+    "all_reduce_sum",
+    "all_gather_objects",
+    "barrier",
+]
 
 
 def active() -> bool:
@@ -28,7 +38,7 @@ def active() -> bool:
 
 def shard(items: Sequence, env: DistEnv) -> List:
     """This rank's deterministic share: ``items[rank::world_size]`` (whole items)."""
-    return list(items[env.rank::env.world_size])
+    return list(items[env.rank :: env.world_size])
 
 
 def _device() -> torch.device:

@@ -15,6 +15,7 @@ the clip pipeline exactly like the RGB clip (:func:`dissect.clips.load_clip`), s
 (:func:`dissect.cam.compute_cam`) on ``(1, T, 2L, S, S)``: class ``k``'s row of ``fc.weight``
 dotted with the flow model's last conv features ``(1, T', C, h, w)``, upsampled.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from .methods import compute_clip_maps
 class FlowClip:
     """Flow stacks on an RGB clip's segments: the video's flow ``folder``, the flow fields read
     ``indices (T, L)`` (0-based) and the network input ``input (T, 2L, S, S)``."""
+
     folder: Path
     indices: np.ndarray
     input: Tensor
@@ -47,8 +49,10 @@ def flow_new_length(fields: Mapping, path: str) -> int:
     ValueError naming ``path`` when the checkpoint is not a flow model."""
     c = int(fields.get("in_channels", 3))
     if c % 2:
-        raise ValueError(f"{path} is not a flow model: it takes {c} input channels per segment, "
-                         "expected 2 * new_length (10 for new_length 5: tsm train --modality flow)")
+        raise ValueError(
+            f"{path} is not a flow model: it takes {c} input channels per segment, "
+            "expected 2 * new_length (10 for new_length 5: tsm train --modality flow)"
+        )
     return c // 2
 
 
@@ -75,51 +79,76 @@ def check_flow_folder(folder: str | Path, num_frames: int, video: str) -> int:
     fields (one per pair of consecutive frames)."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise FileNotFoundError(f"flow folder not found for {video}: expected {folder} "
-                                "(tsm flow extract DATA --out FLOW_DATA)")
+        raise FileNotFoundError(
+            f"flow folder not found for {video}: expected {folder} "
+            "(tsm flow extract DATA --out FLOW_DATA)"
+        )
     n = count_flow(folder)
     need = max(num_frames - 1, 1)
     if n < need:
-        raise ValueError(f"{folder}: {n} flow fields, but {video} has {num_frames} frames: "
-                         f"expected {need} (one per pair of consecutive frames; run tsm flow "
-                         "extract on the same videos)")
+        raise ValueError(
+            f"{folder}: {n} flow fields, but {video} has {num_frames} frames: "
+            f"expected {need} (one per pair of consecutive frames; run tsm flow "
+            "extract on the same videos)"
+        )
     return n
 
 
-def load_flow_clip(folder: str | Path, rgb_indices: Sequence[int], new_length: int,
-                   protocol: TestProtocol, num_frames: Optional[int] = None,
-                   video: str = "the video") -> FlowClip:
+def load_flow_clip(
+    folder: str | Path,
+    rgb_indices: Sequence[int],
+    new_length: int,
+    protocol: TestProtocol,
+    num_frames: Optional[int] = None,
+    video: str = "the video",
+) -> FlowClip:
     """The flow stacks of the segments whose RGB frames are ``rgb_indices``, through the clip
     pipeline with the RGB clip's ``protocol`` (same resize and view, so the maps share the RGB
     clip's pixels). With ``num_frames`` the folder is checked against the video's length."""
     folder = Path(folder)
-    n = check_flow_folder(folder, num_frames, video) if num_frames is not None \
+    n = (
+        check_flow_folder(folder, num_frames, video)
+        if num_frames is not None
         else count_flow(folder)
+    )
     idx = flow_stack_indices(rgb_indices, new_length, n)
     starts = np.asarray(rgb_indices, np.int64).reshape(1, -1)
-    views = views_from_frames(lambda i: read_flow(folder, i), starts,
-                              protocol.with_options(crops=1), "flow", idx[None])
+    views = views_from_frames(
+        lambda i: read_flow(folder, i), starts, protocol.with_options(crops=1), "flow", idx[None]
+    )
     return FlowClip(folder, idx, views.input[0])
 
 
-def compute_flow_maps(model: nn.Module, clip: FlowClip, method: str = "cam",
-                      class_idx: ClassIndex = None,
-                      weighting: str = DEFAULT_WEIGHTING) -> ClipMaps:
+def compute_flow_maps(
+    model: nn.Module,
+    clip: FlowClip,
+    method: str = "cam",
+    class_idx: ClassIndex = None,
+    weighting: str = DEFAULT_WEIGHTING,
+) -> ClipMaps:
     """``method``'s maps of the flow recognizer ``model`` (eval mode) on ``clip``: maps
     ``(1, T, S, S)``, logits ``(1, K)`` (``model.num_segments`` is set to ``T``)."""
     c = model.config.in_channels
     if clip.input.dim() != 4 or clip.input.shape[1] != c:
-        raise ValueError(f"the flow model takes {c} channels per segment (new_length {c // 2}), "
-                         f"the flow clip of {clip.folder} is {tuple(clip.input.shape)} "
-                         "(T, 2L, S, S)")
+        raise ValueError(
+            f"the flow model takes {c} channels per segment (new_length {c // 2}), "
+            f"the flow clip of {clip.folder} is {tuple(clip.input.shape)} "
+            "(T, 2L, S, S)"
+        )
     model.num_segments = clip.input.shape[0]
     device = next(model.parameters()).device
     return compute_clip_maps(model, clip.input[None].to(device), method, class_idx, weighting)
 
 
-def flow_clip_maps(model: nn.Module, folder: str | Path, rgb_indices: Sequence[int],
-                   protocol: TestProtocol, method: str = "cam", class_idx: ClassIndex = None,
-                   num_frames: Optional[int] = None) -> tuple:
+def flow_clip_maps(
+    model: nn.Module,
+    folder: str | Path,
+    rgb_indices: Sequence[int],
+    protocol: TestProtocol,
+    method: str = "cam",
+    class_idx: ClassIndex = None,
+    num_frames: Optional[int] = None,
+) -> tuple:
     """``(FlowClip, ClipMaps)``: the flow model's maps on the flow stacks of an RGB clip's
     segments (``rgb_indices (T,)``); ``new_length`` is the model's ``in_channels // 2``."""
     new_length = flow_new_length(vars(model.config), type(model).__name__)

@@ -16,6 +16,7 @@ over channels) directly and apply the ReLU, instead of its ``__call__``, because
 min-max normalises every map; the maps returned here are raw (rectified, not normalised).
 Hooks are released on exit, also on error.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -58,8 +59,9 @@ def clip_layout_to_frames(cam: Tensor, num_steps: int) -> Tensor:
 def library_cam_class(method: str) -> type:
     """The ``pytorch_grad_cam`` class implementing ``method`` (see :data:`LIBRARY_METHODS`)."""
     if method not in LIBRARY_METHODS:
-        raise ValueError(f"unknown Grad-CAM method {method!r}; expected one of "
-                         f"{sorted(LIBRARY_METHODS)}")
+        raise ValueError(
+            f"unknown Grad-CAM method {method!r}; expected one of {sorted(LIBRARY_METHODS)}"
+        )
     lib = importlib.import_module("pytorch_grad_cam")
     return getattr(lib, LIBRARY_METHODS[method])
 
@@ -71,8 +73,9 @@ def _default_layer(model: nn.Module) -> nn.Module:
     return layer
 
 
-def _raw_cam(cam, clips: Tensor, layer: nn.Module, class_idx: ClassIndex,
-             model: nn.Module) -> tuple:
+def _raw_cam(
+    cam, clips: Tensor, layer: nn.Module, class_idx: ClassIndex, model: nn.Module
+) -> tuple:
     """Forward (+ backward) through the library's hooks; returns (cam array, logits, classes)."""
     from pytorch_grad_cam.utils.model_targets import ClassifierOutputTarget
 
@@ -92,9 +95,15 @@ def _raw_cam(cam, clips: Tensor, layer: nn.Module, class_idx: ClassIndex,
     return torch.as_tensor(raw).float().clamp_min(0), outputs.detach(), classes
 
 
-def compute_gradcam(model: nn.Module, clips: Tensor, method: str = "gradcam",
-                    weighting: str = DEFAULT_WEIGHTING, class_idx: ClassIndex = None,
-                    target_layer: Optional[nn.Module] = None, upsample: bool = True) -> ClipMaps:
+def compute_gradcam(
+    model: nn.Module,
+    clips: Tensor,
+    method: str = "gradcam",
+    weighting: str = DEFAULT_WEIGHTING,
+    class_idx: ClassIndex = None,
+    target_layer: Optional[nn.Module] = None,
+    upsample: bool = True,
+) -> ClipMaps:
     """Grad-CAM-family maps of ``model`` for clips ``(N, T, 3, H, W)``.
 
     ``target_layer`` must output ``(N*T', C, h, w)`` (default ``model.backbone``).
@@ -129,4 +138,3 @@ def compute_gradcam(model: nn.Module, clips: Tensor, method: str = "gradcam",
     low = low.to(clips.device)
     maps = upsample_maps(low, clips.shape[-2:], clips.shape[1]) if upsample else low
     return ClipMaps(maps=maps, lowres=low, logits=logits, classes=classes)
-

@@ -12,6 +12,7 @@ thresholds and unit levels exactly over all processes; process 0 writes ``metric
 ``units.json`` and the report, equal to a single-process run's. Inputs are checked
 (:mod:`dissect.inputs`: the checkpoint opened once) before any frame is decoded.
 """
+
 from __future__ import annotations
 
 import logging
@@ -56,18 +57,26 @@ class JobConfig:
     (``view='frame'``: the whole frame). ``class_index``: explain this class (default: the
     predicted one). ``flow_checkpoint`` + ``flow_data``: the flow stream's maps too
     (:mod:`dissect.flow_job`)."""
+
     checkpoint: str
     data: str
     out: str = field(**option("run folder (re-running resumes)"))
     method: str = field(default="cam", **option("map method", choices=METHODS))
-    weighting: str = field(default=DEFAULT_WEIGHTING, **option(
-        "Grad-CAM channel weights per clip or per frame", choices=WEIGHTINGS))
-    threshold: str = field(default="dataset", **option(
-        "primary IoU threshold: dataset (20% of pixels) or max20 (20% of max)",
-        choices=THRESHOLD_KINDS))
+    weighting: str = field(
+        default=DEFAULT_WEIGHTING,
+        **option("Grad-CAM channel weights per clip or per frame", choices=WEIGHTINGS),
+    )
+    threshold: str = field(
+        default="dataset",
+        **option(
+            "primary IoU threshold: dataset (20% of pixels) or max20 (20% of max)",
+            choices=THRESHOLD_KINDS,
+        ),
+    )
     limit: Optional[int] = field(default=None, **option("only the first N clips"))
-    class_index: Optional[int] = field(default=None, **option(
-        "explain this class (default: the predicted one)"))
+    class_index: Optional[int] = field(
+        default=None, **option("explain this class (default: the predicted one)")
+    )
     segments: Optional[int] = None
     clips: Optional[int] = None
     size: Optional[int] = None
@@ -81,10 +90,12 @@ class JobConfig:
     seed: int = 0
     device: str = "auto"
     classes: Optional[str] = None
-    flow_checkpoint: Optional[str] = field(default=None, **option(
-        "also the maps of this flow model on the same segments (two-stream)"))
-    flow_data: Optional[str] = field(default=None, **option(
-        "--flow-checkpoint: the tsm flow extract folder of the same videos"))
+    flow_checkpoint: Optional[str] = field(
+        default=None, **option("also the maps of this flow model on the same segments (two-stream)")
+    )
+    flow_data: Optional[str] = field(
+        default=None, **option("--flow-checkpoint: the tsm flow extract folder of the same videos")
+    )
     progress: bool = True
 
     def __post_init__(self) -> None:
@@ -97,13 +108,25 @@ class JobConfig:
         if self.clips is not None and self.clips < 1:
             raise ValueError(f"--clips must be >= 1, got {self.clips}")
         if bool(self.flow_checkpoint) != bool(self.flow_data):
-            raise ValueError("--flow-checkpoint and --flow-data go together: the flow model and "
-                             "the tsm flow extract folder of the same videos")
+            raise ValueError(
+                "--flow-checkpoint and --flow-data go together: the flow model and "
+                "the tsm flow extract folder of the same videos"
+            )
 
     def settings(self) -> dict:
         """The fields a resumed run must share with the run that started the folder."""
-        keys = ("method", "weighting", "class_index", "segments", "clips", "size", "scale_size",
-                "view", "sanity", "seed")
+        keys = (
+            "method",
+            "weighting",
+            "class_index",
+            "segments",
+            "clips",
+            "size",
+            "scale_size",
+            "view",
+            "sanity",
+            "seed",
+        )
         out = {k: getattr(self, k) for k in keys}
         out["checkpoint"] = str(Path(self.checkpoint).resolve())
         out["data"] = str(resolve_data(self.data)[0].resolve())
@@ -139,12 +162,20 @@ class _Context:
 
 def protocol_options(cfg: JobConfig) -> dict:
     """The test-protocol changes the job asks for (None: the checkpoint's own)."""
-    return {"clips": cfg.clips, "crop_size": cfg.size, "scale_size": cfg.scale_size,
-            "view": cfg.view}
+    return {
+        "clips": cfg.clips,
+        "crop_size": cfg.size,
+        "scale_size": cfg.scale_size,
+        "view": cfg.view,
+    }
 
 
-def check_settings(lay: DissectionLayout, cfg: JobConfig, write: bool = True,
-                   protocol: Optional[TestProtocol] = None) -> None:
+def check_settings(
+    lay: DissectionLayout,
+    cfg: JobConfig,
+    write: bool = True,
+    protocol: Optional[TestProtocol] = None,
+) -> None:
     """Check ``cfg`` against ``run.json`` when the folder holds a run; write it if ``write``
     (with the resolved test ``protocol`` the clips follow, for readers of the run)."""
     want = cfg.settings()
@@ -152,8 +183,10 @@ def check_settings(lay: DissectionLayout, cfg: JobConfig, write: bool = True,
         have = read_json(lay.settings).get("settings", {})
         diff = {k: (have.get(k), v) for k, v in want.items() if have.get(k) != v}
         if diff:
-            raise ValueError(f"{lay.root} holds a run with other settings {diff} "
-                             "(existing, requested); use another --out")
+            raise ValueError(
+                f"{lay.root} holds a run with other settings {diff} "
+                "(existing, requested); use another --out"
+            )
     if write:
         extra = {"protocol": protocol.to_dict()} if protocol is not None else {}
         write_json(lay.settings, {"settings": want, "config": asdict(cfg), **extra})
@@ -171,12 +204,22 @@ def _record(ctx: _Context, entry: ClipEntry, indices: np.ndarray, res) -> dict:
     """The clip's JSON record: label, prediction, top-5 with names, the frames used."""
     top5 = top_k(fuse_views(res.logits[:1].detach().cpu(), ctx.protocol.fusion), ctx.names)
     label, cls = entry.label, int(res.classes[0])
-    return {"id": entry.id, "path": entry.path, "label": label,
-            "label_name": ctx.class_name(label), "pred": top5[0]["index"],
-            "pred_name": top5[0]["name"], "top5": top5,
-            "top5_hit": None if label is None else any(t["index"] == label for t in top5),
-            "class": cls, "class_name": ctx.class_name(cls), "num_frames": entry.num_frames,
-            "clip": entry.clip, "num_clips": entry.num_clips, "indices": indices.tolist()}
+    return {
+        "id": entry.id,
+        "path": entry.path,
+        "label": label,
+        "label_name": ctx.class_name(label),
+        "pred": top5[0]["index"],
+        "pred_name": top5[0]["name"],
+        "top5": top5,
+        "top5_hit": None if label is None else any(t["index"] == label for t in top5),
+        "class": cls,
+        "class_name": ctx.class_name(cls),
+        "num_frames": entry.num_frames,
+        "clip": entry.clip,
+        "num_clips": entry.num_clips,
+        "indices": indices.tolist(),
+    }
 
 
 def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
@@ -191,12 +234,19 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
     t = maps.shape[0]
     boxes = clip.boxes if clip.boxes is not None else np.full((t, 4), np.nan)
     seed = baseline_seed(entry.id, cfg.seed)
-    scores = {"method": _scores(maps, boxes, clip.active),
-              "centre": _scores(centre_prior(maps.shape), boxes, clip.active),
-              "random": _scores(random_map(maps.shape, seed), boxes, clip.active)}
-    arrays = {"maps": maps, "lowres": res.lowres[0].cpu().numpy().astype(np.float32),
-              "logits": res.logits[0].cpu().numpy(), "indices": clip.indices, "boxes": boxes,
-              "active": (clip.active if clip.active is not None else np.zeros(0, bool))}
+    scores = {
+        "method": _scores(maps, boxes, clip.active),
+        "centre": _scores(centre_prior(maps.shape), boxes, clip.active),
+        "random": _scores(random_map(maps.shape, seed), boxes, clip.active),
+    }
+    arrays = {
+        "maps": maps,
+        "lowres": res.lowres[0].cpu().numpy().astype(np.float32),
+        "logits": res.logits[0].cpu().numpy(),
+        "indices": clip.indices,
+        "boxes": boxes,
+        "active": (clip.active if clip.active is not None else np.zeros(0, bool)),
+    }
     record = _record(ctx, entry, clip.indices, res)
     if ctx.random_model is not None:
         rnd = _maps_of(ctx.random_model, x, cfg, res.classes).maps[0].cpu().numpy()
@@ -205,8 +255,9 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
         record["sanity_rank_corr"] = rank_correlation(maps, rnd)
     record["scores"] = scores
     if ctx.flow is not None:
-        flow_arrays, record["flow"] = flow_outputs(ctx.flow, clip, ctx.protocol, cfg.method,
-                                                   cfg.class_index, cfg.weighting, ctx.names)
+        flow_arrays, record["flow"] = flow_outputs(
+            ctx.flow, clip, ctx.protocol, cfg.method, cfg.class_index, cfg.weighting, ctx.names
+        )
         arrays.update(flow_arrays)
         scores["flow"] = _scores(flow_arrays["flow_maps"], boxes, clip.active)
     save_npz(ctx.lay.maps(entry.id), arrays)
@@ -215,8 +266,10 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
         write_png(ctx.lay.png(entry.id), strip(ov))
         write_gif(ctx.lay.gif(entry.id), ov)
         if ctx.flow is not None:
-            write_png(ctx.lay.flow_png(entry.id),
-                      strip(overlay(clip.frames, arrays["flow_maps"], "clip", boxes=boxes)))
+            write_png(
+                ctx.lay.flow_png(entry.id),
+                strip(overlay(clip.frames, arrays["flow_maps"], "clip", boxes=boxes)),
+            )
     write_json(ctx.lay.record(entry.id), record)
     return record
 
@@ -228,19 +281,34 @@ def run_job(cfg: JobConfig, progress: bool = True, env: Optional[DistEnv] = None
     this process's device) before any frame is decoded."""
     env = env or env_from()
     device = pick_device(cfg.device, env)
-    checked = check_inputs(cfg.checkpoint, cfg.data, cfg.limit, cfg.class_index, cfg.classes,
-                           protocol_options(cfg), device, cfg.segments)
+    checked = check_inputs(
+        cfg.checkpoint,
+        cfg.data,
+        cfg.limit,
+        cfg.class_index,
+        cfg.classes,
+        protocol_options(cfg),
+        device,
+        cfg.segments,
+    )
     if cfg.flow_checkpoint:
-        checked.flow = check_flow_inputs(cfg.flow_checkpoint, cfg.flow_data, checked,
-                                         cfg.checkpoint, device)
+        checked.flow = check_flow_inputs(
+            cfg.flow_checkpoint, cfg.flow_data, checked, cfg.checkpoint, device
+        )
     lay = DissectionLayout(cfg.out)
     check_settings(lay, cfg, write=False)
     with process_group(env, device):
         return _run(cfg, checked, lay, device, env, progress and env.is_main)
 
 
-def _run(cfg: JobConfig, checked, lay: DissectionLayout, device: torch.device, env: DistEnv,
-         progress: bool) -> JobResult:
+def _run(
+    cfg: JobConfig,
+    checked,
+    lay: DissectionLayout,
+    device: torch.device,
+    env: DistEnv,
+    progress: bool,
+) -> JobResult:
     from .report import write_run_report
 
     barrier()  # every rank has checked run.json before rank 0 (re)writes it
@@ -258,8 +326,17 @@ def _run(cfg: JobConfig, checked, lay: DissectionLayout, device: torch.device, e
         barrier()
         summarise_run(lay, cfg.threshold, cfg.seed, result, env)
         if cfg.units:
-            dissect_run_units(lay, model, checked.entries, ctx.protocol, cfg.unit_clips,
-                              cfg.unit_quantile, device, progress, env)
+            dissect_run_units(
+                lay,
+                model,
+                checked.entries,
+                ctx.protocol,
+                cfg.unit_clips,
+                cfg.unit_quantile,
+                device,
+                progress,
+                env,
+            )
     if env.is_main:
         write_run_report(lay.root)
     return result

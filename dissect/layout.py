@@ -1,21 +1,22 @@
 """The folder of a dissection run, and reading it back (for reports, comparisons and the UI).
 
-    OUT/run.json              settings of the run (a re-run must match them)
-    OUT/index.json            clip id -> status ("done" / "failed") and error message
-    OUT/clips/<id>.json       per-clip record (written last: its presence marks a clip done):
-                              label, prediction, top-5 (index, name, probability), frames used
-    OUT/failed/<id>.json      why a clip could not be processed (retried by a re-run)
-    OUT/maps/<id>.npz         raw maps (T, H, W) float32, low-res maps, logits, frames indices,
-                              boxes, active flags, sanity-check maps (float16)
-    OUT/overlays/<id>.png     strip of the T frames with the map overlaid (per-clip scale)
-    OUT/overlays/<id>.gif     the same as an animation
-    OUT/overlays/<id>.flow.png  the flow stream's maps over the same frames (runs with
-                              --flow-checkpoint; its arrays are flow_* in maps/<id>.npz)
-    OUT/metrics.json          per-clip scores + aggregates (method, baselines, sanity check)
-    OUT/units.json            unit dissection per layer
-    OUT/report.html           HTML report with Plotly charts
-    OUT/job.log               skipped clips and why
+OUT/run.json              settings of the run (a re-run must match them)
+OUT/index.json            clip id -> status ("done" / "failed") and error message
+OUT/clips/<id>.json       per-clip record (written last: its presence marks a clip done):
+                          label, prediction, top-5 (index, name, probability), frames used
+OUT/failed/<id>.json      why a clip could not be processed (retried by a re-run)
+OUT/maps/<id>.npz         raw maps (T, H, W) float32, low-res maps, logits, frames indices,
+                          boxes, active flags, sanity-check maps (float16)
+OUT/overlays/<id>.png     strip of the T frames with the map overlaid (per-clip scale)
+OUT/overlays/<id>.gif     the same as an animation
+OUT/overlays/<id>.flow.png  the flow stream's maps over the same frames (runs with
+                          --flow-checkpoint; its arrays are flow_* in maps/<id>.npz)
+OUT/metrics.json          per-clip scores + aggregates (method, baselines, sanity check)
+OUT/units.json            unit dissection per layer
+OUT/report.html           HTML report with Plotly charts
+OUT/job.log               skipped clips and why
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -59,19 +60,22 @@ class DissectionLayout:
         return self.root / "failed" / f"{cid}.json"
 
     def failed_files(self) -> list:
-        return sorted(p for p in (self.root / "failed").glob("*.json")
-                      if not p.name.startswith("."))
+        return sorted(
+            p for p in (self.root / "failed").glob("*.json") if not p.name.startswith(".")
+        )
 
     def done_ids(self) -> list:
         """Ids of the finished clips; temporary files of a killed write (``.<id>.*.tmp.json``,
         left when a process dies mid-write) are not records."""
-        return sorted(p.stem for p in (self.root / "clips").glob("*.json")
-                      if not p.name.startswith("."))
+        return sorted(
+            p.stem for p in (self.root / "clips").glob("*.json") if not p.name.startswith(".")
+        )
 
 
 @dataclass
 class ClipFiles:
     """Where one clip's outputs are; ``record`` is its per-clip JSON record."""
+
     maps: Path
     png: Optional[Path]
     gif: Optional[Path]
@@ -86,6 +90,7 @@ class ClipFiles:
 @dataclass
 class Run:
     """A finished (or partial) run read back from its folder."""
+
     root: Path
     settings: dict
     metrics: dict
@@ -103,7 +108,11 @@ def load_run(root) -> Run:
     clips = {}
     for cid in lay.done_ids():
         png, gif, flow = lay.png(cid), lay.gif(cid), lay.flow_png(cid)
-        clips[cid] = ClipFiles(lay.maps(cid), png if png.is_file() else None,
-                               gif if gif.is_file() else None, read_json(lay.record(cid)),
-                               flow if flow.is_file() else None)
+        clips[cid] = ClipFiles(
+            lay.maps(cid),
+            png if png.is_file() else None,
+            gif if gif.is_file() else None,
+            read_json(lay.record(cid)),
+            flow if flow.is_file() else None,
+        )
     return Run(lay.root, read_json(lay.settings), metrics, units, clips)

@@ -1,4 +1,5 @@
 """A run's log file: a handler attached to a logger for the duration of a block."""
+
 from __future__ import annotations
 
 import logging

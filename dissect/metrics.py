@@ -13,6 +13,7 @@ box when its centre ``(j + 0.5, i + 0.5)`` lies inside the box (edges included).
   in active to inactive frames
 * baselines: a centre prior (a Gaussian in the middle of every frame) and a seeded random map
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -132,8 +133,9 @@ def random_map(shape: Sequence[int], seed: int) -> np.ndarray:
     return np.random.default_rng(seed).random(tuple(shape), dtype=np.float32)
 
 
-def clip_scores(maps: np.ndarray, boxes: np.ndarray, active: Optional[np.ndarray],
-                masks: dict) -> dict:
+def clip_scores(
+    maps: np.ndarray, boxes: np.ndarray, active: Optional[np.ndarray], masks: dict
+) -> dict:
     """Per-frame scores of one clip's ``(T, H, W)`` maps, as JSON-ready lists.
 
     ``masks``: ``{threshold_name: (T, H, W) bool}``; gives ``iou_<name>`` entries.
@@ -144,8 +146,10 @@ def clip_scores(maps: np.ndarray, boxes: np.ndarray, active: Optional[np.ndarray
     present = has_box(boxes)
     hits = pointing_hits(maps, boxes)
     mass = frame_mass(maps)
-    out = {"pointing": [bool(h) if p else None for h, p in zip(hits, present)],
-           "mass": [float(m) for m in mass]}
+    out = {
+        "pointing": [bool(h) if p else None for h, p in zip(hits, present)],
+        "mass": [float(m) for m in mass],
+    }
     for name, mask in masks.items():
         iou = mask_box_iou(mask, boxes)
         out[f"iou_{name}"] = [None if np.isnan(v) else float(v) for v in iou]
@@ -169,13 +173,15 @@ def summarise(clips: Sequence[dict]) -> dict:
     if not clips:
         return {}
     act = [p for c in clips if c.get("active") for p, a in zip(c["pointing"], c["active"]) if a]
-    out = {"clips": len(clips),
-           "pointing": mean_defined([p for c in clips for p in c["pointing"]]),
-           "pointing_active": mean_defined(act),
-           "pointing_tol": mean_defined([p for c in clips for p in c.get("pointing_tol", [])]),
-           "pointing_frames": sum(p is not None for c in clips for p in c["pointing"]),
-           "temporal_auc": mean_defined([c["temporal_auc"] for c in clips]),
-           "mass_ratio": mean_defined([c["mass_ratio"] for c in clips])}
+    out = {
+        "clips": len(clips),
+        "pointing": mean_defined([p for c in clips for p in c["pointing"]]),
+        "pointing_active": mean_defined(act),
+        "pointing_tol": mean_defined([p for c in clips for p in c.get("pointing_tol", [])]),
+        "pointing_frames": sum(p is not None for c in clips for p in c["pointing"]),
+        "temporal_auc": mean_defined([c["temporal_auc"] for c in clips]),
+        "mass_ratio": mean_defined([c["mass_ratio"] for c in clips]),
+    }
     for key in sorted(k for k in clips[0] if k.startswith("iou_")):
         out[key] = mean_defined([v for c in clips for v in c.get(key, [])])
     return out

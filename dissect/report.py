@@ -1,6 +1,7 @@
 """HTML reports of dissection runs with Plotly charts (plotly.js inlined once: no CDN, works
 offline): one run (``report.html`` in the run folder) and TSM vs TSN side by side (``compare``).
 """
+
 from __future__ import annotations
 
 import html
@@ -11,15 +12,22 @@ from typing import List, Optional, Sequence
 from .layout import Run, load_run
 from .storage import atomic_write_bytes, write_json
 
-ROWS = (("pointing", "pointing game (all frames with a box)"),
-        ("pointing_active", "pointing game (frames where the action happens)"),
-        ("pointing_tol", "pointing game, standard tolerance (15 px at 224)"),
-        ("iou_dataset", "IoU, dataset threshold (20% of pixels kept)"),
-        ("iou_max20", "IoU, 20%-of-max threshold"),
-        ("temporal_auc", "temporal AUC of per-frame mass (active vs not)"),
-        ("mass_ratio", "mass ratio active / inactive frames"))
-KIND_NAMES = {"method": "maps", "flow": "flow stream", "centre": "centre prior",
-              "random": "random map", "sanity": "randomised weights"}
+ROWS = (
+    ("pointing", "pointing game (all frames with a box)"),
+    ("pointing_active", "pointing game (frames where the action happens)"),
+    ("pointing_tol", "pointing game, standard tolerance (15 px at 224)"),
+    ("iou_dataset", "IoU, dataset threshold (20% of pixels kept)"),
+    ("iou_max20", "IoU, 20%-of-max threshold"),
+    ("temporal_auc", "temporal AUC of per-frame mass (active vs not)"),
+    ("mass_ratio", "mass ratio active / inactive frames"),
+)
+KIND_NAMES = {
+    "method": "maps",
+    "flow": "flow stream",
+    "centre": "centre prior",
+    "random": "random map",
+    "sanity": "randomised weights",
+}
 MAX_CLIPS_SHOWN = 16
 MASS_CLIPS = 6
 MAX_PREDICTIONS = 50
@@ -29,11 +37,13 @@ class _Page:
     """Accumulates HTML; the first chart carries plotly.js inline."""
 
     def __init__(self, title: str) -> None:
-        self.parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>"
-                      f"{html.escape(title)}</title><style>body{{font-family:sans-serif;"
-                      f"margin:2em}} table{{border-collapse:collapse}} td,th{{border:1px solid "
-                      f"#ccc;padding:4px 8px;text-align:right}} img{{max-width:100%}}</style>"
-                      f"</head><body><h1>{html.escape(title)}</h1>"]
+        self.parts = [
+            f"<!doctype html><html><head><meta charset='utf-8'><title>"
+            f"{html.escape(title)}</title><style>body{{font-family:sans-serif;"
+            f"margin:2em}} table{{border-collapse:collapse}} td,th{{border:1px solid "
+            f"#ccc;padding:4px 8px;text-align:right}} img{{max-width:100%}}</style>"
+            f"</head><body><h1>{html.escape(title)}</h1>"
+        ]
         self.js_done = False
 
     def add(self, fragment: str) -> None:
@@ -42,8 +52,9 @@ class _Page:
     def chart(self, fig) -> None:
         from plotly.offline import plot
 
-        self.parts.append(plot(fig, output_type="div", include_plotlyjs=not self.js_done,
-                               auto_open=False))
+        self.parts.append(
+            plot(fig, output_type="div", include_plotlyjs=not self.js_done, auto_open=False)
+        )
         self.js_done = True
 
     def write(self, path: Path) -> Path:
@@ -101,10 +112,15 @@ def _bars(runs: Sequence[Run], names: Sequence[str]):
 
     header, cols, _ = _columns(runs, names)
     keys = ("pointing", "pointing_active", "iou_dataset", "temporal_auc")
-    fig = go.Figure([go.Bar(name=h, x=list(keys), y=[c.get(k) for k in keys])
-                     for h, c in zip(header, cols)])
-    fig.update_layout(barmode="group", title="Where the maps look (higher is better)",
-                      yaxis_range=[0, 1], height=420)
+    fig = go.Figure(
+        [go.Bar(name=h, x=list(keys), y=[c.get(k) for k in keys]) for h, c in zip(header, cols)]
+    )
+    fig.update_layout(
+        barmode="group",
+        title="Where the maps look (higher is better)",
+        yaxis_range=[0, 1],
+        height=420,
+    )
     return fig
 
 
@@ -114,13 +130,18 @@ def _units_chart(runs: Sequence[Run], names: Sequence[str]):
     traces = []
     for run, name in zip(runs, names):
         layers = run.units.get("layers", {})
-        traces.append(go.Bar(name=name, x=list(layers),
-                             y=[v["detectors"] for v in layers.values()]))
+        traces.append(
+            go.Bar(name=name, x=list(layers), y=[v["detectors"] for v in layers.values()])
+        )
     fig = go.Figure(traces)
     q = next((r.units.get("quantile") for r in runs if r.units), None)
-    fig.update_layout(barmode="group", height=380, yaxis_title="detector units",
-                      title=f"Actor-detector units per layer (top {q} quantile, IoU > "
-                            f"{next((r.units.get('min_iou') for r in runs if r.units), None)})")
+    fig.update_layout(
+        barmode="group",
+        height=380,
+        yaxis_title="detector units",
+        title=f"Actor-detector units per layer (top {q} quantile, IoU > "
+        f"{next((r.units.get('min_iou') for r in runs if r.units), None)})",
+    )
     return fig
 
 
@@ -131,14 +152,24 @@ def _mass_chart(runs: Sequence[Run], names: Sequence[str], cid: str):
     rec = runs[0].clips[cid].record
     active = rec["scores"]["method"].get("active")
     if active:
-        fig.add_trace(go.Bar(name="action happens", x=list(range(len(active))),
-                             y=[1.0 if a else 0.0 for a in active], opacity=0.2))
+        fig.add_trace(
+            go.Bar(
+                name="action happens",
+                x=list(range(len(active))),
+                y=[1.0 if a else 0.0 for a in active],
+                opacity=0.2,
+            )
+        )
     for run, name in zip(runs, names):
         mass = run.clips[cid].record["scores"]["method"]["mass"]
         peak = max(mass) or 1.0
         fig.add_trace(go.Scatter(name=name, y=[m / peak for m in mass], mode="lines+markers"))
-    fig.update_layout(title=f"per-frame map mass (scaled to max 1): {cid}", height=300,
-                      xaxis_title="frame", yaxis_range=[0, 1.05])
+    fig.update_layout(
+        title=f"per-frame map mass (scaled to max 1): {cid}",
+        height=300,
+        xaxis_title="frame",
+        yaxis_range=[0, 1.05],
+    )
     return fig
 
 
@@ -152,10 +183,12 @@ def _overlays(runs: Sequence[Run], names: Sequence[str], ids: List[str], out_dir
             r = files.record
             if files.png is not None:
                 src = html.escape(os.path.relpath(files.png, out_dir))
-                parts.append(f"<p>{html.escape(name)}: predicted "
-                             f"{html.escape(str(r.get('pred_name', r['pred'])))}, map of class "
-                             f"{html.escape(str(r.get('class_name', r['class'])))}"
-                             f"<br><img src='{src}'></p>")
+                parts.append(
+                    f"<p>{html.escape(name)}: predicted "
+                    f"{html.escape(str(r.get('pred_name', r['pred'])))}, map of class "
+                    f"{html.escape(str(r.get('class_name', r['class'])))}"
+                    f"<br><img src='{src}'></p>"
+                )
     return "\n".join(parts)
 
 
@@ -166,8 +199,9 @@ def _label(rec: dict) -> str:
 
 
 def _top5(rec: dict) -> str:
-    return "<br>".join(f"{html.escape(str(t['name']))} {100 * t['prob']:.1f}%"
-                       for t in rec.get("top5", []))
+    return "<br>".join(
+        f"{html.escape(str(t['name']))} {100 * t['prob']:.1f}%" for t in rec.get("top5", [])
+    )
 
 
 def _predictions(runs: Sequence[Run], names: Sequence[str], ids: List[str]) -> str:
@@ -177,14 +211,22 @@ def _predictions(runs: Sequence[Run], names: Sequence[str], ids: List[str]) -> s
     for cid in ids[:MAX_PREDICTIONS]:
         rec = runs[0].clips[cid].record
         frames = f"{rec.get('indices')} of {rec.get('num_frames', '?')}"
-        cells = "".join(f"<td style='text-align:left'>{_top5(r.clips[cid].record)}</td>"
-                        for r in runs)
-        rows.append(f"<tr><td>{html.escape(cid)}</td><td>{html.escape(_label(rec))}</td>"
-                    f"<td>{html.escape(frames)}</td>{cells}</tr>")
-    more = (f"<p>first {MAX_PREDICTIONS} of {len(ids)} clips; all in metrics.json</p>"
-            if len(ids) > MAX_PREDICTIONS else "")
-    return (f"<h2>Predictions (top-5 with probabilities; frames used)</h2><table><tr><th>clip"
-            f"</th><th>label</th><th>frames</th>{head}</tr>{''.join(rows)}</table>{more}")
+        cells = "".join(
+            f"<td style='text-align:left'>{_top5(r.clips[cid].record)}</td>" for r in runs
+        )
+        rows.append(
+            f"<tr><td>{html.escape(cid)}</td><td>{html.escape(_label(rec))}</td>"
+            f"<td>{html.escape(frames)}</td>{cells}</tr>"
+        )
+    more = (
+        f"<p>first {MAX_PREDICTIONS} of {len(ids)} clips; all in metrics.json</p>"
+        if len(ids) > MAX_PREDICTIONS
+        else ""
+    )
+    return (
+        f"<h2>Predictions (top-5 with probabilities; frames used)</h2><table><tr><th>clip"
+        f"</th><th>label</th><th>frames</th>{head}</tr>{''.join(rows)}</table>{more}"
+    )
 
 
 def _common_ids(runs: Sequence[Run]) -> List[str]:
@@ -195,9 +237,15 @@ def _common_ids(runs: Sequence[Run]) -> List[str]:
 
 
 def _counts(runs: Sequence[Run], names: Sequence[str]) -> str:
-    rows = [[n, r.metrics.get("counts", {}).get("done"), r.metrics.get("counts", {}).get("failed"),
-             html.escape(str(r.metrics.get("threshold", {}).get("dataset_values", {})))]
-            for r, n in zip(runs, names)]
+    rows = [
+        [
+            n,
+            r.metrics.get("counts", {}).get("done"),
+            r.metrics.get("counts", {}).get("failed"),
+            html.escape(str(r.metrics.get("threshold", {}).get("dataset_values", {}))),
+        ]
+        for r, n in zip(runs, names)
+    ]
     return _table(["run", "clips done", "clips skipped (failed)", "dataset thresholds"], rows)
 
 
@@ -219,8 +267,9 @@ def write_report(runs: Sequence[Run], names: Sequence[str], path: Path, title: s
 
 def write_run_report(root) -> Path:
     run = load_run(root)
-    return write_report([run], [run_name(run)], Path(root) / "report.html",
-                        f"Dissection: {run_name(run)}")
+    return write_report(
+        [run], [run_name(run)], Path(root) / "report.html", f"Dissection: {run_name(run)}"
+    )
 
 
 def write_compare_report(run_a, run_b, out, names: Optional[Sequence[str]] = None) -> Path:
@@ -242,9 +291,13 @@ def compare_table(runs: Sequence[Run], names: Sequence[str]) -> dict:
     for run, name in zip(runs, names):
         agg = run.metrics.get("aggregate", {})
         layers = run.units.get("layers", {})
-        out["runs"][name] = {"root": str(run.root), "maps": agg.get("method"),
-                             "sanity": agg.get("sanity"), "flow": agg.get("flow"),
-                             "flow_accuracy": run.metrics.get("flow_accuracy"),
-                             "accuracy": run.metrics.get("accuracy"),
-                             "detector_units": {k: v["detectors"] for k, v in layers.items()}}
+        out["runs"][name] = {
+            "root": str(run.root),
+            "maps": agg.get("method"),
+            "sanity": agg.get("sanity"),
+            "flow": agg.get("flow"),
+            "flow_accuracy": run.metrics.get("flow_accuracy"),
+            "accuracy": run.metrics.get("accuracy"),
+            "detector_units": {k: v["detectors"] for k, v in layers.items()},
+        }
     return out

@@ -5,6 +5,7 @@ randomised should no longer find the actor, and should not resemble the trained 
 weights with Kaiming-normal, biases to zero, norm layers to identity), seeded; batch-norm running
 statistics are reset so the copy computes plausible activations in eval mode.
 """
+
 from __future__ import annotations
 
 import copy

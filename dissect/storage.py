@@ -2,6 +2,7 @@
 leaves either the old file or the new one, never a partial one): JSON, compressed arrays, and
 the clip ids used as file names.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,8 +14,15 @@ import numpy as np
 
 from tsm_apps.io import atomic_write_bytes, atomic_write_json, atomic_write_with, read_json
 
-__all__ = ["atomic_write_bytes", "atomic_write_with", "write_json", "read_json", "save_npz",
-           "load_npz", "clip_id"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_with",
+    "write_json",
+    "read_json",
+    "save_npz",
+    "load_npz",
+    "clip_id",
+]
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:

@@ -6,6 +6,7 @@ process reads its shard of the finished clips, thresholds and unit levels are co
 over all of them (histograms and order statistics exchanged between processes), and process 0
 merges the records in clip-id order and writes the files.
 """
+
 from __future__ import annotations
 
 import logging
@@ -49,8 +50,11 @@ def baseline_seed(cid: str, seed: int) -> int:
 
 def _kind_maps(arrays: Dict[str, np.ndarray], cid: str, seed: int) -> Dict[str, np.ndarray]:
     maps = arrays["maps"]
-    out = {"method": maps, "centre": centre_prior(maps.shape),
-           "random": random_map(maps.shape, baseline_seed(cid, seed))}
+    out = {
+        "method": maps,
+        "centre": centre_prior(maps.shape),
+        "random": random_map(maps.shape, baseline_seed(cid, seed)),
+    }
     if "flow_maps" in arrays:
         out["flow"] = arrays["flow_maps"]
     if "sanity_maps" in arrays:
@@ -60,9 +64,11 @@ def _kind_maps(arrays: Dict[str, np.ndarray], cid: str, seed: int) -> Dict[str, 
 
 def _shard_maps(lay: DissectionLayout, ids: List[str], seed: int):
     """A re-iterable pass over this process's clips: ``{kind: map}`` per clip."""
+
     def passes():
         for cid in ids:
             yield _kind_maps(load_npz(lay.maps(cid)), cid, seed)
+
     return passes
 
 
@@ -71,42 +77,53 @@ def add_dataset_scores(lay: DissectionLayout, records: List[dict], seed: int) ->
     process: :func:`keep_fraction_thresholds`) and add ``iou_dataset`` and ``pointing_tol``
     (the pointing game with its standard tolerance) to this process's ``records``."""
     ids = [r["id"] for r in records]
-    thresholds = keep_fraction_thresholds(_shard_maps(lay, ids, seed), KINDS, DEFAULT_KEEP,
-                                          all_reduce_sum)
+    thresholds = keep_fraction_thresholds(
+        _shard_maps(lay, ids, seed), KINDS, DEFAULT_KEEP, all_reduce_sum
+    )
     for r in records:
         arrays = load_npz(lay.maps(r["id"]))
         boxes = arrays["boxes"]
         for kind, m in _kind_maps(arrays, r["id"], seed).items():
-            if kind not in r["scores"]:   # a record from before its kind was scored
+            if kind not in r["scores"]:  # a record from before its kind was scored
                 continue
             iou = mask_box_iou(m >= thresholds[kind], boxes)
             r["scores"][kind]["iou_dataset"] = [None if np.isnan(v) else float(v) for v in iou]
             hits = pointing_hits(m, boxes, standard_tolerance(m.shape[1:]))
-            r["scores"][kind]["pointing_tol"] = [bool(h) if p else None
-                                                 for h, p in zip(hits, has_box(boxes))]
+            r["scores"][kind]["pointing_tol"] = [
+                bool(h) if p else None for h, p in zip(hits, has_box(boxes))
+            ]
     return thresholds
 
 
 def _counts(lay: DissectionLayout, records: List[dict], result) -> dict:
-    failed = {p.stem: read_json(p).get("error", "") for p in lay.failed_files()
-              if not lay.record(p.stem).is_file()}
+    failed = {
+        p.stem: read_json(p).get("error", "")
+        for p in lay.failed_files()
+        if not lay.record(p.stem).is_file()
+    }
     out = {"done": len(records), "failed": len(failed)}
     if result is not None:
         now = all_reduce_sum(np.array([result.done, result.skipped, len(result.failed)]))
-        out.update(listed=result.total, processed_now=int(now[0]),
-                   skipped_existing=int(now[1]), failed_now=int(now[2]))
+        out.update(
+            listed=result.total,
+            processed_now=int(now[0]),
+            skipped_existing=int(now[1]),
+            failed_now=int(now[2]),
+        )
     return {"counts": out, "failed": failed}
 
 
 def _accuracy(records: List[dict], stream: Optional[str] = None) -> Optional[float]:
     """Top-1 over the labelled clips, of the RGB model or of ``record[stream]`` ("flow")."""
     preds = [r[stream]["pred"] if stream else r["pred"] for r in records]
-    return mean_defined([None if r.get("label") is None else float(p == r["label"])
-                         for r, p in zip(records, preds)])
+    return mean_defined(
+        [None if r.get("label") is None else float(p == r["label"]) for r, p in zip(records, preds)]
+    )
 
 
-def summarise_run(lay: DissectionLayout, threshold: str, seed: int, result=None,
-                  env: Optional[DistEnv] = None) -> Optional[dict]:
+def summarise_run(
+    lay: DissectionLayout, threshold: str, seed: int, result=None, env: Optional[DistEnv] = None
+) -> Optional[dict]:
     """Write ``metrics.json`` from the run folder (every process takes part; process 0 merges
     and writes); returns it on process 0, None elsewhere."""
     env = env or DistEnv()
@@ -121,8 +138,12 @@ def summarise_run(lay: DissectionLayout, threshold: str, seed: int, result=None,
     kinds = [k for k in KINDS if records and all(k in r["scores"] for r in records)]
     metrics = {
         "settings": read_json(lay.settings).get("settings", {}),
-        "threshold": {"primary": threshold, "keep": DEFAULT_KEEP,
-                      "max_fraction": DEFAULT_MAX_FRACTION, "dataset_values": thresholds},
+        "threshold": {
+            "primary": threshold,
+            "keep": DEFAULT_KEEP,
+            "max_fraction": DEFAULT_MAX_FRACTION,
+            "dataset_values": thresholds,
+        },
         "primary_iou": "iou_dataset" if threshold == "dataset" else "iou_max20",
         "accuracy": _accuracy(records),
         "top5_accuracy": mean_defined([r.get("top5_hit") for r in records]),
@@ -143,10 +164,17 @@ def _index(lay: DissectionLayout, ids: List[str], failed: dict) -> dict:
     return dict(sorted(index.items()))
 
 
-def dissect_run_units(lay: DissectionLayout, model: torch.nn.Module, entries: List[ClipEntry],
-                      protocol: TestProtocol, max_clips: int, quantile: float,
-                      device: torch.device, progress: bool = True,
-                      env: Optional[DistEnv] = None) -> Optional[dict]:
+def dissect_run_units(
+    lay: DissectionLayout,
+    model: torch.nn.Module,
+    entries: List[ClipEntry],
+    protocol: TestProtocol,
+    max_clips: int,
+    quantile: float,
+    device: torch.device,
+    progress: bool = True,
+    env: Optional[DistEnv] = None,
+) -> Optional[dict]:
     """Unit dissection over the first ``max_clips`` finished clips that have boxes, split
     between processes (:func:`dissect_layer_sharded`: the single-process result); process 0
     writes ``units.json`` (kept as is when it already covers the same clips and quantile)."""
@@ -171,8 +199,9 @@ def dissect_run_units(lay: DissectionLayout, model: torch.nn.Module, entries: Li
     for name in layers:
         acts = np.concatenate(collector.acts[name]) if len(collector) else None
         masks = np.concatenate(collector.masks[name]) if len(collector) else None
-        result[name] = dissect_layer_sharded(acts, masks, all_gather_objects, all_reduce_sum,
-                                             quantile, ND_MIN_IOU)
+        result[name] = dissect_layer_sharded(
+            acts, masks, all_gather_objects, all_reduce_sum, quantile, ND_MIN_IOU
+        )
     out = {"clips": ids, "quantile": quantile, "min_iou": ND_MIN_IOU, "layers": result}
     if env.is_main:
         write_json(lay.units, out)

@@ -9,6 +9,7 @@
 
 Maps are arrays whose last two axes are ``(H, W)``; masks are boolean arrays of the same shape.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Dict, Iterable, Optional, Sequence
@@ -21,9 +22,12 @@ MAX_THRESHOLD_SAMPLES = 20_000_000
 THRESHOLD_KINDS = ("dataset", "max20")
 
 
-def dataset_keep_fraction_threshold(maps: Iterable[np.ndarray], keep: float = DEFAULT_KEEP,
-                                    max_samples: int = MAX_THRESHOLD_SAMPLES,
-                                    seed: int = 0) -> float:
+def dataset_keep_fraction_threshold(
+    maps: Iterable[np.ndarray],
+    keep: float = DEFAULT_KEEP,
+    max_samples: int = MAX_THRESHOLD_SAMPLES,
+    seed: int = 0,
+) -> float:
     """Threshold ``t`` such that ``keep`` of all pixels of ``maps`` satisfy ``value >= t``.
 
     ``t`` is the ``k``-th largest value over every pixel of every map, ``k = ceil(keep * n)``,
@@ -49,8 +53,9 @@ def threshold_mask(maps: np.ndarray, threshold: float) -> np.ndarray:
     return np.asarray(maps) >= threshold
 
 
-def fraction_of_max_mask(maps: np.ndarray, fraction: float = DEFAULT_MAX_FRACTION,
-                         per: str = "frame") -> np.ndarray:
+def fraction_of_max_mask(
+    maps: np.ndarray, fraction: float = DEFAULT_MAX_FRACTION, per: str = "frame"
+) -> np.ndarray:
     """CAM-paper mask: ``value >= fraction * max`` with the max taken per frame or per clip.
 
     ``maps``: ``(..., H, W)`` (``per='frame'``) or ``(..., T, H, W)`` (``per='clip'``).
@@ -97,17 +102,18 @@ def _value(key: int) -> float:
 def _pick(hist: np.ndarray, k: np.ndarray) -> tuple:
     """Per row: the bin holding the ``k``-th largest count-weighted entry, and how many of the
     wanted entries lie in that bin (``k`` minus the entries of higher bins)."""
-    above = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]          # entries in bins >= b
-    bins = np.array([int(np.nonzero(a >= kk)[0].max()) if kk > 0 else 0
-                     for a, kk in zip(above, k)])
+    above = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]  # entries in bins >= b
+    bins = np.array([int(np.nonzero(a >= kk)[0].max()) if kk > 0 else 0 for a, kk in zip(above, k)])
     higher = np.array([a[b + 1] if b + 1 < _BINS else 0 for a, b in zip(above, bins)])
     return bins, k - higher
 
 
-def keep_fraction_thresholds(passes: Callable[[], Iterable[Dict[str, np.ndarray]]],
-                             kinds: Sequence[str], keep: float = DEFAULT_KEEP,
-                             reduce: Callable[[np.ndarray], np.ndarray] = lambda a: a
-                             ) -> Dict[str, float]:
+def keep_fraction_thresholds(
+    passes: Callable[[], Iterable[Dict[str, np.ndarray]]],
+    kinds: Sequence[str],
+    keep: float = DEFAULT_KEEP,
+    reduce: Callable[[np.ndarray], np.ndarray] = lambda a: a,
+) -> Dict[str, float]:
     """Exact :func:`dataset_keep_fraction_threshold` of each kind, streaming and shardable.
 
     ``passes()`` yields, once per call, this process's maps as ``{kind: array}`` dicts (one per
@@ -137,5 +143,6 @@ def keep_fraction_thresholds(passes: Callable[[], Iterable[Dict[str, np.ndarray]
                 low[i] += np.bincount(key[(key >> 16) == hbin[i]] & 0xFFFF, minlength=_BINS)
     low = reduce(low)
     lbin, _ = _pick(low, rest)
-    return {kind: _value((int(hbin[i]) << 16) | int(lbin[i]))
-            for i, kind in enumerate(kinds) if n[i]}
+    return {
+        kind: _value((int(hbin[i]) << 16) | int(lbin[i])) for i, kind in enumerate(kinds) if n[i]
+    }

@@ -10,6 +10,7 @@ IoU exceeds ``min_iou`` is a detector unit.
 Layouts: activations ``(M, C, h, w)`` (``M`` frames, e.g. ``N*T`` rows of a trunk layer), masks
 ``(M, H, W)`` bool.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Sequence
@@ -37,23 +38,27 @@ def unit_thresholds(acts: np.ndarray, quantile: float = ND_QUANTILE) -> np.ndarr
     return np.quantile(per_unit, 1 - quantile, axis=1)
 
 
-def unit_counts(acts: np.ndarray, masks: np.ndarray, thresholds: np.ndarray,
-                chunk: int = 8) -> tuple:
+def unit_counts(
+    acts: np.ndarray, masks: np.ndarray, thresholds: np.ndarray, chunk: int = 8
+) -> tuple:
     """``(intersection, union)`` pixel counts ``(C,)`` float64 of every unit's upsampled,
     thresholded maps with ``masks`` (integers: sums over processes are exact)."""
     acts, masks = np.asarray(acts, np.float32), np.asarray(masks, bool)
     if acts.ndim != 4 or masks.ndim != 3 or masks.shape[0] != acts.shape[0]:
-        raise ValueError(f"expected activations (M, C, h, w) and masks (M, H, W) with the same M, "
-                         f"got {acts.shape} and {masks.shape}")
+        raise ValueError(
+            f"expected activations (M, C, h, w) and masks (M, H, W) with the same M, "
+            f"got {acts.shape} and {masks.shape}"
+        )
     size = masks.shape[1:]
     thr = torch.as_tensor(np.asarray(thresholds, np.float32))[None, :, None, None]
     inter = torch.zeros(acts.shape[1], dtype=torch.float64)
     union = torch.zeros_like(inter)
     for i in range(0, acts.shape[0], chunk):
-        a = F.interpolate(torch.from_numpy(acts[i:i + chunk]), size=size, mode="bilinear",
-                          align_corners=False)
+        a = F.interpolate(
+            torch.from_numpy(acts[i : i + chunk]), size=size, mode="bilinear", align_corners=False
+        )
         m = a > thr
-        gt = torch.from_numpy(masks[i:i + chunk])[:, None]
+        gt = torch.from_numpy(masks[i : i + chunk])[:, None]
         inter += (m & gt).sum(dim=(0, 2, 3)).double()
         union += (m | gt).sum(dim=(0, 2, 3)).double()
     return inter.numpy(), union.numpy()
@@ -64,20 +69,27 @@ def ious_from_counts(inter: np.ndarray, union: np.ndarray) -> np.ndarray:
     return np.where(union > 0, inter / np.maximum(union, 1), 0.0)
 
 
-def unit_ious(acts: np.ndarray, masks: np.ndarray, thresholds: np.ndarray,
-              chunk: int = 8) -> np.ndarray:
+def unit_ious(
+    acts: np.ndarray, masks: np.ndarray, thresholds: np.ndarray, chunk: int = 8
+) -> np.ndarray:
     """Dataset-level IoU of every unit's upsampled, thresholded maps with ``masks``: ``(C,)``."""
     return ious_from_counts(*unit_counts(acts, masks, thresholds, chunk))
 
 
-def dissect_layer(acts: np.ndarray, masks: np.ndarray, quantile: float = ND_QUANTILE,
-                  min_iou: float = ND_MIN_IOU) -> dict:
+def dissect_layer(
+    acts: np.ndarray, masks: np.ndarray, quantile: float = ND_QUANTILE, min_iou: float = ND_MIN_IOU
+) -> dict:
     """Score one layer: ``{"units", "detectors", "iou" (per unit), "thresholds"}``."""
     thr = unit_thresholds(acts, quantile)
     iou = unit_ious(acts, masks, thr)
-    return {"units": int(iou.size), "detectors": int((iou > min_iou).sum()),
-            "iou": [float(v) for v in iou], "thresholds": [float(v) for v in thr],
-            "quantile": quantile, "min_iou": min_iou}
+    return {
+        "units": int(iou.size),
+        "detectors": int((iou > min_iou).sum()),
+        "iou": [float(v) for v in iou],
+        "thresholds": [float(v) for v in thr],
+        "quantile": quantile,
+        "min_iou": min_iou,
+    }
 
 
 def default_unit_layers(model: nn.Module) -> List[str]:
@@ -126,5 +138,9 @@ class UnitCollector:
         """``{layer: dissect_layer(...)}`` over everything added."""
         if not len(self):
             raise ValueError("unit dissection needs at least one clip")
-        return {n: dissect_layer(np.concatenate(self.acts[n]), np.concatenate(self.masks[n]),
-                                 quantile, min_iou) for n in self.layers}
+        return {
+            n: dissect_layer(
+                np.concatenate(self.acts[n]), np.concatenate(self.masks[n]), quantile, min_iou
+            )
+            for n in self.layers
+        }

@@ -8,6 +8,7 @@ and calls ``numpy.quantile`` on an array with the same ``n`` and the same values
 positions (bit-identical to the quantile of all values). Intersection and union pixel counts
 are then summed over processes (integers: exact).
 """
+
 from __future__ import annotations
 
 from typing import Callable, List, Optional
@@ -41,14 +42,19 @@ def _threshold(values: np.ndarray, n: int, lo: int, hi: int, quantile: float) ->
     desc = np.sort(values)[::-1]
     v_lo, v_hi = desc[n - 1 - lo], desc[n - 1 - hi]
     stand_in = np.empty(n, values.dtype)
-    stand_in[:lo + 1] = v_lo
-    stand_in[lo + 1:] = v_hi
+    stand_in[: lo + 1] = v_lo
+    stand_in[lo + 1 :] = v_hi
     return np.quantile(stand_in, 1 - quantile)
 
 
-def dissect_layer_sharded(acts: Optional[np.ndarray], masks: Optional[np.ndarray],
-                          gather: Gather, reduce: Reduce, quantile: float = ND_QUANTILE,
-                          min_iou: float = ND_MIN_IOU) -> dict:
+def dissect_layer_sharded(
+    acts: Optional[np.ndarray],
+    masks: Optional[np.ndarray],
+    gather: Gather,
+    reduce: Reduce,
+    quantile: float = ND_QUANTILE,
+    min_iou: float = ND_MIN_IOU,
+) -> dict:
     """:func:`dissect.units.dissect_layer` over every process's ``(acts, masks)`` (None for a
     process without clips). ``gather`` all-gathers a picklable object, ``reduce`` sums a float64
     or int64 array over processes."""
@@ -72,6 +78,11 @@ def dissect_layer_sharded(acts: Optional[np.ndarray], masks: Optional[np.ndarray
     else:
         inter, union = unit_counts(acts, masks, thr)
     iou = ious_from_counts(reduce(inter), reduce(union))
-    return {"units": int(iou.size), "detectors": int((iou > min_iou).sum()),
-            "iou": [float(v) for v in iou], "thresholds": [float(v) for v in thr],
-            "quantile": quantile, "min_iou": min_iou}
+    return {
+        "units": int(iou.size),
+        "detectors": int((iou > min_iou).sum()),
+        "iou": [float(v) for v in iou],
+        "thresholds": [float(v) for v in thr],
+        "quantile": quantile,
+        "min_iou": min_iou,
+    }

@@ -12,6 +12,7 @@ scrolls inside its window, so a long page needs a tall one).
     python tools/app_screenshot.py --runs RUNS --view Live --click "Both detectors side by side" \
         --stream --width 1280 --out docs/app_live_1280.png
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,9 +22,17 @@ import time
 from pathlib import Path
 
 
-def shoot(runs: Path, out: Path, view: str, settle_s: float, width: int = 1400,
-          clicks: tuple = (), stream: bool = False, full_page: bool = False,
-          height: int = 900) -> Path:
+def shoot(
+    runs: Path,
+    out: Path,
+    view: str,
+    settle_s: float,
+    width: int = 1400,
+    clicks: tuple = (),
+    stream: bool = False,
+    full_page: bool = False,
+    height: int = 900,
+) -> Path:
     from playwright.sync_api import sync_playwright
 
     from tools.headless import CHROMIUM, CHROMIUM_ARGS, running_app
@@ -57,19 +66,41 @@ def main() -> int:
     p.add_argument("--view", default="Attention", help="sidebar view to show")
     p.add_argument("--settle", type=float, default=8.0, help="seconds to wait after the images")
     p.add_argument("--width", type=int, default=1400, help="window width in pixels")
-    p.add_argument("--height", type=int, default=900, help="window height in pixels (the app "
-                   "scrolls inside the window: a taller window shows more of a long page)")
-    p.add_argument("--click", action="append", default=[], metavar="TEXT",
-                   help="text to click after opening the view (repeatable, in order)")
-    p.add_argument("--stream", action="store_true", help="press ▶ Stream and take the page "
-                   "while it plays")
+    p.add_argument(
+        "--height",
+        type=int,
+        default=900,
+        help="window height in pixels (the app "
+        "scrolls inside the window: a taller window shows more of a long page)",
+    )
+    p.add_argument(
+        "--click",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="text to click after opening the view (repeatable, in order)",
+    )
+    p.add_argument(
+        "--stream", action="store_true", help="press ▶ Stream and take the page while it plays"
+    )
     p.add_argument("--full-page", action="store_true", help="the whole page, not the window")
     a = p.parse_args()
     if not a.runs.is_dir():
         print(f"{a.runs}: not a folder (run make demo first)", file=sys.stderr)
         return 2
-    print(shoot(a.runs, a.out, a.view, a.settle, a.width, tuple(a.click), a.stream,
-                a.full_page, a.height))
+    print(
+        shoot(
+            a.runs,
+            a.out,
+            a.view,
+            a.settle,
+            a.width,
+            tuple(a.click),
+            a.stream,
+            a.full_page,
+            a.height,
+        )
+    )
     return 0
 
 

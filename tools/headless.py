@@ -1,5 +1,6 @@
 """``tsm ui`` headless on a free loopback port, for browser tests, benchmarks and screenshots:
 started, waited for until healthy, and always stopped (the whole process group)."""
+
 from __future__ import annotations
 
 import os
@@ -15,13 +16,21 @@ from typing import Iterator
 
 HOST = "127.0.0.1"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync",
-                 # pages of a headless browser count as hidden: without these, their timers
-                 # (the app's timed fragment runs) fire at most once a second
-                 "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-                 "--disable-backgrounding-occluded-windows"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # pages of a headless browser count as hidden: without these, their timers
+    # (the app's timed fragment runs) fire at most once a second
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
+]
 
 
 def free_port() -> int:
@@ -47,16 +56,31 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> None:
 
 
 @contextmanager
-def running_app(runs: Path, log: Path | None = None, timeout: float = 90.0, args: tuple = (),
-                **env: str) -> Iterator[str]:
+def running_app(
+    runs: Path, log: Path | None = None, timeout: float = 90.0, args: tuple = (), **env: str
+) -> Iterator[str]:
     """``tsm ui --runs RUNS [args]`` on a free port; yields its URL. Output goes to ``log``
     (discarded when ``None``). ``tsm`` is this interpreter's console script."""
     port = free_port()
-    cmd = [str(Path(sys.executable).with_name("tsm")), "ui", "--runs", str(runs), "--port",
-           str(port), "--host", HOST, *map(str, args)]
+    cmd = [
+        str(Path(sys.executable).with_name("tsm")),
+        "ui",
+        "--runs",
+        str(runs),
+        "--port",
+        str(port),
+        "--host",
+        HOST,
+        *map(str, args),
+    ]
     with open(log if log is not None else os.devnull, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                env={**os.environ, **env}, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **env},
+            start_new_session=True,
+        )
         try:
             url = f"http://{HOST}:{port}"
             wait_healthy(url, proc, timeout)

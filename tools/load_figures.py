@@ -1,6 +1,7 @@
 """The figures of a load test (:mod:`tools.loadtest`): the frames a page showed of a live stream,
 the summary of a run over its sessions, the lines ``benchmarks/load_app.py`` prints, and the
 exception reports of a server log."""
+
 from __future__ import annotations
 
 import re
@@ -15,6 +16,7 @@ KINDS = {"recognizer": "online recognizer", "detectors": "both detectors side by
 class Shown:
     """The frames of one stream as the page showed them: ``(time ms, frame index, status
     line)`` each, in order (frames the page never showed are not in it)."""
+
     frames: list
 
     @property
@@ -51,12 +53,15 @@ def summary(results: list, peak_bytes: int) -> dict:
     """The figures of a run: median and 95th percentile of the time to maps and of each
     stream's per-frame latency, frames shown, errors, the server's peak memory."""
     maps = [r.maps_s for r in results if r.maps_s is not None]
-    out = {"sessions": len(results), "maps_done": len(maps),
-           "maps_s_median": statistics.median(maps) if maps else float("nan"),
-           "maps_s_p95": percentile(maps, 95),
-           "errors": [e for r in results for e in r.errors],
-           "limits_notes": sorted({r.limits_note for r in results}),
-           "server_peak_mb": peak_bytes / 2**20}
+    out = {
+        "sessions": len(results),
+        "maps_done": len(maps),
+        "maps_s_median": statistics.median(maps) if maps else float("nan"),
+        "maps_s_p95": percentile(maps, 95),
+        "errors": [e for r in results for e in r.errors],
+        "limits_notes": sorted({r.limits_note for r in results}),
+        "server_peak_mb": peak_bytes / 2**20,
+    }
     for kind in KINDS:
         ms = [v for r in results for v in r.intervals_ms[kind]]
         out[f"{kind}_frames"] = [r.frames.get(kind, 0) for r in results]
@@ -73,18 +78,24 @@ def summary(results: list, peak_bytes: int) -> dict:
 
 def report(fig: dict) -> str:
     """The figures as the lines ``benchmarks/load_app.py`` prints."""
-    lines = [f"sessions: {fig['sessions']} at once; maps shown in {fig['maps_done']}",
-             f"time to maps: median {fig['maps_s_median']:.1f} s, 95th percentile "
-             f"{fig['maps_s_p95']:.1f} s"]
+    lines = [
+        f"sessions: {fig['sessions']} at once; maps shown in {fig['maps_done']}",
+        f"time to maps: median {fig['maps_s_median']:.1f} s, 95th percentile "
+        f"{fig['maps_s_p95']:.1f} s",
+    ]
     for kind, what in KINDS.items():
-        lines.append(f"live, {what}: frames/s shown {_figures(fig[f'{kind}_fps'], '.1f')}; "
-                     f"the models' time a frame {_figures(fig[f'{kind}_model_ms'], '.0f')} ms "
-                     f"(their rate {_figures([1000 / m for m in fig[f'{kind}_model_ms']], '.1f')}"
-                     f" frames/s); shown / model rate {_figures(fig[f'{kind}_ratio'], '.2f')} "
-                     "(per session)")
-        lines.append(f"  interval between frames shown: median {fig[f'{kind}_ms_median']:.0f} ms,"
-                     f" 95th percentile {fig[f'{kind}_ms_p95']:.0f} ms (frames shown per "
-                     f"session: {fig[f'{kind}_frames']})")
+        lines.append(
+            f"live, {what}: frames/s shown {_figures(fig[f'{kind}_fps'], '.1f')}; "
+            f"the models' time a frame {_figures(fig[f'{kind}_model_ms'], '.0f')} ms "
+            f"(their rate {_figures([1000 / m for m in fig[f'{kind}_model_ms']], '.1f')}"
+            f" frames/s); shown / model rate {_figures(fig[f'{kind}_ratio'], '.2f')} "
+            "(per session)"
+        )
+        lines.append(
+            f"  interval between frames shown: median {fig[f'{kind}_ms_median']:.0f} ms,"
+            f" 95th percentile {fig[f'{kind}_ms_p95']:.0f} ms (frames shown per "
+            f"session: {fig[f'{kind}_frames']})"
+        )
     lines.append(f"errors: {len(fig['errors'])}" + "".join(f"\n  {e}" for e in fig["errors"]))
     lines += [f"the page on the upload: {n}" for n in fig["limits_notes"]]
     lines.append(f"server peak memory: {fig['server_peak_mb']:.0f} MB")
@@ -107,8 +118,9 @@ def log_tracebacks(text: str) -> tuple[int, int]:
             if not (chained and reports):
                 reports.append(([], []))
             chained, in_tb = False, True
-        elif line.startswith(("During handling of the above exception",
-                              "The above exception was the direct cause")):
+        elif line.startswith(
+            ("During handling of the above exception", "The above exception was the direct cause")
+        ):
             chained = True
         elif in_tb and (m := re.match(r'\s+File "([^"]+)"', line)):
             reports[-1][0].append(m.group(1))
@@ -117,7 +129,10 @@ def log_tracebacks(text: str) -> tuple[int, int]:
             in_tb = False
 
     def disconnect(files: list, exceptions: list) -> bool:
-        return bool(files) and all(re.search(r"site-packages/(streamlit|starlette|uvicorn)/", f)
-                                   for f in files) and \
-            all(e.startswith("starlette.websockets.WebSocketDisconnected") for e in exceptions)
+        return (
+            bool(files)
+            and all(re.search(r"site-packages/(streamlit|starlette|uvicorn)/", f) for f in files)
+            and all(e.startswith("starlette.websockets.WebSocketDisconnected") for e in exceptions)
+        )
+
     return len(reports), sum(disconnect(f, e) for f, e in reports)

@@ -11,6 +11,7 @@ exceptions, error boxes and uncaught page errors; the server's memory is the res
 its processes, sampled every 0.2 s. A page is closed once its last script run is over. Used by
 ``benchmarks/load_app.py`` (the full run) and the test suite (reduced).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -50,6 +51,7 @@ class SessionResult:
     intervals (ms) and frames per second as the page showed them, the frames shown and the
     models' median time a frame (ms, the page's status line); every error the page showed, and
     what the page said the decode limits did."""
+
     maps_s: Optional[float] = None
     intervals_ms: dict = field(default_factory=lambda: {k: [] for k in KINDS})
     frames: dict = field(default_factory=dict)
@@ -68,8 +70,11 @@ def resident_bytes(marker: str) -> int:
             cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             if marker not in cmdline:
                 continue
-            rss = next(line for line in (proc / "status").read_text().splitlines()
-                       if line.startswith("VmRSS:"))
+            rss = next(
+                line
+                for line in (proc / "status").read_text().splitlines()
+                if line.startswith("VmRSS:")
+            )
         except (OSError, StopIteration, UnicodeDecodeError):
             continue  # gone meanwhile, or a kernel thread
         total += int(rss.split()[1]) * 1024
@@ -162,8 +167,15 @@ def _record(res: SessionResult, kind: str, shown: Shown) -> None:
     res.fps[kind], res.model_ms[kind] = shown.fps(), shown.model_ms()
 
 
-async def _session(browser, url: str, upload: Path, stream_s: float, frames: Optional[int],
-                   wait_ms: int, res: SessionResult) -> None:
+async def _session(
+    browser,
+    url: str,
+    upload: Path,
+    stream_s: float,
+    frames: Optional[int],
+    wait_ms: int,
+    res: SessionResult,
+) -> None:
     context = await browser.new_context(viewport={"width": 1400, "height": 1100})
     page = await context.new_page()
     page.on("pageerror", lambda e: res.errors.append(f"page error: {e}"))
@@ -207,23 +219,31 @@ async def _session(browser, url: str, upload: Path, stream_s: float, frames: Opt
         await context.close()
 
 
-async def _all(url: str, upload: Path, sessions: int, stream_s: float, frames: Optional[int],
-               wait_ms: int) -> list:
+async def _all(
+    url: str, upload: Path, sessions: int, stream_s: float, frames: Optional[int], wait_ms: int
+) -> list:
     from playwright.async_api import async_playwright
 
     results = [SessionResult() for _ in range(sessions)]
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            await asyncio.gather(*(_session(browser, url, upload, stream_s, frames, wait_ms,
-                                            r) for r in results))
+            await asyncio.gather(
+                *(_session(browser, url, upload, stream_s, frames, wait_ms, r) for r in results)
+            )
         finally:
             await browser.close()
     return results
 
 
-def run_sessions(url: str, upload: Path, sessions: int = 4, stream_s: float = 20.0,
-                 frames: Optional[int] = None, wait_ms: int = 600_000) -> tuple[list, int]:
+def run_sessions(
+    url: str,
+    upload: Path,
+    sessions: int = 4,
+    stream_s: float = 20.0,
+    frames: Optional[int] = None,
+    wait_ms: int = 600_000,
+) -> tuple[list, int]:
     """``sessions`` browser sessions at once against the app at ``url``, each stream played
     for ``stream_s`` seconds (or until ``frames`` frames were shown); returns their
     :class:`SessionResult` and the server's peak memory (bytes)."""
@@ -246,5 +266,16 @@ def wait_until(check, timeout_s: float, every_s: float = 0.5) -> bool:
     return bool(ok)
 
 
-__all__ = ["SessionResult", "Shown", "Peak", "resident_bytes", "run_sessions", "summary",
-           "report", "percentile", "log_tracebacks", "session_folders", "wait_until"]
+__all__ = [
+    "SessionResult",
+    "Shown",
+    "Peak",
+    "resident_bytes",
+    "run_sessions",
+    "summary",
+    "report",
+    "percentile",
+    "log_tracebacks",
+    "session_folders",
+    "wait_until",
+]

@@ -1,6 +1,7 @@
 """Random-weight models where a runs folder holds them, for the tests and benchmarks of the app:
 tiny TSN/TSM recognizers (our checkpoint format, class names and test protocol stored) and the
 TSN/online-TSM detectors of the small synthetic config, built with the packages' own APIs."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,8 +22,15 @@ def tiny_recognizer(shift, num_classes: int, seed: int, in_channels: int = 3):
     from tsm_apps import build_recognizer
 
     torch.manual_seed(seed)
-    m = build_recognizer("resnet18", num_classes=num_classes, num_segments=SEGMENTS, shift=shift,
-                         width=0.125, dropout=0.0, in_channels=in_channels)
+    m = build_recognizer(
+        "resnet18",
+        num_classes=num_classes,
+        num_segments=SEGMENTS,
+        shift=shift,
+        width=0.125,
+        dropout=0.0,
+        in_channels=in_channels,
+    )
     with torch.no_grad():
         m.fc.weight.normal_()
         m.fc.bias.zero_()
@@ -36,9 +44,12 @@ def write_checkpoints(runs: Path, classes: int = 5) -> dict:
 
     names = [f"action {i}" for i in range(classes)]
     meta = {"classes": names, "test_protocol": SMALL_PROTOCOL.to_dict()}
-    return {name: save_checkpoint(runs / "train" / name / "best.pth",
-                                  tiny_recognizer(shift, classes, seed), meta)
-            for seed, (name, shift) in enumerate((("tsn", None), ("tsm", "offline")))}
+    return {
+        name: save_checkpoint(
+            runs / "train" / name / "best.pth", tiny_recognizer(shift, classes, seed), meta
+        )
+        for seed, (name, shift) in enumerate((("tsn", None), ("tsm", "offline")))
+    }
 
 
 def write_detectors(runs: Path) -> dict:
@@ -60,8 +71,9 @@ def write_detectors(runs: Path) -> dict:
         torch.manual_seed(seed)
         folder = runs / "detection" / name
         folder.mkdir(parents=True, exist_ok=True)
-        save_final(folder / "final.pth", MODELS.build(cfg.model), list(cfg.classes), 1,
-                   cfg.pretty_text)
+        save_final(
+            folder / "final.pth", MODELS.build(cfg.model), list(cfg.classes), 1, cfg.pretty_text
+        )
         (folder / "config.py").write_text(cfg.pretty_text)
         out[name] = folder
     return out

@@ -13,6 +13,7 @@ deviation), and then ``why ours differs`` must say why. ``source`` names the fil
 the paper section) the reference value comes from. Values are compared after
 ``ast.literal_eval``, floats with a relative tolerance of 1e-9.
 """
+
 from __future__ import annotations
 
 import ast
@@ -31,7 +32,7 @@ class Row:
     line: int
     parameter: str
     reference: Any
-    ours: Any          # == reference when the recipe follows the reference
+    ours: Any  # == reference when the recipe follows the reference
     source: str
     reason: str
 
@@ -69,8 +70,9 @@ def read_table(path: Path = TABLE) -> Dict[str, List[Row]]:
         if tuple(c.lower() for c in cells) == COLUMNS:
             continue
         if len(cells) != len(COLUMNS):
-            raise ValueError(f"{where}: expected {len(COLUMNS)} columns {COLUMNS}, "
-                             f"got {len(cells)}")
+            raise ValueError(
+                f"{where}: expected {len(COLUMNS)} columns {COLUMNS}, got {len(cells)}"
+            )
         param, ref, ours, source, reason = cells
         reference = _literal(ref, where)
         value = _literal(ours, where) if ours else reference
@@ -78,8 +80,10 @@ def read_table(path: Path = TABLE) -> Dict[str, List[Row]]:
         if not source:
             raise ValueError(f"{where}: {param}: no source for the reference value")
         if row.deviates and not reason:
-            raise ValueError(f"{where}: {param}: ours {value!r} differs from the reference "
-                             f"{reference!r} without a reason")
+            raise ValueError(
+                f"{where}: {param}: ours {value!r} differs from the reference "
+                f"{reference!r} without a reason"
+            )
         out[recipe].append(row)
     return out
 
@@ -125,6 +129,8 @@ def drift(rows: List[Row], config: Any) -> List[str]:
             bad.append(f"{TABLE.name}:{r.line} {r.recipe}: {e}")
             continue
         if not same(got, r.ours):
-            bad.append(f"{TABLE.name}:{r.line} {r.recipe}: {r.parameter} = {got!r}, the table "
-                       f"says {r.ours!r} (reference {r.reference!r}, {r.source})")
+            bad.append(
+                f"{TABLE.name}:{r.line} {r.recipe}: {r.parameter} = {got!r}, the table "
+                f"says {r.ours!r} (reference {r.reference!r}, {r.source})"
+            )
     return bad

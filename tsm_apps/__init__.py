@@ -4,6 +4,7 @@ The public API below is loaded on first use (PEP 562), so ``import tsm_apps`` â€
 command's early input checks â€” do not pay for torchvision's model zoo until a model is needed.
 Never imports mmdet/mmengine/mmcv, nor detection/dissect/ui (tests check both in a subprocess).
 """
+
 from __future__ import annotations
 
 from . import checkpoint, models  # light: both load their own names on first use
@@ -11,4 +12,5 @@ from .lazy import lazy_exports
 
 # the public names are those of the two subpackages, served through their own lazy exports
 __all__, __getattr__, __dir__ = lazy_exports(
-    __name__, {".models": models.__all__, ".checkpoint": checkpoint.__all__})
+    __name__, {".models": models.__all__, ".checkpoint": checkpoint.__all__}
+)

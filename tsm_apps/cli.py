@@ -8,6 +8,7 @@ Each sub-command is ``main(argv: list[str]) -> int`` beside a ``build_parser()``
 exits 2; set ``TSM_DEBUG=1`` to see the traceback. Log records go to stderr from the level in
 ``TSM_LOG_LEVEL`` (default ``INFO``; :mod:`tsm_apps.logs`).
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,8 +22,15 @@ from .errors import UserError
 from .logs import console_log
 
 GROUP = "tsm.commands"
-USER_ERRORS = (UserError, ValueError, TypeError, FileNotFoundError, NotADirectoryError,
-               PermissionError, KeyError)
+USER_ERRORS = (
+    UserError,
+    ValueError,
+    TypeError,
+    FileNotFoundError,
+    NotADirectoryError,
+    PermissionError,
+    KeyError,
+)
 
 
 def commands() -> dict[str, EntryPoint]:
@@ -51,13 +59,17 @@ def summary(ep: EntryPoint) -> str:
 def packages(found: dict) -> list[str]:
     """The top-level packages of the commands in ``found`` and of ``tsm`` itself, sorted: the
     project's loggers (:mod:`tsm_apps.logs`)."""
-    return sorted({__name__.partition(".")[0], *(ep.module.partition(".")[0] for ep in
-                                                  found.values())})
+    return sorted(
+        {__name__.partition(".")[0], *(ep.module.partition(".")[0] for ep in found.values())}
+    )
 
 
 def _usage(found: dict) -> str:
-    lines = ["usage: tsm <command> [options]   (tsm <command> --help for its options)", "",
-             "commands:"]
+    lines = [
+        "usage: tsm <command> [options]   (tsm <command> --help for its options)",
+        "",
+        "commands:",
+    ]
     lines += [f"  {name:<8} {summary(ep)}" for name, ep in found.items()]
     if not found:
         lines.append(f"  (none: no '{GROUP}' entry points; install the project: make test)")

@@ -16,6 +16,7 @@ literal evaluator, in one of two grammars:
 
 Nothing is ever run.
 """
+
 from __future__ import annotations
 
 import ast
@@ -24,9 +25,15 @@ from typing import Any, Dict, Sequence
 
 __all__ = ["read_config_text", "UnsafeExpression", "ConfigRefused"]
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-           ast.Pow: operator.pow}
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
 _CALLS = {"dict": dict, "list": list, "tuple": tuple}
 _NAMES = {"True": True, "False": False, "None": None}
 PLAIN_DATA = "plain data only (constants, tuples, lists, dicts)"
@@ -43,8 +50,11 @@ class ConfigRefused(ValueError):
 def _items(node: ast.AST, scope: Dict[str, Any], plain: bool) -> Any:
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         items = [_eval(e, scope, plain) for e in node.elts]
-        return items if isinstance(node, ast.List) else (
-            tuple(items) if isinstance(node, ast.Tuple) else set(items))
+        return (
+            items
+            if isinstance(node, ast.List)
+            else (tuple(items) if isinstance(node, ast.Tuple) else set(items))
+        )
     out = {}
     for k, v in zip(node.keys, node.values):
         if k is None and not plain:  # {**other}
@@ -57,8 +67,7 @@ def _items(node: ast.AST, scope: Dict[str, Any], plain: bool) -> Any:
 
 
 def _call(node: ast.Call, scope: Dict[str, Any], plain: bool) -> Any:
-    if plain and (node.func.id != "dict" or node.args or any(k.arg is None
-                                                                 for k in node.keywords)):
+    if plain and (node.func.id != "dict" or node.args or any(k.arg is None for k in node.keywords)):
         raise UnsafeExpression(f"call of {node.func.id}")
     args = [_eval(a, scope, plain) for a in node.args]
     kwargs: dict = {}
@@ -73,8 +82,9 @@ def _call(node: ast.Call, scope: Dict[str, Any], plain: bool) -> Any:
 def _eval(node: ast.AST, scope: Dict[str, Any], plain: bool = False) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
-    if isinstance(node, (ast.List, ast.Tuple, ast.Dict)) or (isinstance(node, ast.Set)
-                                                               and not plain):
+    if isinstance(node, (ast.List, ast.Tuple, ast.Dict)) or (
+        isinstance(node, ast.Set) and not plain
+    ):
         return _items(node, scope, plain)
     if isinstance(node, ast.Name) and not plain:
         if node.id in scope:
@@ -82,32 +92,50 @@ def _eval(node: ast.AST, scope: Dict[str, Any], plain: bool = False) -> Any:
         if node.id in _NAMES:
             return _NAMES[node.id]
         raise UnsafeExpression(f"name {node.id!r} is not defined above it")
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) and (
-            not plain or isinstance(node.operand, ast.Constant)
-            and isinstance(node.operand.value, (int, float))):
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, (ast.USub, ast.UAdd))
+        and (
+            not plain
+            or isinstance(node.operand, ast.Constant)
+            and isinstance(node.operand.value, (int, float))
+        )
+    ):
         v = _eval(node.operand, scope, plain)
         return -v if isinstance(node.op, ast.USub) else +v
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS and not plain:
         return _BINOPS[type(node.op)](_eval(node.left, scope), _eval(node.right, scope))
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-            and node.func.id in _CALLS and node.func.id not in scope:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _CALLS
+        and node.func.id not in scope
+    ):
         return _call(node, scope, plain)
     raise UnsafeExpression(f"{type(node).__name__} at line {getattr(node, 'lineno', '?')}")
 
 
 def _refuse(where: str, node: ast.AST, expected: str) -> None:
     code = ast.unparse(node).splitlines()[0]
-    raise ConfigRefused(f"{where}:{getattr(node, 'lineno', '?')}: `{code[:60]}` is not "
-                        f"allowed; a config is read as data: {expected}")
+    raise ConfigRefused(
+        f"{where}:{getattr(node, 'lineno', '?')}: `{code[:60]}` is not "
+        f"allowed; a config is read as data: {expected}"
+    )
 
 
 def _plain_statement(stmt: ast.stmt, where: str, reserved: Sequence[str]) -> str:
     """The name a plain config's statement assigns ("" for a docstring); refuses the rest."""
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and \
-            isinstance(stmt.value.value, str):
+    if (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    ):
         return ""
-    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)):
+    if not (
+        isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+    ):
         _refuse(where, stmt, "only `name = value` lines")
     name = stmt.targets[0].id
     if name in reserved:
@@ -115,8 +143,9 @@ def _plain_statement(stmt: ast.stmt, where: str, reserved: Sequence[str]) -> str
     return name
 
 
-def read_config_text(text: str, where: str = "config", plain: bool = False,
-                     reserved: Sequence[str] = ()) -> Dict[str, Any]:
+def read_config_text(
+    text: str, where: str = "config", plain: bool = False, reserved: Sequence[str] = ()
+) -> Dict[str, Any]:
     """``{name: value}`` of the top-level assignments of ``text`` (see the module docstring).
 
     ``where`` names the source in errors (a SyntaxError becomes one ValueError line). Lenient:
@@ -129,8 +158,9 @@ def read_config_text(text: str, where: str = "config", plain: bool = False,
     except SyntaxError as e:
         if plain:
             raise ConfigRefused(f"{where}:{e.lineno}: not a Python config ({e.msg})") from None
-        raise ValueError(f"{where}: not valid Python config text (line {e.lineno}: {e.msg})") \
-            from None
+        raise ValueError(
+            f"{where}: not valid Python config text (line {e.lineno}: {e.msg})"
+        ) from None
     scope: Dict[str, Any] = {}
     skipped = []
     for stmt in tree.body:

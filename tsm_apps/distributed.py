@@ -13,6 +13,7 @@ attempt, so a restarted rank that reads a peer's key before that peer has rewrit
 killed attempt's address: ``Gloo connectFullMesh failed ... Connection refused``
 (pytorch/pytorch#135712). :func:`attempt_store` gives each attempt a namespace of its own.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,6 +36,7 @@ DEFAULT_PORT = 29500
 @dataclass(frozen=True)
 class DistEnv:
     """Where this process sits: global ``rank`` of ``world_size``, ``local_rank`` on its node."""
+
     rank: int = 0
     world_size: int = 1
     local_rank: int = 0
@@ -78,25 +80,39 @@ def env_from(environ: Optional[Mapping[str, str]] = None) -> DistEnv:
     """
     environ = os.environ if environ is None else environ
     if "RANK" in environ and "WORLD_SIZE" in environ:
-        return DistEnv(_int(environ, "RANK"), _int(environ, "WORLD_SIZE"),
-                       _int(environ, "LOCAL_RANK") if "LOCAL_RANK" in environ else 0,
-                       environ.get("MASTER_ADDR", ""), int(environ.get("MASTER_PORT", 0) or 0),
-                       "torchrun", environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True")
+        return DistEnv(
+            _int(environ, "RANK"),
+            _int(environ, "WORLD_SIZE"),
+            _int(environ, "LOCAL_RANK") if "LOCAL_RANK" in environ else 0,
+            environ.get("MASTER_ADDR", ""),
+            int(environ.get("MASTER_PORT", 0) or 0),
+            "torchrun",
+            environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True",
+        )
     if "SLURM_PROCID" in environ and "SLURM_NTASKS" in environ:
         addr = environ.get("MASTER_ADDR") or first_host(
-            environ.get("SLURM_JOB_NODELIST") or environ.get("SLURM_NODELIST") or "localhost")
+            environ.get("SLURM_JOB_NODELIST") or environ.get("SLURM_NODELIST") or "localhost"
+        )
         port = int(environ.get("MASTER_PORT") or DEFAULT_PORT)
-        return DistEnv(_int(environ, "SLURM_PROCID"), _int(environ, "SLURM_NTASKS"),
-                       _int(environ, "SLURM_LOCALID") if "SLURM_LOCALID" in environ else 0,
-                       addr, port, "slurm")
+        return DistEnv(
+            _int(environ, "SLURM_PROCID"),
+            _int(environ, "SLURM_NTASKS"),
+            _int(environ, "SLURM_LOCALID") if "SLURM_LOCALID" in environ else 0,
+            addr,
+            port,
+            "slurm",
+        )
     return DistEnv()
 
 
 def pick_device(requested: str, env: DistEnv) -> torch.device:
     """``"auto"``: ``cuda:<local_rank>`` when CUDA is present, else CPU."""
     if requested == "auto":
-        return (torch.device("cuda", env.local_rank % torch.cuda.device_count())
-                if torch.cuda.is_available() else torch.device("cpu"))
+        return (
+            torch.device("cuda", env.local_rank % torch.cuda.device_count())
+            if torch.cuda.is_available()
+            else torch.device("cpu")
+        )
     dev = torch.device(requested)
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {requested!r} requested but CUDA is not available")
@@ -115,8 +131,9 @@ def pick_backend(device: torch.device) -> str:
 ATTEMPT_KEY = "tsm_apps/attempt"  # key in the agent's store: "PORT NONCE" of the live attempt
 
 
-def attempt_store(env: DistEnv, timeout: timedelta = dist.default_pg_timeout,
-                  probe_s: float = 2.0) -> Tuple[dist.Store, Optional[dist.TCPStore]]:
+def attempt_store(
+    env: DistEnv, timeout: timedelta = dist.default_pg_timeout, probe_s: float = 2.0
+) -> Tuple[dist.Store, Optional[dist.TCPStore]]:
     """This attempt's own namespace in the agent's store, and (rank 0) a beacon to keep alive.
 
     Rank 0 draws a random nonce, starts a small ``TCPStore`` (the beacon) on a free port holding
@@ -133,8 +150,9 @@ def attempt_store(env: DistEnv, timeout: timedelta = dist.default_pg_timeout,
     beacon = None
     if env.rank == 0:
         nonce = secrets.token_hex(8)
-        beacon = dist.TCPStore(env.master_addr, 0, is_master=True, timeout=timeout,
-                               wait_for_workers=False)
+        beacon = dist.TCPStore(
+            env.master_addr, 0, is_master=True, timeout=timeout, wait_for_workers=False
+        )
         beacon.set("nonce", nonce)
         agent.set(ATTEMPT_KEY, f"{beacon.port} {nonce}")
     else:
@@ -143,15 +161,18 @@ def attempt_store(env: DistEnv, timeout: timedelta = dist.default_pg_timeout,
             port, nonce = agent.get(ATTEMPT_KEY).decode().split()
             try:  # a plain connect first: a dead port refuses at once, without TCPStore's retries
                 socket.create_connection((env.master_addr, int(port)), timeout=probe_s).close()
-                probe = dist.TCPStore(env.master_addr, int(port), is_master=False,
-                                      timeout=timedelta(seconds=probe_s))
+                probe = dist.TCPStore(
+                    env.master_addr, int(port), is_master=False, timeout=timedelta(seconds=probe_s)
+                )
                 if probe.get("nonce").decode() == nonce:
                     break
             except (OSError, RuntimeError):  # refused, or DistNetworkError / DistStoreError
                 pass
             if time.monotonic() > deadline:
-                raise TimeoutError(f"rank {env.rank}: no live attempt published under "
-                                   f"{ATTEMPT_KEY!r} at {env.master_addr}:{env.master_port}")
+                raise TimeoutError(
+                    f"rank {env.rank}: no live attempt published under "
+                    f"{ATTEMPT_KEY!r} at {env.master_addr}:{env.master_port}"
+                )
             time.sleep(0.1)
     return dist.PrefixStore(f"{ATTEMPT_KEY}/{nonce}", agent), beacon
 
@@ -172,8 +193,9 @@ def process_group(env: DistEnv, device: torch.device) -> Iterator[DistEnv]:
         os.environ.setdefault("MASTER_ADDR", env.master_addr)
         os.environ.setdefault("MASTER_PORT", str(env.master_port))
     store, beacon = attempt_store(env) if env.agent_store else (None, None)
-    dist.init_process_group(pick_backend(device), store=store, rank=env.rank,
-                            world_size=env.world_size)
+    dist.init_process_group(
+        pick_backend(device), store=store, rank=env.rank, world_size=env.world_size
+    )
     try:  # rank 0 keeps its beacon as long as the group (NCCL connects lazily, at first use)
         yield env
     finally:
@@ -231,6 +253,7 @@ class CommCounter:
         """DDP comm hook ``(state, dist.GradBucket) -> Future[Tensor]``: the default averaging
         all-reduce, counted."""
         from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+
         self._count(bucket.buffer())
         return allreduce_hook(state, bucket)
 

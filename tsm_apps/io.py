@@ -5,6 +5,7 @@ a temporary file in the target's folder that is renamed over the target only whe
 a killed job leaves the old file or the new one, never a partial one. Checkpoints are read with
 ``torch.load(weights_only=True)`` (:func:`read_checkpoint`), admitting numpy data only.
 """
+
 from __future__ import annotations
 
 import io
@@ -28,8 +29,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     it still work); on a clean exit it replaces ``path``, on an error it is removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}",
-                                dir=path.parent)
+    fd, name = tempfile.mkstemp(
+        prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent
+    )
     os.close(fd)
     tmp = Path(name)
     try:
@@ -78,8 +80,7 @@ def read_json(path: str | os.PathLike, missing_ok: bool = False) -> Any:
     except FileNotFoundError:
         raise FileNotFoundError(f"JSON file not found: {path}") from None
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg}, column {e.colno})") \
-            from None
+        raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg}, column {e.colno})") from None
 
 
 def atomic_save(obj: Any, path: str | os.PathLike) -> Path:
@@ -122,8 +123,9 @@ def safe_load(path: str | os.PathLike, mmap: bool = False) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. "Detected pickle protocol 4 ..."
             with torch.serialization.safe_globals(numpy_safe_globals()):
-                return torch.load(path, map_location="cpu", weights_only=True,
-                                  mmap=mmap and kind == "zip")
+                return torch.load(
+                    path, map_location="cpu", weights_only=True, mmap=mmap and kind == "zip"
+                )
     except Exception as e:  # pickle errors, damaged records, refused objects, ...
         raise ValueError(f"{path}: {_load_error(path, e)}") from None
 
@@ -133,8 +135,9 @@ def read_checkpoint(path: str | os.PathLike, mmap: bool = False) -> dict:
     ``mmap``: its tensors are mapped, not read (a zip checkpoint)."""
     obj = safe_load(path, mmap=mmap)
     if not isinstance(obj, dict):
-        raise ValueError(f"{path}: holds a {type(obj).__name__}, expected a dict of tensors "
-                         "or a checkpoint dict")
+        raise ValueError(
+            f"{path}: holds a {type(obj).__name__}, expected a dict of tensors or a checkpoint dict"
+        )
     return obj
 
 
@@ -167,15 +170,19 @@ def _load_error(path: Path, err: Exception) -> str:
         unsafe = torch.serialization.get_unsafe_globals_in_checkpoint(path)
     except Exception:  # legacy (non-zip) format: read the name from torch's message
         unsafe = re.findall(r"Unsupported global: GLOBAL ([\w.]+)", str(err))
-    allowed = {g[1] if isinstance(g, tuple) else f"{g.__module__}.{g.__name__}"
-               for g in numpy_safe_globals()}
+    allowed = {
+        g[1] if isinstance(g, tuple) else f"{g.__module__}.{g.__name__}"
+        for g in numpy_safe_globals()
+    }
     unsafe = [g for g in unsafe if g not in allowed]
     if unsafe:
-        return f"contains objects a safe load refuses ({unsafe[0]}), expected tensors and " \
-               "plain data"
+        return (
+            f"contains objects a safe load refuses ({unsafe[0]}), expected tensors and plain data"
+        )
     text = str(err)
-    if any(w in text for w in ("central directory", "zip archive", "EOF")) or \
-            isinstance(err, EOFError):
+    if any(w in text for w in ("central directory", "zip archive", "EOF")) or isinstance(
+        err, EOFError
+    ):
         return "a truncated or damaged PyTorch checkpoint"
     first = text.strip().splitlines()[0] if text.strip() else ""
     if not first or "weights_only" in first.lower() or "weights only" in first.lower():

@@ -1,5 +1,6 @@
 """Names a package exports but loads on first use (PEP 562), so importing the package (or one
 light module of it) does not import torchvision's model zoo or the training code."""
+
 from __future__ import annotations
 
 import importlib

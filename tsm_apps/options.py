@@ -20,6 +20,7 @@ become options too, shown under the section's heading, their ``dest`` ``"section
 options that were not given out of the parsed namespace (defaults still shown in the help), for
 commands that layer a preset and a config file under the flags.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,19 +28,26 @@ import dataclasses
 import typing
 from typing import Any, Iterable
 
-__all__ = ["SHARED_HELP", "add_options", "from_mapping", "given_options", "numbers", "option",
-           "options_from"]
+__all__ = [
+    "SHARED_HELP",
+    "add_options",
+    "from_mapping",
+    "given_options",
+    "numbers",
+    "option",
+    "options_from",
+]
 
 PASSED = ("nargs", "const", "action", "metavar")  # argparse keywords taken from field metadata
 
 SHARED_HELP = {
     "checkpoint": "a recognizer checkpoint (.pth): ours, the official TSM repository's or "
-                  "mmaction2's",
+    "mmaction2's",
     "data": "a video, a folder of videos or frame folders, a list file (path [num_frames "
-            "[label]]), a folder holding val.txt, or a Something-Something-v2 JSON",
+    "[label]]), a folder holding val.txt, or a Something-Something-v2 JSON",
     "out": "where the results go",
     "classes": "class names: one a line, or SSv2 labels.json (default: the checkpoint's, or a "
-               "bundled list picked by the official file name)",
+    "bundled list picked by the official file name)",
     "segments": "frames per clip, T (default: the checkpoint's)",
     "clips": "clips per video (default: the checkpoint's test protocol)",
     "crops": "views per clip: 1 centre, 3 along the longer side, 10 (default: the protocol's)",
@@ -65,7 +73,8 @@ def numbers(text: str) -> list:
         return [float(v) for v in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected comma-separated numbers, got {text!r}") from None
+            f"expected comma-separated numbers, got {text!r}"
+        ) from None
 
 
 def _flag(name: str) -> str:
@@ -90,8 +99,9 @@ def _default(f: dataclasses.Field) -> Any:
     return None if f.default_factory is dataclasses.MISSING else f.default_factory()
 
 
-def add_options(parser: Any, cls: type, skip: Iterable[str] = (), given_only: bool = False,
-                prefix: str = "") -> Any:
+def add_options(
+    parser: Any, cls: type, skip: Iterable[str] = (), given_only: bool = False, prefix: str = ""
+) -> Any:
     """Add one option per field of dataclass ``cls`` to ``parser`` (module docstring);
     ``prefix``: the dotted section of ``cls`` inside the command's dataclass."""
     hints = typing.get_type_hints(cls)
@@ -117,14 +127,21 @@ def add_options(parser: Any, cls: type, skip: Iterable[str] = (), given_only: bo
         hidden = list(meta.get("hidden_aliases", ()))
         value = argparse.SUPPRESS if given_only else default
         if tp is bool:
-            parser.add_argument(*flags, dest=dest, action=argparse.BooleanOptionalAction,
-                                default=value, help=f"{text} (default: {default})".strip())
+            parser.add_argument(
+                *flags,
+                dest=dest,
+                action=argparse.BooleanOptionalAction,
+                default=value,
+                help=f"{text} (default: {default})".strip(),
+            )
             for flag in hidden:
-                parser.add_argument(flag, dest=dest, action="store_true", default=value,
-                                    help=argparse.SUPPRESS)
+                parser.add_argument(
+                    flag, dest=dest, action="store_true", default=value, help=argparse.SUPPRESS
+                )
             for flag in meta.get("hidden_negations", ()):
-                parser.add_argument(flag, dest=dest, action="store_false", default=value,
-                                    help=argparse.SUPPRESS)
+                parser.add_argument(
+                    flag, dest=dest, action="store_false", default=value, help=argparse.SUPPRESS
+                )
             continue
         shown = "" if required or default in (None, {}, []) else f" (default: {default})"
         extra = {k: meta[k] for k in PASSED if k in meta}

@@ -3,6 +3,7 @@
 Frames are uint8 ``(H, W, 3)`` RGB; boxes ``(K, 4)`` pixel ``x1, y1, x2, y2``. Functions return
 new arrays and never change their input.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -19,8 +20,13 @@ def check_frame(frame: np.ndarray) -> np.ndarray:
     return arr
 
 
-def draw_boxes(frame: np.ndarray, boxes: np.ndarray, captions: Sequence[str],
-               color: tuple = (44, 160, 44), width: Optional[int] = 2) -> np.ndarray:
+def draw_boxes(
+    frame: np.ndarray,
+    boxes: np.ndarray,
+    captions: Sequence[str],
+    color: tuple = (44, 160, 44),
+    width: Optional[int] = 2,
+) -> np.ndarray:
     """``frame`` with ``boxes`` ``(K, 4)`` outlined in ``color`` and ``captions[k]`` on a filled
     label at each box (:func:`place_labels`: above its top edge, else inside it, else at its
     bottom edge; a label that would cover another one is left out, so put the most important
@@ -46,8 +52,9 @@ def draw_boxes(frame: np.ndarray, boxes: np.ndarray, captions: Sequence[str],
     return np.asarray(img)
 
 
-def place_labels(boxes: np.ndarray, sizes: Sequence[tuple], image_size: tuple
-                 ) -> list[Optional[tuple]]:
+def place_labels(
+    boxes: np.ndarray, sizes: Sequence[tuple], image_size: tuple
+) -> list[Optional[tuple]]:
     """Where each box's label goes, ``(x1, y1, x2, y2)`` pixel edges, or None when it would
     cover a label already placed (or has no text: size ``(0, 0)``). Labels are placed in the
     order given; each tries, left-aligned with its box: just above the box, inside its top

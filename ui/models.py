@@ -5,6 +5,7 @@ Colours are RGB tuples (pictures) or ``rgb(r,g,b)`` strings (:func:`css`, Plotly
 baselines of the dissection (the centre prior and the random map) and chance each have a colour
 of their own, distinct from the models' and from each other.
 """
+
 from __future__ import annotations
 
 TSN, TSM = "TSN", "TSM"
@@ -18,8 +19,8 @@ BASELINES = {"centre": CENTRE, "random": RANDOM}
 """The dissection's model-free baselines: key in ``metrics.json`` -> display name."""
 
 COLORS = {
-    TSN: (31, 119, 180),     # blue
-    TSM: (214, 39, 40),      # red
+    TSN: (31, 119, 180),  # blue
+    TSM: (214, 39, 40),  # red
     CENTRE: (255, 127, 14),  # orange
     RANDOM: (148, 103, 189),  # purple
     CHANCE: (127, 127, 127),  # grey

@@ -26,83 +26,92 @@
 #   torchrun --nproc-per-node 4 -m tsm_apps.cli detect train <this file>
 #       --cfg-options model.backbone.checkpoint=resnet101.pth
 # Overrides: data_root=DIR/ re-points every dataset; img_scale=W,H every Resize (tsm detect).
-_base_ = ['./_base_/rfcn_r101_msra.py', './_base_/vid_runtime.py']
+_base_ = ["./_base_/rfcn_r101_msra.py", "./_base_/vid_runtime.py"]
 from detection.schedule import fgfa_solver  # noqa: E402  (after _base_: a plain config)
 
-data_root = 'data/ILSVRC2015/'
-dataset_type = 'ImageNetVIDDataset'
+data_root = "data/ILSVRC2015/"
+dataset_type = "ImageNetVIDDataset"
 clip_len = 4  # frames per training clip; equals model.backbone.num_segments
 img_scale = (1000, 600)
 solver = fgfa_solver(processes=4, clips_per_process=1)
-max_iters = solver['max_iters']
+max_iters = solver["max_iters"]
 backend_args = None
-stream_meta = ('img_id', 'img_path', 'ori_shape', 'img_shape', 'scale_factor', 'video',
-               'frame_id')
-train_meta = stream_meta + ('clip_key',)  # the key frame of each clip gets the losses
+stream_meta = ("img_id", "img_path", "ori_shape", "img_shape", "scale_factor", "video", "frame_id")
+train_meta = stream_meta + ("clip_key",)  # the key frame of each clip gets the losses
 
 model = dict(backbone=dict(num_segments=clip_len))
 
 train_pipeline = [
-    dict(type='LoadImageFromFile', backend_args=backend_args),
-    dict(type='LoadAnnotations', with_bbox=True),
-    dict(type='Resize', scale=img_scale, keep_ratio=True),
-    dict(type='PackDetInputs', meta_keys=train_meta),
+    dict(type="LoadImageFromFile", backend_args=backend_args),
+    dict(type="LoadAnnotations", with_bbox=True),
+    dict(type="Resize", scale=img_scale, keep_ratio=True),
+    dict(type="PackDetInputs", meta_keys=train_meta),
 ]
 test_pipeline = [
-    dict(type='LoadImageFromFile', backend_args=backend_args),
-    dict(type='Resize', scale=img_scale, keep_ratio=True),
-    dict(type='PackDetInputs', meta_keys=stream_meta),
+    dict(type="LoadImageFromFile", backend_args=backend_args),
+    dict(type="Resize", scale=img_scale, keep_ratio=True),
+    dict(type="PackDetInputs", meta_keys=stream_meta),
 ]
 
 train_dataloader = dict(
     batch_size=1,  # clips per GPU
     num_workers=2,
     persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=True),
-    batch_sampler=dict(type='ClipBatchSampler', clip_len=clip_len, key_position='end'),
+    sampler=dict(type="DefaultSampler", shuffle=True),
+    batch_sampler=dict(type="ClipBatchSampler", clip_len=clip_len, key_position="end"),
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
-        ann_file='ImageSets/VID_train_15frames.txt',
-        det_ann_file='ImageSets/DET_train_30classes.txt',
+        ann_file="ImageSets/VID_train_15frames.txt",
+        det_ann_file="ImageSets/DET_train_30classes.txt",
         filter_cfg=dict(filter_empty_gt=True),
         clip_boxes=True,  # boxes on or past the border clipped to the image (FGFA)
-        on_bad_frame='skip',
-        pipeline=train_pipeline))
+        on_bad_frame="skip",
+        pipeline=train_pipeline,
+    ),
+)
 test_dataloader = dict(
     batch_size=1,  # frames in video order: the online stream keeps its buffers across them
     num_workers=2,
     persistent_workers=True,
     drop_last=False,
-    sampler=dict(type='VideoShardSampler'),  # whole videos per GPU, frames in order
+    sampler=dict(type="VideoShardSampler"),  # whole videos per GPU, frames in order
     dataset=dict(
         type=dataset_type,
         data_root=data_root,
-        ann_file='ImageSets/VID_val_videos.txt',
+        ann_file="ImageSets/VID_val_videos.txt",
         test_mode=True,
         clip_boxes=False,  # boxes as the XML gives them (FGFA's evaluation reads them so)
-        pipeline=test_pipeline))
+        pipeline=test_pipeline,
+    ),
+)
 # Motion IoU computed from the val XML (FGFA's rule), the default because FGFA's file only covers
 # the whole val split in VID_val_videos.txt order (a subset or another list has none); on the same
 # snippets the two agree (tsm_apps/data/motion.py). To read FGFA's published file instead
 # (lib/dataset/imagenet_vid_groundtruth_motion_iou.mat of its repository):
 # dict(type='VIDMetric', motion_iou_file='/path/imagenet_vid_groundtruth_motion_iou.mat')
-test_evaluator = dict(type='VIDMetric')
+test_evaluator = dict(type="VIDMetric")
 # No validation during training; evaluate the final checkpoint with `tsm detect test`.
 val_dataloader = None
 val_evaluator = None
 val_cfg = None
 
-train_cfg = dict(type='IterBasedTrainLoop', max_iters=max_iters)
-test_cfg = dict(type='TestLoop')
+train_cfg = dict(type="IterBasedTrainLoop", max_iters=max_iters)
+test_cfg = dict(type="TestLoop")
 
 optim_wrapper = dict(
-    type='OptimWrapper',
-    optimizer=dict(type='SGD', lr=solver['lr'], momentum=0.9,
-                   weight_decay=solver['weight_decay']),
-    clip_grad=None)
+    type="OptimWrapper",
+    optimizer=dict(type="SGD", lr=solver["lr"], momentum=0.9, weight_decay=solver["weight_decay"]),
+    clip_grad=None,
+)
 param_scheduler = [
-    dict(type='MultiStepLR', by_epoch=False, begin=0, end=max_iters,
-         milestones=solver['milestones'], gamma=0.1),
+    dict(
+        type="MultiStepLR",
+        by_epoch=False,
+        begin=0,
+        end=max_iters,
+        milestones=solver["milestones"],
+        gamma=0.1,
+    ),
 ]
 auto_scale_lr = dict(enable=False, base_batch_size=4)  # the solver is already for 4 x 1

@@ -2,7 +2,7 @@
 # trained single-frame as the paper's 2D R-FCN (clips of one frame: the same key frames, labels
 # and losses as the online TSM, without their context); identical network, data, schedule and
 # seed otherwise (see that file for the commands).
-_base_ = ['./rfcn_synth_tsm.py']
+_base_ = ["./rfcn_synth_tsm.py"]
 
 clip_len = 1
 model = dict(backbone=dict(shift=None, num_segments=clip_len))

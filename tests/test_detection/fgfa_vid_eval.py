@@ -20,10 +20,15 @@ without our code. Boxes are the devkit's inclusive pixels, both ground truth (re
 A motion IoU is the mean IoU of a box with the boxes of its track in frames ``t-10..t+10``
 (frame ``t`` left out), 0 when there is none (FGFA's empty ``.mat`` cell).
 """
+
 from __future__ import annotations
 
-RANGES = {"mAP": (0.0, 1.0), "mAP_fast": (0.0, 0.7), "mAP_medium": (0.7, 0.9),
-          "mAP_slow": (0.9, 1.0)}
+RANGES = {
+    "mAP": (0.0, 1.0),
+    "mAP_fast": (0.0, 0.7),
+    "mAP_medium": (0.7, 0.9),
+    "mAP_slow": (0.9, 1.0),
+}
 
 
 def iou_inclusive(a, b) -> float:
@@ -42,8 +47,13 @@ def motion_ious(frames: list) -> list:
     for t, objs in enumerate(frames):
         row = []
         for tid, box in objs:
-            near = [iou_inclusive(box, b) for s in range(max(0, t - 10), min(len(frames), t + 11))
-                    if s != t for k, b in frames[s] if k == tid]
+            near = [
+                iou_inclusive(box, b)
+                for s in range(max(0, t - 10), min(len(frames), t + 11))
+                if s != t
+                for k, b in frames[s]
+                if k == tid
+            ]
             row.append(sum(near) / len(near) if near else 0.0)
         out.append(row)
     return out
@@ -59,8 +69,11 @@ def _ap(tps: list, fps: list, npos: float) -> float:
     mrec, mpre = [0.0] + rec + [1.0], [0.0] + prec + [0.0]
     for i in range(len(mpre) - 2, -1, -1):
         mpre[i] = max(mpre[i], mpre[i + 1])
-    return sum((mrec[i + 1] - mrec[i]) * mpre[i + 1] for i in range(len(mrec) - 1)
-               if mrec[i + 1] != mrec[i])
+    return sum(
+        (mrec[i + 1] - mrec[i]) * mpre[i + 1]
+        for i in range(len(mrec) - 1)
+        if mrec[i + 1] != mrec[i]
+    )
 
 
 def _frame(gt: list, dets: list, lo: float, hi: float, empty_weight: float) -> list:
@@ -109,8 +122,10 @@ def fgfa_map(frames: list) -> dict:
                     npos[label] = npos.get(label, 0) + 1
             rows += _frame(gt, dets, lo, hi, empty_weight)
         rows.sort(key=lambda r: -r[0])
-        aps = [_ap([r[2] for r in rows if r[1] == c], [r[3] for r in rows if r[1] == c], n)
-               for c, n in sorted(npos.items())]
+        aps = [
+            _ap([r[2] for r in rows if r[1] == c], [r[3] for r in rows if r[1] == c], n)
+            for c, n in sorted(npos.items())
+        ]
         out[key] = 100.0 * sum(aps) / len(aps) if aps else None
     return out
 
@@ -136,5 +151,7 @@ def snippet_frames(folder, classes: list, dets_of: dict) -> list:
     files = sorted(Path(folder).glob("*.xml"))
     gts = [read_xml_gt(f, classes) for f in files]
     motion = motion_ious([[(tid, box) for _, box, tid in g] for g in gts])
-    return [([(lab, box, m) for (lab, box, _), m in zip(g, mo)], dets_of.get(f.stem, []))
-            for f, g, mo in zip(files, gts, motion)]
+    return [
+        ([(lab, box, m) for (lab, box, _), m in zip(g, mo)], dets_of.get(f.stem, []))
+        for f, g, mo in zip(files, gts, motion)
+    ]

@@ -1,4 +1,5 @@
 """TSMResNet adapter: shapes, online streaming == clip, causality, freezing, checkpoint init."""
+
 import pytest
 import torch
 import torchvision
@@ -12,8 +13,14 @@ from tsm_apps.models.recognizer import build_recognizer
 
 def tiny(shift="online", t=4, **kw) -> TSMResNet:
     torch.manual_seed(0)
-    cfg = dict(type="TSMResNet", arch="resnet18", width=0.125, num_segments=t, shift=shift,
-               out_indices=(2, 3))
+    cfg = dict(
+        type="TSMResNet",
+        arch="resnet18",
+        width=0.125,
+        num_segments=t,
+        shift=shift,
+        out_indices=(2, 3),
+    )
     cfg.update(kw)
     return MODELS.build(cfg).eval()
 
@@ -37,7 +44,7 @@ def test_stream_frame_by_frame_equals_whole_clip_online():
     with torch.no_grad():
         whole = net(x)
         net.start_stream()
-        steps = [net(x[i:i + 1]) for i in range(4)]
+        steps = [net(x[i : i + 1]) for i in range(4)]
         net.stop_stream()
     for lvl in range(2):
         diff = (torch.cat([s[lvl] for s in steps]) - whole[lvl]).abs().max().item()
@@ -122,7 +129,7 @@ def test_paper_backbone_r101_streams_like_the_clip():
     with torch.no_grad():
         whole = net(x)
         net.start_stream()
-        steps = [net(x[i:i + 1]) for i in range(3)]
+        steps = [net(x[i : i + 1]) for i in range(3)]
         net.stop_stream()
     for lvl in range(2):
         got = torch.cat([s[lvl] for s in steps])
@@ -141,7 +148,11 @@ def test_init_from_torchvision_and_mmpretrain_imagenet_weights(tmp_path):
         net = tiny(width=1.0, frozen_stages=1, checkpoint=str(tmp_path / f"{name}.pth"))
         net.init_weights()
         assert net.load_tsm_checkpoint(str(tmp_path / f"{name}.pth")) == {
-            "layout": layout, "loaded": len(sd) - 2, "missing": 0, "dropped": 2}  # fc dropped
+            "layout": layout,
+            "loaded": len(sd) - 2,
+            "missing": 0,
+            "dropped": 2,
+        }  # fc dropped
         assert torch.equal(net.trunk.layer1[0].conv1.net.weight, sd["layer1.0.conv1.weight"])
         assert torch.equal(net.trunk.bn1.running_mean, sd["bn1.running_mean"])
     with pytest.raises(ValueError) as e:
@@ -156,4 +167,4 @@ def test_frozen_random_weights_are_refused_unless_allowed():
         with pytest.raises(ValueError, match="no backbone checkpoint but .*allow_random_frozen"):
             tiny(**kw).init_weights()
         tiny(allow_random_frozen=True, **kw).init_weights()
-    tiny(frozen_stages=-1, norm_eval=False).init_weights()   # from scratch, nothing frozen
+    tiny(frozen_stages=-1, norm_eval=False).init_weights()  # from scratch, nothing frozen

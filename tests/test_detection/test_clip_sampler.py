@@ -1,5 +1,6 @@
 """Clip batch sampler (clips end at their key frame, or start at random), and a tiny ClipRFCN
 trained and tested end to end by mmengine's Runner."""
+
 import pickle
 
 import numpy as np
@@ -32,10 +33,20 @@ class FakeVID(torch.utils.data.Dataset):
         self.entries = [entries[i] for i in order]
         self.size = size
         if with_index:
-            self.video_index = {v: [self.entries.index((v, f)) for f in range(n)]
-                                for v, n in VIDEOS.items()}
-        self.pack = PackDetInputs(meta_keys=("img_id", "img_shape", "ori_shape", "scale_factor",
-                                             "video", "frame_id", "clip_key"))
+            self.video_index = {
+                v: [self.entries.index((v, f)) for f in range(n)] for v, n in VIDEOS.items()
+            }
+        self.pack = PackDetInputs(
+            meta_keys=(
+                "img_id",
+                "img_shape",
+                "ori_shape",
+                "scale_factor",
+                "video",
+                "frame_id",
+                "clip_key",
+            )
+        )
 
     def __len__(self):
         return len(self.entries)
@@ -49,12 +60,22 @@ class FakeVID(torch.utils.data.Dataset):
         s = self.size
         img = np.random.default_rng(i).integers(0, 255, (s, s, 3)).astype(np.uint8)
         x = 4 + 2 * f
-        img[x:x + 24, x:x + 24] = 255
-        return self.pack(dict(
-            img=img, img_shape=(s, s), ori_shape=(s, s), scale_factor=(1.0, 1.0),
-            img_id=f"{v}/{f}", video=v, frame_id=f, clip_key=isinstance(i, KeyFrameIndex),
-            gt_bboxes=np.array([[x, x, x + 24, x + 24]], np.float32),
-            gt_bboxes_labels=np.array([1]), gt_ignore_flags=np.array([False])))
+        img[x : x + 24, x : x + 24] = 255
+        return self.pack(
+            dict(
+                img=img,
+                img_shape=(s, s),
+                ori_shape=(s, s),
+                scale_factor=(1.0, 1.0),
+                img_id=f"{v}/{f}",
+                video=v,
+                frame_id=f,
+                clip_key=isinstance(i, KeyFrameIndex),
+                gt_bboxes=np.array([[x, x, x + 24, x + 24]], np.float32),
+                gt_bboxes_labels=np.array([1]),
+                gt_ignore_flags=np.array([False]),
+            )
+        )
 
 
 def test_clip_ends_at_the_key_frame():
@@ -64,8 +85,8 @@ def test_clip_ends_at_the_key_frame():
     assert clip_for_key(frames, 9, 4, "end") == [106, 107, 108, 109]
     assert clip_for_key(frames, 3, 4) == [100, 101, 102, 103]
     assert clip_for_key(frames, 1, 4) == [100, 101, 102, 103]
-    assert clip_for_key([7, 8], 1, 4) == [7, 8, 8, 8]          # short video: repeat the last
-    assert clip_for_key([7], 0, 4) == [7, 7, 7, 7]             # a DET image
+    assert clip_for_key([7, 8], 1, 4) == [7, 8, 8, 8]  # short video: repeat the last
+    assert clip_for_key([7], 0, 4) == [7, 7, 7, 7]  # a DET image
     with pytest.raises(ValueError, match="outside a video"):
         clip_for_key(frames, 10, 4)
     with pytest.raises(ValueError, match="key_position must be one of"):
@@ -91,19 +112,40 @@ def test_sampler_clips_end_at_their_key_frames_by_default():
     ds = FakeVID()
     inner = torch.utils.data.SequentialSampler(ds)
     inner.dataset = ds
-    clips = [b[3 * c:3 * c + 3] for b in ClipBatchSampler(inner, batch_size=2, clip_len=3)
-             for c in range(len(b) // 3)]
+    clips = [
+        b[3 * c : 3 * c + 3]
+        for b in ClipBatchSampler(inner, batch_size=2, clip_len=3)
+        for c in range(len(b) // 3)
+    ]
     got = [tuple(ds.entries[i] for i in clip) for clip in clips]
     # every entry is a key frame here, drawn in dataset order: "a" has 5 frames, "b" 3, "det" 1
-    want = {("a", 0): [0, 1, 2], ("a", 1): [0, 1, 2], ("a", 2): [0, 1, 2], ("a", 3): [1, 2, 3],
-            ("a", 4): [2, 3, 4], ("b", 0): [0, 1, 2], ("b", 1): [0, 1, 2], ("b", 2): [0, 1, 2],
-            ("det", 0): [0, 0, 0]}
+    want = {
+        ("a", 0): [0, 1, 2],
+        ("a", 1): [0, 1, 2],
+        ("a", 2): [0, 1, 2],
+        ("a", 3): [1, 2, 3],
+        ("a", 4): [2, 3, 4],
+        ("b", 0): [0, 1, 2],
+        ("b", 1): [0, 1, 2],
+        ("b", 2): [0, 1, 2],
+        ("det", 0): [0, 0, 0],
+    }
     assert [[f for _, f in c] for c in got] == [want[k] for k in ds.entries]
     # the key frame is marked at its own place (a DET image: the first of its repeats)
-    key_at = {("a", 0): 0, ("a", 1): 1, ("a", 2): 2, ("a", 3): 2, ("a", 4): 2, ("b", 0): 0,
-              ("b", 1): 1, ("b", 2): 2, ("det", 0): 0}
-    assert [[isinstance(i, KeyFrameIndex) for i in c] for c in clips] == \
-        [[j == key_at[k] for j in range(3)] for k in ds.entries]
+    key_at = {
+        ("a", 0): 0,
+        ("a", 1): 1,
+        ("a", 2): 2,
+        ("a", 3): 2,
+        ("a", 4): 2,
+        ("b", 0): 0,
+        ("b", 1): 1,
+        ("b", 2): 2,
+        ("det", 0): 0,
+    }
+    assert [[isinstance(i, KeyFrameIndex) for i in c] for c in clips] == [
+        [j == key_at[k] for j in range(3)] for k in ds.entries
+    ]
     assert [c[key_at[k]] for c, k in zip(clips, ds.entries)] == list(range(len(ds)))
     assert all(len({v for v, _ in c}) == 1 and c[0][0] == k[0] for c, k in zip(got, ds.entries))
     with pytest.raises(ValueError, match="key_position must be one of"):
@@ -111,7 +153,7 @@ def test_sampler_clips_end_at_their_key_frames_by_default():
 
 
 def test_a_key_frame_index_is_an_int_that_survives_pickling():
-    key = pickle.loads(pickle.dumps(KeyFrameIndex(7)))   # as sent to data-loader workers
+    key = pickle.loads(pickle.dumps(KeyFrameIndex(7)))  # as sent to data-loader workers
     assert isinstance(key, KeyFrameIndex) and key == 7 and [10, 11, 12][KeyFrameIndex(1)] == 11
     assert not isinstance(pickle.loads(pickle.dumps(7)), KeyFrameIndex)
 
@@ -128,22 +170,25 @@ def test_batches_are_clips_of_consecutive_frames_of_one_video(with_index):
     keys = [k for b in batches for k in b[::3]]
     for b in batches:
         for c in range(len(b) // 3):
-            clip = [ds.entries[i] for i in b[3 * c:3 * c + 3]]
+            clip = [ds.entries[i] for i in b[3 * c : 3 * c + 3]]
             assert len({v for v, _ in clip}) == 1
             ids = [f for _, f in clip]
             assert ids == list(range(ids[0], ids[0] + 3)) or clip[0][0] == "det"
     assert len(keys) == 9
     det = ds.entries.index(("det", 0))
-    assert [det] * 3 in [b[i:i + 3] for b in batches for i in range(0, len(b), 3)]
+    assert [det] * 3 in [b[i : i + 3] for b in batches for i in range(0, len(b), 3)]
 
 
 def test_epochs_change_the_clip_starts_deterministically():
     ds = FakeVID()
     from mmengine.dataset import DefaultSampler
-    a = ClipBatchSampler(DefaultSampler(ds, shuffle=False, seed=3), batch_size=9, clip_len=2,
-                         key_position="random")
-    b = ClipBatchSampler(DefaultSampler(ds, shuffle=False, seed=3), batch_size=9, clip_len=2,
-                         key_position="random")
+
+    a = ClipBatchSampler(
+        DefaultSampler(ds, shuffle=False, seed=3), batch_size=9, clip_len=2, key_position="random"
+    )
+    b = ClipBatchSampler(
+        DefaultSampler(ds, shuffle=False, seed=3), batch_size=9, clip_len=2, key_position="random"
+    )
     assert list(a) == list(b)
     epochs = []
     for e in range(4):
@@ -182,22 +227,41 @@ class CountMetric(BaseMetric):
 
 def test_runner_trains_and_tests_a_tiny_clip_rfcn(tmp_path):
     model = tiny_cfg(t=2)
-    model["data_preprocessor"] = dict(type="DetDataPreprocessor", mean=[128.0] * 3,
-                                      std=[64.0] * 3, bgr_to_rgb=True, pad_size_divisor=16)
+    model["data_preprocessor"] = dict(
+        type="DetDataPreprocessor",
+        mean=[128.0] * 3,
+        std=[64.0] * 3,
+        bgr_to_rgb=True,
+        pad_size_divisor=16,
+    )
     loader = dict(num_workers=0, collate_fn=dict(type="pseudo_collate"))
     runner = Runner(
-        model=model, work_dir=str(tmp_path), default_scope="mmdet",
-        train_dataloader=dict(dataset=FakeVID(), batch_size=2,
-                              sampler=dict(type="DefaultSampler", shuffle=True),
-                              batch_sampler=dict(type="ClipBatchSampler", clip_len=2), **loader),
+        model=model,
+        work_dir=str(tmp_path),
+        default_scope="mmdet",
+        train_dataloader=dict(
+            dataset=FakeVID(),
+            batch_size=2,
+            sampler=dict(type="DefaultSampler", shuffle=True),
+            batch_sampler=dict(type="ClipBatchSampler", clip_len=2),
+            **loader,
+        ),
         train_cfg=dict(type="IterBasedTrainLoop", max_iters=3, val_interval=100),
         optim_wrapper=dict(optimizer=dict(type="SGD", lr=0.01, momentum=0.9)),
-        test_dataloader=dict(dataset=FakeVID(), batch_size=2,
-                             sampler=dict(type="DefaultSampler", shuffle=False), **loader),
-        test_evaluator=[CountMetric()], test_cfg=dict(type="TestLoop"),
-        default_hooks=dict(checkpoint=dict(type="CheckpointHook", interval=3, by_epoch=False),
-                           logger=dict(type="LoggerHook", interval=1)),
-        randomness=dict(seed=0))
+        test_dataloader=dict(
+            dataset=FakeVID(),
+            batch_size=2,
+            sampler=dict(type="DefaultSampler", shuffle=False),
+            **loader,
+        ),
+        test_evaluator=[CountMetric()],
+        test_cfg=dict(type="TestLoop"),
+        default_hooks=dict(
+            checkpoint=dict(type="CheckpointHook", interval=3, by_epoch=False),
+            logger=dict(type="LoggerHook", interval=1),
+        ),
+        randomness=dict(seed=0),
+    )
     runner.train()
     assert (tmp_path / "iter_3.pth").exists()
     metrics = runner.test()

@@ -1,5 +1,6 @@
 """The detection configs: the R-101 paper setup builds, TSN = TSM without the shift and trained
 single-frame (in both pairs nothing else differs), and ``data_root`` re-points every dataset."""
+
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,13 @@ def without_shift(cfg):
     d = cfg.to_dict()
     model = d["model"]
     flips = [a.pop("clip_len") for a in model["data_preprocessor"].get("batch_augments") or []]
-    return d, (model["backbone"].pop("shift"), model["backbone"].pop("num_segments"),
-               d["train_dataloader"]["batch_sampler"].pop("clip_len"), d.pop("clip_len"), flips)
+    return d, (
+        model["backbone"].pop("shift"),
+        model["backbone"].pop("num_segments"),
+        d["train_dataloader"]["batch_sampler"].pop("clip_len"),
+        d.pop("clip_len"),
+        flips,
+    )
 
 
 @pytest.mark.parametrize("pair", [PAPER, SYNTH])
@@ -42,31 +48,46 @@ def test_paper_config_is_the_msra_rfcn_with_fgfa_data_and_solver():
     assert cfg.custom_imports == dict(imports=["detection"], allow_failed_imports=False)
     m = cfg.model
     b, head = m.backbone, m.roi_head.bbox_head
-    assert (b.arch, b.strides, b.dilations, b.shift) == ("resnet101", (1, 2, 2, 1),
-                                                         (1, 1, 1, 2), "online")
+    assert (b.arch, b.strides, b.dilations, b.shift) == (
+        "resnet101",
+        (1, 2, 2, 1),
+        (1, 1, 1, 2),
+        "online",
+    )
     assert (b.frozen_stages, b.norm_eval, b.frozen_bn_affine) == (1, True, True)
-    assert m.neck == dict(type="RFCNSplitNeck", in_channels=2048, out_channels=1024,
-                          rpn_channels=512, dilation=6)
+    assert m.neck == dict(
+        type="RFCNSplitNeck", in_channels=2048, out_channels=1024, rpn_channels=512, dilation=6
+    )
     assert (m.rpn_head.type, m.rpn_head.in_channels) == ("PlainRPNHead", 512)
-    assert (head.num_classes, head.k, head.in_channels, head.mid_channels, head.pool_mode) == \
-        (30, 7, 512, None, "pool")
-    assert m.train_cfg.rcnn.sampler == dict(type="HardestRoISampler", num=128,
-                                            add_gt_as_proposals=True)
-    assert m.data_preprocessor.batch_augments == [dict(type="ClipHorizontalFlip",
-                                                       clip_len=b.num_segments, prob=0.5)]
+    assert (head.num_classes, head.k, head.in_channels, head.mid_channels, head.pool_mode) == (
+        30,
+        7,
+        512,
+        None,
+        "pool",
+    )
+    assert m.train_cfg.rcnn.sampler == dict(
+        type="HardestRoISampler", num=128, add_gt_as_proposals=True
+    )
+    assert m.data_preprocessor.batch_augments == [
+        dict(type="ClipHorizontalFlip", clip_len=b.num_segments, prob=0.5)
+    ]
     resize = [t for t in cfg.test_dataloader.dataset.pipeline if t.type == "Resize"][0]
     assert resize.scale == (1000, 600) and resize.keep_ratio
     ds = cfg.train_dataloader.dataset
-    assert (ds.ann_file, ds.det_ann_file) == ("ImageSets/VID_train_15frames.txt",
-                                              "ImageSets/DET_train_30classes.txt")
+    assert (ds.ann_file, ds.det_ann_file) == (
+        "ImageSets/VID_train_15frames.txt",
+        "ImageSets/DET_train_30classes.txt",
+    )
     assert cfg.test_dataloader.dataset.ann_file == "ImageSets/VID_val_videos.txt"
     assert cfg.train_dataloader.batch_sampler.clip_len == b.num_segments
     assert cfg.train_dataloader.batch_sampler.key_position == "end"
     # FGFA: lr 2.5e-4, wd 5e-4 on gradients summed over 4 GPUs = 1e-3, 1.25e-4 on their mean;
     # 2 epochs of (53,639 + 57,834) x 2 (mirrors) = 222,946 entries, 55,736 iterations each;
     # x0.1 after int(1.333 * 222,946 / 4) = int(74,296.75) (docs/recipes.md has the sources)
-    assert cfg.optim_wrapper.optimizer == dict(type="SGD", lr=0.001, momentum=0.9,
-                                               weight_decay=0.000125)
+    assert cfg.optim_wrapper.optimizer == dict(
+        type="SGD", lr=0.001, momentum=0.9, weight_decay=0.000125
+    )
     assert cfg.optim_wrapper.clip_grad is None and len(cfg.param_scheduler) == 1
     assert cfg.train_cfg.max_iters == 111472
     assert cfg.param_scheduler[0].milestones == [74296]
@@ -114,9 +135,19 @@ def test_data_root_follows_cfg_options():
 
 
 def test_data_root_reaches_wrapped_datasets():
-    cfg = Config(dict(train_dataloader=dict(dataset=dict(
-        type="ConcatDataset", datasets=[dict(type="A", data_root="x"), dict(
-            type="RepeatDataset", times=2, dataset=dict(type="B", data_root="y"))]))))
+    cfg = Config(
+        dict(
+            train_dataloader=dict(
+                dataset=dict(
+                    type="ConcatDataset",
+                    datasets=[
+                        dict(type="A", data_root="x"),
+                        dict(type="RepeatDataset", times=2, dataset=dict(type="B", data_root="y")),
+                    ],
+                )
+            )
+        )
+    )
     apply_data_root(cfg, {"data_root": "/r/"})
     ds = cfg.train_dataloader.dataset
     assert [ds.datasets[0].data_root, ds.datasets[1].dataset.data_root] == ["/r/", "/r/"]

@@ -1,4 +1,5 @@
 """``tsm detect``: bad input ends with exit code 2 and a one-line message naming the problem."""
+
 from pathlib import Path
 
 import pytest
@@ -36,8 +37,15 @@ def test_unreadable_video(capsys, tmp_path):
     video.write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"garbage" * 20)
     code, err = run(capsys, "video", SYNTH, tmp_path / "x.pth", video, "--out", tmp_path / "d.json")
     assert code == 2 and "broken.mp4" in err and "Traceback" not in err
-    code, err = run(capsys, "video", SYNTH, tmp_path / "x.pth", tmp_path / "missing.mp4",
-                    "--out", tmp_path / "d.json")
+    code, err = run(
+        capsys,
+        "video",
+        SYNTH,
+        tmp_path / "x.pth",
+        tmp_path / "missing.mp4",
+        "--out",
+        tmp_path / "d.json",
+    )
     assert code == 2 and "video not found" in err
 
 
@@ -57,5 +65,7 @@ def test_train_names_fgfas_rule_for_another_batch(capsys, tmp_path, monkeypatch)
     paper = Path(detection.__file__).parent / "configs" / "rfcn_r101_vid_tsm_online.py"
     code, err = run(capsys, "train", paper, "--work-dir", tmp_path / "w")
     assert code == 2 and "no backbone checkpoint" in err
-    assert ("this run has 1 x 1 = 1; FGFA's rule for it (detection/schedule.py): lr 0.00025, "
-            "weight decay 0.0005, 445892 iterations, LR step at [297187]") in err
+    assert (
+        "this run has 1 x 1 = 1; FGFA's rule for it (detection/schedule.py): lr 0.00025, "
+        "weight decay 0.0005, 445892 iterations, LR step at [297187]"
+    ) in err

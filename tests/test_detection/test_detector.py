@@ -1,4 +1,5 @@
 """ClipRFCN: clip training losses, online stream predict == whole-clip predict, stream resets."""
+
 import copy
 
 import pytest
@@ -17,8 +18,12 @@ def test_loss_on_clips_and_backward_reaches_every_trainable_part():
     total, _ = model.parse_losses(losses)
     assert torch.isfinite(total)
     total.backward()
-    for part in (model.backbone.trunk.layer4, model.rpn_head, model.roi_head.bbox_head.cls_conv,
-                 model.roi_head.bbox_head.reg_conv):
+    for part in (
+        model.backbone.trunk.layer4,
+        model.rpn_head,
+        model.roi_head.bbox_head.cls_conv,
+        model.roi_head.bbox_head.reg_conv,
+    ):
         assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in part.parameters())
 
 
@@ -76,8 +81,9 @@ def test_unannotated_frames_get_no_loss():
 
 
 def dets(results):
-    return [(r.pred_instances.bboxes, r.pred_instances.scores, r.pred_instances.labels)
-            for r in results]
+    return [
+        (r.pred_instances.bboxes, r.pred_instances.scores, r.pred_instances.labels) for r in results
+    ]
 
 
 def test_stream_features_equal_whole_clip_online_features():
@@ -85,7 +91,7 @@ def test_stream_features_equal_whole_clip_online_features():
     x = frames(4)
     with torch.no_grad():
         whole = model.extract_feat(x)
-        steps = model.stream_features([x[i:i + 1] for i in range(4)])
+        steps = model.stream_features([x[i : i + 1] for i in range(4)])
     for lvl in range(2):
         diff = (torch.cat([s[lvl] for s in steps]) - whole[lvl]).abs().max().item()
         assert diff <= 1e-5
@@ -95,8 +101,9 @@ def test_stream_predict_across_batches_equals_clip_predict():
     model = build(t=4).eval()
     x = frames(4)
     with torch.no_grad():
-        stream = (model.predict(x[:2], samples("a", (0, 1)))
-                  + model.predict(x[2:], samples("a", (2, 3))))
+        stream = model.predict(x[:2], samples("a", (0, 1))) + model.predict(
+            x[2:], samples("a", (2, 3))
+        )
         model.test_mode = "clip"
         clip = model.predict(x, samples("a", (0, 1, 2, 3)))
     assert all(len(s[0]) > 0 for s in dets(stream))
@@ -114,7 +121,7 @@ def test_stream_resets_at_a_new_video_and_on_restart():
         after_a = dets(model.predict(x[2:3], samples("b", (0,))))
         model.predict(x[:2], samples("b", (0, 1)))
         restart = dets(model.predict(x[2:3], samples("b", (0,))))  # frame_id went back
-        cont = dets(model.predict(x[2:3], samples("b", (1,))))      # continues b's stream
+        cont = dets(model.predict(x[2:3], samples("b", (1,))))  # continues b's stream
     for other in (after_a, restart):
         assert torch.equal(fresh[0][1], other[0][1])
     assert not torch.equal(fresh[0][1], cont[0][1])
@@ -123,8 +130,11 @@ def test_stream_resets_at_a_new_video_and_on_restart():
 def test_stream_needs_video_metainfo_and_causal_backbone():
     model = build().eval()
     data = samples("a", (0,))
-    data[0] = DetDataSample(metainfo=dict(img_shape=(H, W), ori_shape=(H, W),
-                                          scale_factor=(1.0, 1.0), batch_input_shape=(H, W)))
+    data[0] = DetDataSample(
+        metainfo=dict(
+            img_shape=(H, W), ori_shape=(H, W), scale_factor=(1.0, 1.0), batch_input_shape=(H, W)
+        )
+    )
     with pytest.raises(ValueError, match=r"metainfo \['video', 'frame_id'\]"):
         model.predict(frames(1), data)
     with pytest.raises(ValueError, match="test_mode='clip'"):
@@ -165,8 +175,9 @@ def test_tensor_mode_forward():
 
 def test_mmdet_ohem_sampler_also_works_with_the_head():
     cfg = tiny_cfg()
-    cfg["train_cfg"]["rcnn"]["sampler"] = dict(type="OHEMSampler", num=16, pos_fraction=0.25,
-                                               neg_pos_ub=-1, add_gt_as_proposals=True)
+    cfg["train_cfg"]["rcnn"]["sampler"] = dict(
+        type="OHEMSampler", num=16, pos_fraction=0.25, neg_pos_ub=-1, add_gt_as_proposals=True
+    )
     torch.manual_seed(0)
     model = MODELS.build(cfg).train()
     losses = model.loss(frames(2), samples("a"))
@@ -181,6 +192,7 @@ def test_paper_config_r101_builds_and_runs_one_forward_backward():
     from mmengine.registry import init_default_scope
 
     import detection
+
     init_default_scope("mmdet")
     cfg = Config.fromfile(str(Path(detection.__file__).parent / "configs/_base_/rfcn_r101.py"))
     cfg.model.backbone.num_segments = 2
@@ -196,8 +208,14 @@ def test_paper_config_r101_builds_and_runs_one_forward_backward():
     x = torch.randn(2, 3, 128, 128, generator=torch.Generator().manual_seed(0))
     data = samples("a", (0, 1), boxes=((10, 20, 90, 100), (40, 30, 120, 110)))
     for s in data:
-        s.set_metainfo(dict(img_shape=(128, 128), ori_shape=(128, 128), pad_shape=(128, 128),
-                            batch_input_shape=(128, 128)))
+        s.set_metainfo(
+            dict(
+                img_shape=(128, 128),
+                ori_shape=(128, 128),
+                pad_shape=(128, 128),
+                batch_input_shape=(128, 128),
+            )
+        )
     losses = model.loss(x, data)
     total, _ = model.parse_losses(losses)
     total.backward()
@@ -212,9 +230,9 @@ def test_stream_resets_at_a_frame_id_gap_or_refuses_it():
     with torch.no_grad():
         fresh = dets(model.predict(x[2:3], samples("b", (0,))))
         model.predict(x[:2], samples("a", (0, 1)))
-        gap = dets(model.predict(x[2:3], samples("a", (3,))))       # frame 2 never came
+        gap = dets(model.predict(x[2:3], samples("a", (3,))))  # frame 2 never came
         model.predict(x[:2], samples("a", (0, 1)))
-        cont = dets(model.predict(x[2:3], samples("a", (2,))))      # the next frame: kept
+        cont = dets(model.predict(x[2:3], samples("a", (2,))))  # the next frame: kept
     assert torch.equal(fresh[0][1], gap[0][1])
     assert not torch.equal(fresh[0][1], cont[0][1])
     strict = MODELS.build(dict(tiny_cfg(t=4), stream_gap="raise")).eval()
@@ -231,8 +249,11 @@ def test_clip_mode_needs_consecutive_frames_of_one_video():
     x = frames(3)
     with torch.no_grad():
         assert len(model.predict(x, samples("a", (4, 5, 6)))) == 3
-        with pytest.raises(ValueError, match=r"frame ids \[0, 2, 3\] of video a are not "
-                                             "consecutive"):
+        with pytest.raises(
+            ValueError,
+            match=r"frame ids \[0, 2, 3\] of video a are not "
+            "consecutive",
+        ):
             model.predict(x, samples("a", (0, 2, 3)))
         mixed = samples("a", (0, 1)) + samples("b", (2,))
         with pytest.raises(ValueError, match=r"mixes videos \['a', 'b'\]"):

@@ -1,5 +1,6 @@
 """load_detector + detect_video on a saved tiny (random-weight) detector: online streaming
 carries the shift buffers forward only (causal), resets per call, and TSN carries nothing."""
+
 from pathlib import Path
 
 import numpy as np
@@ -41,8 +42,11 @@ def frames(n=4, seed=0):
 
 
 def same(a, b):
-    return (a.labels == b.labels and np.array_equal(a.boxes, b.boxes)
-            and np.array_equal(a.scores, b.scores))
+    return (
+        a.labels == b.labels
+        and np.array_equal(a.boxes, b.boxes)
+        and np.array_equal(a.scores, b.scores)
+    )
 
 
 def test_records(runs):
@@ -66,13 +70,13 @@ def test_stream_is_causal_and_reset_per_call(runs):
     x = frames(4)
     full = detect_video(det, x, score_thr=0.0)
     again = detect_video(det, x, score_thr=0.0)
-    assert all(same(a, b) for a, b in zip(full, again))           # buffers reset per call
+    assert all(same(a, b) for a, b in zip(full, again))  # buffers reset per call
     head = detect_video(det, x[:2], score_thr=0.0)
-    assert all(same(a, b) for a, b in zip(head, full[:2]))        # past frames only
+    assert all(same(a, b) for a, b in zip(head, full[:2]))  # past frames only
     y = x.copy()
     y[0] = 255 - y[0]
     changed = detect_video(det, y, score_thr=0.0)
-    assert not same(changed[1], full[1])                           # frame 0 reaches frame 1
+    assert not same(changed[1], full[1])  # frame 0 reaches frame 1
 
 
 def test_tsn_has_no_memory(runs):

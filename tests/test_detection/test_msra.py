@@ -1,5 +1,6 @@
 """The MSRA R-FCN pieces: dilated shared conv split 512/512, RPN without its 3x3 conv, R-FCN maps
 read without a reducing conv, frozen BN affine, clip-wise horizontal flip."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -18,7 +19,7 @@ def test_split_neck_is_a_dilated_conv_with_relu_then_a_channel_split():
         neck.conv.weight.fill_(1.0)
         neck.conv.bias.copy_(torch.tensor([0.0, 0.0, -2.0]))
     x = torch.zeros(1, 1, 21, 21)
-    x[0, 0, 10, 10] = 1.0                      # an impulse sees the 3x3 taps 6 pixels apart
+    x[0, 0, 10, 10] = 1.0  # an impulse sees the 3x3 taps 6 pixels apart
     rpn, rfcn = neck((x,))
     assert rpn.shape == (1, 1, 21, 21) and rfcn.shape == (1, 2, 21, 21)
     hits = {(int(i), int(j)) for i, j in torch.nonzero(rpn[0, 0])}
@@ -33,11 +34,14 @@ def test_split_neck_is_a_dilated_conv_with_relu_then_a_channel_split():
 
 def test_plain_rpn_head_has_only_pointwise_convs():
     cfg = tiny_cfg()["rpn_head"]
-    cfg.update(type="PlainRPNHead", in_channels=8,
-               loss_cls=dict(type="CrossEntropyLoss", use_sigmoid=False, loss_weight=1.0))
+    cfg.update(
+        type="PlainRPNHead",
+        in_channels=8,
+        loss_cls=dict(type="CrossEntropyLoss", use_sigmoid=False, loss_weight=1.0),
+    )
     head = MODELS.build(cfg)
     assert isinstance(head, PlainRPNHead) and isinstance(head.rpn_conv, torch.nn.Identity)
-    assert head.rpn_cls.weight.shape == (9 * 2, 8, 1, 1)   # 2A softmax scores
+    assert head.rpn_cls.weight.shape == (9 * 2, 8, 1, 1)  # 2A softmax scores
     assert head.rpn_reg.weight.shape == (9 * 4, 8, 1, 1)
     x = torch.relu(torch.randn(1, 8, 5, 5, generator=torch.Generator().manual_seed(0)))
     cls, reg = head.forward_single(x)
@@ -45,12 +49,20 @@ def test_plain_rpn_head_has_only_pointwise_convs():
     x2[0, :, 0, 0] += 1.0
     cls2, _ = head.forward_single(x2)
     changed = (cls2 - cls).abs().sum(1)[0] > 0
-    assert changed[0, 0] and changed.sum() == 1            # no 3x3 conv: only that pixel
+    assert changed[0, 0] and changed.sum() == 1  # no 3x3 conv: only that pixel
 
 
 def test_rfcn_head_without_reducing_conv_reads_the_map_directly():
-    head = MODELS.build(dict(type="RFCNBBoxHead", num_classes=3, in_channels=8,
-                             mid_channels=None, k=3, pool_mode="pool"))
+    head = MODELS.build(
+        dict(
+            type="RFCNBBoxHead",
+            num_classes=3,
+            in_channels=8,
+            mid_channels=None,
+            k=3,
+            pool_mode="pool",
+        )
+    )
     assert isinstance(head.reduce, torch.nn.Identity)
     assert head.cls_conv.in_channels == 8 and head.cls_conv.out_channels == 9 * 4
     cls, box = head(torch.randn(1, 8, 6, 6), torch.tensor([[0.0, 0, 0, 63, 63]]))
@@ -58,8 +70,13 @@ def test_rfcn_head_without_reducing_conv_reads_the_map_directly():
 
 
 def test_frozen_bn_affine():
-    b = TSMResNet(arch="resnet18", width=0.125, frozen_bn_affine=True, norm_eval=True,
-                  allow_random_frozen=True).train()
+    b = TSMResNet(
+        arch="resnet18",
+        width=0.125,
+        frozen_bn_affine=True,
+        norm_eval=True,
+        allow_random_frozen=True,
+    ).train()
     bns = [m for m in b.modules() if isinstance(m, torch.nn.BatchNorm2d)]
     assert bns and all(not p.requires_grad for m in bns for p in m.parameters())
     assert all(not m.training for m in bns)
@@ -71,8 +88,9 @@ def _clip_batch(n_clips, t, h=6, w=8, pad_w=10):
     data = []
     for i in range(n_clips * t):
         s = DetDataSample(metainfo=dict(img_shape=(h, w)))
-        s.gt_instances = InstanceData(bboxes=torch.tensor([[1.0, 2.0, 3.5, 5.0]]),
-                                      labels=torch.tensor([0]))
+        s.gt_instances = InstanceData(
+            bboxes=torch.tensor([[1.0, 2.0, 3.5, 5.0]]), labels=torch.tensor([0])
+        )
         data.append(s)
     return x, data
 
@@ -81,7 +99,7 @@ def test_clip_flip_mirrors_each_frame_within_its_extent_and_its_boxes():
     x, data = _clip_batch(2, 2)
     out, data = ClipHorizontalFlip(clip_len=2, prob=1.0)(x, data)
     assert torch.equal(out[:, :, :, :8], x[:, :, :, :8].flip(-1))
-    assert torch.equal(out[:, :, :, 8:], x[:, :, :, 8:])   # padding stays on the right
+    assert torch.equal(out[:, :, :, 8:], x[:, :, :, 8:])  # padding stays on the right
     assert data[0].gt_instances.bboxes.tolist() == [[4.5, 2.0, 7.0, 5.0]]  # x1' = 8 - 3.5
     assert data[3].metainfo["flip"] is True
     x, data = _clip_batch(1, 2)

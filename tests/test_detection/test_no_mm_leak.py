@@ -4,6 +4,7 @@ tests/test_tsm_apps/test_imports.py and tests/test_dissect/test_no_mm_imports.py
 entry modules; this walks *all* submodules (so a new module cannot slip through), and checks
 that the probe does see the mm libraries when ``detection`` is imported (so it can fail).
 """
+
 import json
 import subprocess
 import sys

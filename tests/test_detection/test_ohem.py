@@ -1,5 +1,6 @@
 """OHEM ranking (R-FCN): the kept RoIs are those of largest cls + box loss, checked against
 losses computed by hand (cross-entropy, mmdet's delta encoding and smooth L1 written out)."""
+
 import math
 
 import torch
@@ -14,8 +15,9 @@ def _smooth_l1(d):
 
 
 def _sample(with_box_loss):
-    head = MODELS.build(dict(type="RFCNBBoxHead", num_classes=3, in_channels=16,
-                             mid_channels=8, k=3))
+    head = MODELS.build(
+        dict(type="RFCNBBoxHead", num_classes=3, in_channels=16, mid_channels=8, k=3)
+    )
     bg = torch.tensor([0.0, -3, 0, -2, 2, 3, -1, 0, 0, 1])
     gt_inds = torch.tensor([1, 0, 1, 0, 1, 1, 0, 1, 0, 0])
     res = hardest_sample(head, bg, gt_inds, with_box_loss=with_box_loss)
@@ -25,7 +27,7 @@ def _sample(with_box_loss):
 def _hand_losses(bg, gt_inds, with_box):
     out = []
     for i, (b, g) in enumerate(zip(bg, gt_inds)):
-        ce = math.log(3 + math.exp(b)) - (0.0 if g else b)   # logits (0, 0, 0, b)
+        ce = math.log(3 + math.exp(b)) - (0.0 if g else b)  # logits (0, 0, 0, b)
         if g and with_box:
             # proposal [i, 0, i+20, 20] -> gt [0, 0, 30, 20]: dx = (15 - (i+10)) / 20,
             # dw = log(30/20), dy = dh = 0, divided by the stds (0.1, 0.1, 0.2, 0.2)

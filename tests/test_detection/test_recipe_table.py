@@ -1,6 +1,7 @@
 """The detection paper configs against their rows of docs/recipes.md (tools/recipe_table.py):
 every listed hyper-parameter resolves to the table's value (the reference, or the stated
 deviation); a changed value on either side is reported."""
+
 import copy
 import dataclasses
 from pathlib import Path
@@ -31,7 +32,7 @@ def rows(section: str) -> list:
     table = read_table()
     if section == TSM:
         return table[TSM]
-    merged = {r.parameter: r for r in table[TSM]}       # TSN: the TSM rows, its own on top
+    merged = {r.parameter: r for r in table[TSM]}  # TSN: the TSM rows, its own on top
     merged.update({r.parameter: r for r in table[section]})
     return list(merged.values())
 
@@ -44,20 +45,34 @@ def configs():
 def test_the_table_lists_the_paper_recipe():
     table = read_table()
     assert len(table[TSM]) >= 80 and [r.parameter for r in table[TSN]] == [
-        "model.backbone.shift", "model.backbone.num_segments",
-        "train_dataloader.batch_sampler.clip_len"]
+        "model.backbone.shift",
+        "model.backbone.num_segments",
+        "train_dataloader.batch_sampler.clip_len",
+    ]
     params = {r.parameter for r in table[TSM]}
-    assert {"train_cfg.max_iters", "param_scheduler.0.milestones",
-            "optim_wrapper.optimizer.weight_decay", "model.rpn_head.loss_bbox.beta",
-            "train_dataloader.batch_sampler.key_position", "train_dataloader.dataset.clip_boxes",
-            "model.loss_frames",
-            "test_dataloader.dataset.clip_boxes", "model.train_cfg.rcnn.sampler.num"} <= params
+    assert {
+        "train_cfg.max_iters",
+        "param_scheduler.0.milestones",
+        "optim_wrapper.optimizer.weight_decay",
+        "model.rpn_head.loss_bbox.beta",
+        "train_dataloader.batch_sampler.key_position",
+        "train_dataloader.dataset.clip_boxes",
+        "model.loss_frames",
+        "test_dataloader.dataset.clip_boxes",
+        "model.train_cfg.rcnn.sampler.num",
+    } <= params
     # the deliberate deviations, each with its reason
-    assert sorted(r.parameter for r in table[TSM] if r.deviates) == sorted([
-        "model.backbone.num_segments", "train_dataloader.batch_sampler.clip_len",
-        "model.data_preprocessor.mean", "model.data_preprocessor.std",
-        "model.data_preprocessor.pad_size_divisor", "optim_wrapper.optimizer.lr",
-        "optim_wrapper.optimizer.weight_decay"])
+    assert sorted(r.parameter for r in table[TSM] if r.deviates) == sorted(
+        [
+            "model.backbone.num_segments",
+            "train_dataloader.batch_sampler.clip_len",
+            "model.data_preprocessor.mean",
+            "model.data_preprocessor.std",
+            "model.data_preprocessor.pad_size_divisor",
+            "optim_wrapper.optimizer.lr",
+            "optim_wrapper.optimizer.weight_decay",
+        ]
+    )
 
 
 @pytest.mark.parametrize("section", [TSM, TSN])
@@ -79,12 +94,14 @@ def test_a_changed_config_value_is_reported(configs):
     cfg["optim_wrapper"]["optimizer"]["weight_decay"] = 0.0005
     cfg["model"]["rpn_head"]["loss_bbox"]["beta"] = 1.0 / 9.0
     bad = drift(rows(TSM), cfg)
-    assert len(bad) == 2                                  # in table order
+    assert len(bad) == 2  # in table order
     assert "model.rpn_head.loss_bbox.beta = 0.111" in bad[0] and "the table says 1.0" in bad[0]
     assert "optim_wrapper.optimizer.weight_decay = 0.0005, the table says 0.000125" in bad[1]
     del cfg["train_dataloader"]["dataset"]["clip_boxes"]
-    assert any("train_dataloader.dataset.clip_boxes: no key 'clip_boxes'" in b
-               for b in drift(rows(TSM), cfg))
+    assert any(
+        "train_dataloader.dataset.clip_boxes: no key 'clip_boxes'" in b
+        for b in drift(rows(TSM), cfg)
+    )
 
 
 def test_a_changed_table_value_is_reported(configs):

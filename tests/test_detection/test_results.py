@@ -1,4 +1,5 @@
 """metrics.json writing, the Markdown table and the app's lookup of the latest VID results."""
+
 import json
 import os
 
@@ -7,18 +8,34 @@ import pytest
 
 from detection.results import VIDResultsNotFound, format_table, latest_vid_results, write_metrics
 
-METRICS = {"vid/mAP": np.float64(60.0), "vid/mAP_slow": 70.25, "vid/mAP_medium": float("nan"),
-           "vid/mAP_fast": 40.0, "vid/mAP_corrupted": None, "vid/n_gt": np.int64(12),
-           "vid/n_gt_fast": 3, "vid/AP_car": 55.5, "vid/AP_dog": None}
+METRICS = {
+    "vid/mAP": np.float64(60.0),
+    "vid/mAP_slow": 70.25,
+    "vid/mAP_medium": float("nan"),
+    "vid/mAP_fast": 40.0,
+    "vid/mAP_corrupted": None,
+    "vid/n_gt": np.int64(12),
+    "vid/n_gt_fast": 3,
+    "vid/AP_car": 55.5,
+    "vid/AP_dog": None,
+}
 
 
 def test_write_metrics_is_plain_json(tmp_path):
     path = write_metrics(tmp_path / "a" / "test" / "metrics.json", METRICS)
     data = json.loads(path.read_text())
-    assert data == {"mAP": 60.0, "mAP_slow": 70.25, "mAP_medium": None, "mAP_fast": 40.0,
-                    "mAP_corrupted": None, "n_gt": 12, "n_gt_fast": 3, "AP_car": 55.5,
-                    "AP_dog": None}
-    assert [p.name for p in path.parent.iterdir()] == ["metrics.json"]   # no temp file left
+    assert data == {
+        "mAP": 60.0,
+        "mAP_slow": 70.25,
+        "mAP_medium": None,
+        "mAP_fast": 40.0,
+        "mAP_corrupted": None,
+        "n_gt": 12,
+        "n_gt_fast": 3,
+        "AP_car": 55.5,
+        "AP_dog": None,
+    }
+    assert [p.name for p in path.parent.iterdir()] == ["metrics.json"]  # no temp file left
     with pytest.raises(TypeError, match=r"\['mAP'\] is list"):
         write_metrics(tmp_path / "b.json", {"mAP": [1]})
 
@@ -35,8 +52,10 @@ def test_format_table():
 
 
 def _write(runs, sub, model, value, mtime):
-    path = write_metrics(runs / sub / model / "test" / "metrics.json",
-                         {"mAP": value, "mAP_fast": value / 2, "mAP_corrupted": None})
+    path = write_metrics(
+        runs / sub / model / "test" / "metrics.json",
+        {"mAP": value, "mAP_fast": value / 2, "mAP_corrupted": None},
+    )
     os.utime(path, (mtime, mtime))
     return path
 
@@ -49,11 +68,11 @@ def test_latest_vid_results_picks_newest_folder(tmp_path):
     _write(tmp_path, "detection", "tsm", 60.0, 1000)
     table, path = latest_vid_results(tmp_path)
     assert path == tmp_path / "detection"
-    assert table == {"TSN": {"overall": 50.0, "slow": None, "medium": None, "fast": 25.0,
-                             "corrupted": None},
-                     "TSM": {"overall": 60.0, "slow": None, "medium": None, "fast": 30.0,
-                             "corrupted": None}}
-    _write(tmp_path, "demo/detection", "tsm", 70.0, 2000)     # newer: the demo's results
+    assert table == {
+        "TSN": {"overall": 50.0, "slow": None, "medium": None, "fast": 25.0, "corrupted": None},
+        "TSM": {"overall": 60.0, "slow": None, "medium": None, "fast": 30.0, "corrupted": None},
+    }
+    _write(tmp_path, "demo/detection", "tsm", 70.0, 2000)  # newer: the demo's results
     table, path = latest_vid_results(tmp_path)
     assert path == tmp_path / "demo" / "detection" and list(table) == ["TSM"]
     assert table["TSM"]["overall"] == 70.0
@@ -74,12 +93,23 @@ def test_detections_dump_keeps_float32_values_exactly(tmp_path):
 
     g = torch.Generator().manual_seed(0)
     boxes = torch.rand(50, 4, generator=g) * 1000
-    scores = torch.rand(50, generator=g) * 1e-3           # many low scores, close together
-    scores[1] = scores[0] + 1e-9                          # below float32 resolution: a true tie
+    scores = torch.rand(50, generator=g) * 1e-3  # many low scores, close together
+    scores[1] = scores[0] + 1e-9  # below float32 resolution: a true tie
     dump = DetectionsDump(str(tmp_path / "results.json"))
     dump.dataset_meta = {"classes": ["car"]}
-    dump.process({}, [{"img_path": "a.JPEG", "pred_instances": {
-        "bboxes": boxes, "scores": scores, "labels": torch.zeros(50, dtype=torch.long)}}])
+    dump.process(
+        {},
+        [
+            {
+                "img_path": "a.JPEG",
+                "pred_instances": {
+                    "bboxes": boxes,
+                    "scores": scores,
+                    "labels": torch.zeros(50, dtype=torch.long),
+                },
+            }
+        ],
+    )
     dump.evaluate(1)
     frame = json.loads((tmp_path / "results.json").read_text())["frames"][0]
     assert np.array_equal(np.float32(frame["scores"]), scores.numpy())

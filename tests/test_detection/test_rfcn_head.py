@@ -1,4 +1,5 @@
 """R-FCN head: PS pooling channel order and the vote on hand-made maps, head shapes, OHEM."""
+
 import pytest
 import torch
 from mmdet.registry import MODELS
@@ -18,9 +19,9 @@ def quadrant_maps() -> torch.Tensor:
     maps = torch.zeros(1, 2 * 2 * 2, 4, 4)
     for i in range(2):
         for j in range(2):
-            maps[0, (0 * 2 + i) * 2 + j, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = 1.0
+            maps[0, (0 * 2 + i) * 2 + j, 2 * i : 2 * i + 2, 2 * j : 2 * j + 2] = 1.0
             oi, oj = 2 * (1 - i), 2 * (1 - j)
-            maps[0, (1 * 2 + i) * 2 + j, oi:oi + 2, oj:oj + 2] = 1.0
+            maps[0, (1 * 2 + i) * 2 + j, oi : oi + 2, oj : oj + 2] = 1.0
     return maps
 
 
@@ -114,7 +115,7 @@ def test_hardest_roi_sampler_keeps_the_n_highest_loss_rois_whatever_their_label(
     bg = torch.tensor([-8.0, 9, 1, 8, 2, 7, 3, 6, 4, 5])
     gt_inds = torch.ones(n, dtype=torch.long)
     gt_inds[[0, 5, 6]] = 0  # negatives; 0 is a hard one (low bg logit)
-    gt_inds[3] = -1         # ignored: never kept
+    gt_inds[3] = -1  # ignored: never kept
     res = hardest_sample(head, bg, gt_inds)
     # CE = log(3 + e^bg) - 0 for positives (label 0), log(3 + e^bg) - bg for negatives
     ce = torch.log(3 + bg.exp()) - torch.where(gt_inds == 0, bg, torch.zeros(n))
@@ -127,21 +128,35 @@ def test_hardest_roi_sampler_keeps_the_n_highest_loss_rois_whatever_their_label(
 
 def test_hardest_roi_sampler_with_the_real_head_keeps_the_highest_cls_plus_box_losses():
     from mmdet.models.task_modules.assigners import MaxIoUAssigner
+
     torch.manual_seed(0)
-    roi_head = MODELS.build(dict(
-        type="RFCNRoIHead",
-        bbox_head=dict(type="RFCNBBoxHead", num_classes=3, in_channels=16, mid_channels=8, k=3),
-        train_cfg=dict(assigner=dict(type="MaxIoUAssigner", pos_iou_thr=0.5, neg_iou_thr=0.5,
-                                     min_pos_iou=0.5, match_low_quality=False),
-                       sampler=dict(type="HardestRoISampler", num=12), pos_weight=-1)))
+    roi_head = MODELS.build(
+        dict(
+            type="RFCNRoIHead",
+            bbox_head=dict(type="RFCNBBoxHead", num_classes=3, in_channels=16, mid_channels=8, k=3),
+            train_cfg=dict(
+                assigner=dict(
+                    type="MaxIoUAssigner",
+                    pos_iou_thr=0.5,
+                    neg_iou_thr=0.5,
+                    min_pos_iou=0.5,
+                    match_low_quality=False,
+                ),
+                sampler=dict(type="HardestRoISampler", num=12),
+                pos_weight=-1,
+            ),
+        )
+    )
     sampler = roi_head.bbox_sampler
     feats = (torch.randn(1, 16, 8, 8),)
     xy = torch.rand(40, 2) * 90
     priors = torch.cat([xy, xy + 10 + torch.rand(40, 2) * 40], 1)
-    gt = InstanceData(bboxes=torch.tensor([[10, 10, 50, 60.0], [60, 40, 120, 100]]),
-                      labels=torch.tensor([1, 2]))
+    gt = InstanceData(
+        bboxes=torch.tensor([[10, 10, 50, 60.0], [60, 40, 120, 100]]), labels=torch.tensor([1, 2])
+    )
     assign = MaxIoUAssigner(0.5, 0.5, 0.5, match_low_quality=False).assign(
-        InstanceData(priors=priors), gt)
+        InstanceData(priors=priors), gt
+    )
     res = sampler.sample(assign, InstanceData(priors=priors), gt, feats=feats)
     assert len(res.pos_inds) + len(res.neg_inds) == 12 and len(res.pos_inds) > 0
     cand = torch.cat([gt.bboxes, priors])  # what the sampler ranked: gt first (no ignore)

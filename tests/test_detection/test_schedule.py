@@ -1,6 +1,7 @@
 """FGFA's schedule and solver on DDP (detection/schedule.py) against values worked out by hand
 from FGFA's train_end2end.py: ``lr_iters = int(epoch * len(roidb) / batch_size)``, an epoch of
 ``len(roidb) // batch_size`` iterations, the roidb doubled by ``append_flipped_images``."""
+
 import pytest
 import torch
 
@@ -12,8 +13,14 @@ def test_real_lists_on_four_gpus():
     # 1.333 * 222,946 / 4 = 297,187.018 / 4 = 74,296.75 -> 74,296
     assert fgfa_iterations([53639, 57834], batch=4) == (111472, [74296])
     s = fgfa_solver()
-    assert s == dict(batch=4, list_lines=[53639, 57834], lr=pytest.approx(1e-3),
-                     weight_decay=pytest.approx(1.25e-4), max_iters=111472, milestones=[74296])
+    assert s == dict(
+        batch=4,
+        list_lines=[53639, 57834],
+        lr=pytest.approx(1e-3),
+        weight_decay=pytest.approx(1.25e-4),
+        max_iters=111472,
+        milestones=[74296],
+    )
 
 
 def test_without_flip_and_other_batches():
@@ -25,8 +32,12 @@ def test_without_flip_and_other_batches():
     assert (s["lr"], s["weight_decay"]) == (pytest.approx(2e-3), pytest.approx(6.25e-5))
     # one process: 222,946 iterations per epoch; 1.333 * 222,946 = 297,187.018
     s = fgfa_solver(processes=1)
-    assert (s["max_iters"], s["milestones"], s["lr"], s["weight_decay"]) == \
-        (445892, [297187], pytest.approx(2.5e-4), pytest.approx(5e-4))
+    assert (s["max_iters"], s["milestones"], s["lr"], s["weight_decay"]) == (
+        445892,
+        [297187],
+        pytest.approx(2.5e-4),
+        pytest.approx(5e-4),
+    )
     assert fgfa_iterations([10, 3], batch=4, epochs=3, lr_steps=(1.0, 2.5)) == (18, [6, 16])
 
 
@@ -34,11 +45,12 @@ def test_ddp_mean_step_equals_mxnet_summed_step():
     """One SGD step with momentum on 4 images' gradients: MXNet's update on the sum
     (``mom = 0.9 mom - lr (sum g + wd w); w += mom``) equals torch's SGD on the mean with
     ``ddp_sgd(4)``."""
-    g = torch.tensor([[0.3, -1.2, 0.5], [0.1, 0.4, -0.2], [-0.6, 0.2, 0.9], [1.1, 0.0, 0.3]],
-                     dtype=torch.float64)
+    g = torch.tensor(
+        [[0.3, -1.2, 0.5], [0.1, 0.4, -0.2], [-0.6, 0.2, 0.9], [1.1, 0.0, 0.3]], dtype=torch.float64
+    )
     w0 = torch.tensor([0.7, -0.4, 2.0], dtype=torch.float64)
     w, mom = w0.clone(), torch.zeros(3, dtype=torch.float64)
-    for _ in range(3):                                    # MXNet sgd, rescale_grad 1.0
+    for _ in range(3):  # MXNet sgd, rescale_grad 1.0
         mom = 0.9 * mom - 2.5e-4 * (g.sum(0) + 5e-4 * w)
         w = w + mom
     p = torch.nn.Parameter(w0.clone())
@@ -54,9 +66,11 @@ def test_batch_note_names_the_rule_for_the_run():
     solver = fgfa_solver()
     assert batch_note(solver, 4, 1) is None and batch_note(None, 1, 1) is None
     note = batch_note(solver, 2, 1)
-    assert note == ("the config's solver is for a batch of 4 clips, this run has 2 x 1 = 2; "
-                    "FGFA's rule for it (detection/schedule.py): lr 0.0005, weight decay 0.00025, "
-                    "222946 iterations, LR step at [148593]")
+    assert note == (
+        "the config's solver is for a batch of 4 clips, this run has 2 x 1 = 2; "
+        "FGFA's rule for it (detection/schedule.py): lr 0.0005, weight decay 0.00025, "
+        "222946 iterations, LR step at [148593]"
+    )
 
 
 def test_bad_arguments():

@@ -10,6 +10,7 @@ scored on the held-out test snippets (121 corrupted frames, 19 of them glare), o
 detection of ``tsm demo``'s first seed. Both models are trained and tested through ``tsm detect
 train`` / ``tsm detect test``. The margins were measured with seeds 4-6, which took no part in
 choosing the setting (see the comment above ``MARGIN``)."""
+
 from __future__ import annotations
 
 import json
@@ -22,41 +23,88 @@ import detection
 from tsm_apps.cli import main as tsm
 from tsm_apps.synth.vid import generate
 
-CONFIGS = {m: str(Path(detection.__file__).parent / "configs" / f"rfcn_synth_{m}.py")
-           for m in ("tsm", "tsn")}
+CONFIGS = {
+    m: str(Path(detection.__file__).parent / "configs" / f"rfcn_synth_{m}.py")
+    for m in ("tsm", "tsn")
+}
 SETTING = dict(iters=900, batch=1, train_videos=24, val_videos=16, width=160, height=128)
 SEED = 4  # tsm demo's first detection seed
 
 
-CLIP_LOSS = {"tsm": ["model.loss_frames=clip"],
-             "tsn": ["model.loss_frames=clip", "model.backbone.num_segments=4",
-                     "train_dataloader.batch_sampler.clip_len=4"]}
+CLIP_LOSS = {
+    "tsm": ["model.loss_frames=clip"],
+    "tsn": [
+        "model.loss_frames=clip",
+        "model.backbone.num_segments=4",
+        "train_dataloader.batch_sampler.clip_len=4",
+    ],
+}
 """The clip-loss variant (losses on all 4 frames of a clip, TSN too) as config overrides."""
 
 
-def run(model: str, seed: int, tmp: Path, iters: int, batch: int, train_videos: int,
-        val_videos: int, width: int, height: int, split: str = "test",
-        clip_loss: bool = False) -> dict:
+def run(
+    model: str,
+    seed: int,
+    tmp: Path,
+    iters: int,
+    batch: int,
+    train_videos: int,
+    val_videos: int,
+    width: int,
+    height: int,
+    split: str = "test",
+    clip_loss: bool = False,
+) -> dict:
     """Train ``model`` (``tsm`` or ``tsn``) on the synthetic VID set (data seed 0) with
     training seed ``seed`` (``clip_loss``: the clip-loss variant), test it on ``split`` (val or
     the held-out test snippets); the test's ``metrics.json``."""
-    root = generate(tmp / f"vid_{train_videos}_{val_videos}_{width}x{height}",
-                    train_videos=train_videos, val_videos=val_videos, seed=0, width=width,
-                    height=height)
+    root = generate(
+        tmp / f"vid_{train_videos}_{val_videos}_{width}x{height}",
+        train_videos=train_videos,
+        val_videos=val_videos,
+        seed=0,
+        width=width,
+        height=height,
+    )
     work = tmp / f"{model}_s{seed}_i{iters}_b{batch}_{train_videos}_{width}_c{int(clip_loss)}"
     size = f"img_scale={width},{height}"
     # the configs' schedule: 50 warm-up iterations, then cosine to max_iters
-    opts = [f"data_root={root}/", size, f"randomness.seed={seed}", f"train_cfg.max_iters={iters}",
-            f"param_scheduler.1.end={iters}", f"train_dataloader.batch_size={batch}",
-            "default_hooks.checkpoint.interval=100000", "default_hooks.logger.interval=100",
-            *(CLIP_LOSS[model] if clip_loss else [])]
+    opts = [
+        f"data_root={root}/",
+        size,
+        f"randomness.seed={seed}",
+        f"train_cfg.max_iters={iters}",
+        f"param_scheduler.1.end={iters}",
+        f"train_dataloader.batch_size={batch}",
+        "default_hooks.checkpoint.interval=100000",
+        "default_hooks.logger.interval=100",
+        *(CLIP_LOSS[model] if clip_loss else []),
+    ]
     if not (work / "final.pth").is_file():
-        assert tsm(["detect", "train", CONFIGS[model], "--work-dir", str(work),
-                    "--cfg-options", *opts]) == 0
+        assert (
+            tsm(
+                ["detect", "train", CONFIGS[model], "--work-dir", str(work), "--cfg-options", *opts]
+            )
+            == 0
+        )
     out = work / f"test_{split}" / "results.json"
-    assert tsm(["detect", "test", CONFIGS[model], str(work / "final.pth"), "--out", str(out),
-                "--cfg-options", f"data_root={root}/", size,
-                f"test_dataloader.dataset.ann_file=ImageSets/VID/{split}.txt"]) == 0
+    assert (
+        tsm(
+            [
+                "detect",
+                "test",
+                CONFIGS[model],
+                str(work / "final.pth"),
+                "--out",
+                str(out),
+                "--cfg-options",
+                f"data_root={root}/",
+                size,
+                f"test_dataloader.dataset.ann_file=ImageSets/VID/{split}.txt",
+            ]
+        )
+        == 0
+    )
     return json.loads((out.parent / "metrics.json").read_text())
 
 
@@ -78,8 +126,9 @@ GLARE_MARGIN = 15.0
 def test_online_tsm_beats_tsn_on_corrupted_frames(tmp_path):
     torch.set_num_threads(1)
     tsm_m, tsn_m = (run(m, SEED, tmp_path, **SETTING) for m in ("tsm", "tsn"))
-    figures = {k: (tsm_m[k], tsn_m[k]) for k in ("mAP_corrupted", "mAP_corrupted_glare",
-                                                 "mAP_clean")}
+    figures = {
+        k: (tsm_m[k], tsn_m[k]) for k in ("mAP_corrupted", "mAP_corrupted_glare", "mAP_clean")
+    }
     assert tsm_m["mAP_corrupted"] - tsn_m["mAP_corrupted"] >= MARGIN, figures
     assert tsm_m["mAP_corrupted_glare"] - tsn_m["mAP_corrupted_glare"] >= GLARE_MARGIN, figures
 
@@ -88,6 +137,7 @@ if __name__ == "__main__":
     import argparse
     import tempfile
     import time
+
     p = argparse.ArgumentParser(description="re-measure the margins: seeds, and the setting")
     p.add_argument("seeds", nargs="*", type=int, default=[0])
     for k, v in SETTING.items():
@@ -99,19 +149,34 @@ if __name__ == "__main__":
     a = p.parse_args()
     setting = {k: getattr(a, k) for k in SETTING}
     torch.set_num_threads(1)
-    keys = ("mAP", "mAP_slow", "mAP_medium", "mAP_fast", "mAP_corrupted", "mAP_clean",
-            "mAP_corrupted_occlusion", "mAP_corrupted_glare", "mAP_corrupted_blur")
+    keys = (
+        "mAP",
+        "mAP_slow",
+        "mAP_medium",
+        "mAP_fast",
+        "mAP_corrupted",
+        "mAP_clean",
+        "mAP_corrupted_occlusion",
+        "mAP_corrupted_glare",
+        "mAP_corrupted_blur",
+    )
     with tempfile.TemporaryDirectory() as d:
         for seed in a.seeds:
             res = {}
             for m in a.models:
                 t0 = time.time()
-                res[m] = run(m, seed, Path(a.keep or d), **setting, split=a.split,
-                             clip_loss=a.clip_loss)
-                print(f"RESULT {setting} {a.split} clip_loss={a.clip_loss} seed {seed} {m}: "
-                      + " ".join(f"{k} {res[m].get(k) or 0:.1f}" for k in keys)
-                      + f" in {time.time() - t0:.0f} s", flush=True)
+                res[m] = run(
+                    m, seed, Path(a.keep or d), **setting, split=a.split, clip_loss=a.clip_loss
+                )
+                print(
+                    f"RESULT {setting} {a.split} clip_loss={a.clip_loss} seed {seed} {m}: "
+                    + " ".join(f"{k} {res[m].get(k) or 0:.1f}" for k in keys)
+                    + f" in {time.time() - t0:.0f} s",
+                    flush=True,
+                )
             if len(res) == 2:
-                print(f"RESULT seed {seed}: corrupted gain "
-                      f"{res['tsm']['mAP_corrupted'] - res['tsn']['mAP_corrupted']:+.1f}",
-                      flush=True)
+                print(
+                    f"RESULT seed {seed}: corrupted gain "
+                    f"{res['tsm']['mAP_corrupted'] - res['tsn']['mAP_corrupted']:+.1f}",
+                    flush=True,
+                )

@@ -1,5 +1,6 @@
 """VIDMetric (mmengine) on mmdet-style data samples over a tiny generated VID layout: ground
 truth and motion IoU read from the XML next to each image, the corrupted split from the sidecar."""
+
 import json
 import shutil
 
@@ -14,9 +15,11 @@ from vid_fixtures import VAL, make_border_vid, make_vid
 
 CLASSES = ImageNetVIDDataset.METAINFO["classes"]
 CAR, DOG, CAT = 6, 8, 9
-GT = {0: [([2, 3, 12, 13], CAR)],
-      1: [([2, 3, 12, 13], CAR), ([20, 4, 30, 14], DOG)],
-      2: [([2, 3, 12, 13], CAR), ([25, 4, 35, 14], DOG), ([0, 20, 10, 30], CAT)]}
+GT = {
+    0: [([2, 3, 12, 13], CAR)],
+    1: [([2, 3, 12, 13], CAR), ([20, 4, 30, 14], DOG)],
+    2: [([2, 3, 12, 13], CAR), ([25, 4, 35, 14], DOG), ([0, 20, 10, 30], CAT)],
+}
 
 
 @pytest.fixture(scope="module")
@@ -27,10 +30,15 @@ def root(tmp_path_factory):
 def sample(root, t, boxes):
     """An mmdet data sample as the test loop hands it to the metric (``to_dict()`` form)."""
     b = torch.tensor([x for x, _ in boxes], dtype=torch.float32).reshape(-1, 4)
-    return {"img_path": str(root / "Data" / "VID" / "val" / VAL / f"{t:06d}.JPEG"),
-            "img_id": f"val/{VAL}/{t:06d}",
-            "pred_instances": {"bboxes": b, "scores": torch.linspace(0.9, 0.5, len(boxes)),
-                               "labels": torch.tensor([c for _, c in boxes], dtype=torch.long)}}
+    return {
+        "img_path": str(root / "Data" / "VID" / "val" / VAL / f"{t:06d}.JPEG"),
+        "img_id": f"val/{VAL}/{t:06d}",
+        "pred_instances": {
+            "bboxes": b,
+            "scores": torch.linspace(0.9, 0.5, len(boxes)),
+            "labels": torch.tensor([c for _, c in boxes], dtype=torch.long),
+        },
+    }
 
 
 def evaluate(root, keep=lambda box, c: True):
@@ -41,8 +49,12 @@ def evaluate(root, keep=lambda box, c: True):
 
 
 def test_split_image_path():
-    assert split_image_path("/d/vid/Data/VID/val/S/000003.JPEG") == ("/d/vid", "VID", "val",
-                                                                     "S/000003")
+    assert split_image_path("/d/vid/Data/VID/val/S/000003.JPEG") == (
+        "/d/vid",
+        "VID",
+        "val",
+        "S/000003",
+    )
     assert split_image_path("Data/DET/train/a/b/c.JPEG") == (".", "DET", "train", "a/b/c")
     with pytest.raises(ValueError, match="not under <root>/Data"):
         split_image_path("/tmp/frame.jpg")
@@ -60,22 +72,20 @@ def test_perfect_detections(root):
 
 def test_missing_the_fast_object(root):
     m = evaluate(root, keep=lambda box, c: c != DOG)
-    assert m["mAP"] == pytest.approx(200 / 3)           # car 100, dog 0, cat 100
+    assert m["mAP"] == pytest.approx(200 / 3)  # car 100, dog 0, cat 100
     assert m["mAP_slow"] == pytest.approx(100.0)
-    assert m["mAP_fast"] == pytest.approx(50.0)           # dog 0, cat 100
+    assert m["mAP_fast"] == pytest.approx(50.0)  # dog 0, cat 100
 
 
 def test_corrupted_split_from_sidecar(root, tmp_path):
     data = tmp_path / "c"
     shutil.copytree(root, data)
-    (data / "corruptions.json").write_text(json.dumps({"val": {VAL: {"2": "blur"}},
-                                                       "train": {}}))
-    m = evaluate(data, keep=lambda box, c: box != [25, 4, 35, 14])   # miss the dog at t=2
+    (data / "corruptions.json").write_text(json.dumps({"val": {VAL: {"2": "blur"}}, "train": {}}))
+    m = evaluate(data, keep=lambda box, c: box != [25, 4, 35, 14])  # miss the dog at t=2
     assert m["mAP_corrupted"] == pytest.approx(200 / 3)  # frame 2: car 100, dog 0, cat 100
     assert m["mAP_corrupted_blur"] == pytest.approx(200 / 3)
     assert m["mAP_clean"] == pytest.approx(100.0)
-    ds = ImageNetVIDDataset(data_root=str(data), ann_file="ImageSets/VID/val.txt",
-                            test_mode=True)
+    ds = ImageNetVIDDataset(data_root=str(data), ann_file="ImageSets/VID/val.txt", test_mode=True)
     assert [ds.get_data_info(i)["corruption"] for i in range(3)] == [None, None, "blur"]
     (data / "corruptions.json").write_text(json.dumps({"val": ["blur"]}))
     with pytest.raises(ValueError, match="corruptions.json: expected"):
@@ -95,18 +105,28 @@ def test_det_images_and_bad_neighbour_xml(root, tmp_path):
     m = VIDMetric()
     m.dataset_meta = {"classes": CLASSES}
     img = root / "Data" / "DET" / "train" / "ILSVRC2013_train" / "n02958343" / "n02958343_1.JPEG"
-    m.process({}, [{"img_path": str(img), "pred_instances": {
-        "bboxes": torch.tensor([[1.0, 2.0, 31.0, 21.0]]), "scores": torch.tensor([0.8]),
-        "labels": torch.tensor([CAR])}}])
+    m.process(
+        {},
+        [
+            {
+                "img_path": str(img),
+                "pred_instances": {
+                    "bboxes": torch.tensor([[1.0, 2.0, 31.0, 21.0]]),
+                    "scores": torch.tensor([0.8]),
+                    "labels": torch.tensor([CAR]),
+                },
+            }
+        ],
+    )
     res = m.evaluate(1)
-    assert res["mAP"] == pytest.approx(100.0) and res["n_gt_fast"] == 1   # one frame: fast
+    assert res["mAP"] == pytest.approx(100.0) and res["n_gt_fast"] == 1  # one frame: fast
 
     data = tmp_path / "b"
     shutil.copytree(root, data)
     (data / "Annotations" / "VID" / "val" / VAL / "000000.xml").write_text("<annotation>")
     m = VIDMetric()
     m.dataset_meta = {"classes": CLASSES}
-    m.process({}, [sample(data, 2, GT[2])])              # frame 0 is only a neighbour: ignored
+    m.process({}, [sample(data, 2, GT[2])])  # frame 0 is only a neighbour: ignored
     assert m.evaluate(1)["mAP"] == pytest.approx(100.0)
     m.process({}, [sample(data, 0, GT[0])])
     with pytest.raises(ValueError, match="000000.xml: not well-formed"):
@@ -137,24 +157,32 @@ def test_motion_iou_from_fgfa_mat_agrees_with_the_computed_split(root, tmp_path)
     write([[1.0], [1.0, 1 / 3], [1.0, 1 / 3, 0.0]])
     computed, from_mat = run(), run(motion_iou_file="motion.mat")
     assert from_mat == computed and computed["n_gt_fast"] == 3
-    write([[1.0], [1.0, 0.8], [1.0, 0.8, 0.95]])    # the file decides: dog medium, cat slow
+    write([[1.0], [1.0, 0.8], [1.0, 0.8, 0.95]])  # the file decides: dog medium, cat slow
     m = run(motion_iou_file=str(data / "motion.mat"))
     assert (m["n_gt_slow"], m["n_gt_medium"], m["n_gt_fast"]) == (4, 2, 0)
     assert m["mAP_medium"] == 0.0 and m["mAP_slow"] == pytest.approx(100.0)
     write([[1.0], [1.0], [1.0, 0.8, 0.95]])
-    with pytest.raises(ValueError, match=r"motion.mat: cell 2 .* has 1 values, but the frame's "
-                                         r"XML has 2 objects"):
+    with pytest.raises(
+        ValueError,
+        match=r"motion.mat: cell 2 .* has 1 values, but the frame's "
+        r"XML has 2 objects",
+    ):
         run(motion_iou_file="motion.mat")
 
 
 # detections (edge coordinates, as the detector gives them; the dog and cat of frame 2 clipped to
 # the 48x32 image) with distinct scores, matched, missed, misclassified and background boxes
-BORDER_DETS = {0: [([2, 3, 12, 13], CAR, 0.9), ([30, 10, 40, 20], DOG, 0.35)],
-               1: [([3, 3, 13, 13], CAR, 0.8), ([20, 4, 30, 14], DOG, 0.6),
-                   ([0, 0, 10, 10], CAT, 0.3)],
-               2: [([38, 4, 48, 14], DOG, 0.7), ([0, 22, 10, 32], CAT, 0.5),
-                   ([30, 20, 45, 30], CAR, 0.45), ([2, 3, 12, 13], CAR, 0.4),
-                   ([39, 5, 48, 14], CAT, 0.2)]}
+BORDER_DETS = {
+    0: [([2, 3, 12, 13], CAR, 0.9), ([30, 10, 40, 20], DOG, 0.35)],
+    1: [([3, 3, 13, 13], CAR, 0.8), ([20, 4, 30, 14], DOG, 0.6), ([0, 0, 10, 10], CAT, 0.3)],
+    2: [
+        ([38, 4, 48, 14], DOG, 0.7),
+        ([0, 22, 10, 32], CAT, 0.5),
+        ([30, 20, 45, 30], CAR, 0.45),
+        ([2, 3, 12, 13], CAR, 0.4),
+        ([39, 5, 48, 14], CAT, 0.2),
+    ],
+}
 
 
 def test_border_boxes_are_scored_as_given_like_fgfa(tmp_path):
@@ -169,9 +197,16 @@ def test_border_boxes_are_scored_as_given_like_fgfa(tmp_path):
         m.process({}, [s])
     ours = m.evaluate(3)
     wnids = [w for w, _ in VID_CLASSES]
-    ref = fgfa_map(snippet_frames(root / "Annotations" / "VID" / "val" / VAL, wnids, {
-        f"{t:06d}": [(p, c, [b[0], b[1], b[2] - 1, b[3] - 1]) for b, c, p in dets]
-        for t, dets in BORDER_DETS.items()}))
+    ref = fgfa_map(
+        snippet_frames(
+            root / "Annotations" / "VID" / "val" / VAL,
+            wnids,
+            {
+                f"{t:06d}": [(p, c, [b[0], b[1], b[2] - 1, b[3] - 1]) for b, c, p in dets]
+                for t, dets in BORDER_DETS.items()
+            },
+        )
+    )
     assert (ours["n_gt_slow"], ours["n_gt_medium"], ours["n_gt_fast"]) == (3, 0, 3)
     for key in ("mAP", "mAP_slow", "mAP_fast"):
         assert ours[key] == pytest.approx(ref[key], abs=1e-9), key
@@ -198,10 +233,9 @@ def test_computed_motion_iou_equals_fgfas_mat_layout_on_the_same_snippets(tmp_pa
     from vid_fixtures import write_snippet
 
     a, b = "ILSVRC2015_val_00000000", "ILSVRC2015_val_00001000"
-    car = VIDObject(0, CAR_ID, (2, 3, 11, 12))                        # static: 1 (slow)
+    car = VIDObject(0, CAR_ID, (2, 3, 11, 12))  # static: 1 (slow)
     dog = [VIDObject(1, DOG_ID, (20 + 5 * k, 4, 29 + 5 * k, 13)) for k in range(3)]
-    write_snippet(tmp_path, "VID", "val", a, [[car], [car, dog[0]], [car, dog[1]],
-                                              [car, dog[2]]])
+    write_snippet(tmp_path, "VID", "val", a, [[car], [car, dog[0]], [car, dog[1]], [car, dog[2]]])
     cat = [VIDObject(0, CAT_ID, (30, 10 + k, 39, 19 + k)) for k in range(3)]
     write_snippet(tmp_path, "VID", "val", b, [[], [cat[0]], [cat[1]], [cat[2]]])
     (tmp_path / "ImageSets").mkdir()
@@ -213,7 +247,7 @@ def test_computed_motion_iou_equals_fgfas_mat_layout_on_the_same_snippets(tmp_pa
     cells = np.empty((8, 1), object)
     for i, v in enumerate(hand):
         cells[i, 0] = np.array(v, np.float64).reshape(-1, 1) if v else np.zeros((1, 0))
-    cells[0, 0] = np.ones((1, 1), np.uint8)                          # as 739 cells of the file
+    cells[0, 0] = np.ones((1, 1), np.uint8)  # as 739 cells of the file
     scipy.io.savemat(str(tmp_path / "motion.mat"), {"motion_iou": cells})
 
     def flat(rows):
@@ -233,17 +267,31 @@ def test_computed_motion_iou_equals_fgfas_mat_layout_on_the_same_snippets(tmp_pa
         m = VIDMetric(**kw)
         m.dataset_meta = {"classes": CLASSES}
         found = []
-        for snippet, frames in ((a, [[car], [car, dog[0]], [car], [car, dog[2]]]),
-                                (b, [[], [cat[0]], [cat[1]], [cat[2]]])):
-            for t, objs in enumerate(frames):   # the dog missed at frame 2 of a
-                boxes = torch.tensor([[o.box[0], o.box[1], o.box[2] + 1, o.box[3] + 1]
-                                      for o in objs], dtype=torch.float32).reshape(-1, 4)
-                labels = torch.tensor([{CAR_ID: CAR, DOG_ID: DOG, CAT_ID: CAT}[o.name]
-                                       for o in objs], dtype=torch.long)
-                found.append({"img_path": str(tmp_path / "Data" / "VID" / "val" / snippet
-                                              / f"{t:06d}.JPEG"),
-                              "pred_instances": {"bboxes": boxes, "labels": labels,
-                                                 "scores": torch.full((len(objs),), 0.9)}})
+        for snippet, frames in (
+            (a, [[car], [car, dog[0]], [car], [car, dog[2]]]),
+            (b, [[], [cat[0]], [cat[1]], [cat[2]]]),
+        ):
+            for t, objs in enumerate(frames):  # the dog missed at frame 2 of a
+                boxes = torch.tensor(
+                    [[o.box[0], o.box[1], o.box[2] + 1, o.box[3] + 1] for o in objs],
+                    dtype=torch.float32,
+                ).reshape(-1, 4)
+                labels = torch.tensor(
+                    [{CAR_ID: CAR, DOG_ID: DOG, CAT_ID: CAT}[o.name] for o in objs],
+                    dtype=torch.long,
+                )
+                found.append(
+                    {
+                        "img_path": str(
+                            tmp_path / "Data" / "VID" / "val" / snippet / f"{t:06d}.JPEG"
+                        ),
+                        "pred_instances": {
+                            "bboxes": boxes,
+                            "labels": labels,
+                            "scores": torch.full((len(objs),), 0.9),
+                        },
+                    }
+                )
         m.process({}, found)
         return m.evaluate(len(found))
 
@@ -264,7 +312,7 @@ def test_an_empty_fgfa_cell_reads_as_one_zero_for_a_one_object_frame(root, tmp_p
     shutil.copytree(root, data)
     (data / "ImageSets" / "VID_val_videos.txt").write_text(f"val/{VAL} 1 0 3\n")
     cells = np.empty((3, 1), object)
-    cells[0, 0] = np.zeros((1, 0))                      # frame 0: the static car alone
+    cells[0, 0] = np.zeros((1, 0))  # frame 0: the static car alone
     cells[1, 0], cells[2, 0] = np.ones((2, 1)), np.ones((3, 1))
     scipy.io.savemat(str(data / "motion.mat"), {"motion_iou": cells})
     m = VIDMetric(motion_iou_file="motion.mat")

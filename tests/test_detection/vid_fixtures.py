@@ -1,4 +1,5 @@
 """A tiny ImageNet-VID (+ DET) layout on disk, written with tsm_apps.data.vid_layout."""
+
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +25,7 @@ def write_image(path: Path, value: int = 128) -> None:
     Image.fromarray(np.full((H, W, 3), value, np.uint8)).save(path, format="JPEG")
 
 
-def write_snippet(root: Path, source: str, split: str, snippet: str,
-                  frames: list) -> None:
+def write_snippet(root: Path, source: str, split: str, snippet: str, frames: list) -> None:
     """``frames``: per frame a list of ``VIDObject``; images and XML named %06d."""
     for t, objects in enumerate(frames):
         name = f"{t:06d}"
@@ -39,19 +39,27 @@ def val_frames() -> list:
     """3 frames: car (track 0) static at (2,3)-(11,12) incl.; dog (track 1) moves 5 px/frame
     from frame 1; frame 2 also holds a cat (track 2)."""
     car = VIDObject(0, CAR, (2, 3, 11, 12))
-    return [[car],
-            [car, VIDObject(1, DOG, (20, 4, 29, 13))],
-            [car, VIDObject(1, DOG, (25, 4, 34, 13)), VIDObject(2, CAT, (0, 20, 9, 29))]]
+    return [
+        [car],
+        [car, VIDObject(1, DOG, (20, 4, 29, 13))],
+        [car, VIDObject(1, DOG, (25, 4, 34, 13)), VIDObject(2, CAT, (0, 20, 9, 29))],
+    ]
 
 
 def make_vid(root: Path) -> Path:
     """val: one 3-frame snippet; train: a 20-frame (car) and a 5-frame (dog, empty frame 0)
     snippet; DET: two images (one with a car and a non-VID object), plus a negative line."""
     write_snippet(root, "VID", "val", VAL, val_frames())
-    write_snippet(root, "VID", "train", TRAIN_A,
-                  [[VIDObject(3, CAR, (t, 0, t + 9, 9))] for t in range(20)])
-    write_snippet(root, "VID", "train", TRAIN_B,
-                  [[]] + [[VIDObject(0, DOG, (1, 1, 10, 10))] for _ in range(4)])
+    write_snippet(
+        root, "VID", "train", TRAIN_A, [[VIDObject(3, CAR, (t, 0, t + 9, 9))] for t in range(20)]
+    )
+    write_snippet(
+        root,
+        "VID",
+        "train",
+        TRAIN_B,
+        [[]] + [[VIDObject(0, DOG, (1, 1, 10, 10))] for _ in range(4)],
+    )
     write_image_sets(root, {TRAIN_A: (20, {CAR}), TRAIN_B: (5, {DOG})}, {VAL: 3})
     det = root / "Annotations" / "DET" / "train" / "ILSVRC2013_train" / "n02958343"
     det.mkdir(parents=True)
@@ -61,18 +69,29 @@ def make_vid(root: Path) -> Path:
         "<object><name>n02958343</name><bndbox><xmin>1</xmin><ymin>2</ymin><xmax>30</xmax>"
         "<ymax>20</ymax></bndbox></object>"
         "<object><name>n01440764</name><bndbox><xmin>0</xmin><ymin>0</ymin><xmax>5</xmax>"
-        "<ymax>5</ymax></bndbox></object></annotation>")
+        "<ymax>5</ymax></bndbox></object></annotation>"
+    )
     (det / "n02958343_2.xml").write_text(
         "<annotation><folder>n02958343</folder><filename>n02958343_2</filename>"
-        f"<size><width>{W}</width><height>{H}</height></size></annotation>")
+        f"<size><width>{W}</width><height>{H}</height></size></annotation>"
+    )
     for i in (1, 2):
-        write_image(root / "Data" / "DET" / "train" / "ILSVRC2013_train" / "n02958343" /
-                    f"n02958343_{i}.JPEG")
+        write_image(
+            root
+            / "Data"
+            / "DET"
+            / "train"
+            / "ILSVRC2013_train"
+            / "n02958343"
+            / f"n02958343_{i}.JPEG"
+        )
     sets = root / "ImageSets" / "DET"
     sets.mkdir(parents=True)
-    (sets / "train_7.txt").write_text("ILSVRC2013_train/n02958343/n02958343_1 1\n"
-                                      "ILSVRC2013_train/n02958343/n02958343_2 1\n"
-                                      "ILSVRC2013_train/n02958343/n02958343_9 -1\n")
+    (sets / "train_7.txt").write_text(
+        "ILSVRC2013_train/n02958343/n02958343_1 1\n"
+        "ILSVRC2013_train/n02958343/n02958343_2 1\n"
+        "ILSVRC2013_train/n02958343/n02958343_9 -1\n"
+    )
     return root
 
 
@@ -80,15 +99,17 @@ def write_msra_lists(root: Path) -> Path:
     """FGFA/MSRA lists for :func:`make_vid`'s tree, written by hand (not by the code under test):
     15-frame keys of the 20-frame and 5-frame snippets, the val video, both DET images."""
     keys_20 = [0, 2, 3, 4, 6, 7, 8, 10, 11, 12, 14, 15, 16, 18, 19]  # floor(20(2i+1)/30)
-    keys_5 = [0, 1, 2, 3, 4]                                        # 15 values, 5 distinct
+    keys_5 = [0, 1, 2, 3, 4]  # 15 values, 5 distinct
     sets = root / "ImageSets"
     (sets / "VID_train_15frames.txt").write_text(
         "".join(f"train/{TRAIN_A} 1 {k} 20\n" for k in keys_20)
-        + "".join(f"train/{TRAIN_B} 1 {k} 5\n" for k in keys_5))
+        + "".join(f"train/{TRAIN_B} 1 {k} 5\n" for k in keys_5)
+    )
     (sets / "VID_val_videos.txt").write_text(f"val/{VAL} 1 0 3\n")
     (sets / "DET_train_30classes.txt").write_text(
         "train/ILSVRC2013_train/n02958343/n02958343_1 1\n"
-        "train/ILSVRC2013_train/n02958343/n02958343_2 1\n")
+        "train/ILSVRC2013_train/n02958343/n02958343_2 1\n"
+    )
     return root
 
 
@@ -105,12 +126,22 @@ def make_border_vid(root: Path) -> Path:
     entirely right of the image (xmin = 50)."""
     make_vid(root)
     car = VIDObject(0, CAR, (2, 3, 11, 12))
-    write_frame(root, "val", VAL, 2, [car, VIDObject(1, DOG, (38, 4, 48, 13)),
-                                      VIDObject(2, CAT, (0, 22, 9, 32))])
+    write_frame(
+        root,
+        "val",
+        VAL,
+        2,
+        [car, VIDObject(1, DOG, (38, 4, 48, 13)), VIDObject(2, CAT, (0, 22, 9, 32))],
+    )
     write_frame(root, "train", TRAIN_A, 15, [VIDObject(3, CAR, (40, 0, 49, 9))])
     write_frame(root, "train", TRAIN_A, 16, [VIDObject(3, CAR, (16, 25, 25, 32))])
-    write_frame(root, "train", TRAIN_B, 2, [VIDObject(0, DOG, (1, 1, 10, 10)),
-                                            VIDObject(1, DOG, (50, 1, 55, 10))])
+    write_frame(
+        root,
+        "train",
+        TRAIN_B,
+        2,
+        [VIDObject(0, DOG, (1, 1, 10, 10)), VIDObject(1, DOG, (50, 1, 55, 10))],
+    )
     return root
 
 
@@ -125,9 +156,13 @@ def push_to_border(root: Path) -> list:
         if not frame.objects or t % 3 == 2:
             continue
         o = frame.objects[0]
-        o.box = (o.box[0], o.box[1], frame.width, o.box[3]) if t % 3 == 0 else \
-            (o.box[0], o.box[1], o.box[2], frame.height)
+        o.box = (
+            (o.box[0], o.box[1], frame.width, o.box[3])
+            if t % 3 == 0
+            else (o.box[0], o.box[1], o.box[2], frame.height)
+        )
         xml.write_bytes(frame_to_xml(frame))
-        changed.append((xml.relative_to(ann).parts[0], xml.parent.name, t,
-                        "x" if t % 3 == 0 else "y"))
+        changed.append(
+            (xml.relative_to(ann).parts[0], xml.parent.name, t, "x" if t % 3 == 0 else "y")
+        )
     return changed

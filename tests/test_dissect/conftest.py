@@ -1,4 +1,5 @@
 """Fixtures of the dissect tests (helpers live in dissect_fixtures.py)."""
+
 import pytest
 import torch
 

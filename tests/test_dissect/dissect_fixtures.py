@@ -1,4 +1,5 @@
 """Tiny models and a tiny annotated video set for the dissect tests."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,9 @@ AS_STORED = {"test_protocol": TestProtocol(scale_size=SIZE, crop_size=SIZE).to_d
 def tiny_model(shift="offline", seed: int = 0, **kw) -> torch.nn.Module:
     """ResNet-18 at width 1/8 with a non-trivial fc (the builder's fc init is near zero)."""
     torch.manual_seed(seed)
-    m = build_recognizer("resnet18", num_classes=NUM_CLASSES, num_segments=SEGMENTS,
-                         shift=shift, width=0.125, **kw)
+    m = build_recognizer(
+        "resnet18", num_classes=NUM_CLASSES, num_segments=SEGMENTS, shift=shift, width=0.125, **kw
+    )
     with torch.no_grad():
         m.fc.weight.normal_()
         m.fc.bias.normal_()
@@ -42,7 +44,7 @@ def write_tiny_set(root: Path, n: int = 3, frames: int = 8, corrupt: int | None 
         boxes, arr = [], rng.integers(0, 60, (frames, SIZE, SIZE, 3), dtype=np.uint8)
         for t in range(frames):
             x = 4 + 5 * t
-            arr[t, 20:36, x:x + 16] = 255
+            arr[t, 20:36, x : x + 16] = 255
             boxes.append([x, 20, x + 16, 36])
             f = root / rel / f"img_{t + 1:05d}.jpg"
             if i == corrupt:
@@ -51,16 +53,21 @@ def write_tiny_set(root: Path, n: int = 3, frames: int = 8, corrupt: int | None 
                 Image.fromarray(arr[t]).save(f, quality=95)
         label = i % NUM_CLASSES
         lines.append(f"{rel} {frames} {label}")
-        videos[rel] = {"label": label, "class": f"c{label}", "boxes": boxes,
-                       "active": [3 <= t < 6 for t in range(frames)]}
+        videos[rel] = {
+            "label": label,
+            "class": f"c{label}",
+            "boxes": boxes,
+            "active": [3 <= t < 6 for t in range(frames)],
+        }
     (root / "val.txt").write_text("\n".join(lines) + "\n")
     ann = {"classes": [f"c{k}" for k in range(NUM_CLASSES)], "videos": videos}
     (root / "annotations.json").write_text(json.dumps(ann))
     return root
 
 
-def write_flow_folder(folder: Path, fields: int, size: int = SIZE, seed: int = 0,
-                      constant: bool = False) -> Path:
+def write_flow_folder(
+    folder: Path, fields: int, size: int = SIZE, seed: int = 0, constant: bool = False
+) -> Path:
     """``fields`` flow fields as ``tsm flow extract`` names them (``flow_x_00001.jpg``...).
 
     ``constant``: field ``k`` (0-based) is x = 20 + 10 k, y = 200 - 10 k everywhere (the field
@@ -85,5 +92,7 @@ def read_flow_by_hand(folder: Path, field: int) -> tuple:
     """Field ``field`` (0-based) of ``folder`` as float ``(x, y)`` arrays, read with PIL."""
     from PIL import Image
 
-    return tuple(np.asarray(Image.open(folder / f"flow_{a}_{field + 1:05d}.jpg"), np.float64)
-                 for a in ("x", "y"))
+    return tuple(
+        np.asarray(Image.open(folder / f"flow_{a}_{field + 1:05d}.jpg"), np.float64)
+        for a in ("x", "y")
+    )

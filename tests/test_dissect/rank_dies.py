@@ -1,5 +1,6 @@
 """``tsm`` with rank ``DIE_RANK`` dying (``os._exit(1)``) right after finishing its first clip:
 a killed process, as torchrun sees one. Used by test_dissect_distributed.py."""
+
 import os
 import sys
 

@@ -26,8 +26,9 @@ def test_identity_holds_with_temporal_pool():
     x = torch.randn(1, SEGMENTS, 3, SIZE, SIZE)
     res = compute_cam(m, x, class_idx=3, upsample=False)
     assert res.lowres.shape == (1, SEGMENTS // 2, 2, 2)
-    torch.testing.assert_close(res.lowres.mean(dim=(1, 2, 3)) + m.fc.bias[3],
-                               res.logits[:, 3], rtol=0, atol=1e-5)
+    torch.testing.assert_close(
+        res.lowres.mean(dim=(1, 2, 3)) + m.fc.bias[3], res.logits[:, 3], rtol=0, atol=1e-5
+    )
 
 
 def test_class_map_is_the_slice_of_all_class_maps(model, clips):
@@ -52,8 +53,9 @@ def test_upsampling_bilinear_shapes_and_temporal_repeat():
     torch.testing.assert_close(up[0, 0], up[0, 1])
     torch.testing.assert_close(up[0, 2], up[0, 3])
     # bilinear with align_corners=False keeps the mean of a 2x upsampled map
-    torch.testing.assert_close(upsample_maps(low, (4, 4))[0].mean(dim=(1, 2)),
-                               low[0].mean(dim=(1, 2)))
+    torch.testing.assert_close(
+        upsample_maps(low, (4, 4))[0].mean(dim=(1, 2)), low[0].mean(dim=(1, 2))
+    )
     with pytest.raises(ValueError, match="cannot spread 2 map steps over 3"):
         upsample_maps(low, (4, 4), num_frames=3)
 

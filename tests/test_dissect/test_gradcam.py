@@ -26,16 +26,15 @@ def test_gradcam_on_the_last_features_is_the_rectified_cam(model, clips):
     cam = compute_clip_maps(model, clips, "cam", class_idx=CLASSES).lowres
     for weighting in ("frame", "clip"):
         gc = compute_gradcam(model, clips, "gradcam", weighting, CLASSES, upsample=False).lowres
-        torch.testing.assert_close(gc, cam.clamp_min(0) / (SEGMENTS * 2 * 2), rtol=1e-4,
-                                   atol=1e-6)
+        torch.testing.assert_close(gc, cam.clamp_min(0) / (SEGMENTS * 2 * 2), rtol=1e-4, atol=1e-6)
 
 
 def test_per_frame_and_per_clip_weights_are_as_defined(model, clips):
     """On layer3 (shifted blocks follow) the gradients differ between frames."""
     layer = model.backbone.layer3
     a, g = _hand_gradcam(model, clips, "backbone.layer3")
-    w_frame = g.mean(dim=(3, 4))                          # (N, T, C): one vector per frame
-    w_clip = g.mean(dim=(1, 3, 4))                        # (N, C): one vector per clip
+    w_frame = g.mean(dim=(3, 4))  # (N, T, C): one vector per frame
+    w_clip = g.mean(dim=(1, 3, 4))  # (N, C): one vector per clip
     want_frame = torch.einsum("ntc,ntchw->nthw", w_frame, a).clamp_min(0)
     want_clip = torch.einsum("nc,ntchw->nthw", w_clip, a).clamp_min(0)
     got_frame = compute_gradcam(model, clips, "gradcam", "frame", CLASSES, layer, upsample=False)

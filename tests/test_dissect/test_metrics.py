@@ -26,9 +26,9 @@ def test_box_masks_use_pixel_centres():
 
 def test_pointing_game_on_hand_made_maps():
     maps = np.zeros((3, 4, 4))
-    maps[0, 1, 1] = 1          # inside the box
-    maps[1, 3, 3] = 1          # outside
-    maps[2, 1, 1] = 1          # frame without a box
+    maps[0, 1, 1] = 1  # inside the box
+    maps[1, 3, 3] = 1  # outside
+    maps[2, 1, 1] = 1  # frame without a box
     boxes = np.array([[0, 0, 2, 2], [0, 0, 2, 2], NAN])
     assert pointing_hits(maps, boxes).tolist() == [True, False, False]
     # tolerance: (3.5, 3.5) is sqrt(1.5^2 + 1.5^2) = 2.12 px from the box corner (2, 2)
@@ -39,8 +39,8 @@ def test_pointing_game_on_hand_made_maps():
 
 def test_iou_of_mask_with_box():
     masks = np.zeros((2, 4, 4), bool)
-    masks[0, :2, :2] = True            # equals the box: IoU 1
-    masks[1, :2, :4] = True            # 8 px vs 4-px box: 4 / 8
+    masks[0, :2, :2] = True  # equals the box: IoU 1
+    masks[1, :2, :4] = True  # 8 px vs 4-px box: 4 / 8
     boxes = np.array([[0, 0, 2, 2], [0, 0, 2, 2]])
     assert mask_box_iou(masks, boxes).tolist() == [1.0, 0.5]
     assert np.isnan(mask_box_iou(masks[:1], np.array([NAN]))[0])
@@ -72,13 +72,14 @@ def test_baselines():
 
 
 def test_scale_boxes():
-    assert scale_boxes(np.array([[10, 20, 30, 40]]), (100, 200), (50, 50)).tolist() == \
-        [[2.5, 10.0, 7.5, 20.0]]
+    assert scale_boxes(np.array([[10, 20, 30, 40]]), (100, 200), (50, 50)).tolist() == [
+        [2.5, 10.0, 7.5, 20.0]
+    ]
 
 
 def test_clip_scores_and_summary():
     maps = np.zeros((4, 4, 4))
-    maps[:, 0, 0] = [1, 5, 5, 1]                 # mass rises in the active frames 1, 2
+    maps[:, 0, 0] = [1, 5, 5, 1]  # mass rises in the active frames 1, 2
     boxes = np.array([[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 4, 4], NAN])
     active = np.array([0, 1, 1, 0], bool)
     s = clip_scores(maps, boxes, active, {"max20": maps > 0})

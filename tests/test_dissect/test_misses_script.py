@@ -1,5 +1,6 @@
 """benchmarks/dissect_misses.py: maxima classified as actor / distractor / background, on a
 generated temporal set and a dissection run whose stored maps are replaced by hand-made ones."""
+
 import importlib.util
 from pathlib import Path
 
@@ -34,14 +35,28 @@ def _spike(y: float, x: float) -> np.ndarray:
 
 def test_maxima_on_actor_distractor_and_background(tmp_path):
     data = tmp_path / "temporal"
-    synth_temporal.generate(data, videos=10, frames=FRAMES, size=SIZE, seed=0,
-                            distractors=(2, 2), progress=False)
-    ckpt = save_checkpoint(tmp_path / "m.pth", build_recognizer(
-        "resnet18", num_classes=10, num_segments=4, shift="offline", width=0.125),
-        meta={"test_protocol": TestProtocol(scale_size=SIZE, crop_size=SIZE).to_dict()})
+    synth_temporal.generate(
+        data, videos=10, frames=FRAMES, size=SIZE, seed=0, distractors=(2, 2), progress=False
+    )
+    ckpt = save_checkpoint(
+        tmp_path / "m.pth",
+        build_recognizer("resnet18", num_classes=10, num_segments=4, shift="offline", width=0.125),
+        meta={"test_protocol": TestProtocol(scale_size=SIZE, crop_size=SIZE).to_dict()},
+    )
     out = tmp_path / "run"
-    run_job(JobConfig(checkpoint=str(ckpt), data=str(data), out=str(out), limit=2, sanity=False,
-                      units=False, overlays=False, device="cpu"), progress=False)
+    run_job(
+        JobConfig(
+            checkpoint=str(ckpt),
+            data=str(data),
+            out=str(out),
+            limit=2,
+            sanity=False,
+            units=False,
+            overlays=False,
+            device="cpu",
+        ),
+        progress=False,
+    )
     run = load_run(out)
     want = {"actor": 0, "distractor": 0, "background": 0}
     far = []
@@ -54,22 +69,25 @@ def test_maxima_on_actor_distractor_and_background(tmp_path):
         for t, box in enumerate(arr["boxes"]):
             if not has_box(box[None])[0]:
                 maps.append(_spike(0, 0))
-            elif t % 3 == 0:        # the actor's box centre
+            elif t % 3 == 0:  # the actor's box centre
                 maps.append(_spike((box[1] + box[3]) / 2, (box[0] + box[2]) / 2))
                 want["actor"] += 1
-            elif t % 3 == 1:        # a distractor's box centre
+            elif t % 3 == 1:  # a distractor's box centre
                 maps.append(_spike((other[1] + other[3]) / 2, (other[0] + other[2]) / 2))
                 want["distractor"] += 1
-            else:                   # a corner pixel: background unless a box covers it
+            else:  # a corner pixel: background unless a box covers it
                 y, x = (0, 0) if box[0] > 8 or box[1] > 8 else (SIZE - 1, SIZE - 1)
                 maps.append(_spike(y, x))
                 cx, cy = x + 0.5, y + 0.5
-                assert not any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in
-                               [box] + [bbox(place(L_SHAPE, *d), SIZE, SIZE)
-                                        for d in plan.distractors])
+                assert not any(
+                    b[0] <= cx <= b[2] and b[1] <= cy <= b[3]
+                    for b in [box]
+                    + [bbox(place(L_SHAPE, *d), SIZE, SIZE) for d in plan.distractors]
+                )
                 want["background"] += 1
-                far.append(np.hypot(max(box[0] - cx, cx - box[2], 0),
-                                    max(box[1] - cy, cy - box[3], 0)))
+                far.append(
+                    np.hypot(max(box[0] - cx, cx - box[2], 0), max(box[1] - cy, cy - box[3], 0))
+                )
         arr["maps"] = np.stack(maps)
         np.savez_compressed(out / "maps" / f"{cid}.npz", **arr)
     got = _script().classify(out)

@@ -22,7 +22,7 @@ def test_overlay_strip_and_gif(tmp_path):
     maps = np.random.default_rng(0).random((3, 4, 5))
     ov = overlay(frames, maps, boxes=np.array([[0, 0, 2, 2]] * 3))
     assert ov.shape == (3, 4, 5, 3) and ov.dtype == np.uint8
-    assert ov[0, 0, 0].tolist() == [0, 255, 0]                 # box outline
+    assert ov[0, 0, 0].tolist() == [0, 255, 0]  # box outline
     assert strip(ov, gap=2).shape == (4, 3 * 5 + 2 * 2, 3)
     path = write_gif(tmp_path / "a.gif", ov)
     with Image.open(path) as im:

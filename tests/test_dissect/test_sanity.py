@@ -19,6 +19,8 @@ def test_rank_correlation_exact_values():
     a = np.array([1.0, 2.0, 3.0, 4.0])
     assert rank_correlation(a, a * 10) == 1.0
     assert rank_correlation(a, -a) == -1.0
-    assert rank_correlation(a, np.array([1.0, 1.0, 2.0, 2.0])) == \
-        np.corrcoef([0, 1, 2, 3], [0.5, 0.5, 2.5, 2.5])[0, 1]
+    assert (
+        rank_correlation(a, np.array([1.0, 1.0, 2.0, 2.0]))
+        == np.corrcoef([0, 1, 2, 3], [0.5, 0.5, 2.5, 2.5])[0, 1]
+    )
     assert rank_correlation(a, np.ones(4)) is None

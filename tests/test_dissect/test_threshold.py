@@ -10,13 +10,13 @@ from dissect.threshold import (
 
 
 def test_dataset_threshold_keeps_twenty_percent_over_all_maps():
-    a = np.arange(1, 6, dtype=float).reshape(1, 1, 5)      # 1..5
-    b = np.arange(6, 11, dtype=float).reshape(1, 5, 1)     # 6..10
+    a = np.arange(1, 6, dtype=float).reshape(1, 1, 5)  # 1..5
+    b = np.arange(6, 11, dtype=float).reshape(1, 5, 1)  # 6..10
     t = dataset_keep_fraction_threshold([a, b], keep=0.2)
-    assert t == 9.0                                         # keeps 9 and 10: 2 of 10 pixels
+    assert t == 9.0  # keeps 9 and 10: 2 of 10 pixels
     kept = threshold_mask(a, t).sum() + threshold_mask(b, t).sum()
     assert kept == 2
-    assert dataset_keep_fraction_threshold([a, b], keep=0.25) == 8.0   # ceil(2.5) = 3 kept
+    assert dataset_keep_fraction_threshold([a, b], keep=0.25) == 8.0  # ceil(2.5) = 3 kept
 
 
 def test_dataset_threshold_is_global_not_per_map():
@@ -35,12 +35,10 @@ def test_dataset_threshold_errors():
 
 
 def test_fraction_of_max_per_frame_and_per_clip():
-    maps = np.array([[[0.0, 1.0], [2.0, 10.0]],
-                     [[0.1, 0.2], [0.3, 1.0]]])
+    maps = np.array([[[0.0, 1.0], [2.0, 10.0]], [[0.1, 0.2], [0.3, 1.0]]])
     per_frame = fraction_of_max_mask(maps, 0.2)
-    assert per_frame.tolist() == [[[False, False], [True, True]],
-                                  [[False, True], [True, True]]]
-    per_clip = fraction_of_max_mask(maps, 0.2, per="clip")   # 20% of 10 = 2
+    assert per_frame.tolist() == [[[False, False], [True, True]], [[False, True], [True, True]]]
+    per_clip = fraction_of_max_mask(maps, 0.2, per="clip")  # 20% of 10 = 2
     assert per_clip.sum() == 2
 
 

@@ -23,7 +23,7 @@ def _acts_and_masks():
 
 
 def test_thresholds_are_per_unit_top_quantiles():
-    acts = np.arange(2 * 2 * 10, dtype=np.float32).reshape(10, 2, 2, 1)   # unit 0 / unit 1
+    acts = np.arange(2 * 2 * 10, dtype=np.float32).reshape(10, 2, 2, 1)  # unit 0 / unit 1
     thr = unit_thresholds(acts, quantile=0.25)
     per_unit = [acts[:, k].ravel() for k in range(2)]
     assert thr.tolist() == [np.quantile(v, 0.75) for v in per_unit]
@@ -40,16 +40,16 @@ def test_unit_iou_on_hand_made_activations():
 
 def test_dissect_layer_counts_detectors():
     acts, masks = _acts_and_masks()
-    res = dissect_layer(acts, masks, quantile=0.3, min_iou=0.04)   # levels 0: a > 0
+    res = dissect_layer(acts, masks, quantile=0.3, min_iou=0.04)  # levels 0: a > 0
     assert res["units"] == 2 and res["detectors"] == 1
     assert res["iou"][0] == 1.0 and res["iou"][1] == 0.0
 
 
 def test_collector_upsamples_and_matches_pooled_frames():
     acts, masks = _acts_and_masks()
-    low = acts[:, :, ::2, ::2]                              # 2x2 maps, upsampled to 4x4
+    low = acts[:, :, ::2, ::2]  # 2x2 maps, upsampled to 4x4
     col = UnitCollector(["l"])
-    col.add({"l": __import__("torch").from_numpy(low[:2])}, masks)   # 2 steps for 4 frames
+    col.add({"l": __import__("torch").from_numpy(low[:2])}, masks)  # 2 steps for 4 frames
     assert len(col) == 1 and col.masks["l"][0].shape == (2, 4, 4)
     assert frame_rows_for(masks, 4) is masks
     with pytest.raises(ValueError, match="cannot match 3"):

@@ -5,6 +5,7 @@ Run as ``TRITON_INTERPRET=1 python interpreted_kernels.py OUT.pt`` (the variable
 before Triton is imported, hence a separate process). Inputs are seeded; every dtype and memory
 format the kernels support; frames larger than one kernel block; fold_div 8 and 4.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,12 +17,17 @@ FORMATS = {"nchw": torch.contiguous_format, "channels_last": torch.channels_last
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # (N*T, C, H, W), T, fold_div: a small clip; frames over one block (1024) in several clips;
 # one frame; two 8-frame clips whose moved channels span several in-place tiles (5 of 128)
-SHAPES = (((6, 16, 5, 7), 3, 8), ((4, 24, 9, 11), 2, 4), ((3, 8, 2, 2), 1, 8),
-          ((16, 64, 6, 6), 8, 8))
+SHAPES = (
+    ((6, 16, 5, 7), 3, 8),
+    ((4, 24, 9, 11), 2, 4),
+    ((3, 8, 2, 2), 1, 8),
+    ((16, 64, 6, 6), 8, 8),
+)
 
 
 def shift_cases() -> dict:
     from tsm_apps.models import shift_kernel
+
     out = {}
     for fname, fmt in FORMATS.items():
         for dname, dtype in DTYPES.items():
@@ -35,14 +41,20 @@ def shift_cases() -> dict:
                     y = shift_kernel.shift(xg, t, shape[1] // fold_div, dirs)
                     y.backward(grad)
                     out[(fname, dname, online, i)] = {
-                        "x": x, "grad": grad, "t": t, "fold_div": fold_div, "y": y.detach(),
-                        "x_grad": xg.grad}
+                        "x": x,
+                        "grad": grad,
+                        "t": t,
+                        "fold_div": fold_div,
+                        "y": y.detach(),
+                        "x_grad": xg.grad,
+                    }
     return out
 
 
 def in_place_cases() -> dict:
     """The in-place pair: the tensor inside (shifted) and after the undo (restored)."""
     from tsm_apps.models import shift_kernel
+
     out = {}
     for fname, fmt in FORMATS.items():
         for dname, dtype in DTYPES.items():
@@ -54,31 +66,44 @@ def in_place_cases() -> dict:
                     edge = shift_kernel.shift_in_place(y, t, shape[1] // fold_div, dirs)
                     inside = y.clone()
                     shift_kernel.undo_shift_in_place(y, edge, t, shape[1] // fold_div, dirs)
-                    out[(fname, dname, online, i)] = {"x": x, "t": t, "fold_div": fold_div,
-                                                      "inside": inside, "after": y}
+                    out[(fname, dname, online, i)] = {
+                        "x": x,
+                        "t": t,
+                        "fold_div": fold_div,
+                        "inside": inside,
+                        "after": y,
+                    }
     return out
 
 
 def step_cases() -> dict:
     """Three streaming steps of two streams (fold 2, and frames over one block)."""
     from tsm_apps.models import shift_kernel
+
     out = {}
     for fname, fmt in FORMATS.items():
         for dname, dtype in DTYPES.items():
             for i, (shape, fold_div) in enumerate((((2, 16, 5, 7), 8), ((2, 24, 9, 11), 4))):
                 g = torch.Generator().manual_seed(10 + i)
-                frames = [torch.randn(shape, generator=g).to(dtype).contiguous(memory_format=fmt)
-                          for _ in range(3)]
+                frames = [
+                    torch.randn(shape, generator=g).to(dtype).contiguous(memory_format=fmt)
+                    for _ in range(3)
+                ]
                 fold = shape[1] // fold_div
                 buffer = torch.zeros(shape[0], fold, *shape[2:], dtype=dtype).contiguous(
-                    memory_format=fmt)
+                    memory_format=fmt
+                )
                 ptr, outs, buffers = buffer.data_ptr(), [], []
                 for f in frames:
                     outs.append(shift_kernel.online_step(f, buffer, fold))
                     buffers.append(buffer.clone())
-                out[(fname, dname, i)] = {"frames": frames, "fold_div": fold_div, "outs": outs,
-                                          "buffers": buffers, "same_storage":
-                                          buffer.data_ptr() == ptr}
+                out[(fname, dname, i)] = {
+                    "frames": frames,
+                    "fold_div": fold_div,
+                    "outs": outs,
+                    "buffers": buffers,
+                    "same_storage": buffer.data_ptr() == ptr,
+                }
     return out
 
 
@@ -90,6 +115,7 @@ def model_cases() -> dict:
     from tsm_apps.models import shift_kernel
     from tsm_apps.models.online import OnlineRecognizer
     from tsm_apps.models.recognizer import build_recognizer
+
     shift_mod._kernel = lambda x: None if shift_mod._tracing() else shift_kernel
     # one thread, as the test's side: a convolution's weight gradient sums in an order that
     # depends on the thread count, and the comparison is bit for bit
@@ -103,8 +129,13 @@ def model_cases() -> dict:
             logits = m(x)
         xg = x.clone().requires_grad_()
         m(xg).square().sum().backward()
-        case = {"state": m.state_dict(), "x": x, "logits": logits, "x_grad": xg.grad,
-                "w_grad": m.backbone.layer1[0].conv1.net.weight.grad}
+        case = {
+            "state": m.state_dict(),
+            "x": x,
+            "logits": logits,
+            "x_grad": xg.grad,
+            "w_grad": m.backbone.layer1[0].conv1.net.weight.grad,
+        }
         if shift == "online":
             with OnlineRecognizer(m, mode="static") as rec:
                 case["steps"] = [rec.step(x[:, t]) for t in range(3)]
@@ -117,6 +148,7 @@ def model_cases() -> dict:
 def refusal() -> str:
     """The error for a buffer in the other memory format than the frame."""
     from tsm_apps.models import shift_kernel
+
     x = torch.zeros(1, 16, 4, 4).contiguous(memory_format=torch.channels_last)
     try:
         shift_kernel.online_step(x, torch.zeros(1, 2, 4, 4), 2)
@@ -128,5 +160,13 @@ def refusal() -> str:
 if __name__ == "__main__":
     if os.environ.get("TRITON_INTERPRET") != "1":
         raise SystemExit("set TRITON_INTERPRET=1 (before Triton is imported)")
-    torch.save({"shift": shift_cases(), "in_place": in_place_cases(), "step": step_cases(),
-                "refusal": refusal(), "model": model_cases()}, sys.argv[1])
+    torch.save(
+        {
+            "shift": shift_cases(),
+            "in_place": in_place_cases(),
+            "step": step_cases(),
+            "refusal": refusal(),
+            "model": model_cases(),
+        },
+        sys.argv[1],
+    )

@@ -1,6 +1,7 @@
 """The official temporal shift as a test reference, re-typed from its formula (mit-han-lab
 ``ops/temporal_shift.py`` ``TemporalShift.shift``; online: the online demo's layout).
 Independent of the code under test: the shift tests and the kernel tests compare with it."""
+
 import torch
 
 
@@ -15,6 +16,6 @@ def official_shift(x, t, fold_div=8, online=False):
         out[:, :, fold:] = v[:, :, fold:]
     else:
         out[:, :-1, :fold] = v[:, 1:, :fold]
-        out[:, 1:, fold:2 * fold] = v[:, :-1, fold:2 * fold]
-        out[:, :, 2 * fold:] = v[:, :, 2 * fold:]
+        out[:, 1:, fold : 2 * fold] = v[:, :-1, fold : 2 * fold]
+        out[:, :, 2 * fold :] = v[:, :, 2 * fold :]
     return out.view(nt, c, h, w)

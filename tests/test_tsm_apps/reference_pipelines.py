@@ -13,6 +13,7 @@ equivalence tests, and a checkpoint whose scores move with its input.
   preprocessor's mean ``[123.675, 116.28, 103.53]`` / std ``[58.395, 57.12, 57.375]``;
   ``average_clips='prob'``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,8 +38,9 @@ def official_indices(num_frames: int, t: int, dense: bool = False) -> list:
     return [[int(tick / 2.0 + tick * x) for x in range(t)]]
 
 
-def official_views(path, t: int = 8, crop: int = 224, scale: int = 256,
-                   dense: bool = False) -> tuple:
+def official_views(
+    path, t: int = 8, crop: int = 224, scale: int = 256, dense: bool = False
+) -> tuple:
     """``(indices [clips][T], views (V, T, 3, S, S))`` as the official test script makes them."""
     n = count_frames(path)
     clips = official_indices(n, t, dense)
@@ -61,6 +63,7 @@ def official_views(path, t: int = 8, crop: int = 224, scale: int = 256,
 def mmaction2_views(path, t: int = 8, crop: int = 224, scale: int = 256) -> tuple:
     """``(indices [1][T], views (1, T, 3, S, S))`` as mmaction2's test pipeline makes them."""
     import mmcv
+
     n = count_frames(path)
     avg = n / float(t)
     offsets = np.arange(t) * avg + avg / 2.0
@@ -70,7 +73,7 @@ def mmaction2_views(path, t: int = 8, crop: int = 224, scale: int = 256) -> tupl
     new_w, new_h = mmcv.rescale_size((w, h), (np.inf, scale))
     imgs = [mmcv.imresize(f, (new_w, new_h), interpolation="bilinear") for f in frames]
     left, top = (new_w - crop) // 2, (new_h - crop) // 2
-    x = np.stack([im[top:top + crop, left:left + crop] for im in imgs]).astype(np.float32)
+    x = np.stack([im[top : top + crop, left : left + crop] for im in imgs]).astype(np.float32)
     x = (x - np.array(MM_MEAN, np.float32)) / np.array(MM_STD, np.float32)
     return [idx], torch.from_numpy(x).permute(0, 3, 1, 2)[None]
 

@@ -1,6 +1,7 @@
 """The data-path benchmark (``tsm bench --device cuda datapath``) at its tiny CPU setting, the
 loader it times being the trainer's own, and normalising on the device giving the model the
 batch the workers would have given it, bit for bit."""
+
 from dataclasses import replace
 
 import numpy as np
@@ -36,8 +37,13 @@ def test_the_figure_runs_end_to_end_at_the_tiny_setting():
     d = f.detail
     assert d["loaded_clips_per_s"] > 0 and d["tensor_clips_per_s"] > 0
     assert f.value == pytest.approx(d["loaded_clips_per_s"] / d["tensor_clips_per_s"])
-    assert (d["workers"], d["pin_memory"], d["prefetch_factor"], d["persistent_workers"],
-            d["decode_threads"]) == (1, False, PREFETCH, False, DECODE_THREADS)
+    assert (
+        d["workers"],
+        d["pin_memory"],
+        d["prefetch_factor"],
+        d["persistent_workers"],
+        d["decode_threads"],
+    ) == (1, False, PREFETCH, False, DECODE_THREADS)
     assert d["normalize"] == "worker" and d["clip_dtype"] == "float32"  # auto on the CPU
     assert d["normalize_device_vs_worker_max_abs"] == 0.0
     assert set(d["clip_ms_in_process"]) == {"worker", "device"}
@@ -73,29 +79,45 @@ def test_the_bench_trains_through_the_trainers_loader(tmp_path):
     assert (loader.num_workers, loader.pin_memory, loader.prefetch_factor) == (1, False, PREFETCH)
     ds = trainer.train_set
     assert ds.frames is None and ds.sampling == "dense" and ds.records == records  # kinetics
-    assert (trainer.cfg.model.arch, trainer.cfg.model.segments, trainer.cfg.data.crop) == \
-        ("resnet18", 4, "multiscale")
+    assert (trainer.cfg.model.arch, trainer.cfg.model.segments, trainer.cfg.data.crop) == (
+        "resnet18",
+        4,
+        "multiscale",
+    )
     x, y = next(iter(loader))
     assert x.dtype == torch.uint8 and x.shape == (2, 4, 3, 32, 32) and y.shape == (2,)
 
 
 def test_a_cuda_loader_pins_memory_and_prefetches():
-    ds = VideoDataset.from_tensor(torch.zeros(2, 4, 8, 8, 3, dtype=torch.uint8), [0, 1], True,
-                                  2, 8)
+    ds = VideoDataset.from_tensor(torch.zeros(2, 4, 8, 8, 3, dtype=torch.uint8), [0, 1], True, 2, 8)
     loader = train_loader(ds, [[0, 1]], 2, torch.device("cuda", 0))
-    assert (loader.pin_memory, loader.prefetch_factor, loader.persistent_workers) == \
-        (True, PREFETCH, False)
+    assert (loader.pin_memory, loader.prefetch_factor, loader.persistent_workers) == (
+        True,
+        PREFETCH,
+        False,
+    )
     assert train_loader(ds, [[0, 1]], 0, "cpu").pin_memory is False
 
 
 def _trainer_input(normalize_on: str) -> tuple:
     """The first batch of a tiny run as the loader gives it and as the model sees it."""
-    cfg = load_config(preset="synthetic", arch="resnet18", width=0.125, segments=4, size=32,
-                      batch_size=4, crop="multiscale", flip=True, device="cpu", progress=False)
+    cfg = load_config(
+        preset="synthetic",
+        arch="resnet18",
+        width=0.125,
+        segments=4,
+        size=32,
+        batch_size=4,
+        crop="multiscale",
+        flip=True,
+        device="cpu",
+        progress=False,
+    )
     g = torch.Generator().manual_seed(0)
     videos = torch.randint(0, 256, (8, 12, 40, 48, 3), generator=g, dtype=torch.uint8)
-    ds = VideoDataset.from_tensor(videos, list(range(8)), True, 4, 32,
-                                  transform=train_augmentation(cfg, normalize_on))
+    ds = VideoDataset.from_tensor(
+        videos, list(range(8)), True, 4, 32, transform=train_augmentation(cfg, normalize_on)
+    )
     trainer = Trainer(cfg, DistEnv(), torch.device("cpu"), ds, ds, 8, hooks=[])
     seen = []
     trainer.net.register_forward_pre_hook(lambda m, args: seen.append(args[0].clone()))
@@ -127,7 +149,10 @@ def test_the_normalize_option():
     cfg = config_from_args(build_parser().parse_args(["--data", "d", "--normalize", "device"]))
     assert cfg.data.normalize == "device" and cfg.data.normalize_on("cpu") == "device"
     auto = load_config().data
-    assert (auto.normalize, auto.normalize_on("cuda:0"), auto.normalize_on("cpu")) == \
-        ("auto", "device", "worker")
+    assert (auto.normalize, auto.normalize_on("cuda:0"), auto.normalize_on("cpu")) == (
+        "auto",
+        "device",
+        "worker",
+    )
     with pytest.raises(ValueError, match="data: normalize must be one of"):
         load_config(normalize="gpu")

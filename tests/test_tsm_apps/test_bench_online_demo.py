@@ -3,6 +3,7 @@
 ``forward(x, *shift_buffer)`` returns ``(logits, *new_buffers)``, and
 ``InvertedResidualWithShift.forward(x, buffer) -> (y, x[:, :C//8])``), finds its buffer
 shapes, and times it beside ours; refuses a wrong path with exit code 2."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -12,7 +13,7 @@ import torch
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_online_demo.py"
 
-INTERFACE = '''
+INTERFACE = """
 import torch
 from torch import nn
 
@@ -45,7 +46,7 @@ class MobileNetV2(nn.Module):
             else:
                 x = f(x)
         return (self.classifier(x.mean(3).mean(2)), *out)
-'''
+"""
 
 
 def _script():
@@ -59,12 +60,14 @@ def test_times_a_model_with_the_demos_interface(tmp_path):
     demo = tmp_path / "mobilenet_v2_tsm.py"
     demo.write_text(INTERFACE)
     r = _script().measure(demo, "cpu", rounds=1, size=32)
-    assert r["buffers"] == [[1, 2, 16, 16], [1, 4, 8, 8]]      # C // 8 at each shift block
+    assert r["buffers"] == [[1, 2, 16, 16], [1, 4, 8, 8]]  # C // 8 at each shift block
     assert set(r["ms"]) == {"official", "tsn_frame", "ours_eager", "ours_static"}
     assert r["ours_best"] in ("ours_eager", "ours_static")
     assert r["ours_best/official"] == r[f"{r['ours_best']}/official"] > 0
-    assert r["params"]["official"] == 16 * 3 * 9 + 16 + 16 * 16 * 9 + 16 + 32 * 16 * 9 + 32 \
-        + 32 * 32 * 9 + 32 + 32 * 27 + 27
+    assert (
+        r["params"]["official"]
+        == 16 * 3 * 9 + 16 + 16 * 16 * 9 + 16 + 32 * 16 * 9 + 32 + 32 * 32 * 9 + 32 + 32 * 27 + 27
+    )
 
 
 def test_demo_step_feeds_the_new_buffers_back(tmp_path):

@@ -1,4 +1,5 @@
 """The data-parallel cost model of ``tsm bench scaling`` against hand-computed values."""
+
 import pytest
 
 from tsm_apps.train.scaling_bench import (
@@ -53,7 +54,10 @@ def test_seed_sizes_and_round_bytes_are_the_packed_buffer():
     # torchvision ResNet-50 without its fc: 23,508,032 parameters; + 2048 x 400 + 400
     assert R50_PARAMS == 23_508_032 + 2048 * 400 + 400
     assert model_sizes(build_recognizer("resnet50", 400, 8, "offline")) == (R50_PARAMS, R50_BN)
-    assert (CLUSTER.grad_bytes, CLUSTER.avg_bytes) == (4 * R50_PARAMS, 4 * (3 * R50_PARAMS + 2 * R50_BN))
+    assert (CLUSTER.grad_bytes, CLUSTER.avg_bytes) == (
+        4 * R50_PARAMS,
+        4 * (3 * R50_PARAMS + 2 * R50_BN),
+    )
     torch.manual_seed(0)
     m = build_recognizer("resnet18", 3, 2, "offline", width=0.125)
     opt = torch.optim.Adam(m.parameters())

@@ -1,6 +1,7 @@
 """The shift-cost figures (written for ``tsm bench --device cuda``) run on the CPU at small
 sizes, and the models they time compute what their names say (values are benchmarks, not
 tests)."""
+
 from __future__ import annotations
 
 import torch
@@ -14,10 +15,14 @@ def test_every_shift_cost_figure_runs_on_cpu_at_small_sizes():
     figs = shift_cost.figures(True, "cpu", shift_cost.tiny_specs())
     names = [f.name for f in figs]
     assert [n.split(" (")[0] for n in names] == [
-        "shift cost, inference: TSM/TSN", "shift cost, inference: ours/official-op TSM",
-        "shift cost, inference: TSM/TSN", "shift cost, inference: ours/official-op TSM",
-        "shift cost, training step: TSM/TSN", "shift cost, online per frame: TSM/TSN frame",
-        "shift cost, online per frame: TSM/TSN frame"]
+        "shift cost, inference: TSM/TSN",
+        "shift cost, inference: ours/official-op TSM",
+        "shift cost, inference: TSM/TSN",
+        "shift cost, inference: ours/official-op TSM",
+        "shift cost, training step: TSM/TSN",
+        "shift cost, online per frame: TSM/TSN frame",
+        "shift cost, online per frame: TSM/TSN frame",
+    ]
     assert "bs2, bfloat16, channels-last" in names[2] and "bs1, fp32, NCHW" in names[0]
     assert names[6].startswith("shift cost, online per frame: TSM/TSN frame (mobilenetv2,")
     assert names[6].endswith(", static)")  # off CUDA: the static-buffer step
@@ -26,16 +31,25 @@ def test_every_shift_cost_figure_runs_on_cpu_at_small_sizes():
         assert f.met == (f.value <= float(f.goal.split()[1]))
     assert set(figs[0].detail) >= {"tsm_ms", "tsn_ms", "official_tsm_ms", "tsm/official_tsm"}
     assert set(figs[4].detail) >= {"tsm_ms", "tsn_ms", "official_tsm_ms"}
-    assert set(figs[5].detail) >= {"tsm_eager_ms", "tsm_static_ms", "tsn_eager_ms",
-                                   "tsm_static/tsm_eager"}
+    assert set(figs[5].detail) >= {
+        "tsm_eager_ms",
+        "tsm_static_ms",
+        "tsn_eager_ms",
+        "tsm_static/tsm_eager",
+    }
 
 
 def test_the_cuda_variants_run_their_code_on_cpu():
     """Off CUDA the variants take the CPU path (the graphs run eagerly): the code runs."""
     spec = shift_cost.tiny_specs()["inference_bs1"]
     (fig, _) = shift_cost.inference(spec, "cpu", variants=True)
-    assert set(fig.detail) >= {"tsm_kernel_copy_ms", "tsm_copy_ms", "tsm_graph_ms",
-                               "tsn_graph_ms", "tsm_graph/tsn_graph"}
+    assert set(fig.detail) >= {
+        "tsm_kernel_copy_ms",
+        "tsm_copy_ms",
+        "tsm_graph_ms",
+        "tsn_graph_ms",
+        "tsm_graph/tsn_graph",
+    }
 
 
 def test_the_official_op_model_shifts_like_ours_with_the_official_op():

@@ -1,4 +1,5 @@
 """tsm_apps.bench.timing: the round order, the medians and the paired ratio (a fake clock)."""
+
 import pytest
 
 from tsm_apps.bench import timing
@@ -13,10 +14,12 @@ def test_rounds_rotate_the_order_and_pair_times_by_round(monkeypatch):
         def run():
             calls.append(name)
             clock[0] += seconds
+
         return run
 
-    rounds = timing.time_rounds({"a": fn("a", 3.0), "b": fn("b", 2.0), "c": fn("c", 1.0)},
-                                repeats=4, warmup=1)
+    rounds = timing.time_rounds(
+        {"a": fn("a", 3.0), "b": fn("b", 2.0), "c": fn("c", 1.0)}, repeats=4, warmup=1
+    )
     # warm-up in the given order, then rounds starting at a, b, c, a
     assert calls == list("abc") + list("abc") + list("bca") + list("cab") + list("abc")
     assert rounds == {"a": [3.0] * 4, "b": [2.0] * 4, "c": [1.0] * 4}
@@ -25,7 +28,7 @@ def test_rounds_rotate_the_order_and_pair_times_by_round(monkeypatch):
 
 
 def test_paired_ratio_is_the_median_of_per_round_ratios():
-    rounds = {"a": [2.0, 9.0, 3.0], "b": [1.0, 3.0, 2.0]}   # ratios 2.0, 3.0, 1.5
+    rounds = {"a": [2.0, 9.0, 3.0], "b": [1.0, 3.0, 2.0]}  # ratios 2.0, 3.0, 1.5
     assert timing.round_ratios(rounds, "a", "b") == [2.0, 3.0, 1.5]
     assert timing.paired_ratio(rounds, "a", "b") == 2.0
 

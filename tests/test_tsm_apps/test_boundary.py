@@ -1,6 +1,7 @@
 """``tsm_apps`` is a library that imports nothing above it: no module under tsm_apps/ imports
 or names (in a string) ``detection``, ``dissect`` or ``ui``, and importing every module of it
 loads none of them."""
+
 import ast
 import json
 import re
@@ -36,11 +37,18 @@ def offences(source: str) -> list:
 
 
 def test_the_checker_catches_imports_and_module_strings():
-    src = ("import detection\nfrom ui.app import x\nimport os\n"
-           "m = importlib.import_module('dissect.cli')\nep = 'detection.cli:main'\ns = 'detection'\n"
-           "t = 'video detection'\n")
-    assert sorted(offences(src)) == ["detection", "detection", "detection.cli:main",
-                                     "dissect.cli", "ui.app"]
+    src = (
+        "import detection\nfrom ui.app import x\nimport os\n"
+        "m = importlib.import_module('dissect.cli')\nep = 'detection.cli:main'\ns = 'detection'\n"
+        "t = 'video detection'\n"
+    )
+    assert sorted(offences(src)) == [
+        "detection",
+        "detection",
+        "detection.cli:main",
+        "dissect.cli",
+        "ui.app",
+    ]
 
 
 def test_no_module_of_tsm_apps_names_a_package_above_it():

@@ -5,6 +5,7 @@ official code (torchvision ResNet / a flat MobileNetV2 with TemporalShift wrappe
 conv in ``.net``, ``fc`` replaced by Dropout, ``new_fc``, average consensus), saved under the
 official file name, loaded with our loader and compared logit for logit.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,8 +42,8 @@ class RefShift(nn.Module):
         fold = c // self.div
         out = torch.zeros_like(x)
         out[:, :-1, :fold] = x[:, 1:, :fold]
-        out[:, 1:, fold:2 * fold] = x[:, :-1, fold:2 * fold]
-        out[:, :, 2 * fold:] = x[:, :, 2 * fold:]
+        out[:, 1:, fold : 2 * fold] = x[:, :-1, fold : 2 * fold]
+        out[:, :, 2 * fold :] = x[:, :, 2 * fold :]
         return self.net(out.view(nt, c, h, w))
 
 
@@ -100,8 +101,11 @@ def official_mobilenet(t: int, div: int) -> nn.Module:
     feats = []
     for m in tv.features:
         if isinstance(m, InvertedResidual):
-            flat = [layer for sub in m.conv
-                    for layer in (sub if isinstance(sub, nn.Sequential) else [sub])]
+            flat = [
+                layer
+                for sub in m.conv
+                for layer in (sub if isinstance(sub, nn.Sequential) else [sub])
+            ]
             m = RefIR(nn.Sequential(*flat), m.use_res_connect)
             if len(m.conv) == 8 and m.res:
                 m.conv[0] = RefShift(m.conv[0], t, div)
@@ -115,8 +119,9 @@ def official_mobilenet(t: int, div: int) -> nn.Module:
 class RefTSN(nn.Module):
     """The official ``TSN`` module (ops/models.py) for RGB input and average consensus."""
 
-    def __init__(self, arch, num_class, t, div=8, place="blockres", nl=False, tpool=False,
-                 shift=True):
+    def __init__(
+        self, arch, num_class, t, div=8, place="blockres", nl=False, tpool=False, shift=True
+    ):
         super().__init__()
         self.t = t // 2 if tpool else t
         if arch == "mobilenetv2":
@@ -132,7 +137,10 @@ class RefTSN(nn.Module):
                     else:
                         stage[i] = RefShift(b, seg, div)
             if nl:
-                for stage, idx in ((self.base_model.layer2, (0, 2)), (self.base_model.layer3, (0, 2, 4))):
+                for stage, idx in (
+                    (self.base_model.layer2, (0, 2)),
+                    (self.base_model.layer3, (0, 2, 4)),
+                ):
                     for i in idx:
                         stage[i] = RefNonLocal(stage[i], t)
             if tpool:
@@ -171,7 +179,9 @@ def to_mmaction2(sd: dict) -> dict:
         k = k.replace("base_model.", "backbone.")
         k = re.sub(r"\.conv(\d)\.", r".conv\1.conv.", k) if ".layer" in k else k
         k = re.sub(r"\.bn(\d)\.", r".conv\1.bn.", k)
-        k = k.replace("downsample.0.", "downsample.conv.").replace("downsample.1.", "downsample.bn.")
+        k = k.replace("downsample.0.", "downsample.conv.").replace(
+            "downsample.1.", "downsample.bn."
+        )
         out[k] = v
     return out
 
@@ -182,7 +192,11 @@ def clips(t: int, n: int = 2) -> torch.Tensor:
 
 OFFICIAL_CASES = [  # file name, reference kwargs, T
     ("TSM_kinetics_RGB_resnet18_shift8_blockres_avg_segment4_e50.pth", {}, 4),
-    ("TSM_something_RGB_resnet18_shift4_block_avg_segment4_e45.pth", {"div": 4, "place": "block"}, 4),
+    (
+        "TSM_something_RGB_resnet18_shift4_block_avg_segment4_e45.pth",
+        {"div": 4, "place": "block"},
+        4,
+    ),
     ("TSM_kinetics_RGB_resnet18_shift8_blockres_tpool_avg_segment4_e50.pth", {"tpool": True}, 4),
     ("TSM_kinetics_RGB_resnet18_avg_segment2_e50.pth", {"shift": False}, 2),
     ("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment2_e100_dense_nl.pth", {"nl": True}, 2),
@@ -210,9 +224,13 @@ def test_official_checkpoint_gives_official_logits(tmp_path, name, kw, t):
 def test_mmaction2_checkpoint_and_bare_state_dict(tmp_path):
     torch.manual_seed(0)
     ref = randomize(RefTSN("resnet18", 5, 4, div=4), seed=3)
-    meta = {"cfg": "model = dict(backbone=dict(type='ResNetTSM', depth=18, num_segments=4, "
-                   "shift_div=4, shift_place='blockres'), cls_head=dict(num_segments=4))",
-            "epoch": 3, "best": np.float64(0.5), "hist": np.arange(3)}  # numpy meta loads
+    meta = {
+        "cfg": "model = dict(backbone=dict(type='ResNetTSM', depth=18, num_segments=4, "
+        "shift_div=4, shift_place='blockres'), cls_head=dict(num_segments=4))",
+        "epoch": 3,
+        "best": np.float64(0.5),
+        "hist": np.arange(3),
+    }  # numpy meta loads
     torch.save({"state_dict": to_mmaction2(ref.state_dict()), "meta": meta}, tmp_path / "a.pth")
     torch.save(ref.state_dict(), tmp_path / "bare.pth")  # official layout, no file-name info
     x = clips(4)
@@ -224,26 +242,76 @@ def test_mmaction2_checkpoint_and_bare_state_dict(tmp_path):
         assert (bare(x) - ref(x)).abs().max().item() <= 1e-5
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth",
-     dict(arch="resnet50", shift="offline", fold_div=8, place="blockres", num_segments=8,
-          non_local=False, temporal_pool=False)),
-    ("TSM_something_RGB_resnet50_shift8_blockres_avg_segment8_e45.pth",
-     dict(arch="resnet50", shift="offline", fold_div=8, place="blockres", num_segments=8,
-          non_local=False, temporal_pool=False)),
-    ("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e100_dense_nl.pth",
-     dict(arch="resnet50", shift="offline", fold_div=8, place="blockres", num_segments=8,
-          non_local=True, temporal_pool=False)),
-    ("TSM_kinetics_RGB_mobilenetv2_shift8_blockres_avg_segment8_e100_dense.pth",
-     dict(arch="mobilenetv2", shift="offline", fold_div=8, place="blockres", num_segments=8,
-          non_local=False, temporal_pool=False)),
-    ("TSM_kinetics_RGB_resnet50_shift4_block_tpool_avg_segment16_e50.pth.tar",
-     dict(arch="resnet50", shift="offline", fold_div=4, place="block", num_segments=16,
-          non_local=False, temporal_pool=True)),
-    ("TSM_kinetics_RGB_resnet50_avg_segment5_e50.pth",
-     dict(arch="resnet50", shift=None, num_segments=5, non_local=False, temporal_pool=False)),
-    ("ckpt.best.pth.tar", {}),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        (
+            "TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth",
+            dict(
+                arch="resnet50",
+                shift="offline",
+                fold_div=8,
+                place="blockres",
+                num_segments=8,
+                non_local=False,
+                temporal_pool=False,
+            ),
+        ),
+        (
+            "TSM_something_RGB_resnet50_shift8_blockres_avg_segment8_e45.pth",
+            dict(
+                arch="resnet50",
+                shift="offline",
+                fold_div=8,
+                place="blockres",
+                num_segments=8,
+                non_local=False,
+                temporal_pool=False,
+            ),
+        ),
+        (
+            "TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e100_dense_nl.pth",
+            dict(
+                arch="resnet50",
+                shift="offline",
+                fold_div=8,
+                place="blockres",
+                num_segments=8,
+                non_local=True,
+                temporal_pool=False,
+            ),
+        ),
+        (
+            "TSM_kinetics_RGB_mobilenetv2_shift8_blockres_avg_segment8_e100_dense.pth",
+            dict(
+                arch="mobilenetv2",
+                shift="offline",
+                fold_div=8,
+                place="blockres",
+                num_segments=8,
+                non_local=False,
+                temporal_pool=False,
+            ),
+        ),
+        (
+            "TSM_kinetics_RGB_resnet50_shift4_block_tpool_avg_segment16_e50.pth.tar",
+            dict(
+                arch="resnet50",
+                shift="offline",
+                fold_div=4,
+                place="block",
+                num_segments=16,
+                non_local=False,
+                temporal_pool=True,
+            ),
+        ),
+        (
+            "TSM_kinetics_RGB_resnet50_avg_segment5_e50.pth",
+            dict(arch="resnet50", shift=None, num_segments=5, non_local=False, temporal_pool=False),
+        ),
+        ("ckpt.best.pth.tar", {}),
+    ],
+)
 def test_parse_official_name(name, expected):
     assert parse_official_name(name) == expected
 
@@ -265,18 +333,26 @@ def test_mismatch_lists_missing_unexpected_and_shapes(tmp_path):
         load_checkpoint(path)
     msg = str(e.value)
     assert str(path) in msg and "official layout" in msg
-    assert msg.endswith(" does not match the model: missing keys (1): "
-                        "backbone.layer1.0.bn1.weight; unexpected keys (1): backbone.extra.weight; "
-                        "shape conflicts (1): backbone.layer2.0.conv2.weight: checkpoint "
-                        "(128, 128, 1, 1) vs model (128, 128, 3, 3)") and "\n" not in msg
+    assert (
+        msg.endswith(
+            " does not match the model: missing keys (1): "
+            "backbone.layer1.0.bn1.weight; unexpected keys (1): backbone.extra.weight; "
+            "shape conflicts (1): backbone.layer2.0.conv2.weight: checkpoint "
+            "(128, 128, 1, 1) vs model (128, 128, 3, 3)"
+        )
+        and "\n" not in msg
+    )
 
 
 def test_load_weights_names_requested_model(tmp_path):
     torch.save({"state_dict": RefTSN("resnet18", 7, 2).state_dict()}, tmp_path / "c.pth")
     model = build_recognizer("resnet18", num_classes=3, num_segments=2)
     fc = model.fc.weight.clone()
-    with pytest.raises(ValueError, match=r"requested model \(arch=resnet18, num_classes=3\)(.|\n)*"
-                                         r"fc.weight: checkpoint \(7, 512\) vs model \(3, 512\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"requested model \(arch=resnet18, num_classes=3\)(.|\n)*"
+        r"fc.weight: checkpoint \(7, 512\) vs model \(3, 512\)",
+    ):
         load_weights(model, tmp_path / "c.pth")
     load_weights(model, tmp_path / "c.pth", ignore=("fc.",))  # fine-tuning on new classes
     ckpt = torch.load(tmp_path / "c.pth", weights_only=True)["state_dict"]
@@ -309,13 +385,16 @@ class Payload:
 def test_weights_only_refuses_custom_objects(tmp_path):
     model = build_recognizer("resnet18", 2, num_segments=2, width=0.125)
     for zipped in (True, False):
-        torch.save({"state_dict": model.state_dict(), "extra": Payload()}, tmp_path / "evil.pth",
-                   _use_new_zipfile_serialization=zipped)
+        torch.save(
+            {"state_dict": model.state_dict(), "extra": Payload()},
+            tmp_path / "evil.pth",
+            _use_new_zipfile_serialization=zipped,
+        )
         with pytest.raises(ValueError) as e:
             read_checkpoint(tmp_path / "evil.pth")
         msg = str(e.value)
         assert msg.startswith(f"{tmp_path / 'evil.pth'}: contains objects a safe load refuses (")
-        tail = msg[len(str(tmp_path / "evil.pth")):]  # the folder's name holds the test's name
+        tail = msg[len(str(tmp_path / "evil.pth")) :]  # the folder's name holds the test's name
         assert "Payload" in tail and "weights_only" not in tail and "\n" not in msg
     with pytest.raises(FileNotFoundError, match="nope.pth"):
         load_checkpoint(tmp_path / "nope.pth")

@@ -1,5 +1,6 @@
 """Every command that reads a checkpoint reports a bad one in exactly one line naming the file,
 exit code 2, no warning and no advice to turn safe loading off — whatever the file holds."""
+
 from __future__ import annotations
 
 import os
@@ -35,8 +36,9 @@ def files(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("ckpt_errors")
     temporal.generate(root / "data", videos=6, frames=8, size=32, seed=0)
     torch.manual_seed(0)
-    good = save_checkpoint(root / "good.pth", build_recognizer("resnet18", 10, num_segments=4,
-                                                                width=0.125))
+    good = save_checkpoint(
+        root / "good.pth", build_recognizer("resnet18", 10, num_segments=4, width=0.125)
+    )
     with open(root / "pickle.pth", "wb") as f:
         pickle.dump({"state_dict": {"fc.weight": [[0.0]]}}, f)
     with zipfile.ZipFile(root / "nodata.pth", "w") as z:
@@ -45,10 +47,17 @@ def files(tmp_path_factory) -> dict:
     (root / "truncated.pth").write_bytes(data[: len(data) // 2])
     (root / "random.pth").write_bytes(os.urandom(4096))
     # a checkpoint of another kind of model: a detector for the recognizer commands...
-    torch.save({"format": "detection.rfcn/1", "meta": {"config": ""},
-                "state_dict": {"backbone.trunk.conv1.weight": torch.zeros(8, 3, 7, 7),
-                               "rpn_head.rpn_conv.weight": torch.zeros(8, 8, 3, 3)}},
-               root / "other_model.pth")
+    torch.save(
+        {
+            "format": "detection.rfcn/1",
+            "meta": {"config": ""},
+            "state_dict": {
+                "backbone.trunk.conv1.weight": torch.zeros(8, 3, 7, 7),
+                "rpn_head.rpn_conv.weight": torch.zeros(8, 8, 3, 3),
+            },
+        },
+        root / "other_model.pth",
+    )
     # ... and a recognizer for the detector commands
     (root / "recognizer.pth").write_bytes(data)
     video = next((root / "data" / "videos").iterdir())
@@ -63,8 +72,23 @@ def _argv(command: str, ckpt: Path, f: dict) -> list:
         "export": ["export", ckpt, "--out", out / "m.onnx"],
         "detect test": ["detect", "test", SYNTH, ckpt],
         "detect video": ["detect", "video", SYNTH, ckpt, f["video"], "--out", out / "d.json"],
-        "train": ["train", "--data", f["data"], "--pretrained", ckpt, "--out", out / "train",
-                  "--epochs", "1", "--arch", "resnet18", "--segments", "4", "--size", "32"],
+        "train": [
+            "train",
+            "--data",
+            f["data"],
+            "--pretrained",
+            ckpt,
+            "--out",
+            out / "train",
+            "--epochs",
+            "1",
+            "--arch",
+            "resnet18",
+            "--segments",
+            "4",
+            "--size",
+            "32",
+        ],
     }[command]
 
 
@@ -112,8 +136,11 @@ def test_safe_load_phrases_and_good_files(files, tmp_path):
     assert torch.equal(safe_load(tmp_path / "zip.pth", mmap=True)["w"], sd["w"])
     data = (tmp_path / "legacy.pth").read_bytes()
     (tmp_path / "legacy_cut.pth").write_bytes(data[:-20])
-    with pytest.raises(ValueError, match=r"legacy_cut\.pth: a truncated or damaged PyTorch "
-                                         r"checkpoint$"):
+    with pytest.raises(
+        ValueError,
+        match=r"legacy_cut\.pth: a truncated or damaged PyTorch "
+        r"checkpoint$",
+    ):
         safe_load(tmp_path / "legacy_cut.pth")
 
 
@@ -126,8 +153,12 @@ def test_plain_pickle_in_a_fresh_process_prints_one_line(files):
     """The whole stderr of ``tsm test junk.pth`` in its own interpreter (torch's own warning
     filters, no pytest capture): one line, no UserWarning."""
     ckpt = files["root"] / "pickle.pth"
-    run = subprocess.run([sys.executable, "-m", "tsm_apps.cli", "test", str(ckpt), "--data",
-                          str(files["video"])], capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "tsm_apps.cli", "test", str(ckpt), "--data", str(files["video"])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 2
     assert run.stderr == f"tsm test: error: {ckpt}: {EXPECTED['pickle']}\n"
 
@@ -140,6 +171,8 @@ def test_a_recognizer_of_another_width_is_one_line_too(files, capfd):
     err = capfd.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.startswith("tsm train")]
     assert code == 2 and len(lines) == 1 and err.endswith(lines[0] + "\n"), err
-    assert lines[0].startswith(f"tsm train: error: checkpoint {ckpt} (tsm_apps layout) vs the "
-                               "requested model (arch=resnet18, num_classes=10) does not match "
-                               "the model: shape conflicts (")
+    assert lines[0].startswith(
+        f"tsm train: error: checkpoint {ckpt} (tsm_apps layout) vs the "
+        "requested model (arch=resnet18, num_classes=10) does not match "
+        "the model: shape conflicts ("
+    )

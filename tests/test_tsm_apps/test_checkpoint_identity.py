@@ -1,6 +1,7 @@
 """What a checkpoint file is: the official file name read once, the class names, the test
 segments and the test protocol that go with it -- and ``tsm test --twice-sample``, checked
 against the official formulas (``ops/dataset.py`` ``_get_test_indices``, ``twice_sample``)."""
+
 import json
 
 import numpy as np
@@ -23,7 +24,7 @@ from tsm_apps.data.protocol import TestProtocol, official_scale_size
 from tsm_apps.evaluation import open_checkpoint
 from tsm_apps.evaluation.cli import main as tsm_test
 
-TSN = "TSM_kinetics_RGB_resnet50_avg_segment5_e50.pth"   # the official TSN baseline
+TSN = "TSM_kinetics_RGB_resnet50_avg_segment5_e50.pth"  # the official TSN baseline
 
 
 def official_centres(num_frames: int, t: int, new_length: int = 1) -> list:
@@ -48,24 +49,36 @@ def official_dense(num_frames: int, t: int, clips: int = 10) -> list:
 
 def save_official(model, path) -> None:
     """``model``'s weights in the official repository's DataParallel layout."""
-    sd = {("module.new_fc." + k[3:]) if k.startswith("fc.") else
-          "module.base_model." + k[len("backbone."):]: v for k, v in model.state_dict().items()}
+    sd = {
+        ("module.new_fc." + k[3:])
+        if k.startswith("fc.")
+        else "module.base_model." + k[len("backbone.") :]: v
+        for k, v in model.state_dict().items()
+    }
     torch.save({"state_dict": sd, "epoch": 50}, path)
 
 
-@pytest.mark.parametrize("name,key", [
-    ("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth", "kinetics400"),
-    ("TSM_something_RGB_resnet50_shift8_blockres_avg_segment8_e45.pth", "something_v1"),
-    ("TSM_somethingv2_RGB_resnet50_shift8_blockres_avg_segment8_e45.pth", "something_v2"),
-    ("tsm_imagenet-pretrained-r50_8xb16-1x1x8-50e_kinetics400-rgb_20220831-64d69186.pth",
-     "kinetics400"),
-    ("tsm_imagenet-pretrained-r50_8xb16-1x1x8-50e_sthv2-rgb_20230317-be0fc26e.pth",
-     "something_v2"),
-    ("tsm_r50_sthv1-rgb.pth", "something_v1_mmaction2"),
-    ("best.pth", None), ("TSM_ucf101_RGB_resnet50_segment8.pth", None)])
+@pytest.mark.parametrize(
+    "name,key",
+    [
+        ("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth", "kinetics400"),
+        ("TSM_something_RGB_resnet50_shift8_blockres_avg_segment8_e45.pth", "something_v1"),
+        ("TSM_somethingv2_RGB_resnet50_shift8_blockres_avg_segment8_e45.pth", "something_v2"),
+        (
+            "tsm_imagenet-pretrained-r50_8xb16-1x1x8-50e_kinetics400-rgb_20220831-64d69186.pth",
+            "kinetics400",
+        ),
+        (
+            "tsm_imagenet-pretrained-r50_8xb16-1x1x8-50e_sthv2-rgb_20230317-be0fc26e.pth",
+            "something_v2",
+        ),
+        ("tsm_r50_sthv1-rgb.pth", "something_v1_mmaction2"),
+        ("best.pth", None),
+        ("TSM_ucf101_RGB_resnet50_segment8.pth", None),
+    ],
+)
 def test_bundled_list_chosen_from_the_file_name(name, key):
     assert bundled_list_for(name) == key
-
 
 
 def test_class_names_precedence(tmp_path):
@@ -80,21 +93,32 @@ def test_class_names_precedence(tmp_path):
     official = tmp_path / "TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth"
     names = class_names(400, checkpoint={}, file_name=official.name)
     assert names[0] == "abseiling" and names[-1] == "zumba"
-    assert class_names(10, file_name=official.name)[9] == "class 9"   # count does not match
+    assert class_names(10, file_name=official.name)[9] == "class 9"  # count does not match
     assert class_names(2, checkpoint=ours, classes_file=f) == ["a", "b"]  # the file wins
     assert class_names(1) == ["class 0"]
 
 
 def test_official_names_pick_their_protocol():
     p = official_protocol("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth")
-    assert (p.sampling, p.clips, p.scale_size, p.crop_size, p.crops, p.style, p.resize,
-            p.fusion) == ("tsn", 1, 256, 224, 1, "official", "pil", "logits")
+    assert (
+        p.sampling,
+        p.clips,
+        p.scale_size,
+        p.crop_size,
+        p.crops,
+        p.style,
+        p.resize,
+        p.fusion,
+    ) == ("tsn", 1, 256, 224, 1, "official", "pil", "logits")
     d = official_protocol(
-        "TSM_kinetics_RGB_mobilenetv2_shift8_blockres_avg_segment8_e100_dense.pth")
+        "TSM_kinetics_RGB_mobilenetv2_shift8_blockres_avg_segment8_e100_dense.pth"
+    )
     assert (d.sampling, d.clips, d.scale_size, d.crop_size, d.crops) == ("dense", 10, 256, 256, 3)
-    assert d.describe().startswith("official protocol (test_models.py --dense_sample --full_res "
-                                   "--test_crops 3): 10 dense clips x 3 crops of 256 from "
-                                   "shorter side 256 (pil resize), mean logits")
+    assert d.describe().startswith(
+        "official protocol (test_models.py --dense_sample --full_res "
+        "--test_crops 3): 10 dense clips x 3 crops of 256 from "
+        "shorter side 256 (pil resize), mean logits"
+    )
 
 
 def test_our_checkpoints_carry_theirs():
@@ -110,43 +134,81 @@ def test_our_checkpoints_carry_theirs():
         TestProtocol(crops=4)
 
 
-@pytest.mark.parametrize("name,segments", [
-    (TSN, 8),   # scripts/test_tsm_kinetics_rgb_8f.sh: --test_segments=8; README TSN rows "8 *"
-    ("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth", 8),
-    ("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment16_e50.pth", 16),
-    ("TSM_something_RGB_resnet50_shift8_blockres_avg_segment8_e45.pth", 8),
-    ("TSM_kinetics_RGB_resnet18_avg_segment5_e50.pth", 5),  # not a published checkpoint
-    ("best.pth", None)])
+@pytest.mark.parametrize(
+    "name,segments",
+    [
+        (TSN, 8),  # scripts/test_tsm_kinetics_rgb_8f.sh: --test_segments=8; README TSN rows "8 *"
+        ("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth", 8),
+        ("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment16_e50.pth", 16),
+        ("TSM_something_RGB_resnet50_shift8_blockres_avg_segment8_e45.pth", 8),
+        ("TSM_kinetics_RGB_resnet18_avg_segment5_e50.pth", 5),  # not a published checkpoint
+        ("best.pth", None),
+    ],
+)
 def test_test_segments_are_those_of_the_official_scripts(name, segments):
     assert official_test_segments(name) == segments
     parsed = OfficialName.parse(name)
-    if parsed is not None:   # the name's own T stays what it was trained with
+    if parsed is not None:  # the name's own T stays what it was trained with
         assert parsed.num_segments == int(name.split("segment")[1].split("_")[0])
 
 
 def test_the_official_tsn_is_tested_at_8_segments(tmp_path):
     torch.manual_seed(0)
-    model = build_recognizer("resnet50", num_classes=400, num_segments=5, shift=None,
-                             width=0.125)
+    model = build_recognizer("resnet50", num_classes=400, num_segments=5, shift=None, width=0.125)
     save_official(model, tmp_path / TSN)
     videos, labels = motion_videos(1, frames=100, size=32)
     write_frame_folders(tmp_path, videos, labels, val_every=1)
     ck = open_checkpoint(tmp_path / TSN, device="cpu")
     assert ck.num_segments == 8 and ck.model.config.shift is None
-    assert ck.names[0] == "abseiling"   # the bundled Kinetics list, from the name
+    assert ck.names[0] == "abseiling"  # the bundled Kinetics list, from the name
     out = tmp_path / "res.json"
-    assert tsm_test([str(tmp_path / TSN), "--data", str(tmp_path / "val.txt"),
-                     "--out", str(out), "--no-progress", "--size", "32", "--scale-size", "36"]) == 0
+    assert (
+        tsm_test(
+            [
+                str(tmp_path / TSN),
+                "--data",
+                str(tmp_path / "val.txt"),
+                "--out",
+                str(out),
+                "--no-progress",
+                "--size",
+                "32",
+                "--scale-size",
+                "36",
+            ]
+        )
+        == 0
+    )
     assert json.loads(out.read_text())["predictions"][0]["frames"] == [official_centres(100, 8)]
     assert open_checkpoint(tmp_path / TSN, device="cpu", segments=5).num_segments == 5
     # the README's 70.6% command: --test_segments=8 --test_crops=3 --dense_sample --full_res
     dense = tmp_path / "dense.json"
-    assert tsm_test([str(tmp_path / TSN), "--data", str(tmp_path / "val.txt"), "--dense-sample",
-                     "--crops", "3", "--size", "32", "--scale-size", "32", "--out", str(dense),
-                     "--no-progress"]) == 0
+    assert (
+        tsm_test(
+            [
+                str(tmp_path / TSN),
+                "--data",
+                str(tmp_path / "val.txt"),
+                "--dense-sample",
+                "--crops",
+                "3",
+                "--size",
+                "32",
+                "--scale-size",
+                "32",
+                "--out",
+                str(dense),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     res = json.loads(dense.read_text())
-    assert (res["protocol"]["sampling"], res["protocol"]["clips"], res["protocol"]["crops"]) == \
-        ("dense", 10, 3)
+    assert (res["protocol"]["sampling"], res["protocol"]["clips"], res["protocol"]["crops"]) == (
+        "dense",
+        10,
+        3,
+    )
     # 100 frames: starts linspace(0, 36, 10) -> 0, 4, 8, ..., 36; stride 64 // 8 = 8
     assert official_dense(100, 8)[1] == [4, 12, 20, 28, 36, 44, 52, 60]
     assert res["predictions"][0]["frames"] == official_dense(100, 8)
@@ -156,33 +218,55 @@ def test_the_official_tsn_is_tested_at_8_segments(tmp_path):
 def test_twice_sampling_is_the_official_formula(num_frames, t):
     twice = TestProtocol(sampling="twice", clips=2)
     assert clip_indices(twice, num_frames, t).reshape(-1).tolist() == official_twice(num_frames, t)
-    assert clip_indices(twice, num_frames, t, new_length=5).reshape(-1).tolist() == \
-        official_twice(num_frames, t, 5)
+    assert clip_indices(twice, num_frames, t, new_length=5).reshape(-1).tolist() == official_twice(
+        num_frames, t, 5
+    )
 
 
 def test_tsm_test_twice_sample(tmp_path):
     torch.manual_seed(0)
     model = build_recognizer("resnet18", num_classes=2, num_segments=4, width=0.125)
     from tsm_apps.checkpoint.reading import save_checkpoint
+
     save_checkpoint(tmp_path / "best.pth", model, meta={"train_config": {"size": 32}})
     videos, labels = motion_videos(2, frames=13, size=32)
     write_frame_folders(tmp_path, videos, labels, val_every=1)
     out = tmp_path / "res.json"
-    assert tsm_test([str(tmp_path / "best.pth"), "--data", str(tmp_path / "val.txt"),
-                     "--twice-sample", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        tsm_test(
+            [
+                str(tmp_path / "best.pth"),
+                "--data",
+                str(tmp_path / "val.txt"),
+                "--twice-sample",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     res = json.loads(out.read_text())
     assert (res["protocol"]["sampling"], res["protocol"]["clips"]) == ("twice", 2)
     # 13 frames, 4 segments: tick 3.25 -> centres [1, 4, 8, 11], starts [0, 3, 6, 9]
     assert official_twice(13, 4) == [1, 4, 8, 11, 0, 3, 6, 9]
     assert res["predictions"][0]["frames"] == [[1, 4, 8, 11], [0, 3, 6, 9]]
     with pytest.raises(ValueError, match="--twice-sample gives 2 clips, got --clips 3"):
-        tsm_test([str(tmp_path / "best.pth"), "--data", str(tmp_path / "val.txt"),
-                  "--twice-sample", "--clips", "3"])
+        tsm_test(
+            [
+                str(tmp_path / "best.pth"),
+                "--data",
+                str(tmp_path / "val.txt"),
+                "--twice-sample",
+                "--clips",
+                "3",
+            ]
+        )
 
 
 def test_the_official_scale():
     assert official_scale_size(224) == 256 and official_scale_size(112) == 128
-    assert official_protocol(TSN, crop_size=32).scale_size == 36   # 32 * 256 // 224
+    assert official_protocol(TSN, crop_size=32).scale_size == 36  # 32 * 256 // 224
 
 
 @pytest.fixture
@@ -202,6 +286,7 @@ def loads(monkeypatch):
 def test_tsm_test_and_pretrained_read_a_checkpoint_once(tmp_path, loads):
     from tsm_apps.checkpoint.reading import save_checkpoint
     from tsm_apps.train.model import load_pretrained
+
     torch.manual_seed(0)
     model = build_recognizer("resnet18", num_classes=2, num_segments=4, width=0.125)
     ck_path = tmp_path / "best.pth"
@@ -212,4 +297,3 @@ def test_tsm_test_and_pretrained_read_a_checkpoint_once(tmp_path, loads):
     fresh = build_recognizer("resnet18", num_classes=2, num_segments=4, width=0.125)
     assert load_pretrained(fresh, str(ck_path)) is True
     assert loads == [str(ck_path)]
-

@@ -1,6 +1,7 @@
 """open_checkpoint ``into`` a recognizer that exists (``tsm train --pretrained``): every backbone
 tensor comes from the file, the fc only when the classes match, the model keeps its mode and
 device, and the names are the file's when they fit the model's classes."""
+
 import torch
 
 from tsm_apps import build_recognizer
@@ -20,8 +21,9 @@ def test_opening_into_a_model_loads_the_backbone_and_the_fc_only_for_the_same_cl
 
     other = _tiny(3, seed=1).train()
     fresh_fc = other.fc.weight.clone()
-    assert not torch.equal(other.state_dict()["backbone.conv1.weight"],
-                           theirs["backbone.conv1.weight"])
+    assert not torch.equal(
+        other.state_dict()["backbone.conv1.weight"], theirs["backbone.conv1.weight"]
+    )
     ck = open_checkpoint(path, into=other)
     assert ck.model is other and other.training and not ck.fc_loaded
     assert ck.layout == "tsm_apps" and ck.raw["meta"]["classes"] == ["push", "pull"]
@@ -29,8 +31,8 @@ def test_opening_into_a_model_loads_the_backbone_and_the_fc_only_for_the_same_cl
     backbone = [k for k in theirs if k.startswith("backbone.")]
     assert len(backbone) > 50
     assert all(torch.equal(ours[k], theirs[k]) for k in backbone)
-    assert torch.equal(other.fc.weight, fresh_fc)           # 3 classes: the fc stays fresh
-    assert ck.names == ["class 0", "class 1", "class 2"]     # the file's 2 names do not fit
+    assert torch.equal(other.fc.weight, fresh_fc)  # 3 classes: the fc stays fresh
+    assert ck.names == ["class 0", "class 1", "class 2"]  # the file's 2 names do not fit
 
     same = _tiny(2, seed=2)
     ck = open_checkpoint(path, into=same)

@@ -3,6 +3,7 @@ export, bench, detect, dissect, ui, demo), each built from its dataclass by
 :mod:`tsm_apps.options`: clip length ``--segments``, the device ``--device``, the output
 ``--out``, class names ``--classes``, progress bars ``--progress/--no-progress``, parallel
 processes ``--workers``; no command spells them another way, and every option has help."""
+
 import argparse
 
 import pytest
@@ -30,44 +31,100 @@ def flags(parser) -> set:
 
 def dissect_parser():
     from dissect.cli import build_parser
+
     return build_parser()
 
 
 def detect_parser():
     from detection.cli import build_parser
+
     return build_parser()
 
 
 def ui_parser():
     from ui.cli import build_parser
+
     return build_parser()
 
 
 def demo_parser():
     from ui.pipeline.demo import build_parser
+
     return build_parser()
 
 
-PARSERS = {"synth": synth_parser, "flow": flow_parser, "train": train_parser,
-           "test": tsm_test_parser, "export": export_parser, "bench": bench_parser,
-           "dissect": dissect_parser, "detect": detect_parser, "ui": ui_parser,
-           "demo": demo_parser}
-SHARED = {"synth": {"--out", "--seed", "--size", "--workers", "--progress", "--no-progress"},
-          "flow": {"--out", "--workers", "--progress", "--no-progress"},
-          "train": {"--segments", "--device", "--out", "--seed", "--size", "--scale-size",
-                    "--workers", "--progress", "--no-progress"},
-          "test": {"--segments", "--device", "--out", "--classes", "--clips", "--crops",
-                   "--size", "--scale-size", "--view", "--no-progress"},
-          "export": {"--segments", "--out", "--size"},
-          "dissect": {"--segments", "--device", "--out", "--classes", "--clips", "--size",
-                      "--scale-size", "--view", "--no-progress"},
-          "detect": {"--out", "--device", "--no-progress", "--cfg-options"},
-          "bench": {"--out", "--device"},
-          "ui": {"--runs", "--port", "--host", "--max-frames", "--allow-root"},
-          "demo": {"--out", "--seed", "--workers", "--port"}}
-OTHER_SPELLINGS = {"--num-segments", "--t", "--clip-len", "--num-frames", "--quiet",
-                   "--input-size", "--gpu", "--jobs", "--num-workers", "--procs", "--nproc",
-                   "--threads", "--no-progress-bar", "--output", "--work-root"}
+PARSERS = {
+    "synth": synth_parser,
+    "flow": flow_parser,
+    "train": train_parser,
+    "test": tsm_test_parser,
+    "export": export_parser,
+    "bench": bench_parser,
+    "dissect": dissect_parser,
+    "detect": detect_parser,
+    "ui": ui_parser,
+    "demo": demo_parser,
+}
+SHARED = {
+    "synth": {"--out", "--seed", "--size", "--workers", "--progress", "--no-progress"},
+    "flow": {"--out", "--workers", "--progress", "--no-progress"},
+    "train": {
+        "--segments",
+        "--device",
+        "--out",
+        "--seed",
+        "--size",
+        "--scale-size",
+        "--workers",
+        "--progress",
+        "--no-progress",
+    },
+    "test": {
+        "--segments",
+        "--device",
+        "--out",
+        "--classes",
+        "--clips",
+        "--crops",
+        "--size",
+        "--scale-size",
+        "--view",
+        "--no-progress",
+    },
+    "export": {"--segments", "--out", "--size"},
+    "dissect": {
+        "--segments",
+        "--device",
+        "--out",
+        "--classes",
+        "--clips",
+        "--size",
+        "--scale-size",
+        "--view",
+        "--no-progress",
+    },
+    "detect": {"--out", "--device", "--no-progress", "--cfg-options"},
+    "bench": {"--out", "--device"},
+    "ui": {"--runs", "--port", "--host", "--max-frames", "--allow-root"},
+    "demo": {"--out", "--seed", "--workers", "--port"},
+}
+OTHER_SPELLINGS = {
+    "--num-segments",
+    "--t",
+    "--clip-len",
+    "--num-frames",
+    "--quiet",
+    "--input-size",
+    "--gpu",
+    "--jobs",
+    "--num-workers",
+    "--procs",
+    "--nproc",
+    "--threads",
+    "--no-progress-bar",
+    "--output",
+    "--work-root",
+}
 
 
 def test_all_ten_commands_are_covered():
@@ -112,9 +169,12 @@ def test_every_help_page_renders(command):
         page = parser.format_help()
         assert page.startswith("usage:")
     if command == "dissect":
-        run = dict(next(a for a in PARSERS[command]()._actions
-                        if isinstance(a.choices, dict)).choices)["run"]
-        assert "dataset (20% of pixels) or max20 (20% of max)" in " ".join(run.format_help().split())
+        run = dict(
+            next(a for a in PARSERS[command]()._actions if isinstance(a.choices, dict)).choices
+        )["run"]
+        assert "dataset (20% of pixels) or max20 (20% of max)" in " ".join(
+            run.format_help().split()
+        )
 
 
 @pytest.mark.parametrize("command", sorted(PARSERS))

@@ -1,6 +1,7 @@
 """CUDA-graph replay (``tsm_apps.models.cuda_graph``) leaves the CPU path alone: a model off
 CUDA is used as it is, inputs off CUDA run eagerly, and a capture of CPU tensors is refused
 naming their shapes (the replay itself is checked by benchmarks/check_cuda.py on a GPU)."""
+
 from __future__ import annotations
 
 import pytest

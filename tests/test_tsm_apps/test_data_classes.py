@@ -1,4 +1,5 @@
 """Class-name lists: class files and the bundled lists."""
+
 import json
 
 import pytest
@@ -10,8 +11,12 @@ def test_bundled_lists_have_the_published_sizes_and_known_indices():
     k400 = bundled_classes("kinetics400")
     assert len(k400) == len(set(k400)) == 400
     # mmaction2 label_map_k400.txt: 0 abseiling, 5 archery, 6 arm wrestling, 399 zumba
-    assert (k400[0], k400[5], k400[6], k400[399]) == ("abseiling", "archery", "arm wrestling",
-                                                       "zumba")
+    assert (k400[0], k400[5], k400[6], k400[399]) == (
+        "abseiling",
+        "archery",
+        "arm wrestling",
+        "zumba",
+    )
     assert k400 == sorted(k400, key=str.lower)
     v2 = bundled_classes("something_v2")
     assert len(v2) == len(set(v2)) == 174

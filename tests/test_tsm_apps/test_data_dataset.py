@@ -1,4 +1,5 @@
 """VideoDataset: sampled frames reach the tensor, seeds, modes, and skipping bad videos."""
+
 import logging
 
 import numpy as np
@@ -40,8 +41,11 @@ def folder_video(root, name, n, h=8, w=10):
 
 @pytest.fixture
 def records(tmp_path):
-    return [folder_video(tmp_path, "a", 20), folder_video(tmp_path, "bb", 12),
-            folder_video(tmp_path, "ccc", 30)]
+    return [
+        folder_video(tmp_path, "a", 20),
+        folder_video(tmp_path, "bb", 12),
+        folder_video(tmp_path, "ccc", 30),
+    ]
 
 
 def frame_values(clip, normalised=False):
@@ -66,7 +70,7 @@ def test_train_is_deterministic_by_seed_and_epoch(records):
     kw = dict(FOLDER, transform=random_crop)
     ds = VideoDataset(records, 4, mode="train", seed=3, **kw)
     a = frame_values(ds[2][0])
-    assert [i // 7 for i in a] == [0, 1, 2, 3]   # 30 frames, 4 segments of 7
+    assert [i // 7 for i in a] == [0, 1, 2, 3]  # 30 frames, 4 segments of 7
     assert a == frame_values(VideoDataset(records, 4, mode="train", seed=3, **kw)[2][0])
     assert torch.equal(ds[2][0], ds[2][0])
     seen = set()
@@ -78,8 +82,13 @@ def test_train_is_deterministic_by_seed_and_epoch(records):
 
 def test_dataset_pickles_for_spawned_workers(records):
     import pickle
-    for kw in (dict(mode="train"), dict(mode="train", sampling="dense", dense_window=8),
-               dict(mode="train", transform=random_crop), dict(mode="val")):
+
+    for kw in (
+        dict(mode="train"),
+        dict(mode="train", sampling="dense", dense_window=8),
+        dict(mode="train", transform=random_crop),
+        dict(mode="val"),
+    ):
         ds = VideoDataset(records, 4, size=8, seed=1, **FOLDER, **kw)
         again = pickle.loads(pickle.dumps(ds))
         assert torch.equal(again[2][0], ds[2][0])
@@ -87,8 +96,9 @@ def test_dataset_pickles_for_spawned_workers(records):
 
 def test_dense_training_clips_are_strided_from_a_random_start(records):
     # 30 frames, window 8, T 4: stride 2, start in [0, max(1, 1 + 30 - 8) - 1) = [0, 22)
-    ds = VideoDataset(records, 4, mode="train", transform=random_crop, sampling="dense",
-                      dense_window=8, **FOLDER)
+    ds = VideoDataset(
+        records, 4, mode="train", transform=random_crop, sampling="dense", dense_window=8, **FOLDER
+    )
     starts = set()
     for epoch in range(8):
         ds.set_epoch(epoch)
@@ -101,15 +111,18 @@ def test_dense_training_clips_are_strided_from_a_random_start(records):
 def test_multigrid_keys_change_the_clip_shape(records):
     ds = VideoDataset(records, 4, mode="train", size=8, **FOLDER)
     assert ds[(0, 2, 6)][0].shape == (2, 3, 6, 6)
-    assert VideoDataset(records, 4, mode="val", size=8, **FOLDER)[(0, 2, 6)][0].shape == \
-        (2, 3, 6, 6)
+    assert VideoDataset(records, 4, mode="val", size=8, **FOLDER)[(0, 2, 6)][0].shape == (
+        2,
+        3,
+        6,
+        6,
+    )
 
 
 def test_mp4_records(tmp_path):
     frames = np.zeros((30, 16, 16, 3), np.uint8)
     path = write_video(tmp_path / "v.mp4", frames, fps=10)
-    ds = VideoDataset([VideoSource(path, 30, 4)], 8, mode="train", size=16,
-                      transform=random_crop)
+    ds = VideoDataset([VideoSource(path, 30, 4)], 8, mode="train", size=16, transform=random_crop)
     clip, label = ds[0]
     assert clip.shape == (8, 3, 6, 6) and label == 4 and clip.abs().max() < 0.05
 
@@ -123,11 +136,14 @@ def test_skip_counts_logs_and_never_substitutes(records, tmp_path, caplog):
         items = [ds[i] for i in range(len(ds))]
     assert items[3] is None and items[4] is None and all(x is not None for x in items[:3])
     assert [s[:2] for s in ds.skipped] == [(3, str(bad)), (4, str(records[1].path))]
-    assert "cannot open" in ds.skipped[0][2] and "frame 18 (img_00019.png) is missing" in ds.skipped[1][2]
+    assert (
+        "cannot open" in ds.skipped[0][2]
+        and "frame 18 (img_00019.png) is missing" in ds.skipped[1][2]
+    )
     assert sum("skipping video" in r.getMessage() for r in caplog.records) == 2
     batches = list(DataLoader(ds, batch_size=2, collate_fn=collate_skip_none))
     assert [b[0].shape[0] for b in batches[:2]] == [2, 1] and batches[2] is None
-    assert batches[1][1].tolist() == [3]          # the survivor of batch 2 is video 2, alone
+    assert batches[1][1].tolist() == [3]  # the survivor of batch 2 is video 2, alone
     assert len(ds.skipped) == 4
 
 
@@ -140,7 +156,6 @@ def test_raise_is_the_default(records, tmp_path):
 
 
 def test_transform_must_return_a_clip_tensor(records):
-    ds = VideoDataset(records, 4, mode="train", transform=lambda size: (lambda f, rng: f),
-                      **FOLDER)
+    ds = VideoDataset(records, 4, mode="train", transform=lambda size: lambda f, rng: f, **FOLDER)
     with pytest.raises(TypeError, match=r"\(N, C, H, W\) with N = 4 frames"):
         ds[0]

@@ -1,4 +1,5 @@
 """TSN segment samplers: exact indices (hand-computed from the official formulas, 0-based)."""
+
 import numpy as np
 import pytest
 
@@ -52,15 +53,15 @@ def test_train_random_offsets_stay_in_their_segment_and_follow_the_seed():
 
 
 def test_train_short_videos_follow_the_official_code():
-    eq(sample_train(8, 8, StubRng(0)), list(range(8)))      # d = 1
-    eq(sample_train(5, 8, StubRng(0)), [0] * 8)              # d = 0 -> zeros
+    eq(sample_train(8, 8, StubRng(0)), list(range(8)))  # d = 1
+    eq(sample_train(5, 8, StubRng(0)), [0] * 8)  # d = 0 -> zeros
     eq(sample_train(17, 8, StubRng(1)), [1, 3, 5, 7, 9, 11, 13, 15])  # d = 2, frame 16 unused
 
 
 def test_val_centres_and_short_video_zeros():
-    eq(sample_val(10, 4), [1, 3, 6, 8])          # tick 2.5: int(1.25 + 2.5 i)
+    eq(sample_val(10, 4), [1, 3, 6, 8])  # tick 2.5: int(1.25 + 2.5 i)
     eq(sample_val(250, 8), [15, 46, 78, 109, 140, 171, 203, 234])
-    eq(sample_val(4, 4), [0, 0, 0, 0])           # num_frames <= T: zeros (official)
+    eq(sample_val(4, 4), [0, 0, 0, 0])  # num_frames <= T: zeros (official)
     eq(sample_val(3, 8), [0] * 8)
 
 
@@ -97,7 +98,7 @@ def test_dense_train_window_stride_and_start():
 def test_dense_test_ten_clips_evenly_spaced():
     idx = dense_sample_test(100, 8)
     assert idx.shape == (80,)
-    starts = [0, 4, 8, 12, 16, 20, 24, 28, 32, 36]   # linspace(0, 36, 10)
+    starts = [0, 4, 8, 12, 16, 20, 24, 28, 32, 36]  # linspace(0, 36, 10)
     eq(idx, [s + 8 * i for s in starts for i in range(8)])
     eq(dense_sample_test(20, 8, num_clips=2), [0, 8, 16, 4, 12, 0, 8, 16] * 2)
 

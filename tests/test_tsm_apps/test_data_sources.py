@@ -1,5 +1,6 @@
 """Input forms of ``tsm dissect run`` / ``tsm test``: a video, folders (recursive), frame
 folders, list files with optional fields, Something-Something-v2 JSON; checks name the file."""
+
 import json
 import shutil
 
@@ -10,7 +11,7 @@ from PIL import Image
 from tools.sample_videos import sample_video
 from tsm_apps.data.sources import find_sources, frame_folder_template, resolve_list
 
-REAL = "carphone_pristine.mp4"          # 120 frames
+REAL = "carphone_pristine.mp4"  # 120 frames
 
 
 def _frames(folder, n, name="img_{:05d}.jpg", start=1):
@@ -28,13 +29,16 @@ def test_single_video_frame_count_from_the_decoder():
 def test_folder_recursive_mixed_videos_and_frame_folders(tmp_path):
     (tmp_path / "a" / "b").mkdir(parents=True)
     shutil.copyfile(sample_video(REAL), tmp_path / "a" / "b" / "clip.MP4")
-    shutil.copyfile(sample_video(REAL), tmp_path / "clip_no_suffix")   # found by probing
+    shutil.copyfile(sample_video(REAL), tmp_path / "clip_no_suffix")  # found by probing
     (tmp_path / "notes.txt").write_text("not a video")
     (tmp_path / "junk.bin").write_bytes(b"\0" * 100)
     _frames(tmp_path / "frames" / "v1", 5, "{:06d}.JPEG", start=0)
     got = [(s.name, s.num_frames, s.frame_template, s.start_index) for s in find_sources(tmp_path)]
-    assert got == [("a/b/clip.MP4", 120, None, 1), ("clip_no_suffix", 120, None, 1),
-                   ("frames/v1", 5, "{:06d}.JPEG", 0)]
+    assert got == [
+        ("a/b/clip.MP4", 120, None, 1),
+        ("clip_no_suffix", 120, None, 1),
+        ("frames/v1", 5, "{:06d}.JPEG", 0),
+    ]
 
 
 def test_a_frame_folder_itself_and_its_template(tmp_path):
@@ -62,11 +66,18 @@ def test_list_file_with_optional_fields(tmp_path):
 def test_ssv2_json_with_labels_beside_it(tmp_path):
     _frames(tmp_path / "17", 2)
     shutil.copyfile(sample_video(REAL), tmp_path / "42.webm")
-    (tmp_path / "labels.json").write_text(json.dumps({"Holding something": "0",
-                                                      "Pushing something": "1"}))
+    (tmp_path / "labels.json").write_text(
+        json.dumps({"Holding something": "0", "Pushing something": "1"})
+    )
     split = tmp_path / "validation.json"
-    split.write_text(json.dumps([{"id": "42", "template": "Pushing [something]"},
-                                 {"id": "17", "template": "Holding [something]"}]))
+    split.write_text(
+        json.dumps(
+            [
+                {"id": "42", "template": "Pushing [something]"},
+                {"id": "17", "template": "Holding [something]"},
+            ]
+        )
+    )
     got = [(s.name, s.num_frames, s.label) for s in find_sources(split)]
     assert got == [("42.webm", 120, 1), ("17", 2, 0)]
 
@@ -79,17 +90,17 @@ def test_bad_inputs_are_named(tmp_path):
     (tmp_path / "x.bin").write_bytes(b"garbage")
     with pytest.raises(ValueError, match="x.bin: not a video PyAV can read"):
         find_sources(tmp_path / "x.bin")
-    (tmp_path / "broken.mp4").write_bytes(b"garbage")          # a single file: an error
+    (tmp_path / "broken.mp4").write_bytes(b"garbage")  # a single file: an error
     with pytest.raises(ValueError, match=r"cannot read .*broken.mp4: cannot open"):
         find_sources(tmp_path / "broken.mp4")
-    shutil.copyfile(sample_video(REAL), tmp_path / "ok.mp4")   # in a folder: kept, with why
+    shutil.copyfile(sample_video(REAL), tmp_path / "ok.mp4")  # in a folder: kept, with why
     got = {s.name: (s.num_frames, s.error) for s in find_sources(tmp_path)}
     assert got["ok.mp4"] == (120, None) and got["broken.mp4"][0] == 0
     assert got["broken.mp4"][1].startswith("cannot open")
 
 
 def test_resolve_list_prefers_val_then_test_and_names_a_missing_path(tmp_path):
-    assert resolve_list(tmp_path) == tmp_path                     # no list: the folder itself
+    assert resolve_list(tmp_path) == tmp_path  # no list: the folder itself
     (tmp_path / "test.txt").write_text("")
     assert resolve_list(tmp_path) == tmp_path / "test.txt"
     (tmp_path / "val.txt").write_text("")

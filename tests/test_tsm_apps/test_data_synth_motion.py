@@ -1,4 +1,5 @@
 """FGFA motion IoU and the slow/medium/fast split on hand-made tracks (exact numbers)."""
+
 import numpy as np
 import pytest
 import scipy.io
@@ -50,8 +51,15 @@ def test_motion_iou_window_and_gaps():
 
 
 def test_motion_class_boundaries():
-    assert [motion_class(v) for v in (1.0, 0.9001, 0.9, 0.8, 0.7, 0.6999, 0.0)] == \
-        ["slow", "slow", "medium", "medium", "medium", "fast", "fast"]
+    assert [motion_class(v) for v in (1.0, 0.9001, 0.9, 0.8, 0.7, 0.6999, 0.0)] == [
+        "slow",
+        "slow",
+        "medium",
+        "medium",
+        "medium",
+        "fast",
+        "fast",
+    ]
     with pytest.raises(ValueError):
         motion_class(float("nan"))
     assert count_motion_classes([[0.95, 0.8], [0.1], []]) == {"slow": 1, "medium": 1, "fast": 1}
@@ -59,9 +67,19 @@ def test_motion_class_boundaries():
 
 def test_snippet_motion_iou_uses_inclusive_xml_boxes():
     # inclusive [0..9] -> edges [0, 10]; track 7 moves 5 px a frame, track 3 stays
-    frames = [VIDFrame("s", f"{t:06d}", 64, 64,
-                       [VIDObject(7, "n02958343", (5 * t, 0, 5 * t + 9, 9)),
-                        VIDObject(3, "n02691156", (40, 40, 49, 49))]) for t in range(3)]
+    frames = [
+        VIDFrame(
+            "s",
+            f"{t:06d}",
+            64,
+            64,
+            [
+                VIDObject(7, "n02958343", (5 * t, 0, 5 * t + 9, 9)),
+                VIDObject(3, "n02691156", (40, 40, 49, 49)),
+            ],
+        )
+        for t in range(3)
+    ]
     out = snippet_motion_iou(frames)
     np.testing.assert_allclose(out, [[1 / 6, 1.0], [1 / 3, 1.0], [1 / 6, 1.0]])
     frames[1].objects.append(VIDObject(7, "n02958343", (0, 0, 9, 9)))
@@ -75,8 +93,10 @@ def test_motion_iou_mat_round_trip_and_fgfa_cells(tmp_path):
     assert [g.tolist() for g in got] == [[0.5, 0.0], [], [0.95]]
     # FGFA's own expression on our file (imagenet_vid_eval_motion.py, "read motion iou")
     m = scipy.io.loadmat(str(tmp_path / "m.mat"))["motion_iou"]
-    fgfa = [[m[i][0][j][0] if len(m[i][0][j]) != 0 else 0 for j in range(len(m[i][0]))]
-            for i in range(len(m))]
+    fgfa = [
+        [m[i][0][j][0] if len(m[i][0][j]) != 0 else 0 for j in range(len(m[i][0]))]
+        for i in range(len(m))
+    ]
     assert fgfa == [[0.5, 0.0], [0], [0.95]]  # an empty frame: a (1, 0) cell, as FGFA's file
     assert m[1][0].shape == (1, 0)
     # a cell of cells with an empty entry (an object without neighbours) reads as 0

@@ -1,5 +1,6 @@
 """The synthetic temporal set: files and schema, ground truth on the actor, time reversal
 between paired classes, determinism, resume, CLI exit codes. Tiny sizes."""
+
 import json
 
 import numpy as np
@@ -30,8 +31,11 @@ def test_lists_classes_and_annotations(tiny):
     assert [r for r, _, _ in test] == ["videos/00008.mp4", "videos/00009.mp4"]
     assert len(train) == 6
     ann = json.loads((tiny / "annotations.json").read_text())
-    assert ann["classes"] == list(synth_temporal.CLASSES) == \
-        (tiny / "classes.txt").read_text().splitlines()
+    assert (
+        ann["classes"]
+        == list(synth_temporal.CLASSES)
+        == (tiny / "classes.txt").read_text().splitlines()
+    )
     assert len(ann["classes"]) == 10
     assert sorted(int(lab) for _, _, lab in train + val + test) == list(range(10))
     for rel, n, lab in train + val + test:
@@ -61,8 +65,9 @@ def test_decoded_frames_match_rendering(tiny):
 @pytest.mark.parametrize("label", range(10))
 def test_change_between_frames_is_on_the_actor(label, layout):
     size, frames = 64, 8
-    plan = synth_temporal.plan_clip(1, 7, frames, size, label=label, distractors=(2, 2),
-                                    layout=layout)
+    plan = synth_temporal.plan_clip(
+        1, 7, frames, size, label=label, distractors=(2, 2), layout=layout
+    )
     video = synth_temporal.render_clip(plan, size).astype(int)
     boxes = plan.boxes(size)
     assert len(plan.distractors) == 2
@@ -72,7 +77,7 @@ def test_change_between_frames_is_on_the_actor(label, layout):
         mask = np.zeros_like(changed)
         for b in (boxes[t], boxes[t + 1]):
             if b is not None:
-                mask[b[1]:b[3], b[0]:b[2]] = True
+                mask[b[1] : b[3], b[0] : b[2]] = True
         inside += (changed & mask).sum()
         total += changed.sum()
     assert total > 0 and inside == total  # the background and distractors never change
@@ -92,16 +97,19 @@ def test_paired_classes_are_time_reversals(family, layout):
 
 
 def test_deterministic_by_seed_and_resumes(tiny, tmp_path):
-    again = synth_temporal.generate(tmp_path / "a", videos=10, frames=FRAMES, size=SIZE,
-                                    seed=3, workers=2)
+    again = synth_temporal.generate(
+        tmp_path / "a", videos=10, frames=FRAMES, size=SIZE, seed=3, workers=2
+    )
     for name in ("train.txt", "val.txt", "test.txt", "annotations.json"):
         assert (again / name).read_bytes() == (tiny / name).read_bytes()
     idx = list(range(FRAMES))
     for rel in ("videos/00000.mp4", "videos/00009.mp4"):
-        np.testing.assert_array_equal(read_video_frames(again / rel, idx),
-                                      read_video_frames(tiny / rel, idx))
-    other = synth_temporal.generate(tmp_path / "b", videos=10, frames=FRAMES, size=SIZE,
-                                    seed=4, workers=1)
+        np.testing.assert_array_equal(
+            read_video_frames(again / rel, idx), read_video_frames(tiny / rel, idx)
+        )
+    other = synth_temporal.generate(
+        tmp_path / "b", videos=10, frames=FRAMES, size=SIZE, seed=4, workers=1
+    )
     assert (other / "annotations.json").read_bytes() != (tiny / "annotations.json").read_bytes()
     # resume: a missing video is written again, the finished ones are kept
     (again / "videos/00002.mp4").unlink()
@@ -117,8 +125,9 @@ def test_deterministic_by_seed_and_resumes(tiny, tmp_path):
 def test_distractor_count_is_the_same_for_every_class():
     for label in range(10):
         for want in (0, 1, 2):
-            plan = synth_temporal.plan_clip(2, label, FRAMES, 64, label=label,
-                                            distractors=(want, want))
+            plan = synth_temporal.plan_clip(
+                2, label, FRAMES, 64, label=label, distractors=(want, want)
+            )
             assert len(plan.distractors) == want
     # the default draws 0-2 independently of the class
     counts = [len(synth_temporal.plan_clip(0, i, FRAMES, 64).distractors) for i in range(30)]
@@ -132,15 +141,17 @@ def test_stage_layout_keeps_the_path_in_a_square_the_distractors_avoid(family):
     lo, hi = (f * size for f in synth_temporal.STAGE_SIDES)
     sides = []
     for i in range(20):
-        plan = synth_temporal.plan_clip(4, i, 16, size, label=2 * family, distractors=(2, 2),
-                                        layout="stage")
+        plan = synth_temporal.plan_clip(
+            4, i, 16, size, label=2 * family, distractors=(2, 2), layout="stage"
+        )
         boxes = np.array([b for b in plan.boxes(size) if b is not None])
         path = [*boxes[:, :2].min(0), *boxes[:, 2:].max(0)]  # union of the actor's boxes
         assert path[2] - path[0] <= w + 1 and path[3] - path[1] <= w + 1
         assert len(plan.distractors) == 2
         for cx, cy, side, angle in plan.distractors:
-            d = synth_draw.bbox(synth_draw.place(synth_draw.L_SHAPE, cx, cy, side, angle),
-                                size, size)
+            d = synth_draw.bbox(
+                synth_draw.place(synth_draw.L_SHAPE, cx, cy, side, angle), size, size
+            )
             assert not synth_draw.overlaps(d, path)
             assert lo <= side <= hi
         sides += list(plan.states[:, 2])
@@ -157,14 +168,17 @@ def test_stage_layout_hides_the_axis_of_motion_in_the_distractors_placement():
     """Mean of |dx| - |dy| from the actor (mid-clip) to its one distractor, 200 clips per
     family: the path layout puts horizontal movers' distractors above or below them and
     vertical movers' beside them (a single frame tells the axis); the stage layout does not."""
+
     def spread(layout, family):
         v = []
         for i in range(200):
-            p = synth_temporal.plan_clip(5, i, 16, 112, label=2 * family, distractors=(1, 1),
-                                         layout=layout)
+            p = synth_temporal.plan_clip(
+                5, i, 16, 112, label=2 * family, distractors=(1, 1), layout=layout
+            )
             (ax, ay), (dx, dy) = p.states[8, :2], p.distractors[0, :2]
             v.append(abs(dx - ax) - abs(dy - ay))
         return float(np.mean(v))
+
     assert spread("path", 0) == pytest.approx(-30.08, abs=0.01)
     assert spread("path", 1) == pytest.approx(28.06, abs=0.01)
     assert spread("stage", 0) == pytest.approx(-5.74, abs=0.01)
@@ -173,8 +187,9 @@ def test_stage_layout_hides_the_axis_of_motion_in_the_distractors_placement():
 
 def test_layout_is_recorded_only_when_not_the_default(tmp_path):
     a = synth_temporal.generate(tmp_path / "a", videos=2, frames=4, size=32, workers=1)
-    b = synth_temporal.generate(tmp_path / "b", videos=2, frames=4, size=32, workers=1,
-                                layout="stage")
+    b = synth_temporal.generate(
+        tmp_path / "b", videos=2, frames=4, size=32, workers=1, layout="stage"
+    )
     assert "layout" not in json.loads((a / "synth.json").read_text())
     assert json.loads((b / "synth.json").read_text())["layout"] == "stage"
     with pytest.raises(ValueError, match="already holds"):
@@ -203,12 +218,43 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert synth_main(["temporal", "--out", str(tmp_path / "x"), "--size", "33"]) == 2
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "other.txt").write_text("x")
-    assert synth_main(["temporal", "--out", str(tmp_path / "full"), "--videos", "2",
-                       "--frames", "4", "--size", "32"]) == 2
+    assert (
+        synth_main(
+            [
+                "temporal",
+                "--out",
+                str(tmp_path / "full"),
+                "--videos",
+                "2",
+                "--frames",
+                "4",
+                "--size",
+                "32",
+            ]
+        )
+        == 2
+    )
     assert "not empty" in capsys.readouterr().err
     out = tmp_path / "ok"
-    assert synth_main(["temporal", "--out", str(out), "--videos", "2", "--frames", "4",
-                       "--size", "32", "--workers", "1", "--no-progress"]) == 0
+    assert (
+        synth_main(
+            [
+                "temporal",
+                "--out",
+                str(out),
+                "--videos",
+                "2",
+                "--frames",
+                "4",
+                "--size",
+                "32",
+                "--workers",
+                "1",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert (out / "annotations.json").is_file()
     assert synth_main(["temporal", "--out", str(tmp_path / "y"), "--layout", "grid"]) == 2
     assert "invalid choice: 'grid'" in capsys.readouterr().err
@@ -228,6 +274,6 @@ def test_held_out_split_sizes():
     # the default 720 keeps the 480 train / 120 val clips of the 600-video sets, adds 120 test
     assert synth_temporal.held_out(720, 1 / 6, 1 / 6) == (120, 120)
     assert synth_temporal.held_out(600, 0.2, 0.0) == (120, 0)
-    assert synth_temporal.held_out(3, 1 / 6, 1 / 6) == (2, 0)   # one train clip left
+    assert synth_temporal.held_out(3, 1 / 6, 1 / 6) == (2, 0)  # one train clip left
     with pytest.raises(ValueError, match="test_fraction"):
         synth_temporal.generate("/nonexistent/x", videos=10, test_fraction=0.9)

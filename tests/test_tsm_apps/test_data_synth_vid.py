@@ -1,6 +1,7 @@
 """The synthetic ImageNet-VID: layout and XML read back, the held-out test split, motion classes,
 objects blurred along their motion, corruptions sidecar, determinism, atomic output, CLI. Small
 frames, few snippets."""
+
 import json
 
 import numpy as np
@@ -23,8 +24,12 @@ def vid(tmp_path_factory):
 
 
 def _snippets(root, split):
-    return sorted({e.rsplit("/", 1)[0] for e, _ in
-                   read_image_set(root / "ImageSets" / "VID" / f"{split}.txt")})
+    return sorted(
+        {
+            e.rsplit("/", 1)[0]
+            for e, _ in read_image_set(root / "ImageSets" / "VID" / f"{split}.txt")
+        }
+    )
 
 
 def _frames(root, split, snippet):
@@ -62,15 +67,18 @@ def test_msra_lists_and_det_part_in_the_real_layout(vid):
     assert keys == [0, 2, 4, 5, 7, 8, 10, 12, 13, 15, 16, 18, 20, 21, 23]  # floor(24(2i+1)/30)
     assert len(train) == 3 * 15 and {(n, length) for _, n, _, length in train} == {(1, 24)}
     assert read_list(sets / "VID_val_videos.txt") == [
-        (f"val/{s}", 1 + 24 * i, 0, 24) for i, s in enumerate(_snippets(vid, "val"))]
+        (f"val/{s}", 1 + 24 * i, 0, 24) for i, s in enumerate(_snippets(vid, "val"))
+    ]
     assert read_list(sets / "VID_test_videos.txt") == [
-        (f"test/{s}", 1 + 24 * i, 0, 24) for i, s in enumerate(_snippets(vid, "test"))]
+        (f"test/{s}", 1 + 24 * i, 0, 24) for i, s in enumerate(_snippets(vid, "test"))
+    ]
     det = read_list(sets / "DET_train_30classes.txt")
-    assert len(det) == 12 and all(e.startswith("train/ILSVRC2013_train/n") and n == 1
-                                  for e, n in det)
+    assert len(det) == 12 and all(
+        e.startswith("train/ILSVRC2013_train/n") and n == 1 for e, n in det
+    )
     names, empty = [], 0
     for entry, _ in det:
-        rel = entry[len("train/"):]
+        rel = entry[len("train/") :]
         synset = rel.split("/")[1]
         assert rel.split("/")[2].startswith(synset + "_")
         Image.open(vid / "Data" / "DET" / "train" / f"{rel}.JPEG").verify()
@@ -78,15 +86,17 @@ def test_msra_lists_and_det_part_in_the_real_layout(vid):
         raw = [n.split("</name>")[0] for n in xml.read_text().split("<name>")[1:]]
         names += raw
         empty += not raw
-        kept = read_frame_xml(xml, det=True).objects      # non-VID classes dropped
+        kept = read_frame_xml(xml, det=True).objects  # non-VID classes dropped
         assert [o.name for o in kept] == [n for n in raw if n in NAME_TO_WNID.values()]
     assert empty == 3 and {"n01440764", "n04254680"} <= set(names)
 
 
 def test_the_test_split_is_held_out_apart_from_val(vid):
     assert _snippets(vid, "test") == [f"ILSVRC2015_test_{i:08d}" for i in range(3)]
-    assert read_image_set(vid / "ImageSets" / "VID" / "test.txt")[25] == \
-        ("ILSVRC2015_test_00000001/000001", 26)
+    assert read_image_set(vid / "ImageSets" / "VID" / "test.txt")[25] == (
+        "ILSVRC2015_test_00000001/000001",
+        26,
+    )
     for i in range(3):  # its own random stream: other tracks, other frames than val's
         val, test = (_frames(vid, s, _snippets(vid, s)[i]) for s in ("val", "test"))
         assert [o.box for o in val[0].objects] != [o.box for o in test[0].objects]
@@ -124,8 +134,12 @@ def test_all_motion_classes_present(vid):
 def test_speed_for_hits_the_target_motion_iou():
     for target in (0.95, 0.8, 0.5):
         v = synth_vid.speed_for(40, 20, 0.3, target)
-        iou = np.mean([synth_vid._shift_iou(40, 20, v * k * np.cos(0.3), v * k * np.sin(0.3))
-                       for k in range(1, 11)])
+        iou = np.mean(
+            [
+                synth_vid._shift_iou(40, 20, v * k * np.cos(0.3), v * k * np.sin(0.3))
+                for k in range(1, 11)
+            ]
+        )
         assert abs(iou - target) < 1e-6
 
 
@@ -145,8 +159,10 @@ def test_corruptions_sidecar_matches_frames(vid):
                     assert marks.get(t) == "occlusion"
                     occluded_frames += 1
             data = vid / "Data" / "VID" / split / snippet
-            mean = [np.asarray(Image.open(data / f"{t:06d}.JPEG"), float).mean()
-                    for t in range(len(frames))]
+            mean = [
+                np.asarray(Image.open(data / f"{t:06d}.JPEG"), float).mean()
+                for t in range(len(frames))
+            ]
             clean = [mean[t] for t in range(len(frames)) if t not in marks]
             for t, kind in marks.items():
                 if kind == "glare":  # a flash brightens the frame
@@ -178,17 +194,36 @@ def test_cli(tmp_path, capsys):
     (tmp_path / "busy" / "f").write_text("x")
     assert synth_main(["vid", "--out", str(tmp_path / "busy")]) == 2
     out = tmp_path / "ok"
-    assert synth_main(["vid", "--out", str(out), "--train-videos", "1", "--val-videos", "1",
-                       "--width", "64", "--height", "64", "--frames", "12",
-                       "--no-progress"]) == 0
+    assert (
+        synth_main(
+            [
+                "vid",
+                "--out",
+                str(out),
+                "--train-videos",
+                "1",
+                "--val-videos",
+                "1",
+                "--width",
+                "64",
+                "--height",
+                "64",
+                "--frames",
+                "12",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert (out / "ImageSets" / "VID" / "val.txt").is_file()
     assert (out / "corruptions.json").is_file()
 
 
 def _layer(streak, box=(20, 10, 43, 29), cls="car"):
     """A car pasted over black with ``streak``: ``(H, W, 3)`` float."""
-    return np.asarray(paste_moving_object(Image.new("RGB", (64, 40)), cls, box, False, 0.5,
-                                          streak), np.float64)
+    return np.asarray(
+        paste_moving_object(Image.new("RGB", (64, 40)), cls, box, False, 0.5, streak), np.float64
+    )
 
 
 def test_an_object_is_blurred_along_its_own_motion_in_proportion_to_its_speed():
@@ -197,8 +232,8 @@ def test_an_object_is_blurred_along_its_own_motion_in_proportion_to_its_speed():
     sharp = Image.new("RGB", (64, 40))
     draw_object(ImageDraw.Draw(sharp), "car", (20, 10, 43, 29), False, 0.5)
     sharp = np.asarray(sharp, np.float64)
-    assert np.array_equal(_layer((0.6, 0.3)), sharp)            # under a pixel: drawn sharp
-    for dx in (4, 8):                                            # horizontal streaks
+    assert np.array_equal(_layer((0.6, 0.3)), sharp)  # under a pixel: drawn sharp
+    for dx in (4, 8):  # horizontal streaks
         blurred = _layer((dx, 0))
         cols = np.flatnonzero(blurred.sum(axis=(0, 2)))
         rows = np.flatnonzero(blurred.sum(axis=(1, 2)))
@@ -216,18 +251,21 @@ def test_fast_objects_are_blurred_slow_ones_sharp_in_the_snippet():
     from tsm_apps.data.motion import motion_class
     from tsm_apps.data.vid_layout import VIDFrame
 
-    changed = {}   # mean absolute change inside each box, by motion class
+    changed = {}  # mean absolute change inside each box, by motion class
     for index in range(3):
         sharp, objects, _ = synth_vid.render_snippet(0, "val", index, 24, 96, 80, motion_blur=0)
         blurred, again, _ = synth_vid.render_snippet(0, "val", index, 24, 96, 80)
-        assert objects == again                                  # the same boxes and tracks
-        motion = snippet_motion_iou([VIDFrame("s", f"{t:06d}", 96, 80, o)
-                                     for t, o in enumerate(objects)])
+        assert objects == again  # the same boxes and tracks
+        motion = snippet_motion_iou(
+            [VIDFrame("s", f"{t:06d}", 96, 80, o) for t, o in enumerate(objects)]
+        )
         for t, objs in enumerate(objects):
             for o, m in zip(objs, motion[t]):
                 x1, y1, x2, y2 = o.box
-                d = np.abs(sharp[t, y1:y2 + 1, x1:x2 + 1].astype(int)
-                           - blurred[t, y1:y2 + 1, x1:x2 + 1].astype(int)).mean()
+                d = np.abs(
+                    sharp[t, y1 : y2 + 1, x1 : x2 + 1].astype(int)
+                    - blurred[t, y1 : y2 + 1, x1 : x2 + 1].astype(int)
+                ).mean()
                 changed.setdefault(motion_class(m), []).append(d)
     means = {c: float(np.mean(v)) for c, v in changed.items()}
     assert set(means) == {"slow", "medium", "fast"}

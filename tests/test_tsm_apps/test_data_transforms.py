@@ -1,4 +1,5 @@
 """Group transforms: one crop/scale/flip for the whole clip, official geometry, exact values."""
+
 import numpy as np
 import pytest
 import torch
@@ -46,12 +47,19 @@ def assert_same_for_every_frame(out, t=4, resized=False):
             assert (d[i] == i).all(), f"frame {i} was transformed differently"
 
 
-@pytest.mark.parametrize("transform, resized", [
-    (GroupMultiScaleCrop(32), True), (GroupMultiScaleCrop((24, 40), fix_crop=False), True),
-    (GroupRandomCrop(30), False), (GroupCenterCrop((50, 50)), False),
-    (GroupRandomHorizontalFlip(p=1.0), False), (GroupScale(30), True), (GroupScale((17, 23)), True),
-    (Compose([GroupRandomCrop(50), GroupRandomHorizontalFlip()]), False),
-])
+@pytest.mark.parametrize(
+    "transform, resized",
+    [
+        (GroupMultiScaleCrop(32), True),
+        (GroupMultiScaleCrop((24, 40), fix_crop=False), True),
+        (GroupRandomCrop(30), False),
+        (GroupCenterCrop((50, 50)), False),
+        (GroupRandomHorizontalFlip(p=1.0), False),
+        (GroupScale(30), True),
+        (GroupScale((17, 23)), True),
+        (Compose([GroupRandomCrop(50), GroupRandomHorizontalFlip()]), False),
+    ],
+)
 def test_every_frame_gets_the_same_transform(transform, resized):
     for seed in range(5):
         out = transform(clip(), np.random.default_rng(seed))
@@ -59,27 +67,55 @@ def test_every_frame_gets_the_same_transform(transform, resized):
         assert_same_for_every_frame(out, resized=resized)
 
 
-@pytest.mark.parametrize("transform, k", [(GroupViews(40, 3), 3), (GroupViews(40, 10), 10),
-                                          (GroupViews((60, 40), 3, "mmaction2"), 3),
-                                          (GroupViews(40, 10, "mmaction2"), 10)])
+@pytest.mark.parametrize(
+    "transform, k",
+    [
+        (GroupViews(40, 3), 3),
+        (GroupViews(40, 10), 10),
+        (GroupViews((60, 40), 3, "mmaction2"), 3),
+        (GroupViews(40, 10, "mmaction2"), 10),
+    ],
+)
 def test_multi_crop_keeps_frames_of_a_crop_contiguous(transform, k):
     out = transform(clip(), None)
     assert out.shape == (4 * k, *transform.size, 3)
     for c in range(k):
-        assert_same_for_every_frame(out[4 * c:4 * c + 4])
+        assert_same_for_every_frame(out[4 * c : 4 * c + 4])
 
 
 def test_multi_scale_crop_pairs_and_the_13_offsets():
     msc = GroupMultiScaleCrop(224)
     # shorter side 240: sides 240, 210, 180, 158 (none within 3 px of 224); |i - j| <= 1
-    assert msc.crop_pairs(240, 320) == [(240, 240), (240, 210), (210, 240), (210, 210), (210, 180),
-                                        (180, 210), (180, 180), (180, 158), (158, 180), (158, 158)]
+    assert msc.crop_pairs(240, 320) == [
+        (240, 240),
+        (240, 210),
+        (210, 240),
+        (210, 210),
+        (210, 180),
+        (180, 210),
+        (180, 180),
+        (180, 158),
+        (158, 180),
+        (158, 158),
+    ]
     assert GroupMultiScaleCrop(224).crop_pairs(256, 340)[0] == (256, 256)
     assert GroupMultiScaleCrop(224).crop_pairs(226, 300)[:2] == [(224, 224), (224, 197)]  # snap
     # (H - h) // 4 = 15, (W - w) // 4 = 27
     assert fixed_offsets(240, 320, 180, 210) == [
-        (0, 0), (0, 108), (60, 0), (60, 108), (30, 54), (30, 0), (30, 108), (60, 54), (0, 54),
-        (15, 27), (15, 81), (45, 27), (45, 81)]
+        (0, 0),
+        (0, 108),
+        (60, 0),
+        (60, 108),
+        (30, 54),
+        (30, 0),
+        (30, 108),
+        (60, 54),
+        (0, 54),
+        (15, 27),
+        (15, 81),
+        (45, 27),
+        (45, 81),
+    ]
     assert len(fixed_offsets(240, 320, 180, 210, more=False)) == 5
 
 
@@ -90,33 +126,39 @@ def test_multi_scale_crop_content():
     out = GroupMultiScaleCrop(60)(frames, StubRng(1))  # pair (60, 52), offset upper right
     assert out.shape == (2, 60, 60, 3)
     np.testing.assert_array_equal(
-        GroupMultiScaleCrop((60, 52))(frames, StubRng(1)), frames[:, :, 28:80])
+        GroupMultiScaleCrop((60, 52))(frames, StubRng(1)), frames[:, :, 28:80]
+    )
 
 
 def test_flip_and_disabling_it():
     frames = clip()
-    np.testing.assert_array_equal(GroupRandomHorizontalFlip(p=1.0)(frames, StubRng()),
-                                  frames[:, :, ::-1])
+    np.testing.assert_array_equal(
+        GroupRandomHorizontalFlip(p=1.0)(frames, StubRng()), frames[:, :, ::-1]
+    )
     assert GroupRandomHorizontalFlip(p=0.5)(frames, StubRng(uniform=0.7)) is frames
     assert GroupRandomHorizontalFlip(p=1.0, enabled=False)(frames, StubRng()) is frames
-    flips = [GroupRandomHorizontalFlip()(frames, np.random.default_rng(s))[0, 0, 0, 0] !=
-             frames[0, 0, 0, 0] for s in range(40)]
+    flips = [
+        GroupRandomHorizontalFlip()(frames, np.random.default_rng(s))[0, 0, 0, 0]
+        != frames[0, 0, 0, 0]
+        for s in range(40)
+    ]
     assert 5 < sum(flips) < 35
 
 
 def test_crop_positions():
     frames = clip(h=60, w=80)
     np.testing.assert_array_equal(GroupCenterCrop((20, 30))(frames), frames[:, 20:40, 25:55])
-    np.testing.assert_array_equal(GroupRandomCrop((20, 30))(frames, StubRng(7)),
-                                  frames[:, 7:27, 7:37])
+    np.testing.assert_array_equal(
+        GroupRandomCrop((20, 30))(frames, StubRng(7)), frames[:, 7:27, 7:37]
+    )
     # official: 3 = GroupFullResSample: x = 0, 4*ws, 2*ws with ws = (80 - 60) // 4 = 5, y = 0
     three = GroupViews(60, 3)(frames)
     for c, x in enumerate([0, 20, 10]):
-        np.testing.assert_array_equal(three[4 * c:4 * c + 4], frames[:, :, x:x + 60])
+        np.testing.assert_array_equal(three[4 * c : 4 * c + 4], frames[:, :, x : x + 60])
     # mmaction2 ThreeCrop: x = 0, 2*s, s with s = (80 - 60) // 2 = 10
     three = GroupViews(60, 3, "mmaction2")(frames)
     for c, x in enumerate([0, 20, 10]):
-        np.testing.assert_array_equal(three[4 * c:4 * c + 4], frames[:, :, x:x + 60])
+        np.testing.assert_array_equal(three[4 * c : 4 * c + 4], frames[:, :, x : x + 60])
     # 10 = each of the quarter-grid corners and centre followed by its mirror (steps 5, 10)
     ten = GroupViews(40, 10)(frames)
     np.testing.assert_array_equal(ten[:4], frames[:, :40, :40])
@@ -126,8 +168,9 @@ def test_crop_positions():
     # centre crop of 21 from 80: official rounds (80 - 21) / 2 = 29.5 to 30 (Python: to even),
     # mmaction2 floors to 29
     np.testing.assert_array_equal(GroupCenterCrop((60, 21))(frames), frames[:, :, 30:51])
-    np.testing.assert_array_equal(GroupCenterCrop((60, 21), "mmaction2")(frames),
-                                  frames[:, :, 29:50])
+    np.testing.assert_array_equal(
+        GroupCenterCrop((60, 21), "mmaction2")(frames), frames[:, :, 29:50]
+    )
     with pytest.raises(ValueError, match="does not fit frames of 60x80"):
         GroupCenterCrop(70)(frames)
 
@@ -135,7 +178,7 @@ def test_crop_positions():
 def test_scale_shorter_side():
     assert GroupScale(30)(clip(h=60, w=80), None).shape == (4, 30, 40, 3)
     assert GroupScale(30)(clip(h=80, w=60), None).shape == (4, 40, 30, 3)
-    assert GroupScale(7)(clip(h=60, w=80), None).shape == (4, 7, 9, 3)   # int(7 * 80 / 60)
+    assert GroupScale(7)(clip(h=60, w=80), None).shape == (4, 7, 9, 3)  # int(7 * 80 / 60)
     flat = np.full((2, 10, 20, 3), 77, np.uint8)
     assert (GroupScale(5)(flat) == 77).all()
 

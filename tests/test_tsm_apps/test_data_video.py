@@ -1,4 +1,5 @@
 """Video reading/writing: frame folders (exact), mp4/mkv/avi (near), sparse seeking, errors."""
+
 import pickle
 
 import av
@@ -21,8 +22,9 @@ def smooth_clip(t=40, h=48, w=64):
 @pytest.fixture(scope="module")
 def mp4(tmp_path_factory):
     frames = smooth_clip()
-    path = write_video(tmp_path_factory.mktemp("v") / "clip.mp4", frames, fps=10,
-                       keyframe_interval=5)
+    path = write_video(
+        tmp_path_factory.mktemp("v") / "clip.mp4", frames, fps=10, keyframe_interval=5
+    )
     return path, frames
 
 
@@ -44,8 +46,9 @@ def test_sparse_unsorted_repeated_indices_match_full_decode(mp4):
 
 
 def test_sparse_read_seeks_instead_of_decoding_everything(tmp_path, monkeypatch):
-    path = write_video(tmp_path / "long.mp4", smooth_clip(t=100, h=32, w=32), fps=10,
-                       keyframe_interval=10)
+    path = write_video(
+        tmp_path / "long.mp4", smooth_clip(t=100, h=32, w=32), fps=10, keyframe_interval=10
+    )
     decoded = []
     real_open = video._open
 
@@ -85,9 +88,12 @@ def test_frame_folder_exact_round_trip(tmp_path):
         Image.fromarray(f).save(tmp_path / f"img_{i + 1:05d}.png")
     kw = dict(frame_template="img_{:05d}.png")
     assert count_frames(tmp_path, **kw) == 5
-    np.testing.assert_array_equal(read_video_frames(tmp_path, [3, 0, 3, 4], **kw), frames[[3, 0, 3, 4]])
-    np.testing.assert_array_equal(read_video_frames(tmp_path, [2], frame_template="img_%05d.png"),
-                                  frames[[2]])
+    np.testing.assert_array_equal(
+        read_video_frames(tmp_path, [3, 0, 3, 4], **kw), frames[[3, 0, 3, 4]]
+    )
+    np.testing.assert_array_equal(
+        read_video_frames(tmp_path, [2], frame_template="img_%05d.png"), frames[[2]]
+    )
     with pytest.raises(VideoDecodeError, match=r"frame 5 \(img_00006.png\) is missing"):
         read_video_frames(tmp_path, [1, 5], **kw)
 
@@ -121,7 +127,7 @@ def test_corrupt_file(tmp_path):
 def test_truncated_file_without_index(mp4, tmp_path):
     data = mp4[0].read_bytes()
     cut = tmp_path / "cut.mp4"
-    cut.write_bytes(data[: len(data) // 2])   # the moov atom is at the end: gone
+    cut.write_bytes(data[: len(data) // 2])  # the moov atom is at the end: gone
     with pytest.raises(VideoDecodeError, match="cut.mp4"):
         read_video_frames(cut, [0])
 
@@ -138,10 +144,11 @@ def test_truncated_file_with_index_up_front(tmp_path):
     data = path.read_bytes()
     cut = tmp_path / "fast_cut.mp4"
     cut.write_bytes(data[: int(len(data) * 0.6)])
-    assert count_frames(cut) == 30             # the header still says 30
+    assert count_frames(cut) == 30  # the header still says 30
     assert count_frames(cut, exact=True) < 30  # the packets say otherwise
-    with pytest.raises(VideoDecodeError,
-                       match=r"fast_cut.mp4: frame 29 .*container lists 30 \(truncated"):
+    with pytest.raises(
+        VideoDecodeError, match=r"fast_cut.mp4: frame 29 .*container lists 30 \(truncated"
+    ):
         read_video_frames(cut, [0, 29])
 
 

@@ -1,6 +1,7 @@
 """pyproject.toml is the one list of dependencies; tools/requirements.txt only pins versions of
 that list; every third-party module the product imports belongs to a declared dependency (so
 ``pip install .`` gives a working ``tsm`` for every sub-command)."""
+
 import ast
 import re
 import sys
@@ -26,8 +27,9 @@ def req_name(req: str) -> str:
 def declared() -> tuple:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     runtime = {req_name(r) for r in project["dependencies"]}
-    extras = {req_name(r) for group in project.get("optional-dependencies", {}).values()
-              for r in group}
+    extras = {
+        req_name(r) for group in project.get("optional-dependencies", {}).values() for r in group
+    }
     return runtime, extras
 
 

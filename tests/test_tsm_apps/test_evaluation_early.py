@@ -1,4 +1,5 @@
 """Early recognition (causality, references by hand or clip mode) and two-stream fusion."""
+
 import pytest
 import torch
 
@@ -13,9 +14,11 @@ FR = (0.1, 0.3, 0.5, 0.8, 1.0)
 def _models():
     torch.manual_seed(0)
     kw = dict(num_classes=3, num_segments=4, width=0.125, dropout=0.0)
-    return {"tsn": build_recognizer("resnet18", shift=None, **kw).eval(),
-            "tsm_offline": build_recognizer("resnet18", shift="offline", **kw).eval(),
-            "tsm_online": build_recognizer("resnet18", shift="online", **kw).eval()}
+    return {
+        "tsn": build_recognizer("resnet18", shift=None, **kw).eval(),
+        "tsm_offline": build_recognizer("resnet18", shift="offline", **kw).eval(),
+        "tsm_online": build_recognizer("resnet18", shift="online", **kw).eval(),
+    }
 
 
 def _frames(seed=0, f=8):
@@ -50,7 +53,7 @@ def test_scores_match_independent_references():
     tsn.num_segments = 1  # TSN at n frames: the mean of one-frame predictions
     one = torch.stack([tsn(x[i][None, None])[0] for i in range(len(x))])
     with torch.no_grad():
-        assert torch.allclose(curves["tsn"][1], one[:seen(8, 0.3)].mean(0), atol=1e-5)
+        assert torch.allclose(curves["tsn"][1], one[: seen(8, 0.3)].mean(0), atol=1e-5)
         off = models["tsm_offline"]
         off.num_segments = 4  # offline TSM at p=0.5: 4 frames sampled from the first 4
         ref = off(x[torch.as_tensor(sample_test(4, 4))][None])[0]
@@ -68,8 +71,10 @@ def test_early_recognition_accuracy_and_files(tmp_path):
     for k, curve in res["top1"].items():
         labels = [lab for _, lab in videos]
         for i in range(len(FR)):
-            hits = [int(video_curves({k: models[k]}, f, FR, 4, 2)[k][i].argmax() == lab)
-                    for (f, _), lab in zip(videos, labels)]
+            hits = [
+                int(video_curves({k: models[k]}, f, FR, 4, 2)[k][i].argmax() == lab)
+                for (f, _), lab in zip(videos, labels)
+            ]
             assert curve[i] == pytest.approx(100 * sum(hits) / 3)
     write_online(res, tmp_path)
     lines = (tmp_path / "early.csv").read_text().splitlines()

@@ -4,6 +4,7 @@ mmaction2 checkpoint), on real footage of three sizes and aspect ratios (640x272
 downscaled, 176x144 upscaled), with a network whose scores move with its input: the frames
 match, the input tensors agree to within one grey level on average, and the top-5 probabilities
 to 1e-3. A one-pixel change of the crop moves them by more than that (the tests can fail)."""
+
 import json
 
 import pytest
@@ -59,14 +60,15 @@ def checkpoints(ref_model, tmp_path_factory):
     sd = {"module." + k: v for k, v in ref_model.state_dict().items()}
     for name in (OFFICIAL, DENSE):
         torch.save({"epoch": 50, "state_dict": sd}, root / name)
-    torch.save({"state_dict": to_mmaction2(ref_model.state_dict()), "meta": {"cfg": MM_CFG}},
-               root / "tsm_r18_mmaction2.pth")
+    torch.save(
+        {"state_dict": to_mmaction2(ref_model.state_dict()), "meta": {"cfg": MM_CFG}},
+        root / "tsm_r18_mmaction2.pth",
+    )
     return root
 
 
 def tsm_test(ckpt, video, out, capsys) -> dict:
-    assert main(["test", str(ckpt), "--data", str(video), "--out", str(out),
-                 "--no-progress"]) == 0
+    assert main(["test", str(ckpt), "--data", str(video), "--out", str(out), "--no-progress"]) == 0
     printed = capsys.readouterr().out
     res = json.loads(out.read_text())
     res["printed"] = printed
@@ -88,17 +90,28 @@ def assert_same_top5(got: list, want: list, tol: float = 1e-3) -> None:
 # origin: (checkpoint, the reference pipeline's views, how it fuses views, the protocol's
 # resize backend and fusion as recorded, the words `tsm test` prints about it)
 ORIGINS = {
-    "official": (OFFICIAL, official_views, "logits", ("pil", "logits"),
-                 ("official protocol", "1 clip x 1 crop of 224")),
-    "mmaction2": ("tsm_r18_mmaction2.pth", mmaction2_views, "prob", ("cv2", "prob"),
-                  ("mmaction2", "1 clip x 1 crop of 224")),
+    "official": (
+        OFFICIAL,
+        official_views,
+        "logits",
+        ("pil", "logits"),
+        ("official protocol", "1 clip x 1 crop of 224"),
+    ),
+    "mmaction2": (
+        "tsm_r18_mmaction2.pth",
+        mmaction2_views,
+        "prob",
+        ("cv2", "prob"),
+        ("mmaction2", "1 clip x 1 crop of 224"),
+    ),
 }
 
 
 @pytest.mark.parametrize("origin", ORIGINS)
 @pytest.mark.parametrize("video", VIDEOS)
-def test_checkpoint_matches_its_reference_test_pipeline(origin, video, ref_model, checkpoints,
-                                                        tmp_path, capsys):
+def test_checkpoint_matches_its_reference_test_pipeline(
+    origin, video, ref_model, checkpoints, tmp_path, capsys
+):
     name, reference_views, fusion, recorded, words = ORIGINS[origin]
     path = sample_video(video)
     idx, views = reference_views(path)
@@ -128,14 +141,16 @@ def test_a_one_pixel_crop_shift_moves_the_scores_beyond_the_tolerance(ref_model,
 
 
 @pytest.mark.slow
-def test_dense_official_checkpoint_is_tested_densely_without_flags(ref_model, checkpoints,
-                                                                   tmp_path, capsys):
+def test_dense_official_checkpoint_is_tested_densely_without_flags(
+    ref_model, checkpoints, tmp_path, capsys
+):
     path = sample_video("bikes.mp4")
-    idx, views = official_views(path, crop=256, dense=True)   # 10 clips x 3 full-res crops
+    idx, views = official_views(path, crop=256, dense=True)  # 10 clips x 3 full-res crops
     assert views.shape == (30, 8, 3, 256, 256)
     with torch.no_grad():
-        want = reference_top5(torch.cat([ref_model(views[i:i + 6]) for i in range(0, 30, 6)]),
-                              "logits")
+        want = reference_top5(
+            torch.cat([ref_model(views[i : i + 6]) for i in range(0, 30, 6)]), "logits"
+        )
     got = tsm_test(checkpoints / DENSE, path, tmp_path / "r.json", capsys)
     assert got["frames"] == idx
     assert_same_top5(got["top5"], want)

@@ -1,5 +1,6 @@
 """``tsm test``: any input form, labelled or not, class names and top-5 per video; inputs
 checked before the model is built or a frame decoded."""
+
 import json
 import shutil
 
@@ -26,13 +27,25 @@ def ckpt(tmp_path_factory):
 
 def test_labelled_list_and_an_unlabelled_real_video(ckpt, tmp_path):
     videos, labels = motion_videos(4, frames=8, size=32)
-    write_frame_folders(tmp_path, videos, labels, val_every=1)      # every clip in val.txt
+    write_frame_folders(tmp_path, videos, labels, val_every=1)  # every clip in val.txt
     shutil.copyfile(sample_video("carphone_pristine.mp4"), tmp_path / "real.mp4")
     val = (tmp_path / "val.txt").read_text()
     (tmp_path / "mixed.txt").write_text(val + "real.mp4\n")
     out = tmp_path / "res.json"
-    assert main(["test", str(ckpt), "--data", str(tmp_path / "mixed.txt"), "--out", str(out),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "test",
+                str(ckpt),
+                "--data",
+                str(tmp_path / "mixed.txt"),
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     res = json.loads(out.read_text())
     assert (res["videos"], res["labelled"]) == (5, 4)
     preds = res["predictions"]

@@ -1,5 +1,6 @@
 """ONNX export: onnxruntime matches PyTorch (offline clips, online steps with fed-back buffers),
 also for a batch size other than the one traced."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -67,8 +68,9 @@ def test_online_step_parity_with_fed_back_buffers(tmp_path, arch):
         for frame in frames:
             ref = rec.step(frame).numpy()
             ref_buffers = [m.buffer.numpy() for m in rec._mods]
-            logits, *buffers = sess.run(None, {"frame": frame.numpy(),
-                                               **{f"buffer_{i}": b for i, b in enumerate(buffers)}})
+            logits, *buffers = sess.run(
+                None, {"frame": frame.numpy(), **{f"buffer_{i}": b for i, b in enumerate(buffers)}}
+            )
             assert np.abs(logits - ref).max() <= 1e-4
             assert all(np.abs(b - r).max() <= 1e-4 for b, r in zip(buffers, ref_buffers))
     # streaming the clip equals the online model on the whole clip (last frame's logits)
@@ -77,8 +79,10 @@ def test_online_step_parity_with_fed_back_buffers(tmp_path, arch):
         frame_logits = model.fc(model.features(clip).mean(dim=(3, 4)))[0, -1].numpy()
     buffers = [np.zeros((1,) + s[1:], np.float32) for s in shapes]
     for frame in clip[0]:
-        logits, *buffers = sess.run(None, {"frame": frame[None].numpy(),
-                                           **{f"buffer_{i}": b for i, b in enumerate(buffers)}})
+        logits, *buffers = sess.run(
+            None,
+            {"frame": frame[None].numpy(), **{f"buffer_{i}": b for i, b in enumerate(buffers)}},
+        )
     assert np.abs(logits[0] - frame_logits).max() <= 1e-4
 
 
@@ -90,10 +94,16 @@ def test_cli_export(tmp_path, capsys):
     assert "offline clip (T=2)" in capsys.readouterr().out
     x = torch.randn(2, 2, 3, S, S)
     with torch.no_grad():
-        assert np.abs(session(out).run(None, {"clips": x.numpy()})[0] - model(x).numpy()).max() <= 1e-4
+        assert (
+            np.abs(session(out).run(None, {"clips": x.numpy()})[0] - model(x).numpy()).max() <= 1e-4
+        )
     online = tmp_path / "o.onnx"
-    assert tsm_main(["export", str(tmp_path / "c.pt"), "--out", str(online), "--online",
-                     "--size", "32"]) == 0
+    assert (
+        tsm_main(
+            ["export", str(tmp_path / "c.pt"), "--out", str(online), "--online", "--size", "32"]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert "offline (bi-directional)" in captured.err and "online step" in captured.out
     assert [i.name for i in session(online).get_inputs()][0] == "frame"

@@ -1,5 +1,6 @@
 """Flow modality: flow files, reading, the cross-modality init, RGB->flow transfer, official Flow
 checkpoints (a stand-in of the official ``TSN(modality='Flow')`` module)."""
+
 import json
 
 import numpy as np
@@ -27,11 +28,12 @@ def test_flow_to_uint8_clips_and_maps_like_dense_flow():
 def _moving_square(tmp_path, frames=3, step=2, size=48):
     """Frame folder img_00001.jpg.. of a bright square moving ``step`` px right per frame."""
     import cv2
+
     folder = tmp_path / "clip"
     folder.mkdir()
     for i in range(frames):
         img = np.zeros((size, size, 3), np.uint8)
-        img[16:32, 10 + step * i:26 + step * i] = 255
+        img[16:32, 10 + step * i : 26 + step * i] = 255
         img = cv2.GaussianBlur(img, (7, 7), 2)
         cv2.imwrite(str(folder / f"img_{i + 1:05d}.jpg"), img)
     return folder
@@ -44,8 +46,13 @@ def test_extract_writes_tsn_files_resumes_and_sees_the_direction(tmp_path, metho
     rec = extract_video(FlowJob(src, out, method))
     assert (rec["frames"], rec["flow"], rec["skipped"]) == (3, 2, False)
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["done.json", "flow_x_00001.jpg", "flow_x_00002.jpg", "flow_y_00001.jpg",
-                     "flow_y_00002.jpg"]
+    assert names == [
+        "done.json",
+        "flow_x_00001.jpg",
+        "flow_x_00002.jpg",
+        "flow_y_00001.jpg",
+        "flow_y_00002.jpg",
+    ]
     assert json.loads((out / "done.json").read_text())["method"] == method
     assert extract_video(FlowJob(src, out, method))["skipped"] is True
     assert count_flow(out) == 2
@@ -65,8 +72,9 @@ def test_flow_views_order_normalisation_and_mirror():
     fields = np.zeros((2, 2, 2, 2), np.uint8)  # (T*L, H, W, 2): T=1, L=2
     fields[0, ..., 0], fields[0, ..., 1], fields[1, ..., 0], fields[1, ..., 1] = 255, 0, 51, 102
     proto = TestProtocol(scale_size=2, crop_size=2)
-    out = views_from_frames(lambda i: fields[i], np.array([[0]]), proto, "flow",
-                            np.array([[[0, 1]]])).input
+    out = views_from_frames(
+        lambda i: fields[i], np.array([[0]]), proto, "flow", np.array([[[0, 1]]])
+    ).input
     want = [(v / 255 - 0.5) / 0.226 for v in (255, 0, 51, 102)]  # [x1, y1, x2, y2]
     assert out.shape == (1, 1, 4, 2, 2)
     assert torch.allclose(out[0, 0, :, 0, 0], torch.tensor(want), atol=1e-6)
@@ -84,8 +92,9 @@ def test_cross_modality_weight_by_hand():
 
 def _tiny(in_channels=3, t=2):
     torch.manual_seed(0)
-    return build_recognizer("resnet18", 5, t, "offline", width=0.125, dropout=0.0,
-                            in_channels=in_channels).eval()
+    return build_recognizer(
+        "resnet18", 5, t, "offline", width=0.125, dropout=0.0, in_channels=in_channels
+    ).eval()
 
 
 def test_flow_recognizer_takes_2L_channels_and_rgb_transfer_initialises_conv1(tmp_path):
@@ -94,8 +103,15 @@ def test_flow_recognizer_takes_2L_channels_and_rgb_transfer_initialises_conv1(tm
 
     rgb = _tiny()
     save_checkpoint(tmp_path / "rgb.pth", rgb)
-    cfg = load_config(arch="resnet18", width=0.125, segments=2, modality="flow", new_length=5,
-                      pretrained=str(tmp_path / "rgb.pth"), dropout=0.0)
+    cfg = load_config(
+        arch="resnet18",
+        width=0.125,
+        segments=2,
+        modality="flow",
+        new_length=5,
+        pretrained=str(tmp_path / "rgb.pth"),
+        dropout=0.0,
+    )
     flow, fc_loaded = build_model(cfg, 5, torch.device("cpu"))
     assert fc_loaded  # same 5 classes: the RGB model's fc is kept
     w_rgb, w_flow = rgb.backbone.conv1.weight, flow.backbone.conv1.weight
@@ -117,10 +133,17 @@ class RefFlowTSN(RefTSN):
     def __init__(self, arch, num_class, t, new_length=5):
         super().__init__(arch, num_class, t)
         conv = self.base_model.conv1
-        new = nn.Conv2d(2 * new_length, conv.out_channels, conv.kernel_size, conv.stride,
-                        conv.padding, bias=False)
-        new.weight.data = conv.weight.data.mean(dim=1, keepdim=True).expand(
-            new.weight.shape).contiguous()
+        new = nn.Conv2d(
+            2 * new_length,
+            conv.out_channels,
+            conv.kernel_size,
+            conv.stride,
+            conv.padding,
+            bias=False,
+        )
+        new.weight.data = (
+            conv.weight.data.mean(dim=1, keepdim=True).expand(new.weight.shape).contiguous()
+        )
         self.base_model.conv1, self.c = new, 2 * new_length
 
     def forward(self, x):  # (N, T * 10, H, W)
@@ -159,8 +182,11 @@ def test_flow_dataset_gives_stacked_segments(tmp_path):
     assert torch.equal(a, b)  # evaluation: segment middles, centre crop
     # 5 fields, L=2: 4 starts, tick 2: middles int(1 + 2 i) = 1, 3 -> fields [1, 2] and [3, 4];
     # each 8-bit x/y image resized by PIL to shorter side 32 * 256 // 224 = 36, crop 32 at 2
-    fields = read_flow(out, [1, 2, 3, 4])                                   # (4, 48, 48, 2)
-    chans = [np.asarray(Image.fromarray(f[..., c]).resize((36, 36), Image.BILINEAR))[2:34, 2:34]
-             for f in fields for c in (0, 1)]
+    fields = read_flow(out, [1, 2, 3, 4])  # (4, 48, 48, 2)
+    chans = [
+        np.asarray(Image.fromarray(f[..., c]).resize((36, 36), Image.BILINEAR))[2:34, 2:34]
+        for f in fields
+        for c in (0, 1)
+    ]
     want = (torch.tensor(np.stack(chans), dtype=torch.float32) / 255 - 0.5) / 0.226
     assert torch.allclose(a, want.reshape(2, 4, 32, 32), atol=1e-6)

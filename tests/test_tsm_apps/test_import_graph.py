@@ -6,6 +6,7 @@ training package itself, there is no import circle, and the Streamlit app (``ui/
 most 7 layers deep with no page (``ui/app/*_view.py``) importing another page. The product,
 the benchmarks and the tools stand apart from the test harness: none of them edits ``sys.path``
 or imports a module of ``tests/``."""
+
 import ast
 from pathlib import Path
 
@@ -15,9 +16,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("tsm_apps", "detection", "dissect", "ui")
 OPENMMLAB = ("mmdet", "mmengine", "mmcv")
 # package -> the top-level packages none of its modules may import, anywhere in a file
-NEVER = {"tsm_apps": ("detection", "dissect", "ui") + OPENMMLAB,
-         "dissect": ("detection", "ui") + OPENMMLAB,
-         "detection": ("dissect", "ui")}
+NEVER = {
+    "tsm_apps": ("detection", "dissect", "ui") + OPENMMLAB,
+    "dissect": ("detection", "ui") + OPENMMLAB,
+    "detection": ("dissect", "ui"),
+}
 APP = "ui.app"
 APP_MAX_LAYERS = 7
 HARNESS_USERS = ("benchmarks", "tools")  # scripts beside the product, run from the checkout
@@ -58,7 +61,7 @@ def import_sites(name: str, path: Path) -> list:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[:len(base) - node.level + 1]
+                base = base[: len(base) - node.level + 1]
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
@@ -92,8 +95,11 @@ def forbidden_imports(known: dict, root: Path = ROOT) -> list:
     bad = []
     for name, path in sorted(known.items()):
         banned = NEVER.get(name.split(".")[0], ())
-        bad += [f"{path.relative_to(root)}:{line} imports {mod}"
-                for line, mod, _ in import_sites(name, path) if mod.split(".")[0] in banned]
+        bad += [
+            f"{path.relative_to(root)}:{line} imports {mod}"
+            for line, mod, _ in import_sites(name, path)
+            if mod.split(".")[0] in banned
+        ]
     return bad
 
 
@@ -102,8 +108,9 @@ def room(module: str) -> str:
     a widget (``ui/app/views/<name>.py``, ``ui/app/widgets/<name>.py``: each its own room), or
     the data sub-package (``ui/app/sources/``) as a whole."""
     parts = module.split(".")
-    return ".".join(parts[:4] if parts[:3] in (["ui", "app", "views"], ["ui", "app", "widgets"])
-                    else parts[:3])
+    return ".".join(
+        parts[:4] if parts[:3] in (["ui", "app", "views"], ["ui", "app", "widgets"]) else parts[:3]
+    )
 
 
 def scripts() -> dict:
@@ -127,11 +134,18 @@ def harness_leaks(known: dict, tests: set, root: Path = ROOT) -> list:
     for name, path in sorted(known.items()):
         where = path.relative_to(root)
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Attribute) and node.attr == "path"
-                    and isinstance(node.value, ast.Name) and node.value.id == "sys"):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "path"
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "sys"
+            ):
                 bad.append(f"{where}:{node.lineno} uses sys.path")
-        bad += [f"{where}:{line} imports {mod}" for line, mod, _ in import_sites(name, path)
-                if mod.split(".")[0] in tests]
+        bad += [
+            f"{where}:{line} imports {mod}"
+            for line, mod, _ in import_sites(name, path)
+            if mod.split(".")[0] in tests
+        ]
     return bad
 
 
@@ -141,7 +155,8 @@ def app_edges() -> dict:
     for m, targets in graph().items():
         if m.startswith(APP + "."):
             edges.setdefault(room(m), set()).update(
-                room(t) for t in targets if t.startswith(APP + ".") and room(t) != room(m))
+                room(t) for t in targets if t.startswith(APP + ".") and room(t) != room(m)
+            )
     return edges
 
 
@@ -193,6 +208,7 @@ def cycles(edges: dict) -> list:
                     break
             if len(comp) > 1:
                 out.append(sorted(comp))
+
     for v in sorted(edges):
         if v not in index:
             visit(v)
@@ -207,14 +223,19 @@ def test_the_cycle_finder_finds_circles_of_any_length():
 def test_the_reader_sees_relative_nested_and_submodule_imports(tmp_path):
     known = {"p": None, "p.a": None, "p.b": None, "p.sub": None, "p.sub.c": None}
     f = tmp_path / "a.py"
-    f.write_text("def f():\n    from .b import x\nfrom . import sub\nfrom .sub.c import y\n"
-                 "import os\nif TYPE_CHECKING:\n    from p.sub import c\n")
+    f.write_text(
+        "def f():\n    from .b import x\nfrom . import sub\nfrom .sub.c import y\n"
+        "import os\nif TYPE_CHECKING:\n    from p.sub import c\n"
+    )
     assert imports_of("p.a", f, known) == {"p.b", "p.sub", "p.sub.c"}
 
 
 def test_nothing_outside_training_imports_the_training_package():
-    bad = {m: sorted(t for t in targets if t.startswith("tsm_apps.train"))
-           for m, targets in graph().items() if not m.startswith("tsm_apps.train")}
+    bad = {
+        m: sorted(t for t in targets if t.startswith("tsm_apps.train"))
+        for m, targets in graph().items()
+        if not m.startswith("tsm_apps.train")
+    }
     assert {m: t for m, t in bad.items() if t} == {}
 
 
@@ -225,19 +246,24 @@ def test_no_import_circles(package):
 
 
 def test_the_rules_checker_sees_imports_inside_functions(tmp_path):
-    files = {"dissect.a": "import os\ndef f():\n    from ..detection import b\n",
-             "dissect.c": "def g():\n    if True:\n        import mmcv.ops\n",
-             "detection.b": "from dissect.a import f\n",
-             "detection.d": "import mmdet\nfrom . import b\n",
-             "tsm_apps.e": "def h():\n    import ui.app\n"}
+    files = {
+        "dissect.a": "import os\ndef f():\n    from ..detection import b\n",
+        "dissect.c": "def g():\n    if True:\n        import mmcv.ops\n",
+        "detection.b": "from dissect.a import f\n",
+        "detection.d": "import mmdet\nfrom . import b\n",
+        "tsm_apps.e": "def h():\n    import ui.app\n",
+    }
     known = {}
     for name, text in files.items():
         known[name] = tmp_path / (name.replace(".", "/") + ".py")
         known[name].parent.mkdir(exist_ok=True)
         known[name].write_text(text)
     assert forbidden_imports(known, tmp_path) == [
-        "detection/b.py:1 imports dissect.a", "dissect/a.py:3 imports detection",
-        "dissect/c.py:3 imports mmcv.ops", "tsm_apps/e.py:2 imports ui.app"]
+        "detection/b.py:1 imports dissect.a",
+        "dissect/a.py:3 imports detection",
+        "dissect/c.py:3 imports mmcv.ops",
+        "tsm_apps/e.py:2 imports ui.app",
+    ]
 
 
 def test_dependencies_point_one_way_and_siblings_never_import_each_other():
@@ -269,25 +295,34 @@ def test_the_app_is_at_most_seven_layers_deep():
 
 def test_no_page_imports_a_page():
     known = modules()
-    bad = [f"{known[m].relative_to(ROOT)}:{line} imports {t}"
-           for m in sorted(known) if is_page(m)
-           for line, t in targets_of(m, known[m], known) if is_page(t)]
+    bad = [
+        f"{known[m].relative_to(ROOT)}:{line} imports {t}"
+        for m in sorted(known)
+        if is_page(m)
+        for line, t in targets_of(m, known[m], known)
+        if is_page(t)
+    ]
     assert bad == []
 
 
 def test_the_harness_checker_sees_sys_path_and_test_imports(tmp_path):
-    files = {"benchmarks/a.py": "import sys\ndef f():\n    sys.path[:0] = ['x']\n"
-                                "    from ui_fixtures import g\n",
-             "tools/b.py": "from tests.sample_videos import v\nimport sys\nprint(sys.argv)\n",
-             "ui/c.py": "import sys\nsys.path.insert(0, 'y')\nimport tools.b\n"}
+    files = {
+        "benchmarks/a.py": "import sys\ndef f():\n    sys.path[:0] = ['x']\n"
+        "    from ui_fixtures import g\n",
+        "tools/b.py": "from tests.sample_videos import v\nimport sys\nprint(sys.argv)\n",
+        "ui/c.py": "import sys\nsys.path.insert(0, 'y')\nimport tools.b\n",
+    }
     known = {}
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(exist_ok=True)
         (tmp_path / rel).write_text(text)
         known[rel[:-3].replace("/", ".")] = tmp_path / rel
     assert harness_leaks(known, {"tests", "ui_fixtures"}, tmp_path) == [
-        "benchmarks/a.py:3 uses sys.path", "benchmarks/a.py:4 imports ui_fixtures",
-        "tools/b.py:1 imports tests.sample_videos", "ui/c.py:2 uses sys.path"]
+        "benchmarks/a.py:3 uses sys.path",
+        "benchmarks/a.py:4 imports ui_fixtures",
+        "tools/b.py:1 imports tests.sample_videos",
+        "ui/c.py:2 uses sys.path",
+    ]
 
 
 def test_product_benchmarks_and_tools_leave_sys_path_and_the_tests_alone():
@@ -301,4 +336,5 @@ def test_no_folder_beside_the_app_script_that_streamlit_would_list_as_pages():
     """Streamlit lists every script in a ``pages/`` folder beside the main script as a page of
     its own (an extra sidebar menu whose entries run the view modules as scripts)."""
     import ui.app.main
+
     assert not (Path(ui.app.main.__file__).parent / "pages").exists()

@@ -1,4 +1,5 @@
 """`tsm_apps` never pulls in mmdet/mmengine/mmcv (checked in a fresh interpreter)."""
+
 import subprocess
 import sys
 

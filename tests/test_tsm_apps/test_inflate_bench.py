@@ -21,7 +21,7 @@ def test_temporal_conv_centre_inflation_is_per_frame_conv():
     x = torch.randn(6, 6, 8, 8)
     assert torch.allclose(tc(x), conv(x), atol=1e-6)
     with torch.no_grad():
-        tc.conv.weight[:, :, 0] = 1.0   # a past tap now mixes frame t-1 into frame t
+        tc.conv.weight[:, :, 0] = 1.0  # a past tap now mixes frame t-1 into frame t
     y = tc(x).view(2, 3, 4, 4, 4)
     assert torch.allclose(y[:, 0], conv(x).view(2, 3, 4, 4, 4)[:, 0], atol=1e-6)  # zero padding
     assert not torch.allclose(y[:, 1], conv(x).view(2, 3, 4, 4, 4)[:, 1])
@@ -45,14 +45,21 @@ def test_native_i3d_equals_the_transposing_twin_and_tsn_at_init(layout):
     x = torch.randn(2, 4, 3, 32, 32)
     i3d = I3D(tsm, layout).eval()
     assert not any(isinstance(m, (torch.nn.Conv2d, torch.nn.BatchNorm2d)) for m in i3d.modules())
-    assert sum(isinstance(m, torch.nn.Conv3d) and m.kernel_size == (3, 1, 1)
-               for m in i3d.modules()) == 16
+    assert (
+        sum(isinstance(m, torch.nn.Conv3d) and m.kernel_size == (3, 1, 1) for m in i3d.modules())
+        == 16
+    )
     with torch.no_grad():
-        assert (i3d(x) - tsn(x)).abs().max() <= 1e-5       # centre inflation = per-frame 2-D
+        assert (i3d(x) - tsn(x)).abs().max() <= 1e-5  # centre inflation = per-frame 2-D
         twin = inflate_shifts(tsm)
-        for a, b in zip([m for m in twin.modules() if isinstance(m, TemporalConv)],
-                        [m for m in i3d.modules() if isinstance(m, torch.nn.Conv3d)
-                         and m.kernel_size == (3, 1, 1)]):
+        for a, b in zip(
+            [m for m in twin.modules() if isinstance(m, TemporalConv)],
+            [
+                m
+                for m in i3d.modules()
+                if isinstance(m, torch.nn.Conv3d) and m.kernel_size == (3, 1, 1)
+            ],
+        ):
             a.conv.weight.normal_(0, 0.1)
             b.weight.copy_(a.conv.weight)
         assert (i3d(x) - twin(x)).abs().max() <= 1e-5

@@ -1,4 +1,5 @@
 """tsm_apps.lazy: the packages' names load on first use (checked in a fresh interpreter)."""
+
 import subprocess
 import sys
 

@@ -1,6 +1,7 @@
 """The streaming step with static shift buffers written in place (the step a CUDA graph
 captures), run eagerly on the CPU: equal to the eager step frame by frame, across ``reset()``,
 for streams of different sizes; buffers keep their storage."""
+
 from __future__ import annotations
 
 import pytest
@@ -83,7 +84,7 @@ def test_online_step_into_equals_official_online_shift(fmt):
     """Step ``t`` equals frame ``t`` of the official online shift of the clip (zeros + slice
     copies: channels ``[0:fold]`` from frame ``t-1``); the buffer holds frame ``t``'s folds."""
     g = torch.Generator().manual_seed(3)
-    clip = torch.randn(2, 4, 16, 3, 5, generator=g)               # (N, T, C, H, W), fold 2
+    clip = torch.randn(2, 4, 16, 3, 5, generator=g)  # (N, T, C, H, W), fold 2
     want = torch.zeros_like(clip)
     want[:, 1:, :2] = clip[:, :-1, :2]
     want[:, :, 2:] = clip[:, :, 2:]

@@ -1,5 +1,6 @@
 """The explicit-buffer online step takes its dry run on the model's own device and dtype (on a
 CUDA machine a CPU dry run failed, so the app's live recognizer never started there)."""
+
 from __future__ import annotations
 
 import torch

@@ -15,8 +15,9 @@ from tsm_apps import (
 
 def _tiny(shift="online", arch="resnet18", **kw):
     torch.manual_seed(0)
-    m = build_recognizer(arch, num_classes=5, num_segments=4, shift=shift, width=0.125,
-                         dropout=0.0, **kw)
+    m = build_recognizer(
+        arch, num_classes=5, num_segments=4, shift=shift, width=0.125, dropout=0.0, **kw
+    )
     return m.eval()
 
 
@@ -43,9 +44,10 @@ def test_block_placement_and_official_key_names():
 
 def test_forward_shapes_and_temporal_pool_non_local():
     x = torch.randn(2, 4, 3, 64, 64)
-    m = build_recognizer("resnet50", 7, 4, "offline", temporal_pool=True, non_local=True,
-                         width=0.125).eval()
-    assert m.features(x).shape == (2, 2, 256, 2, 2)   # T' = T/2, width 1/8: 2048/8 channels
+    m = build_recognizer(
+        "resnet50", 7, 4, "offline", temporal_pool=True, non_local=True, width=0.125
+    ).eval()
+    assert m.features(x).shape == (2, 2, 256, 2, 2)  # T' = T/2, width 1/8: 2048/8 channels
     assert m(x).shape == (2, 7)
     sd = m.state_dict()
     assert "backbone.layer2.net.0.block.conv1.net.weight" in sd
@@ -65,7 +67,7 @@ def test_online_stream_equals_clip_and_is_causal():
     m = _tiny("online")
     x = torch.randn(2, 4, 3, 48, 48)
     with torch.no_grad():
-        clip = m.features(x)                            # (2, 4, C, h, w)
+        clip = m.features(x)  # (2, 4, C, h, w)
         with OnlineRecognizer(m) as online:
             for t in range(4):
                 f = online.step_features(x[:, t])
@@ -94,24 +96,37 @@ def test_resnet50_cache_bytes_224():
     with OnlineRecognizer(m) as online:
         online.step(torch.zeros(1, 3, 224, 224))
         # one buffer per bottleneck: C_in/8 channels at conv1's input (stride in conv2), fp32
-        expect = 4 * (56 * 56 * (64 + 3 * 256) // 8 + 28 * 28 * (3 * 512 + 512) // 8
-                      + 14 * 14 * (5 * 1024 + 1024) // 8 + 7 * 7 * (2 * 2048) // 8)
+        expect = 4 * (
+            56 * 56 * (64 + 3 * 256) // 8
+            + 28 * 28 * (3 * 512 + 512) // 8
+            + 14 * 14 * (5 * 1024 + 1024) // 8
+            + 7 * 7 * (2 * 2048) // 8
+        )
         assert expect == 2_809_856
         assert online.cache_bytes == expect
 
 
 def test_detection_backbone_dilated_res5():
-    b = build_backbone("resnet50", 2, "online", width=0.125, strides=(1, 2, 2, 1),
-                       dilations=(1, 1, 1, 2), out_indices=(2, 3))
+    b = build_backbone(
+        "resnet50",
+        2,
+        "online",
+        width=0.125,
+        strides=(1, 2, 2, 1),
+        dilations=(1, 1, 1, 2),
+        out_indices=(2, 3),
+    )
     outs = b(torch.randn(2, 3, 64, 96))
     assert [tuple(o.shape) for o in outs] == [(2, 128, 4, 6), (2, 256, 4, 6)]
     assert b.out_channels == (128, 256)
 
 
 def test_importing_tsm_apps_never_imports_mm_libraries():
-    code = ("import sys, tsm_apps, tsm_apps.models.online, tsm_apps.models.recognizer;"
-            "bad=[m for m in sys.modules if m.split('.')[0] in ('mmdet','mmengine','mmcv')];"
-            "print(bad); sys.exit(1 if bad else 0)")
+    code = (
+        "import sys, tsm_apps, tsm_apps.models.online, tsm_apps.models.recognizer;"
+        "bad=[m for m in sys.modules if m.split('.')[0] in ('mmdet','mmengine','mmcv')];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -132,7 +147,10 @@ def test_output_stride_16_and_8_give_finer_maps_and_survive_a_checkpoint(tmp_pat
                 assert torch.equal(again(x), logits)
     # 112 px: 4x4 at stride 32, 7x7 at 16, 14x14 at 8; every model has the same parameters
     assert sizes == {32: (4, 4), 16: (7, 7), 8: (14, 14)}
-    assert _tiny("offline", output_stride=16).state_dict().keys() == _tiny("offline").state_dict().keys()
+    assert (
+        _tiny("offline", output_stride=16).state_dict().keys()
+        == _tiny("offline").state_dict().keys()
+    )
     with pytest.raises(ValueError, match="output_stride must be one of"):
         _tiny("offline", output_stride=4)
     with pytest.raises(ValueError, match="ResNets only"):
@@ -174,6 +192,7 @@ def test_online_cache_mobilenetv2_owns_storage():
 @pytest.mark.parametrize("arch", ["resnet50", "mobilenetv2"])
 def test_channels_last_by_default_and_same_values_in_nchw(arch):
     from tsm_apps.models.backbone import set_memory_format
+
     m = _tiny("offline", arch=arch)
     x = torch.randn(1, 4, 3, 32, 32)
     with torch.no_grad():

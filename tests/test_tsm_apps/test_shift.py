@@ -51,19 +51,24 @@ def test_no_input_mutation_and_gradient():
     y.sum().backward()
     g = x.grad.view(2, 3, 16, 3, 3)
     # a shifted channel's gradient is 0 where the value was dropped at a boundary
-    assert g[:, 0, :2].abs().sum() == 0          # frame 0 ch 0:2 never used (taken by t-1 = none)
-    assert g[:, 2, 2:4].abs().sum() == 0         # last frame ch 2:4 never used
+    assert g[:, 0, :2].abs().sum() == 0  # frame 0 ch 0:2 never used (taken by t-1 = none)
+    assert g[:, 2, 2:4].abs().sum() == 0  # last frame ch 2:4 never used
     assert torch.equal(g[:, 1], torch.ones(2, 16, 3, 3))
     assert torch.equal(g[:, :, 4:], torch.ones(2, 3, 12, 3, 3))
-    assert torch.autograd.gradcheck(lambda a: temporal_shift(a, 2, 4),
-                                    torch.randn(4, 8, 2, 2, dtype=torch.double, requires_grad=True))
+    assert torch.autograd.gradcheck(
+        lambda a: temporal_shift(a, 2, 4),
+        torch.randn(4, 8, 2, 2, dtype=torch.double, requires_grad=True),
+    )
 
 
-@pytest.mark.parametrize("shape,t,fd,msg", [
-    ((5, 16, 2, 2), 2, 8, r"\(5, 16, 2, 2\).*num_segments=2"),
-    ((4, 4, 2, 2), 2, 8, r"leaves no channel.*C=4"),
-    ((4, 16, 2), 2, 8, r"\(N\*T, C, H, W\), got shape \(4, 16, 2\)"),
-])
+@pytest.mark.parametrize(
+    "shape,t,fd,msg",
+    [
+        ((5, 16, 2, 2), 2, 8, r"\(5, 16, 2, 2\).*num_segments=2"),
+        ((4, 4, 2, 2), 2, 8, r"leaves no channel.*C=4"),
+        ((4, 16, 2), 2, 8, r"\(N\*T, C, H, W\), got shape \(4, 16, 2\)"),
+    ],
+)
 def test_bad_shapes_name_the_shape(shape, t, fd, msg):
     with pytest.raises(ValueError, match=msg):
         temporal_shift(torch.zeros(shape), t, fd)
@@ -110,8 +115,9 @@ def test_channels_last_gradcheck_and_no_mutation():
     before = x.clone()
     temporal_shift(x, 2, 4)
     assert torch.equal(x, before)
-    assert torch.autograd.gradcheck(lambda a: temporal_shift(a, 2, 4, online=True),
-                                    x.requires_grad_())
+    assert torch.autograd.gradcheck(
+        lambda a: temporal_shift(a, 2, 4, online=True), x.requires_grad_()
+    )
 
 
 @pytest.mark.parametrize("layout", [torch.contiguous_format, torch.channels_last])

@@ -2,6 +2,7 @@
 writes, no kernel launch inside the graph), equal to the official shift forward and backward.
 The ``aot_eager`` backend traces exactly what a compiler receives (Dynamo, then AOT autograd)
 without generating code, so the check runs on the CPU in seconds."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """The inference path of the shift: shifted in place, restored exactly, same values as the
 official op (the official ``zeros_like`` + slice copies, re-written in test_shift.py)."""
+
 import pytest
 import torch
 from torch import nn
@@ -57,11 +58,11 @@ def test_module_no_grad_equals_copy_path(layout, echo):
     base = torch.randn(2 * 3, 16, 4, 4)
     x = base.clone(memory_format=layout)
     m = TemporalShift(Probe(echo), num_segments=3)
-    want = m.net(temporal_shift(base, 3))         # autograd on: the copying shift
+    want = m.net(temporal_shift(base, 3))  # autograd on: the copying shift
     with torch.no_grad():
         y = m(x)
     assert torch.equal(y, want) and torch.equal(m.net.seen[-1], official_shift(base, 3))
-    assert torch.equal(x, base)                   # echo: the output was copied before restore
+    assert torch.equal(x, base)  # echo: the output was copied before restore
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -74,7 +75,7 @@ def test_streaming_in_place_matches_functional_step(layout):
         with torch.no_grad(), online_step_in_place(frame, buf) as buf:
             assert torch.equal(frame, want)
         assert torch.equal(frame, v[:, t]) and torch.equal(buf, buf_ref)
-        assert buf.untyped_storage().nbytes() == 2 * 2 * 3 * 3 * 4   # fold channels only
+        assert buf.untyped_storage().nbytes() == 2 * 2 * 3 * 3 * 4  # fold channels only
 
 
 @pytest.mark.parametrize("online", [False, True])

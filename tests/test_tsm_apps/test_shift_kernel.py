@@ -2,6 +2,7 @@
 separate process (``interpreted_kernels.py``), against the official shift written here from
 its formula (mit-han-lab ``TemporalShift.shift``: ``zeros_like`` + slice copies), forward and
 backward (autograd through the official formula), bit for bit."""
+
 from __future__ import annotations
 
 import os
@@ -24,16 +25,25 @@ HERE = Path(__file__).parent
 def interpreted(tmp_path_factory):
     out = tmp_path_factory.mktemp("kernels") / "kernels.pt"
     root = HERE.parent.parent
-    env = dict(os.environ, TRITON_INTERPRET="1",
-               PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
-    r = subprocess.run([sys.executable, str(HERE / "interpreted_kernels.py"), str(out)],
-                       env=env, capture_output=True, text=True, cwd=root)
+    env = dict(
+        os.environ,
+        TRITON_INTERPRET="1",
+        PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    )
+    r = subprocess.run(
+        [sys.executable, str(HERE / "interpreted_kernels.py"), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     return torch.load(out, weights_only=False)
 
 
-CASES = [(f, d, o, i) for f in FORMATS for d in DTYPES for o in (False, True)
-         for i in range(len(SHAPES))]
+CASES = [
+    (f, d, o, i) for f in FORMATS for d in DTYPES for o in (False, True) for i in range(len(SHAPES))
+]
 
 
 @pytest.mark.parametrize("fmt,dtype,online,i", CASES)
@@ -51,15 +61,17 @@ def test_kernel_shift_equals_official_forward_and_backward(interpreted, fmt, dty
 
 
 @pytest.mark.parametrize("fmt,dtype,online,i", CASES)
-def test_in_place_kernel_pair_shifts_like_official_and_restores_exactly(interpreted, fmt, dtype,
-                                                                       online, i):
+def test_in_place_kernel_pair_shifts_like_official_and_restores_exactly(
+    interpreted, fmt, dtype, online, i
+):
     c = interpreted["in_place"][(fmt, dtype, online, i)]
     assert torch.equal(c["inside"], official_shift(c["x"], c["t"], c["fold_div"], online))
     assert torch.equal(c["after"], c["x"]) and c["after"].stride() == c["x"].stride()
 
 
-@pytest.mark.parametrize("fmt,dtype,i", [(f, d, i) for f in FORMATS for d in DTYPES
-                                         for i in range(2)])
+@pytest.mark.parametrize(
+    "fmt,dtype,i", [(f, d, i) for f in FORMATS for d in DTYPES for i in range(2)]
+)
 def test_kernel_online_step_equals_official_online_shift(interpreted, fmt, dtype, i):
     """Step ``t`` of the stream is frame ``t`` of the official online shift of the clip; the
     buffer after step ``t`` is frame ``t``'s channels ``[0:fold]``, kept in the same storage."""
@@ -67,7 +79,7 @@ def test_kernel_online_step_equals_official_online_shift(interpreted, fmt, dtype
     frames = c["frames"]
     n, ch = frames[0].shape[:2]
     fold = ch // c["fold_div"]
-    clip = torch.stack(frames, 1).flatten(0, 1)                   # (N*T, C, H, W), T = 3
+    clip = torch.stack(frames, 1).flatten(0, 1)  # (N*T, C, H, W), T = 3
     want = official_shift(clip, 3, c["fold_div"], online=True).unflatten(0, (n, 3))
     for t, (out, buf) in enumerate(zip(c["outs"], c["buffers"])):
         assert torch.equal(out, want[:, t])
@@ -82,12 +94,15 @@ def test_kernel_step_refuses_a_buffer_in_another_memory_format(interpreted):
 
 
 def test_cpu_shift_never_imports_the_kernel():
-    code = ("import sys, torch; from tsm_apps.models.shift import TemporalShift, temporal_shift;"
-            "x = torch.randn(4, 16, 3, 3); temporal_shift(x, 2);"
-            "TemporalShift(torch.nn.Identity(), 2)(x);"
-            "print('tsm_apps.models.shift_kernel' in sys.modules, 'triton' in sys.modules)")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       cwd=HERE.parent.parent)
+    code = (
+        "import sys, torch; from tsm_apps.models.shift import TemporalShift, temporal_shift;"
+        "x = torch.randn(4, 16, 3, 3); temporal_shift(x, 2);"
+        "TemporalShift(torch.nn.Identity(), 2)(x);"
+        "print('tsm_apps.models.shift_kernel' in sys.modules, 'triton' in sys.modules)"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=HERE.parent.parent
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split() == ["False", "False"]
 

@@ -2,6 +2,7 @@
 one. ``aot_eager`` traces exactly what a compiler receives (Dynamo, then AOT autograd: the shift
 as slices and ``torch.cat``) without generating code, so two real steps run on the CPU in
 seconds; the Inductor backend compiles that same graph."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,9 +18,19 @@ from tsm_apps.train.trainer import Trainer
 def _trainer(tmp_path, compile_backend: str) -> Trainer:
     videos, labels = motion_videos(8, frames=4, size=32)
     ds = VideoDataset.from_tensor(videos, labels, True, 2, 32)
-    cfg = load_config(arch="resnet18", width=0.125, segments=2, size=32, epochs=1, batch_size=4,
-                      dropout=0.0, work_dir=str(tmp_path / compile_backend), progress=False,
-                      tensorboard=False, compile=compile_backend)
+    cfg = load_config(
+        arch="resnet18",
+        width=0.125,
+        segments=2,
+        size=32,
+        epochs=1,
+        batch_size=4,
+        dropout=0.0,
+        work_dir=str(tmp_path / compile_backend),
+        progress=False,
+        tensorboard=False,
+        compile=compile_backend,
+    )
     return Trainer(cfg, DistEnv(), torch.device("cpu"), ds, ds, 2, hooks=[])
 
 

@@ -5,6 +5,7 @@ this file is also the worker script: ``python test_train_distributed.py CONFIG_J
 in-memory motion clips and prints the summary as JSON. ``TSM_TEST_KILL_AT_STEP=N`` makes the
 worker SIGKILL itself during step ``N + 1`` (after the step's update, before any checkpoint).
 """
+
 from __future__ import annotations
 
 import csv
@@ -17,20 +18,43 @@ from pathlib import Path
 
 import torch
 
-BASE = dict(arch="resnet18", width=0.125, segments=4, size=32, batch_size=8, lr_per_8=0.05,
-            epochs=2, warmup_epochs=0.5, dropout=0.5, progress=False, tensorboard=False,
-            log_every=1, seed=3)
+BASE = dict(
+    arch="resnet18",
+    width=0.125,
+    segments=4,
+    size=32,
+    batch_size=8,
+    lr_per_8=0.05,
+    epochs=2,
+    warmup_epochs=0.5,
+    dropout=0.5,
+    progress=False,
+    tensorboard=False,
+    log_every=1,
+    seed=3,
+)
 ENV = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1")
 
 
 def _run(cfg: dict, nproc: int = 1, env: dict | None = None, check: bool = True):
-    launcher = [sys.executable] if nproc == 1 else [
-        sys.executable, "-m", "torch.distributed.run", "--standalone",
-        f"--nproc-per-node={nproc}", "--monitor-interval=0.5"]
+    launcher = (
+        [sys.executable]
+        if nproc == 1
+        else [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc-per-node={nproc}",
+            "--monitor-interval=0.5",
+        ]
+    )
     cmd = launcher + [__file__, json.dumps(cfg)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env or ENV)
     if check and r.returncode != 0:
-        raise AssertionError(f"{cmd} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+        raise AssertionError(
+            f"{cmd} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+        )
     return r
 
 
@@ -51,6 +75,7 @@ def _train_rows(work_dir: Path) -> list:
 def _sizes() -> tuple:
     """``(parameters, BN channels)`` of :data:`BASE`'s recognizer (2 classes)."""
     from tsm_apps import build_recognizer
+
     model = build_recognizer("resnet18", 2, 4, "offline", width=0.125)
     bns = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
     return sum(p.numel() for p in model.parameters()), sum(b.num_features for b in bns)
@@ -58,6 +83,7 @@ def _sizes() -> tuple:
 
 def _weights(work_dir: Path, name: str = "last.pth") -> dict:
     from tsm_apps.checkpoint.reading import read_checkpoint
+
     return read_checkpoint(work_dir / name)["state_dict"]
 
 
@@ -90,8 +116,9 @@ def test_two_gloo_processes_match_one_process_step_for_step(tmp_path):
     params, channels = _sizes()
     assert rank0["sync_allreduce_bytes"] == 6 * 4 * params + 2 * 8 * channels
     rows = _train_rows(tmp_path / "two")
-    assert [(r["syncs"], r["sync_bytes"]) for r in rows] == \
-        [(str(3 + 1), str(3 * 4 * params + 8 * channels))] * 2
+    assert [(r["syncs"], r["sync_bytes"]) for r in rows] == [
+        (str(3 + 1), str(3 * 4 * params + 8 * channels))
+    ] * 2
 
 
 def test_sigkill_mid_epoch_then_resume_ends_with_identical_weights(tmp_path):
@@ -101,6 +128,7 @@ def test_sigkill_mid_epoch_then_resume_ends_with_identical_weights(tmp_path):
     r = _run(cfg, env=dict(ENV, TSM_TEST_KILL_AT_STEP="4"), check=False)
     assert r.returncode == -signal.SIGKILL, r.stderr[-2000:]
     from tsm_apps.checkpoint.reading import read_checkpoint
+
     ck = read_checkpoint(tmp_path / "killed" / "last.pth")
     assert (ck["epoch"], ck["step_in_epoch"], ck["step"]) == (1, 1, 4)  # mid-epoch 2
     s = _summaries(_run(dict(cfg, resume=True)))[0]
@@ -127,6 +155,7 @@ def _worker(cfg_json: str) -> None:
             if self.step == kill_at:
                 os.kill(os.getpid(), signal.SIGKILL)
             return out
+
         trainer.Trainer.train_step = dying_step
     videos, labels = motion_videos(32, frames=8, size=32, seed=1)
     t, s = cfg.model.segments, cfg.data.size

@@ -1,4 +1,5 @@
 """The training loop and its hooks: event order, early stops, checkpoint entries, file sizes."""
+
 import csv
 from pathlib import Path
 
@@ -16,9 +17,25 @@ from tsm_apps.train.log import MetricsLog
 from tsm_apps.train.trainer import Trainer
 
 # every entry a checkpoint has had; resuming older runs reads exactly these
-CHECKPOINT_KEYS = ["format", "config", "state_dict", "meta", "optimizer", "scaler", "scheduler",
-                   "epoch", "step_in_epoch", "step", "best_top1", "wall_s", "epoch_acc",
-                   "epoch_comm", "rng", "comm", "adaptive"]
+CHECKPOINT_KEYS = [
+    "format",
+    "config",
+    "state_dict",
+    "meta",
+    "optimizer",
+    "scaler",
+    "scheduler",
+    "epoch",
+    "step_in_epoch",
+    "step",
+    "best_top1",
+    "wall_s",
+    "epoch_acc",
+    "epoch_comm",
+    "rng",
+    "comm",
+    "adaptive",
+]
 
 
 class Recorder(HookBase):
@@ -50,9 +67,23 @@ def _trainer(tmp_path: Path, hooks=None, **kw) -> Trainer:
     videos, labels = motion_videos(12, frames=4, size=32)
     tr = VideoDataset.from_tensor(videos[:8], labels[:8], True, 2, 32)
     va = VideoDataset.from_tensor(videos[8:], labels[8:], False, 2, 32)
-    cfg = load_config(**dict(dict(arch="resnet18", width=0.125, segments=2, size=32, epochs=2,
-                                  batch_size=4, dropout=0.0, work_dir=str(tmp_path),
-                                  progress=False, tensorboard=False), **kw))
+    cfg = load_config(
+        **dict(
+            dict(
+                arch="resnet18",
+                width=0.125,
+                segments=2,
+                size=32,
+                epochs=2,
+                batch_size=4,
+                dropout=0.0,
+                work_dir=str(tmp_path),
+                progress=False,
+                tensorboard=False,
+            ),
+            **kw,
+        )
+    )
     return Trainer(cfg, DistEnv(), torch.device("cpu"), tr, va, 2, hooks=hooks)
 
 
@@ -64,11 +95,22 @@ def test_default_hooks_in_order_and_events_around_each_step(tmp_path):
     t.register_hooks([rec])
     s = t.fit()
     assert (s["epochs"], s["steps"], s["stopped"]) == (2, 4, False)
-    assert rec.events == ["before_train",
-                          "before_epoch 0", "before_step 0", "after_step 1", "before_step 1",
-                          "after_step 2", "after_epoch 1",
-                          "before_epoch 1", "before_step 2", "after_step 3", "before_step 3",
-                          "after_step 4", "after_epoch 2", "after_train"]
+    assert rec.events == [
+        "before_train",
+        "before_epoch 0",
+        "before_step 0",
+        "after_step 1",
+        "before_step 1",
+        "after_step 2",
+        "after_epoch 1",
+        "before_epoch 1",
+        "before_step 2",
+        "after_step 3",
+        "before_step 3",
+        "after_step 4",
+        "after_epoch 2",
+        "after_train",
+    ]
     assert (tmp_path / "eval.json").is_file() and (tmp_path / "best.pth").is_file()
     ck = read_checkpoint(tmp_path / "last.pth")
     assert list(ck) == CHECKPOINT_KEYS
@@ -111,6 +153,7 @@ def _train_imports() -> dict:
     """``{module: {imported tsm_apps.train modules}}`` of every file under tsm_apps/train, read
     from the source (``TYPE_CHECKING`` imports included), relative imports resolved."""
     import ast
+
     root = Path(tsm_apps.train.__file__).parent
     graph = {}
     for path in root.rglob("*.py"):
@@ -120,7 +163,7 @@ def _train_imports() -> dict:
         deps = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom):
-                base = package[:len(package) - node.level + 1] if node.level else []
+                base = package[: len(package) - node.level + 1] if node.level else []
                 mod = ".".join(base + (node.module.split(".") if node.module else []))
                 deps |= {mod} | {f"{mod}.{a.name}" for a in node.names}
             elif isinstance(node, ast.Import):
@@ -145,12 +188,14 @@ def test_hooks_never_import_the_trainer_and_training_has_no_import_cycle():
             for d in sorted(graph[m]):
                 visit(d, path + [m])
             state[m] = "done"
+
     for m in sorted(graph):
         visit(m, [])
 
 
-def test_the_log_hook_never_waits_for_a_step_loss_and_sums_it_as_python_floats(tmp_path,
-                                                                              monkeypatch):
+def test_the_log_hook_never_waits_for_a_step_loss_and_sums_it_as_python_floats(
+    tmp_path, monkeypatch
+):
     """Reading a CUDA loss waits for the GPU: ``LogHook.after_step`` reads none (no
     ``train_step`` rows, bar off), yet the epoch's ``train`` row is the float64 sum of each
     step's loss times its clips, added up as Python floats (the formula before the sum moved to
@@ -162,7 +207,9 @@ def test_the_log_hook_never_waits_for_a_step_loss_and_sums_it_as_python_floats(t
         def read(self, *a):
             reads[0] += inside[0]
             return fn(self, *a)
+
         return read
+
     monkeypatch.setattr(torch.Tensor, "__float__", counting(real_float))
     monkeypatch.setattr(torch.Tensor, "item", counting(real_item))
     real_after_step = LogHook.after_step
@@ -174,12 +221,14 @@ def test_the_log_hook_never_waits_for_a_step_loss_and_sums_it_as_python_floats(t
             real_after_step(self)
         finally:
             inside[0] = False
+
     monkeypatch.setattr(LogHook, "after_step", after_step)
     rows, real_write = [], MetricsLog.write
 
     def write(self, **row):
         rows.append(row)
         return real_write(self, **row)
+
     monkeypatch.setattr(MetricsLog, "write", write)
     _trainer(tmp_path, epochs=1).fit()
     assert reads[0] == 0 and len(losses) == 2

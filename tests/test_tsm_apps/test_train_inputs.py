@@ -1,5 +1,6 @@
 """``tsm train`` checks its inputs before decoding a video: a bad ``--pretrained`` (unreadable,
 unknown layout, missing) or a listed video that does not exist fail with exit 2 naming it."""
+
 import pytest
 import torch
 import torchvision
@@ -23,8 +24,24 @@ def data(tmp_path, monkeypatch):
 
 
 def _train(data, tmp_path, *extra):
-    return main(["train", "--data", str(data), "--out", str(tmp_path / "run"), "--epochs", "1",
-                 "--arch", "resnet18", "--segments", "4", "--size", "32", *extra])
+    return main(
+        [
+            "train",
+            "--data",
+            str(data),
+            "--out",
+            str(tmp_path / "run"),
+            "--epochs",
+            "1",
+            "--arch",
+            "resnet18",
+            "--segments",
+            "4",
+            "--size",
+            "32",
+            *extra,
+        ]
+    )
 
 
 def test_unreadable_pretrained_fails_before_decoding(data, tmp_path, capsys):

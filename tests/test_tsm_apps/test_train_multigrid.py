@@ -11,11 +11,12 @@ from tsm_apps.train.recipe import LRSchedule
 
 def _schedule(**kw):
     kw = dict(dict(epoch_factor=1.0, lr_policy="cosine"), **kw)  # the table scaled to 20 epochs
-    return MultigridSchedule(MultigridConfig(enabled=True, **kw), epochs=20, batch=4, segments=8,
-                             size=64)
+    return MultigridSchedule(
+        MultigridConfig(enabled=True, **kw), epochs=20, batch=4, segments=8, size=64
+    )
 
 
-SQ = 0.5 ** 0.5
+SQ = 0.5**0.5
 SLOWFAST_LONG = [[0.25, SQ], [0.5, SQ], [0.5, 1.0], [1.0, 1.0]]
 
 
@@ -31,8 +32,12 @@ def test_long_cycle_schedule_matches_slowfast_numbers_by_hand():
     got = long_cycle_schedule([0, 94, 154, 196], 239, 8, 224, SLOWFAST_LONG, [0.5, SQ], True, 239)
     assert [e for _, _, e in got] == [49, 73, 95, 105, 136, 152, 166, 172, 194, 205, 215, 219, 239]
     assert [st for st, _, _ in got] == [0] * 4 + [1] * 4 + [2] * 4 + [3]
-    assert [shape for _, shape, _ in got[:4]] == [(8, 2, 158), (4, 4, 158), (2, 4, 224),
-                                                 (1, 8, 224)]
+    assert [shape for _, shape, _ in got[:4]] == [
+        (8, 2, 158),
+        (4, 4, 158),
+        (2, 4, 224),
+        (1, 8, 224),
+    ]
     assert got[-1][1] == (1, 8, 224)
 
 
@@ -44,18 +49,22 @@ def test_slowfast_epoch_factor_and_stepwise_lr_phases_by_hand():
     # init_multigrid: STEPS = [0] + ends, the last replaced by (329 + 358) // 2 = 343; LRS =
     # GAMMA^stage x the long-cycle batch (8, 4, 2, 1 per stage), the final phase split: its first
     # half keeps stage 2's last LR (0.01 x 1), the second 0.001 x 1.
-    mg = MultigridSchedule(MultigridConfig(enabled=True, min_steps=1), epochs=239, batch=8,
-                           segments=8, size=224)
+    mg = MultigridSchedule(
+        MultigridConfig(enabled=True, min_steps=1), epochs=239, batch=8, segments=8, size=224
+    )
     assert mg.run_epochs == 358
     steps, lrs = mg.lr_steps(num_clips=240_000)
     assert list(steps) == [0, 73, 110, 142, 158, 205, 228, 248, 259, 291, 308, 322, 329, 343]
-    assert lrs == pytest.approx([8, 4, 2, 1, .8, .4, .2, .1, .08, .04, .02, .01, .01, .001])
+    assert lrs == pytest.approx(
+        [8, 4, 2, 1, 0.8, 0.4, 0.2, 0.1, 0.08, 0.04, 0.02, 0.01, 0.01, 0.001]
+    )
     assert mg.lr_scale(0, 240_000) == 1.0  # the phases carry the batch multiplier
     # BASE_LR 0.1, WARMUP_START_LR 0.01 over WARMUP_EPOCHS 34: lr_policy.get_lr_at_epoch ramps
     # to the step LR at epoch 34 (0.1 x 8): 0.01 + (0.8 - 0.01) x 17 / 34 = 0.405 at epoch 17
     lr = LRSchedule(0.1, 358, 34.0, 0.1, policy="step", steps=steps, lrs=lrs)
     assert [lr(e) for e in (0, 17, 34, 100, 200, 335, 350)] == pytest.approx(
-        [0.01, 0.405, 0.8, 0.4, 0.08, 0.001, 0.0001])
+        [0.01, 0.405, 0.8, 0.4, 0.08, 0.001, 0.0001]
+    )
     # short cycle only (no long cycle): STEPS and MAX_EPOCH x EPOCH_FACTOR, one phase
     flat = MultigridSchedule(MultigridConfig(enabled=True, long_cycle=False), 20, 4, 8, 64)
     assert (flat.run_epochs, flat.lr_steps(480)) == (30, ((0.0,), (1.0,)))
@@ -101,6 +110,7 @@ def test_multigrid_run_changes_num_segments_without_rebuilding(tmp_path, monkeyp
     va = VideoDataset.from_tensor(videos[:8], labels[:8], False, 4, 32)
     seen = []
     from tsm_apps.train import trainer
+
     orig = trainer.Trainer.train_step
 
     def spy(self, x, y):
@@ -109,9 +119,20 @@ def test_multigrid_run_changes_num_segments_without_rebuilding(tmp_path, monkeyp
         return out
 
     monkeypatch.setattr(trainer.Trainer, "train_step", spy)
-    cfg = load_config(arch="resnet18", width=0.125, segments=4, size=32, epochs=4, batch_size=2,
-                      lr_per_8=0.02, dropout=0.0, work_dir=str(tmp_path), progress=False,
-                      tensorboard=False, multigrid=MultigridConfig(enabled=True))
+    cfg = load_config(
+        arch="resnet18",
+        width=0.125,
+        segments=4,
+        size=32,
+        epochs=4,
+        batch_size=2,
+        lr_per_8=0.02,
+        dropout=0.0,
+        work_dir=str(tmp_path),
+        progress=False,
+        tensorboard=False,
+        multigrid=MultigridConfig(enabled=True),
+    )
     s = train(cfg, tr, va, 2)
     assert s["epochs"] == 6 and s["val_top1"] is not None  # 4 x the epoch factor 1.5
     assert len({m for m, _, _ in seen}) == 1  # one model object throughout
@@ -126,13 +147,22 @@ def test_multigrid_run_changes_num_segments_without_rebuilding(tmp_path, monkeyp
 def test_multigrid_flags_reach_the_config():
     from tsm_apps.train.cli import build_parser, config_from_args
 
-    args = build_parser().parse_args(["--data", "d", "--multigrid", "--mg-min-steps", "16",
-                                      "--mg-no-scale-lr", "--mg-no-short-cycle"])
+    args = build_parser().parse_args(
+        [
+            "--data",
+            "d",
+            "--multigrid",
+            "--mg-min-steps",
+            "16",
+            "--mg-no-scale-lr",
+            "--mg-no-short-cycle",
+        ]
+    )
     mg = config_from_args(args).multigrid
     assert (mg.enabled, mg.min_steps, mg.scale_lr, mg.short_cycle) == (True, 16, False, False)
     mg = config_from_args(build_parser().parse_args(["--data", "d", "--multigrid"])).multigrid
     assert (mg.min_steps, mg.scale_lr, mg.short_cycle) == (4, True, True)
-    assert mg.long_factors[0] == [0.25, 0.5 ** 0.5]
+    assert mg.long_factors[0] == [0.25, 0.5**0.5]
     args = build_parser().parse_args(["--data", "d", "--mg-long-factors", "0.5,0.7071;1,1"])
     assert config_from_args(args).multigrid.long_factors == [[0.5, 0.7071], [1.0, 1.0]]
 
@@ -156,4 +186,3 @@ def test_bad_long_factors_in_a_config_name_the_field(bad, tmp_path):
     path.write_text(json.dumps({"multigrid": {"long_factors": bad}}))
     with pytest.raises(ValueError, match=r"multigrid long_factors: expected \[temporal, spatial\]"):
         load_config(str(path))
-

@@ -1,4 +1,5 @@
 """Optimizer policies: the official TSM ``get_optim_policies`` groups, by hand."""
+
 import pytest
 import torch
 from torch import nn
@@ -21,26 +22,33 @@ class Tiny(nn.Module):
 
 
 def _by_name(groups: list) -> dict:
-    return {g["name"]: ([id(p) for p in g["params"]], g["lr_mult"], g["weight_decay"])
-            for g in groups}
+    return {
+        g["name"]: ([id(p) for p in g["params"]], g["lr_mult"], g["weight_decay"]) for g in groups
+    }
 
 
 def test_official_groups_rgb_and_flow_by_hand():
     m = Tiny()
     ids = lambda *ps: [id(p) for p in ps]  # noqa: E731
     # ops/models.py 243-260: (params, lr_mult, decay_mult x wd); RGB: first conv x1 / bias x2
-    want = {"first_conv_weight": (ids(m.c1.weight), 1.0, 1e-4),
-            "first_conv_bias": (ids(m.c1.bias), 2.0, 0.0),
-            "normal_weight": (ids(m.c2.weight), 1.0, 1e-4),
-            "normal_bias": (ids(m.c2.bias), 2.0, 0.0),
-            "BN scale/shift": (ids(m.bn1.weight, m.bn1.bias, m.bn2.weight, m.bn2.bias), 1.0, 0.0),
-            "lr5_weight": (ids(m.fc.weight), 5.0, 1e-4),
-            "lr10_bias": (ids(m.fc.bias), 10.0, 0.0)}
+    want = {
+        "first_conv_weight": (ids(m.c1.weight), 1.0, 1e-4),
+        "first_conv_bias": (ids(m.c1.bias), 2.0, 0.0),
+        "normal_weight": (ids(m.c2.weight), 1.0, 1e-4),
+        "normal_bias": (ids(m.c2.bias), 2.0, 0.0),
+        "BN scale/shift": (ids(m.bn1.weight, m.bn1.bias, m.bn2.weight, m.bn2.bias), 1.0, 0.0),
+        "lr5_weight": (ids(m.fc.weight), 5.0, 1e-4),
+        "lr10_bias": (ids(m.fc.bias), 10.0, 0.0),
+    }
     assert _by_name(official_groups(m, 1e-4)) == want
     flow = _by_name(official_groups(m, 1e-4, flow=True))  # first conv x5, its bias x10
-    assert flow["first_conv_weight"][1:] == (5.0, 1e-4) and flow["first_conv_bias"][1:] == (10.0, 0.0)
-    assert {k: v for k, v in flow.items() if not k.startswith("first")} == \
-        {k: v for k, v in want.items() if not k.startswith("first")}
+    assert flow["first_conv_weight"][1:] == (5.0, 1e-4) and flow["first_conv_bias"][1:] == (
+        10.0,
+        0.0,
+    )
+    assert {k: v for k, v in flow.items() if not k.startswith("first")} == {
+        k: v for k, v in want.items() if not k.startswith("first")
+    }
 
 
 def test_official_groups_fine_tuned_fc_and_partial_bn():
@@ -51,8 +59,10 @@ def test_official_groups_fine_tuned_fc_and_partial_bn():
     assert got["normal_bias"][0] == [id(m.c2.bias), id(m.fc.bias)]
     assert "lr5_weight" not in got and "lr10_bias" not in got
     freeze_bn_parameters(m, "partial")  # partial BN: only the first BN's scale/shift train
-    assert _by_name(official_groups(m, 1e-4))["BN scale/shift"][0] == \
-        [id(m.bn1.weight), id(m.bn1.bias)]
+    assert _by_name(official_groups(m, 1e-4))["BN scale/shift"][0] == [
+        id(m.bn1.weight),
+        id(m.bn1.bias),
+    ]
     m.extra = nn.LayerNorm(4)
     with pytest.raises(ValueError, match="no rule for trainable parameters of LayerNorm"):
         official_groups(m, 1e-4)
@@ -74,13 +84,26 @@ def test_the_recognizers_first_conv_is_the_stem_and_every_parameter_has_one_grou
 
 
 def test_the_config_picks_the_policy_and_lr_of_each_group():
-    cfg = load_config(arch="resnet18", width=0.125, segments=2, size=32, modality="flow",
-                      optim_policy="tsm_official", batch_size=16, lr_per_8=0.01,
-                      weight_decay=5e-4, nesterov=True)
+    cfg = load_config(
+        arch="resnet18",
+        width=0.125,
+        segments=2,
+        size=32,
+        modality="flow",
+        optim_policy="tsm_official",
+        batch_size=16,
+        lr_per_8=0.01,
+        weight_decay=5e-4,
+        nesterov=True,
+    )
     model, opt = model_and_optimizer(cfg, 3, torch.device("cpu"))
     got = {g["name"]: (round(g["lr"], 12), g["weight_decay"]) for g in opt.param_groups}
     # base LR 0.01 x 16 / 8 = 0.02; flow: first conv x5 (decay), BN x1 no decay, fc x5 / x10
-    assert got == {"first_conv_weight": (0.1, 5e-4), "normal_weight": (0.02, 5e-4),
-                   "BN scale/shift": (0.02, 0.0), "lr5_weight": (0.1, 5e-4),
-                   "lr10_bias": (0.2, 0.0)}
+    assert got == {
+        "first_conv_weight": (0.1, 5e-4),
+        "normal_weight": (0.02, 5e-4),
+        "BN scale/shift": (0.02, 0.0),
+        "lr5_weight": (0.1, 5e-4),
+        "lr10_bias": (0.2, 0.0),
+    }
     assert opt.defaults["nesterov"] is True and opt.defaults["momentum"] == 0.9

@@ -1,4 +1,5 @@
 """Precise BN (tsm_apps.train.precise_bn) against statistics computed by hand, and its hook."""
+
 import torch
 from torch import nn
 
@@ -14,8 +15,9 @@ from tsm_apps.train.trainer import Trainer
 
 def _net() -> nn.Sequential:
     torch.manual_seed(0)
-    net = nn.Sequential(nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3), nn.ReLU(), nn.Conv2d(3, 4, 1),
-                        nn.BatchNorm2d(4))
+    net = nn.Sequential(
+        nn.Conv2d(2, 3, 1), nn.BatchNorm2d(3), nn.ReLU(), nn.Conv2d(3, 4, 1), nn.BatchNorm2d(4)
+    )
     with torch.no_grad():  # affine parameters away from (1, 0), so a wrong order shows
         net[1].weight.uniform_(0.5, 2.0)
         net[1].bias.uniform_(-1.0, 1.0)
@@ -52,9 +54,11 @@ def test_precise_bn_sets_the_exact_mean_and_variance_of_all_batches():
     assert torch.allclose(net[4].running_mean.double(), mean2, atol=1e-5)
     assert torch.allclose(net[4].running_var.double(), var2, rtol=1e-5)
     # not the mean of the three batches' statistics (unequal sizes weigh in)
-    assert not torch.allclose(net[1].running_mean.double(),
-                              torch.stack([c.mean((0, 2, 3)) for c in conv1]).mean(0).double(),
-                              atol=1e-3)
+    assert not torch.allclose(
+        net[1].running_mean.double(),
+        torch.stack([c.mean((0, 2, 3)) for c in conv1]).mean(0).double(),
+        atol=1e-3,
+    )
     assert [bn.momentum for bn in (net[1], net[4])] == [0.1, 0.1]  # restored
     assert not net[1]._forward_pre_hooks and not net[4]._forward_pre_hooks
 
@@ -77,9 +81,20 @@ def test_the_hook_runs_before_validation_on_long_cycle_batches(tmp_path, monkeyp
     videos, labels = motion_videos(24, frames=8, size=32)
     tr = VideoDataset.from_tensor(videos, labels, True, 4, 32)
     va = VideoDataset.from_tensor(videos[:8], labels[:8], False, 4, 32)
-    cfg = load_config(arch="resnet18", width=0.125, segments=4, size=32, epochs=2, batch_size=2,
-                      dropout=0.0, work_dir=str(tmp_path), progress=False, tensorboard=False,
-                      precise_bn_batches=3, multigrid=MultigridConfig(enabled=True))
+    cfg = load_config(
+        arch="resnet18",
+        width=0.125,
+        segments=4,
+        size=32,
+        epochs=2,
+        batch_size=2,
+        dropout=0.0,
+        work_dir=str(tmp_path),
+        progress=False,
+        tensorboard=False,
+        precise_bn_batches=3,
+        multigrid=MultigridConfig(enabled=True),
+    )
     t = Trainer(cfg, DistEnv(), torch.device("cpu"), tr, va, 2)
     assert [type(h) for h in t.hooks[:3]] == [MultigridHook, PreciseBNHook, EvaluationHook]
     seen, orig = [], hook_module.precise_bn_

@@ -1,4 +1,5 @@
 """The seeds' recipes as presets, and TSN's multi-scale crop for training clips."""
+
 import numpy as np
 
 from tsm_apps.data.transforms import GroupMultiScaleCrop
@@ -19,13 +20,27 @@ def test_official_preset_is_the_official_kinetics_script():
     o, d, m = cfg.optim, cfg.data, cfg.model
     # --lr 0.02 --batch-size 128 --epochs 50 --dropout 0.5 --gd 20 --wd 1e-4 --shift_div 8
     assert o.lr_per_8 * o.batch_size / 8 == 0.02
-    assert (o.epochs, m.dropout, o.clip_grad, o.weight_decay, m.fold_div) == \
-        (50, 0.5, 20.0, 1e-4, 8)
-    assert (o.lr_policy, o.lr_steps, o.optim_policy, d.flip, d.sampling) == \
-        ("step", [20, 40], "tsm_official", True, "tsn")
+    assert (o.epochs, m.dropout, o.clip_grad, o.weight_decay, m.fold_div) == (
+        50,
+        0.5,
+        20.0,
+        1e-4,
+        8,
+    )
+    assert (o.lr_policy, o.lr_steps, o.optim_policy, d.flip, d.sampling) == (
+        "step",
+        [20, 40],
+        "tsm_official",
+        True,
+        "tsn",
+    )
     flow = load_config(preset="official-flow")
-    assert (flow.model.modality, flow.model.new_length, flow.data.crop_scales, flow.data.flip) == \
-        ("flow", 5, [1.0, 0.875, 0.75], True)
+    assert (flow.model.modality, flow.model.new_length, flow.data.crop_scales, flow.data.flip) == (
+        "flow",
+        5,
+        [1.0, 0.875, 0.75],
+        True,
+    )
 
 
 def test_multiscale_crop_uses_tsn_scales_and_fixed_offsets():
@@ -51,7 +66,9 @@ def test_the_flow_preset_reaches_the_augmentation():
     assert flip.enabled and flip.p == 0.5
     # a mirrored flow clip: columns reversed, x fields inverted (255 - x), y kept
     frames = np.arange(2 * 4 * 6 * 2, dtype=np.uint8).reshape(2, 4, 6, 2)
-    rng = next(np.random.default_rng(s) for s in range(100) if np.random.default_rng(s).random() < 0.5)
+    rng = next(
+        np.random.default_rng(s) for s in range(100) if np.random.default_rng(s).random() < 0.5
+    )
     out = flip(frames, rng)
     assert np.array_equal(out[..., 0], 255 - frames[:, :, ::-1, 0])
     assert np.array_equal(out[..., 1], frames[:, :, ::-1, 1])

@@ -10,6 +10,7 @@ starts 2 s late; the printed summary adds ``restart`` and ``steps_run`` (steps t
 trained). ``python test_train_processes.py kavg OUT``
 runs K-step averaging rounds on this rank and saves the packed state.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,27 +39,52 @@ from test_train_distributed import (  # noqa: E402
 from tsm_apps.distributed import env_from  # noqa: E402
 from tsm_apps.train.averaging import KStepAverager, pack  # noqa: E402
 
-TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-            "--nproc-per-node=2", "--monitor-interval=0.5"]
+TORCHRUN = [
+    sys.executable,
+    "-m",
+    "torch.distributed.run",
+    "--standalone",
+    "--nproc-per-node=2",
+    "--monitor-interval=0.5",
+]
 
 
 def _run(args: list, launcher: list | None = None, env: dict | None = None, check: bool = True):
     cmd = (launcher or [sys.executable]) + [__file__] + args
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env or ENV)
     if check and r.returncode != 0:
-        raise AssertionError(f"{cmd} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+        raise AssertionError(
+            f"{cmd} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+        )
     return r
 
 
 def test_slurm_variables_map_to_ranks_and_master_address():
-    env = env_from({"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1",
-                    "SLURM_JOB_NODELIST": "gpu[03-05,9],cpu1"})
+    env = env_from(
+        {
+            "SLURM_PROCID": "5",
+            "SLURM_NTASKS": "8",
+            "SLURM_LOCALID": "1",
+            "SLURM_JOB_NODELIST": "gpu[03-05,9],cpu1",
+        }
+    )
     assert (env.rank, env.world_size, env.local_rank) == (5, 8, 1)
     assert (env.master_addr, env.launcher) == ("gpu03", "slurm") and env.master_port > 0
-    env = env_from({"SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_NODELIST": "node7",
-                    "MASTER_PORT": "29511"})
-    assert (env.rank, env.world_size, env.local_rank, env.master_addr, env.master_port) == \
-        (0, 2, 0, "node7", 29511)
+    env = env_from(
+        {
+            "SLURM_PROCID": "0",
+            "SLURM_NTASKS": "2",
+            "SLURM_NODELIST": "node7",
+            "MASTER_PORT": "29511",
+        }
+    )
+    assert (env.rank, env.world_size, env.local_rank, env.master_addr, env.master_port) == (
+        0,
+        2,
+        0,
+        "node7",
+        29511,
+    )
     # torchrun's variables win under `srun torchrun`
     env = env_from({"SLURM_PROCID": "3", "SLURM_NTASKS": "4", "RANK": "1", "WORLD_SIZE": "2"})
     assert (env.rank, env.world_size, env.launcher) == (1, 2, "torchrun")
@@ -71,11 +97,14 @@ def test_sigterm_mid_epoch_saves_a_checkpoint_that_resumes_exactly(tmp_path):
     cfg = dict(BASE, work_dir=str(tmp_path / "term"))
     full = dict(cfg, work_dir=str(tmp_path / "full"))
     _run(["train", json.dumps(full)])
-    r = _run(["train", json.dumps(cfg)], env=dict(ENV, TSM_TEST_SIGNAL_AT_STEP="4",
-                                                  TSM_TEST_SIGNAL="TERM"))
+    r = _run(
+        ["train", json.dumps(cfg)],
+        env=dict(ENV, TSM_TEST_SIGNAL_AT_STEP="4", TSM_TEST_SIGNAL="TERM"),
+    )
     s = _summaries(r)[0]
     assert s["stopped"] and s["signal"] == signal.SIGTERM and s["steps"] == 5
     from tsm_apps.checkpoint.reading import read_checkpoint
+
     ck = read_checkpoint(tmp_path / "term" / "last.pth")
     assert (ck["epoch"], ck["step_in_epoch"], ck["step"]) == (1, 2, 5)  # mid-epoch 2 of 3 steps
     s = _summaries(_run(["train", json.dumps(dict(cfg, resume=True))]))[0]
@@ -95,13 +124,23 @@ def test_torchrun_restarts_a_killed_worker_and_it_resumes_from_the_last_checkpoi
     full = dict(cfg, work_dir=str(tmp_path / "full"))
     s_full = _summaries(_run(["train", json.dumps(full)], TORCHRUN))
     assert sorted((s["restart"], s["steps_run"]) for s in s_full) == [(0, 6), (0, 6)]
-    r = _run(["train", json.dumps(cfg)], TORCHRUN + ["--max-restarts=1"],
-             env=dict(ENV, TSM_TEST_SIGNAL_AT_STEP="4", TSM_TEST_SIGNAL="KILL",
-                      TSM_TEST_SIGNAL_RANK="1", TSM_TEST_SIGNAL_ATTEMPT="0",
-                      TSM_TEST_RESTART_DELAY_RANK="1"))
+    r = _run(
+        ["train", json.dumps(cfg)],
+        TORCHRUN + ["--max-restarts=1"],
+        env=dict(
+            ENV,
+            TSM_TEST_SIGNAL_AT_STEP="4",
+            TSM_TEST_SIGNAL="KILL",
+            TSM_TEST_SIGNAL_RANK="1",
+            TSM_TEST_SIGNAL_ATTEMPT="0",
+            TSM_TEST_RESTART_DELAY_RANK="1",
+        ),
+    )
     s = _summaries(r)  # attempt 0 printed nothing: rank 1 was killed, rank 0 failed
-    assert sorted((x["rank"], x["restart"], x["steps_run"], x["steps"]) for x in s) == \
-        [(0, 1, 2, 6), (1, 1, 2, 6)], r.stderr[-3000:]
+    assert sorted((x["rank"], x["restart"], x["steps_run"], x["steps"]) for x in s) == [
+        (0, 1, 2, 6),
+        (1, 1, 2, 6),
+    ], r.stderr[-3000:]
     assert "connectFullMesh" not in r.stderr
     assert _max_diff(_weights(tmp_path / "full"), _weights(tmp_path / "elastic")) <= 1e-6
     assert _step_losses(tmp_path / "full") == _step_losses(tmp_path / "elastic")
@@ -116,16 +155,25 @@ def test_attempt_store_skips_a_killed_attempts_published_beacon():
     import torch.distributed as dist
 
     from tsm_apps.distributed import ATTEMPT_KEY, DistEnv, attempt_store
+
     agent = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead = s.getsockname()[1]
     agent.set(ATTEMPT_KEY, f"{dead} 00")
-    env = dict(world_size=2, master_addr="127.0.0.1", master_port=agent.port,
-               launcher="torchrun", agent_store=True)
+    env = dict(
+        world_size=2,
+        master_addr="127.0.0.1",
+        master_port=agent.port,
+        launcher="torchrun",
+        agent_store=True,
+    )
     got = {}
-    t = threading.Thread(target=lambda: got.setdefault(1, attempt_store(
-        DistEnv(rank=1, **env), timedelta(seconds=10), probe_s=1.0)))
+    t = threading.Thread(
+        target=lambda: got.setdefault(
+            1, attempt_store(DistEnv(rank=1, **env), timedelta(seconds=10), probe_s=1.0)
+        )
+    )
     t.start()
     time.sleep(0.5)
     foreign = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
@@ -153,15 +201,20 @@ def test_k_step_averaging_run_counts_rounds_and_their_float32_bytes(tmp_path):
     params, channels = _sizes()
     assert (s["steps"], s["syncs"], s["sync_allreduce_calls"]) == (6, 4, 4)
     assert s["sync_allreduce_bytes"] == 4 * 4 * (2 * params + 2 * channels)
-    assert [(r["syncs"], r["sync_bytes"]) for r in _train_rows(tmp_path / "kavg")] == \
-        [("2", str(2 * 4 * (2 * params + 2 * channels)))] * 2
+    assert [(r["syncs"], r["sync_bytes"]) for r in _train_rows(tmp_path / "kavg")] == [
+        ("2", str(2 * 4 * (2 * params + 2 * channels)))
+    ] * 2
 
 
 def _kavg_worker(rank: int, all_reduce_mean, rounds: int = 3, k: int = 2) -> torch.Tensor:
     """A tiny conv+BN net with Adam, ``rounds`` x ``k`` local steps on this rank's data, the
     averager closing each round; returns the packed (params, BN, Adam moments) state."""
-    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4),
-                              torch.nn.Flatten(), torch.nn.Linear(4 * 4 * 4, 2))
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3),
+        torch.nn.BatchNorm2d(4),
+        torch.nn.Flatten(),
+        torch.nn.Linear(4 * 4 * 4, 2),
+    )
     g = torch.Generator().manual_seed(100 + rank)  # no global RNG: the simulation runs threads
     with torch.no_grad():
         for p in net.parameters():
@@ -185,6 +238,7 @@ def test_k_step_averaging_in_two_gloo_processes_equals_the_simulated_all_reduce(
     assert torch.equal(got[0], got[1])  # one model after every round
     # simulated: run both workers step by step, the all-reduce is the mean of their packs
     import threading
+
     packs, barrier, lock = {}, threading.Barrier(2), threading.Lock()
     results = {}
 
@@ -196,10 +250,16 @@ def test_k_step_averaging_in_two_gloo_processes_equals_the_simulated_all_reduce(
             out = (packs[0] + packs[1]) / 2
             barrier.wait()
             return out
+
         return reduce
+
     torch.set_num_threads(1)
-    threads = [threading.Thread(target=lambda r=r: results.__setitem__(
-        r, _kavg_worker(r, mean_of_both(r)))) for r in (0, 1)]
+    threads = [
+        threading.Thread(
+            target=lambda r=r: results.__setitem__(r, _kavg_worker(r, mean_of_both(r)))
+        )
+        for r in (0, 1)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -228,6 +288,7 @@ def _train_worker(cfg_json: str) -> None:
         if at and rank_ok and attempt_ok and self.step == at:
             os.kill(os.getpid(), sig)
         return out
+
     trainer.Trainer.train_step = counted_step
     if restart != "0" and os.environ.get("RANK") == os.environ.get("TSM_TEST_RESTART_DELAY_RANK"):
         time.sleep(2)
@@ -244,6 +305,7 @@ def _kavg_main(out: str) -> None:
     import torch.distributed as dist
 
     from tsm_apps.distributed import CommCounter, process_group
+
     torch.set_num_threads(1)
     env = env_from()
     with process_group(env, torch.device("cpu")):

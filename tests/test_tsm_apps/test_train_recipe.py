@@ -1,4 +1,3 @@
-
 import pytest
 import torch
 
@@ -46,7 +45,8 @@ def test_step_and_constant_policies():
     # the official script: --lr 0.02 --lr_steps 20 40 (adjust_learning_rate: 0.1 ** #steps <= e)
     s = LRSchedule(0.02, 50, policy="step", steps=(0.0, 20.0, 40.0), lrs=(1.0, 0.1, 0.01))
     assert [s(e) for e in (0, 19.99, 20, 39.5, 40, 49.9)] == pytest.approx(
-        [0.02, 0.02, 0.002, 0.002, 0.0002, 0.0002])
+        [0.02, 0.02, 0.002, 0.002, 0.0002, 0.0002]
+    )
     assert step_lrs([20, 40]) == ((0.0, 20.0, 40.0), (1.0, 0.1, 0.010000000000000002))
     c = LRSchedule(0.001, 30, warmup_epochs=2, warmup_start=0.5, policy="constant")
     assert [c(e) for e in (0, 1, 2, 29)] == pytest.approx([0.0005, 0.00075, 0.001, 0.001])
@@ -85,8 +85,9 @@ def test_partial_bn_keeps_only_the_first_bn_training():
     assert torch.equal(bns[1].running_mean, before)
     names = {g["name"] for g in param_groups(m, 1e-4)}
     assert names == {"decay_x1", "no_decay_x1"}
-    assert sum(len(g["params"]) for g in param_groups(m, 1e-4)) == \
-        sum(p.requires_grad for p in m.parameters())
+    assert sum(len(g["params"]) for g in param_groups(m, 1e-4)) == sum(
+        p.requires_grad for p in m.parameters()
+    )
     with pytest.raises(ValueError, match="bn mode"):
         set_train_mode(m, "sometimes")
 
@@ -100,9 +101,20 @@ def _lr_trainer(tmp_path, world_size: int, **kw):
 
     videos, labels = motion_videos(8, frames=4, size=32)
     tr = VideoDataset.from_tensor(videos, labels, True, 2, 32)
-    cfg = load_config(**dict(dict(arch="resnet18", width=0.125, segments=2, size=32,
-                                  work_dir=str(tmp_path), progress=False, tensorboard=False),
-                             **kw))
+    cfg = load_config(
+        **dict(
+            dict(
+                arch="resnet18",
+                width=0.125,
+                segments=2,
+                size=32,
+                work_dir=str(tmp_path),
+                progress=False,
+                tensorboard=False,
+            ),
+            **kw,
+        )
+    )
     return Trainer(cfg, DistEnv(world_size=world_size), torch.device("cpu"), tr, tr, 2)
 
 
@@ -115,7 +127,8 @@ def test_aavg_step_size_is_the_same_on_1_and_4_learners(tmp_path):
         assert t.schedule.base_lr == pytest.approx(0.005)
         assert [t.schedule(e) for e in (0, 3.5)] == pytest.approx([0.005, 0.005])
         assert [g["lr"] for g in t.optimizer.param_groups] == pytest.approx(
-            [0.005] * len(t.optimizer.param_groups))
+            [0.005] * len(t.optimizer.param_groups)
+        )
     # the linear scaling rule, kept as an option, grows with the learners: 0.005 x 4
     glob = _lr_trainer(tmp_path, 4, preset="aavg", batch_size=128, lr_scaling="global")
     assert glob.schedule.base_lr == pytest.approx(0.02)
@@ -126,14 +139,21 @@ def test_kinetics_warmup_starts_at_one_workers_lr(tmp_path):
     # one process with accum_steps 4 stands for 4 workers of 2 clips: 0.0003125 -> 0.00125
     t = _lr_trainer(tmp_path, 1, preset="kinetics", accum_steps=4, segments=2, epochs=100)
     assert [t.schedule(e) for e in (0, 2.5, 5)] == pytest.approx(
-        [0.0003125, 0.0003125 + (0.00125 - 0.0003125) / 2, 0.00125])
+        [0.0003125, 0.0003125 + (0.00125 - 0.0003125) / 2, 0.00125]
+    )
     # 4 processes of 8 clips: global LR 0.005, the warm-up from one worker's 0.00125
     cfg = load_config(preset="kinetics", batch_size=32)
     s = run_schedule(cfg, 4, 100, "cosine", (0.0,), (1.0,))
     assert (s.base_lr, s(0)) == pytest.approx((0.005, 0.00125))
     # the fraction rule does not look at the processes
-    s = run_schedule(load_config(preset="kinetics", batch_size=32, warmup_rule="fraction"),
-                     4, 100, "cosine", (0.0,), (1.0,))
+    s = run_schedule(
+        load_config(preset="kinetics", batch_size=32, warmup_rule="fraction"),
+        4,
+        100,
+        "cosine",
+        (0.0,),
+        (1.0,),
+    )
     assert s(0) == pytest.approx(0.0005)
 
 

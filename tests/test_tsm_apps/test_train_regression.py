@@ -5,6 +5,7 @@ distribution in both classes) TSM learns the direction and TSN cannot.
 Reduced set: 64-px clips rendered in memory (no mp4), 8 frames, 96 train / 48 val clips, the
 ``synthetic`` preset's model and optimiser for a few epochs, one thread. The margin was
 measured with seeds (see the test's comment)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,10 +32,23 @@ def _pair_clips(n: int, offset: int) -> tuple:
 def run(shift: str, seed: int, tmp, epochs: int = 8) -> float:
     tv, tl = _pair_clips(96, 0)
     vv, vl = _pair_clips(48, 1000)
-    cfg = load_config(work_dir=str(tmp / f"{shift}{seed}"), arch="resnet18", width=0.25,
-                      segments=FRAMES, size=SIZE, shift=shift, epochs=epochs, batch_size=16,
-                      optimizer="adam", lr_per_8=0.001, warmup_epochs=1.0, dropout=0.5,
-                      seed=seed, progress=False, tensorboard=False)
+    cfg = load_config(
+        work_dir=str(tmp / f"{shift}{seed}"),
+        arch="resnet18",
+        width=0.25,
+        segments=FRAMES,
+        size=SIZE,
+        shift=shift,
+        epochs=epochs,
+        batch_size=16,
+        optimizer="adam",
+        lr_per_8=0.001,
+        warmup_epochs=1.0,
+        dropout=0.5,
+        seed=seed,
+        progress=False,
+        tensorboard=False,
+    )
     tr = VideoDataset.from_tensor(tv, tl, True, FRAMES, SIZE, seed=seed)
     va = VideoDataset.from_tensor(vv, vl, False, FRAMES, SIZE)
     return train(cfg, tr, va, 2)["best_top1"]
@@ -57,11 +71,14 @@ if __name__ == "__main__":
     import tempfile
     import time
     from pathlib import Path
+
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as d:
         for seed in map(int, sys.argv[1:] or ["0"]):
             for shift in ("offline", "none"):
                 t0 = time.time()
                 acc = run(shift, seed, Path(d))
-                print(f"seed {seed} {shift}: best val top-1 {acc:.1f}% in {time.time() - t0:.0f} s",
-                      flush=True)
+                print(
+                    f"seed {seed} {shift}: best val top-1 {acc:.1f}% in {time.time() - t0:.0f} s",
+                    flush=True,
+                )

@@ -1,4 +1,5 @@
 """The ``tsm`` command finds its sub-commands through the ``tsm.commands`` entry points."""
+
 from __future__ import annotations
 
 import subprocess
@@ -21,9 +22,11 @@ def test_every_declared_command_is_an_entry_point_with_main_and_build_parser():
 
 
 def test_help_lists_every_command_with_its_summary_and_imports_no_mm_library():
-    code = ("import sys; from tsm_apps import cli; rc = cli.main(['--help']); "
-            "print('MM', sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('mmdet', 'mmengine', 'mmcv', 'detection'))); sys.exit(rc)")
+    code = (
+        "import sys; from tsm_apps import cli; rc = cli.main(['--help']); "
+        "print('MM', sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('mmdet', 'mmengine', 'mmcv', 'detection'))); sys.exit(rc)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     lines = {ln.split()[0]: ln for ln in r.stdout.splitlines() if ln.startswith("  ")}

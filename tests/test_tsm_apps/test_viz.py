@@ -1,4 +1,5 @@
 """Boxes with captions: labels never drawn over each other, the first (best) always shown."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,9 @@ def _overlaps(a, b) -> bool:
 
 
 def test_same_box_twice_second_label_moves_inside():
-    spots = place_labels(np.array([[10, 30, 60, 80], [10, 30, 60, 80]]), [(30, 10), (30, 10)],
-                         (100, 100))
+    spots = place_labels(
+        np.array([[10, 30, 60, 80], [10, 30, 60, 80]]), [(30, 10), (30, 10)], (100, 100)
+    )
     assert spots == [(10, 19, 40, 29), (10, 30, 40, 40)]  # above the box, then inside its top
 
 
@@ -32,7 +34,7 @@ def test_many_overlapping_boxes_never_overlapping_labels():
     placed = [s for s in spots if s is not None]
     assert spots[0] == (boxes[0, 0], boxes[0, 1] - 12, boxes[0, 0] + 40, boxes[0, 1] - 1)
     assert 5 < len(placed) < 40
-    assert all(not _overlaps(a, b) for i, a in enumerate(placed) for b in placed[i + 1:])
+    assert all(not _overlaps(a, b) for i, a in enumerate(placed) for b in placed[i + 1 :])
     assert all(0 <= s[0] and s[2] <= 200 and 0 <= s[1] and s[3] <= 200 for s in placed)
 
 

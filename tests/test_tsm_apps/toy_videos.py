@@ -4,6 +4,7 @@ Every frame of a "left" clip could also be a frame of a "right" clip, so only te
 modelling separates the classes. ``write_frame_folders`` stores them as JPEG frame folders
 (``img_00001.jpg``...) with TSM list files, which needs no video codec.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,12 +28,13 @@ def motion_videos(n: int, frames: int = 8, size: int = 32, seed: int = 0) -> tup
         for f in range(frames):
             x = round(span * f / max(frames - 1, 1))
             x = x if lab == 0 else span - x
-            videos[i, f, y:y + side, x:x + side] = 255
+            videos[i, f, y : y + side, x : x + side] = 255
     return torch.from_numpy(videos), labels
 
 
-def write_frame_folders(out_dir: str | os.PathLike, videos: Tensor, labels: list,
-                        val_every: int = 4) -> Path:
+def write_frame_folders(
+    out_dir: str | os.PathLike, videos: Tensor, labels: list, val_every: int = 4
+) -> Path:
     """Write frame folders and ``train.txt``/``val.txt`` (every ``val_every``-th pair is val)."""
     from PIL import Image
 

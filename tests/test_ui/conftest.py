@@ -1,4 +1,5 @@
 """Fixtures of the UI tests: runs folders built in tmp_path and an AppTest factory."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,6 +28,7 @@ def app_for(monkeypatch):
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         return AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+
     return make
 
 

@@ -1,4 +1,5 @@
 """Attention view on real dissection runs of tiny random-weight TSN and TSM models (AppTest)."""
+
 from __future__ import annotations
 
 import json
@@ -107,28 +108,52 @@ def test_runs_view_shows_dissection_comparison(app_for, dissect_runs):
     assert list(table.index) == ["TSN", "TSM", "centre prior", "random map"]
     # headers in words (dissect.report's names of the scores), never the metric keys
     assert list(table.columns) == [
-        "top-1 accuracy", "pointing game (all frames with a box)",
+        "top-1 accuracy",
+        "pointing game (all frames with a box)",
         "pointing game (frames where the action happens)",
         "pointing game, standard tolerance (15 px at 224)",
-        "IoU, dataset threshold (20% of pixels kept)", "IoU, 20%-of-max threshold"]
+        "IoU, dataset threshold (20% of pixels kept)",
+        "IoU, 20%-of-max threshold",
+    ]
     assert list(table["top-1 accuracy"])[2:] == ["–", "–"]  # the grid's own cells: no None
-    shown = shown_cells(element).rename(columns=dict(zip(table.columns, [
-        "accuracy", "pointing", "pointing_active", "pointing_tol", "iou_dataset",
-        "iou_max20"])))
+    shown = shown_cells(element).rename(
+        columns=dict(
+            zip(
+                table.columns,
+                [
+                    "accuracy",
+                    "pointing",
+                    "pointing_active",
+                    "pointing_tol",
+                    "iou_dataset",
+                    "iou_max20",
+                ],
+            )
+        )
+    )
     cells = shown.to_numpy().ravel().tolist()
     assert all(c == "–" or (len(c) == 5 and c[1] == ".") for c in cells), cells
     assert list(shown["accuracy"])[2:] == ["–", "–"]  # the baselines have no accuracy
     tsm = load_run(dissect_runs / "dissect" / "tsm").metrics
     assert shown.loc["TSM", "pointing"] == f"{tsm['aggregate']['method']['pointing']:.3f}"
     clips = tsm["aggregate"]["method"]["clips"]
-    assert f"clips scored: TSN {clips}, TSM {clips}, centre prior {clips}, random map {clips}" \
+    assert (
+        f"clips scored: TSN {clips}, TSM {clips}, centre prior {clips}, random map {clips}"
         in captions(at)
-    assert any(c.startswith("mass ratio (attention in acting / still frames): TSN ")
-               for c in captions(at))
-    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
-                if "where the maps look" in json.dumps(json.loads(c.proto.spec)["layout"]))
+    )
+    assert any(
+        c.startswith("mass ratio (attention in acting / still frames): TSN ") for c in captions(at)
+    )
+    spec = next(
+        json.loads(c.proto.spec)
+        for c in at.get("plotly_chart")
+        if "where the maps look" in json.dumps(json.loads(c.proto.spec)["layout"])
+    )
     colours = {t["name"]: t["marker"]["color"] for t in spec["data"]}
-    assert colours == {"TSN": models.css("TSN"), "TSM": models.css("TSM"),
-                       "centre prior": models.css("centre prior"),
-                       "random map": models.css("random map")}
+    assert colours == {
+        "TSN": models.css("TSN"),
+        "TSM": models.css("TSM"),
+        "centre prior": models.css("centre prior"),
+        "random map": models.css("random map"),
+    }
     assert len(set(colours.values())) == 4

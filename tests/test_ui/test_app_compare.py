@@ -1,4 +1,5 @@
 """Attention of two user-chosen checkpoints on a real video of the runs folder (AppTest)."""
+
 from __future__ import annotations
 
 import shutil
@@ -38,11 +39,14 @@ def test_two_checkpoints_maps_top5_class_and_slider(app_for, compare_runs):
     assert at.selectbox(key="attc_ckpt_B").value.endswith("tsm/best.pth")
     assert at.subheader[0].value == "Where TSN and TSM look"
     caps = image_captions(at)
-    assert [c.split(":")[0] for c in caps] == ["A frame 0/3 (video frame 15)",
-                                               "B frame 0/3 (video frame 15)"]  # 120 frames, T=4
+    assert [c.split(":")[0] for c in caps] == [
+        "A frame 0/3 (video frame 15)",
+        "B frame 0/3 (video frame 15)",
+    ]  # 120 frames, T=4
     # each model's clip under its recorded protocol (T = 4 of 120 frames, shorter side 32,
     # centre crop 32); the top-5 tables are the answer tsm test gives (tsm_apps.evaluation)
     from tsm_apps.evaluation import open_checkpoint, predict
+
     tables = [t.value for t in at.dataframe]
     for slot, table in zip("AB", tables[:2]):
         path = at.selectbox(key=f"attc_ckpt_{slot}").value
@@ -50,7 +54,8 @@ def test_two_checkpoints_maps_top5_class_and_slider(app_for, compare_runs):
         assert pred.indices.tolist() == [[15, 45, 75, 105]]
         assert table["class"].tolist() == [t["name"] for t in pred.top5]
         assert [float(v) for v in table["probability"]] == pytest.approx(
-            [t["prob"] for t in pred.top5], abs=1e-4)
+            [t["prob"] for t in pred.top5], abs=1e-4
+        )
     before = image_urls(at)
     assert len(before) == 2 and before[0] != before[1]
     at.slider(key="attc").set_value(2).run()
@@ -71,10 +76,12 @@ def test_method_and_bad_typed_path(app_for, compare_runs):
     at.text_input(key="attc_path_B").input(str(compare_runs / "nowhere.pth")).run()
     assert not at.exception
     assert [e.value for e in at.error] == [
-        f"Model B: checkpoint not found: {compare_runs / 'nowhere.pth'}"]
+        f"Model B: checkpoint not found: {compare_runs / 'nowhere.pth'}"
+    ]
     at.text_input(key="attc_path_B").input(str(compare_runs / "train")).run()
     assert [e.value for e in at.error] == [
-        f"Model B: {compare_runs / 'train'} is a folder; expected a checkpoint file (.pth)"]
+        f"Model B: {compare_runs / 'train'} is a folder; expected a checkpoint file (.pth)"
+    ]
 
 
 def test_typed_paths_outside_the_allowed_folders_are_refused(app_for, compare_runs, tmp_path):
@@ -87,20 +94,26 @@ def test_typed_paths_outside_the_allowed_folders_are_refused(app_for, compare_ru
     shutil.copyfile(compare_runs / "train" / "tsm" / "best.pth", elsewhere / "tsm.pth")
     at = _open(app_for, compare_runs)
     at.selectbox(key="attc_ckpt_B").set_value("(type a path)").run()
-    for typed in (str(elsewhere / "tsm.pth"), f"{compare_runs}/../../{elsewhere.parent.name}/"
-                  "models/tsm.pth", "/etc/passwd"):
+    for typed in (
+        str(elsewhere / "tsm.pth"),
+        f"{compare_runs}/../../{elsewhere.parent.name}/models/tsm.pth",
+        "/etc/passwd",
+    ):
         at.text_input(key="attc_path_B").input(typed).run()
         assert not at.exception
         assert [e.value for e in at.error] == [
             f"Model B: {typed}: outside the folders this app may read (the runs folder, "
-            "uploads, and folders allowed with `tsm ui --allow-root DIR`)"]
+            "uploads, and folders allowed with `tsm ui --allow-root DIR`)"
+        ]
         assert any("Choose two checkpoints" in i.value for i in at.info)
     at = _open(app_for, compare_runs, **{ENV_ALLOW_ROOTS: str(elsewhere)})
     at.selectbox(key="attc_ckpt_B").set_value("(type a path)").run()
     at.text_input(key="attc_path_B").input(str(elsewhere / "tsm.pth")).run()
     assert not at.exception and not at.error
-    assert at.markdown[0].value.startswith("**Model A: train/tsn/best.pth** — TSN (no shift) · "
-                                           f"**Model B: {elsewhere / 'tsm.pth'}** — TSM")
+    assert at.markdown[0].value.startswith(
+        "**Model A: train/tsn/best.pth** — TSN (no shift) · "
+        f"**Model B: {elsewhere / 'tsm.pth'}** — TSM"
+    )
 
 
 def test_a_checkpoint_can_be_uploaded_instead(app_for, compare_runs):
@@ -113,15 +126,16 @@ def test_a_checkpoint_can_be_uploaded_instead(app_for, compare_runs):
     # kept, the box is emptied (a file refused later is not shown beside it) and the page
     # names the file in use
     ckpt = compare_runs / "train" / "tsm" / "best.pth"
-    at.file_uploader(key="attc_upload_B_0").upload("my tsm.pth", ckpt.read_bytes(),
-                                                    "application/octet-stream").run()
+    at.file_uploader(key="attc_upload_B_0").upload(
+        "my tsm.pth", ckpt.read_bytes(), "application/octet-stream"
+    ).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert [(u.key, u.value) for u in at.get("file_uploader")] == [("attc_upload_B_1", None)]
     kb = ckpt.stat().st_size / 2**10
     assert f"Using my tsm.pth ({kb:.1f} kB), uploaded; choose another file to replace it." in [
-        c.value for c in at.caption]
+        c.value for c in at.caption
+    ]
     assert "** — TSM" in at.markdown[0].value.split(" · ")[1]
-
 
 
 def test_uploaders_state_the_limit_they_enforce(app_for, compare_runs):
@@ -132,9 +146,14 @@ def test_uploaders_state_the_limit_they_enforce(app_for, compare_runs):
     at.selectbox(key="attc_ckpt_B").set_value("(upload a checkpoint)").run()
     up = {u.proto.label: u.proto for u in at.get("file_uploader")}
     assert (up["Video file"].max_upload_size_mb, up["Video file"].help) == (
-        50, "at most 50 MB; decoded within the limits below")
+        50,
+        "at most 50 MB; decoded within the limits below",
+    )
     ck = up["Checkpoint of model B"]
-    assert (ck.max_upload_size_mb, ck.help) == (120, "at most 120 MB; kept while this session lasts")
+    assert (ck.max_upload_size_mb, ck.help) == (
+        120,
+        "at most 120 MB; kept while this session lasts",
+    )
 
 
 @pytest.mark.parametrize("kind", ["pickle", "nodata", "truncated", "random", "detector"])
@@ -183,4 +202,5 @@ def test_a_typed_relative_path_is_read_in_the_runs_folder(app_for, compare_runs)
     at.text_input(key="attc_path_B").input("../../etc/passwd").run()
     assert [e.value for e in at.error] == [
         "Model B: ../../etc/passwd: outside the folders this app may read (the runs folder, "
-        "uploads, and folders allowed with `tsm ui --allow-root DIR`)"]
+        "uploads, and folders allowed with `tsm ui --allow-root DIR`)"
+    ]

@@ -1,6 +1,7 @@
 """Detection view on random-weight TSN and online-TSM detectors and an annotated VID snippet
 (AppTest): limits stated, ground-truth toggle, every box listed (one element for both panels),
 configs read as data. The live stream: test_app_live.py."""
+
 from __future__ import annotations
 
 import shutil
@@ -33,8 +34,16 @@ def det_runs(tmp_path_factory):
 def _reference(det_runs, frames) -> dict:
     """Each model's detections of the whole snippet, one stream, straight from the sources."""
     from ui.app import sources
-    return {name: sources.detect(sources.load_detector(sources.DetectorSpec(
-        name, det_runs / "detection" / name.lower())), frames) for name in ("TSN", "TSM")}
+
+    return {
+        name: sources.detect(
+            sources.load_detector(
+                sources.DetectorSpec(name, det_runs / "detection" / name.lower())
+            ),
+            frames,
+        )
+        for name in ("TSN", "TSM")
+    }
 
 
 def test_browse_limits_ground_truth_marks_and_every_box_listed(app_for, det_runs):
@@ -43,16 +52,19 @@ def test_browse_limits_ground_truth_marks_and_every_box_listed(app_for, det_runs
 
     at = app_for(det_runs, max_frames=4).run()
     assert not at.exception and not at.error
-    assert ("Detecting on the first 4 of the video's 6 frames at 96x64 (limits: 4 frames, "
-            "shorter side 360 px, 70 megapixels decoded; `tsm ui --max-frames N --frame-size PX "
-            "--max-decoded-mp MP` changes them).") in captions(at)
+    assert (
+        "Detecting on the first 4 of the video's 6 frames at 96x64 (limits: 4 frames, "
+        "shorter side 360 px, 70 megapixels decoded; `tsm ui --max-frames N --frame-size PX "
+        "--max-decoded-mp MP` changes them)."
+    ) in captions(at)
     with_gt = image_urls(at)
     assert len(with_gt) == 2 and len(at.get("image")) == 1  # both panels: one element
     at.checkbox(key="det_gt").uncheck().run()
     assert not at.exception and set(image_urls(at)).isdisjoint(with_gt)
     at.checkbox(key="det_gt").check().run()
-    names = [t["name"] for t in __import__("json").loads(
-        at.get("plotly_chart")[0].proto.spec)["data"]]
+    names = [
+        t["name"] for t in __import__("json").loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    ]
     assert "only TSN finds a GT object" in names and "only TSM finds a GT object" in names
     assert any(c.startswith("Marked frames: TSM finds") for c in captions(at))
     # the captions list every box drawn (score >= 0.3), best first
@@ -66,9 +78,11 @@ def test_browse_limits_ground_truth_marks_and_every_box_listed(app_for, det_runs
         kept = ref[name][2].keep(0.3)
         listed = cap.split(" — ", 1)[1].split(", ") if len(kept.scores) else []
         assert len(listed) == len(kept.scores) and cap.startswith(
-            f"{name} frame 2/3: {len(kept.scores)} box(es)")
+            f"{name} frame 2/3: {len(kept.scores)} box(es)"
+        )
         assert [float(x.rsplit(" ", 1)[1]) for x in listed] == sorted(
-            (round(float(s), 2) for s in kept.scores), reverse=True)
+            (round(float(s), 2) for s in kept.scores), reverse=True
+        )
 
 
 def test_config_that_is_code_is_refused_and_never_run(app_for, det_runs, tmp_path):
@@ -81,8 +95,10 @@ def test_config_that_is_code_is_refused_and_never_run(app_for, det_runs, tmp_pat
     assert not at.exception and not marker.exists()
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "\n" not in errors[0], errors
-    assert errors[0].startswith(f"Detection view: {config}:") and "is not allowed; a config " \
-        "is read as data" in errors[0]
+    assert (
+        errors[0].startswith(f"Detection view: {config}:")
+        and "is not allowed; a config is read as data" in errors[0]
+    )
 
 
 def test_downscaled_snippet_keeps_its_ground_truth_on_the_object(app_for, det_runs):
@@ -93,9 +109,14 @@ def test_downscaled_snippet_keeps_its_ground_truth_on_the_object(app_for, det_ru
 
     at = app_for(det_runs, TSM_UI_FRAME_SIZE="32").run()
     assert not at.exception and not at.error
-    assert any(c.startswith("Detecting on all 6 frames of the video at 48x32, downscaled from "
-                            "96x64 to the working resolution (limits: 300 frames, shorter side "
-                            "32 px,") for c in captions(at))
+    assert any(
+        c.startswith(
+            "Detecting on all 6 frames of the video at 48x32, downscaled from "
+            "96x64 to the working resolution (limits: 300 frames, shorter side "
+            "32 px,"
+        )
+        for c in captions(at)
+    )
     truth = _truth(str(det_runs / SNIPPET), 6, 0.5)
     full = sources.read_truth(det_runs / SNIPPET, 6)
     for t in range(6):

@@ -1,4 +1,5 @@
 """With nothing trained, every view explains how to make results (`make demo`)."""
+
 from __future__ import annotations
 
 import pytest

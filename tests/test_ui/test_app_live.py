@@ -1,6 +1,7 @@
 """The Live view (AppTest): its own entry in the sidebar; the online recognizer and both
 detectors stepped (buffers carried, every frame equal to the whole video run at once), played
 to the end in one script run, restarted; two sessions stepping in turn."""
+
 from __future__ import annotations
 
 import re
@@ -46,8 +47,14 @@ def _status(at) -> str:
 def _reference(runs, frames) -> dict:
     """Each detector's detections of the whole snippet, one stream, straight from the sources."""
     from ui.app import sources
-    return {name: sources.detect(sources.load_detector(sources.DetectorSpec(
-        name, runs / "detection" / name.lower())), frames) for name in ("TSN", "TSM")}
+
+    return {
+        name: sources.detect(
+            sources.load_detector(sources.DetectorSpec(name, runs / "detection" / name.lower())),
+            frames,
+        )
+        for name in ("TSN", "TSM")
+    }
 
 
 def _buffer_bytes(path: str) -> int:
@@ -73,25 +80,37 @@ def test_recognizer_steps_plays_to_the_end_and_restarts(app_for, live_runs, mode
     for _ in range(2):
         at.button(key="live_rec_step").click().run()
     assert not at.exception and not at.error
-    cache = (f"shift cache {_buffer_bytes(path) / 1024:.1f} kB" if model == "tsm" else
-             "no shift cache (no temporal shift: nothing carried between frames)")
-    assert re.fullmatch(r"paused: frame 1/11 · last frame \d+ ms · model median \d+ ms · not "
-                        r"played yet · " + re.escape(cache), _status(at)), _status(at)
+    cache = (
+        f"shift cache {_buffer_bytes(path) / 1024:.1f} kB"
+        if model == "tsm"
+        else "no shift cache (no temporal shift: nothing carried between frames)"
+    )
+    assert re.fullmatch(
+        r"paused: frame 1/11 · last frame \d+ ms · model median \d+ ms · not "
+        r"played yet · " + re.escape(cache),
+        _status(at),
+    ), _status(at)
     # the top-5 after two frames is the online model's on those frames, stepped here
     rec = sources.load_online(live_runs / "train" / model / "best.pth")
     live = sources.LiveRecognizer(rec, rec.protocol)
-    frames = sources.read_video(live_runs / "videos" / "carphone.mp4", 12,
-                                DecodeLimits(12, 360, 70_000_000)).frames  # the app's
+    frames = sources.read_video(
+        live_runs / "videos" / "carphone.mp4", 12, DecodeLimits(12, 360, 70_000_000)
+    ).frames  # the app's
     for f in frames[:2]:
         live.step(f)
     best, p = sources.top_classes(live.running(), rec.names, 1)[0]
-    assert any("online top-5 after 2 frames" in m.value and f"| {best} | {p:.3f} |" in m.value
-               for m in at.markdown)
+    assert any(
+        "online top-5 after 2 frames" in m.value and f"| {best} | {p:.3f} |" in m.value
+        for m in at.markdown
+    )
     # Play: one script run loops to the last frame, then the page shows a finished stream
     at.button(key="live_rec_play").click().run()
     assert not at.exception and not at.error
-    assert re.match(r"finished: frame 11/11 · last frame \d+ ms · model median \d+ ms · "
-                    r"[\d.]+ frames/s while playing", _status(at)), _status(at)
+    assert re.match(
+        r"finished: frame 11/11 · last frame \d+ ms · model median \d+ ms · "
+        r"[\d.]+ frames/s while playing",
+        _status(at),
+    ), _status(at)
     assert at.button(key="live_rec_play").disabled and at.button(key="live_rec_pause").disabled
     at.button(key="live_rec_restart").click().run()
     assert any("press Stream or Step" in c for c in captions(at))
@@ -101,14 +120,16 @@ def test_detectors_step_carry_buffers_play_and_restart(app_for, live_runs):
     from ui.app import sources
 
     at = _live(app_for, live_runs, DETECTORS)
-    assert any(c.startswith("Streaming all 6 frames of the video at 96x64") for c in
-               captions(at))
+    assert any(c.startswith("Streaming all 6 frames of the video at 96x64") for c in captions(at))
     assert any("press Stream or Step" in c for c in captions(at))
     for _ in range(3):
         at.button(key="live_det_step").click().run()
     assert not at.exception and not at.error
-    assert re.fullmatch(r"paused: frame 2/5 · last frame \d+ ms · model median \d+ ms · not "
-                        r"played yet", _status(at)), _status(at)
+    assert re.fullmatch(
+        r"paused: frame 2/5 · last frame \d+ ms · model median \d+ ms · not "
+        r"played yet",
+        _status(at),
+    ), _status(at)
     tsn, tsm = image_captions(at)
     assert len(at.get("image")) == 1  # both panels: one element
     assert tsn.startswith("TSN frame 2/5: ") and tsm.startswith("TSM frame 2/5: ")

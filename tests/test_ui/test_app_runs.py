@@ -1,4 +1,5 @@
 """Runs view: training curves, benchmark table (AppTest)."""
+
 from __future__ import annotations
 
 import json
@@ -15,20 +16,37 @@ def _write_runs(runs):
         for epoch in range(3):
             step = 10 * (epoch + 1)
             log.write(epoch=epoch, step=step, split="train", loss=3.0 - slope * epoch / 4)
-            log.write(epoch=epoch, step=step, split="val", loss=3.5 - slope * epoch / 4,
-                      top1=10.0 * slope * epoch)
+            log.write(
+                epoch=epoch,
+                step=step,
+                split="val",
+                loss=3.5 - slope * epoch / 4,
+                top1=10.0 * slope * epoch,
+            )
         log.close()
-    figs = [Figure("shift overhead", 1.03, "x", goal="< 1.05", met=True),
-            Figure("online cache", 0.9, "MB")]
+    figs = [
+        Figure("shift overhead", 1.03, "x", goal="< 1.05", met=True),
+        Figure("online cache", 0.9, "MB"),
+    ]
     bench = runs / "bench" / "bench.json"
     bench.parent.mkdir()
-    bench.write_text(json.dumps({"machine": {"cpus": 2}, "quick": True, "seconds": 1.0,
-                                 "figures": [f.to_dict() for f in figs]}))
+    bench.write_text(
+        json.dumps(
+            {
+                "machine": {"cpus": 2},
+                "quick": True,
+                "seconds": 1.0,
+                "figures": [f.to_dict() for f in figs],
+            }
+        )
+    )
 
 
 def _traces(at, i=0):
-    return {t["name"] + f"@{t.get('xaxis', 'x')}": t
-            for t in json.loads(at.get("plotly_chart")[i].proto.spec)["data"]}
+    return {
+        t["name"] + f"@{t.get('xaxis', 'x')}": t
+        for t in json.loads(at.get("plotly_chart")[i].proto.spec)["data"]
+    }
 
 
 def test_runs_view_curves_and_bench(app_for, empty_runs):
@@ -39,8 +57,14 @@ def test_runs_view_curves_and_bench(app_for, empty_runs):
     assert at.multiselect(key="runs_metrics").value == ["loss", "top1"]
     traces = _traces(at)
     # loss panel (x): train and val of both runs; top1 panel (x2): val only
-    assert sorted(traces) == ["train/tsm train@x", "train/tsm val@x", "train/tsm val@x2",
-                              "train/tsn train@x", "train/tsn val@x", "train/tsn val@x2"]
+    assert sorted(traces) == [
+        "train/tsm train@x",
+        "train/tsm val@x",
+        "train/tsm val@x2",
+        "train/tsn train@x",
+        "train/tsn val@x",
+        "train/tsn val@x2",
+    ]
     assert traces["train/tsm train@x"]["x"] == [10.0, 20.0, 30.0]
     assert traces["train/tsm train@x"]["y"] == [3.0, 2.5, 2.0]
     assert traces["train/tsn val@x2"]["y"] == [0.0, 10.0, 20.0]
@@ -82,5 +106,6 @@ def test_every_run_is_shown_by_default_in_path_order(app_for, empty_runs):
     at.sidebar.radio(key="view").set_value("Runs").run()
     assert not at.exception and not at.error
     assert [p.split("/seeds/")[1] for p in at.multiselect(key="runs_logs").value] == [
-        f"{s}/tsm/metrics.csv" for s in range(5)]
+        f"{s}/tsm/metrics.csv" for s in range(5)
+    ]
     assert sorted(_traces(at)) == [f"seeds/{s}/tsm train@x" for s in range(5)]

@@ -1,5 +1,6 @@
 """Runs view: the early-recognition figure of an ``early.csv`` written by ``tsm test --online``
 (AppTest), and the demo report's early-recognition section."""
+
 from __future__ import annotations
 
 import json
@@ -8,9 +9,15 @@ from tsm_apps.evaluation.early_files import write_early
 from ui.pipeline.layout import RunLayout
 from ui.pipeline.report import write_report
 
-RES = {"fractions": [0.1, 0.5, 1.0], "videos": 60,
-       "top1": {"tsn": [10.0, 15.0, 23.3333], "tsm_offline": [11.6667, 16.6667, 35.0],
-                "tsm_online": [15.0, 26.6667, 26.6667]}}
+RES = {
+    "fractions": [0.1, 0.5, 1.0],
+    "videos": 60,
+    "top1": {
+        "tsn": [10.0, 15.0, 23.3333],
+        "tsm_offline": [11.6667, 16.6667, 35.0],
+        "tsm_online": [15.0, 26.6667, 26.6667],
+    },
+}
 
 
 def _charts(at) -> list:
@@ -30,17 +37,24 @@ def test_runs_view_draws_early_recognition(app_for, empty_runs):
     assert lines["online TSM"]["y"] == [15.0, 26.6667, 26.6667]
     bars = [t for t in spec["data"] if t["type"] == "bar"]
     assert bars[0]["x"] == ["online TSM", "offline TSM"] and bars[0]["y"] == [26.6667, 35.0]
-    assert "whole video: online TSM 26.7% top-1, offline TSM 35.0% top-1" in \
-        [c.value for c in at.caption]
+    assert "whole video: online TSM 26.7% top-1, offline TSM 35.0% top-1" in [
+        c.value for c in at.caption
+    ]
 
 
 def test_runs_view_without_early_csv_says_so(app_for, empty_runs):
     at = app_for(empty_runs).run()
     at.sidebar.radio(key="view").set_value("Runs").run()
-    assert any("No early-recognition results (`early.csv`" in i.value
-               and f"`tsm demo --extras --out {empty_runs}` adds them" in i.value for i in at.info)
-    assert any(f"No benchmark results (`bench.json`, written by `tsm bench`) found: `tsm demo "
-               f"--extras --out {empty_runs}` adds them" in i.value for i in at.info)
+    assert any(
+        "No early-recognition results (`early.csv`" in i.value
+        and f"`tsm demo --extras --out {empty_runs}` adds them" in i.value
+        for i in at.info
+    )
+    assert any(
+        f"No benchmark results (`bench.json`, written by `tsm bench`) found: `tsm demo "
+        f"--extras --out {empty_runs}` adds them" in i.value
+        for i in at.info
+    )
 
 
 def test_runs_view_bad_early_csv_is_a_message(app_for, empty_runs):

@@ -10,6 +10,7 @@ frame slider), the Live view (the online recognizer on an upload, paused and res
 detectors on the snippet, played to the end). The screenshots are kept beside the test's
 temporary folder.
 """
+
 from __future__ import annotations
 
 import re
@@ -128,8 +129,11 @@ def _detection(page, tmp_path: Path) -> None:
     assert set(_images(page)).isdisjoint(before)
     # an uploaded real video: every frame processed, then a slider
     _upload(page, sample_video(UPLOAD))
-    _wait(page, f"Detecting on the first {MAX_FRAMES} of the video's 120 frames at 176x144 "
-                f"(limits: {MAX_FRAMES} frames,")  # then the options, drawn as code
+    _wait(
+        page,
+        f"Detecting on the first {MAX_FRAMES} of the video's 120 frames at 176x144 "
+        f"(limits: {MAX_FRAMES} frames,",
+    )  # then the options, drawn as code
     last = MAX_FRAMES - 1
     _wait(page, f"TSM frame 0/{last}")
     _slide(page, [f"TSN frame 1/{last}", f"TSM frame 1/{last}"])

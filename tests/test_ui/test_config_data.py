@@ -1,5 +1,6 @@
 """A detector config is read as data: plain configs load, anything else is refused in one line
 and never runs."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,32 +17,43 @@ meta = {'classes': ('car', 'dog'), 2: [1.5, True]}
 def test_plain_config_is_read_exactly():
     cfg = literal_config(PLAIN, "config.py")
     assert cfg == {
-        "model": {"type": "ClipRFCN", "backbone": {"depth": -1, "scale": (1000, 600),
-                                                   "ratio": 0.5},
-                  "test_cfg": {"rcnn": {"nms": {"iou_threshold": 0.3}}, "keys": ["a", "b"]},
-                  "flag": None},
+        "model": {
+            "type": "ClipRFCN",
+            "backbone": {"depth": -1, "scale": (1000, 600), "ratio": 0.5},
+            "test_cfg": {"rcnn": {"nms": {"iou_threshold": 0.3}}, "keys": ["a", "b"]},
+            "flag": None,
+        },
         "custom_imports": {"imports": ["detection"], "allow_failed_imports": False},
-        "meta": {"classes": ("car", "dog"), 2: [1.5, True]}}
+        "meta": {"classes": ("car", "dog"), 2: [1.5, True]},
+    }
 
 
-@pytest.mark.parametrize("text, line, what", [
-    ("import os\n", 1, "import os"),
-    ("a = 1\nb = open('/tmp/x', 'w')\n", 2, "open('/tmp/x', 'w')"),
-    ("a = dict(**other)\n", 1, "dict(**other)"),
-    ("_base_ = ['../base.py']\n", 1, "_base_ = ['../base.py']"),
-    ("dict = print\n", 1, "dict = print"),
-    ("a = __import__('os').system('true')\n", 1, "__import__('os').system('true')"),
-    ("a = [x for x in range(3)]\n", 1, "[x for x in range(3)]"),
-    ("a = b\n", 1, "b"),
-    ("def f():\n    pass\n", 1, "def f():"),
-    ("a = 1 + 2\n", 1, "1 + 2"),
-])
+@pytest.mark.parametrize(
+    "text, line, what",
+    [
+        ("import os\n", 1, "import os"),
+        ("a = 1\nb = open('/tmp/x', 'w')\n", 2, "open('/tmp/x', 'w')"),
+        ("a = dict(**other)\n", 1, "dict(**other)"),
+        ("_base_ = ['../base.py']\n", 1, "_base_ = ['../base.py']"),
+        ("dict = print\n", 1, "dict = print"),
+        ("a = __import__('os').system('true')\n", 1, "__import__('os').system('true')"),
+        ("a = [x for x in range(3)]\n", 1, "[x for x in range(3)]"),
+        ("a = b\n", 1, "b"),
+        ("def f():\n    pass\n", 1, "def f():"),
+        ("a = 1 + 2\n", 1, "1 + 2"),
+    ],
+)
 def test_anything_but_data_is_refused_naming_the_line(text, line, what):
     with pytest.raises(ConfigRefused) as e:
         literal_config(text, "runs/detection/tsm/config.py")
     msg = str(e.value)
-    assert msg.startswith(f"runs/detection/tsm/config.py:{line}: `{what}` is not allowed; a "
-                          "config is read as data: ") and "\n" not in msg
+    assert (
+        msg.startswith(
+            f"runs/detection/tsm/config.py:{line}: `{what}` is not allowed; a "
+            "config is read as data: "
+        )
+        and "\n" not in msg
+    )
 
 
 def test_custom_imports_other_than_detection_refused():

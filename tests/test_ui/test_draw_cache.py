@@ -1,4 +1,5 @@
 """Box drawing and the bounded result store."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,10 @@ def test_upscale_integer_factor():
 
 def test_result_store_computes_once_and_evicts_oldest():
     store, calls = ResultStore(capacity=2), []
+
     def make(k):
         return lambda: calls.append(k) or k * 10
+
     assert store.get_or_compute(1, make(1)) == 10
     assert store.get_or_compute(1, make(1)) == 10
     store.get_or_compute(2, make(2))

@@ -1,4 +1,5 @@
 """The app's live recognizer equals the online model run on the whole clip, frame by frame."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,8 +22,7 @@ def test_stream_equals_clip_mode_and_running_mean(tmp_path):
     # reference: the same online model on the whole clip at once (clip mode, T = 4)
     x = torch.cat([sources.prepare_frame(f, SMALL_PROTOCOL) for f in frames])
     with torch.no_grad():
-        feats = rec.model.backbone(x)                       # (T, C, h, w)
-        logits = rec.model.fc(feats.mean(dim=(2, 3)))       # (T, K)
+        feats = rec.model.backbone(x)  # (T, C, h, w)
+        logits = rec.model.fc(feats.mean(dim=(2, 3)))  # (T, K)
     np.testing.assert_allclose(np.stack(probs), torch.softmax(logits, 1).numpy(), atol=1e-5)
-    np.testing.assert_allclose(live.running(), torch.softmax(logits.mean(0), 0).numpy(),
-                               atol=1e-5)
+    np.testing.assert_allclose(live.running(), torch.softmax(logits.mean(0), 0).numpy(), atol=1e-5)

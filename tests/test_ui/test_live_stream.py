@@ -1,5 +1,6 @@
 """The live stream's status: the rate is the rate while playing (wall clock between the frames
 shown), unchanged while paused or stepped; TSN's cache line says nothing is carried."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,6 +28,7 @@ def _stream(clock: Clock, model_s: float = 0.02) -> Stream:
     def step(t: int) -> int:
         clock.now += model_s  # the models' time
         return t
+
     return Stream(("k",), 100, step)
 
 
@@ -45,15 +47,17 @@ def test_rate_is_measured_while_playing_only(clock):
     assert s.rate() == pytest.approx(10.0)
     live._step(s)  # a Step while paused does not count
     assert s.rate() == pytest.approx(10.0)
-    assert status(s) == ("paused: frame 6/99 · last frame 20 ms · model median 20 ms · 10.0 "
-                         "frames/s while playing")
+    assert status(s) == (
+        "paused: frame 6/99 · last frame 20 ms · model median 20 ms · 10.0 frames/s while playing"
+    )
     live._play(s)  # a new run of Play: measured afresh, the pause left out
     for _ in range(3):
         s.advance()
         clock.now += 0.23
     assert s.rate() == pytest.approx(4.0)
-    assert status(s, "x").startswith("playing: frame 9/99 · last frame 20 ms · model median 20 "
-                                     "ms · 4.0 frames/s")
+    assert status(s, "x").startswith(
+        "playing: frame 9/99 · last frame 20 ms · model median 20 ms · 4.0 frames/s"
+    )
 
 
 def test_cache_lines():
@@ -69,6 +73,7 @@ def test_model_time_is_the_median_of_the_models_alone(clock):
     def step(t: int) -> int:
         clock.now += next(times)
         return t
+
     s = Stream(("k",), 10, step)
     live._play(s)
     for _ in range(5):
@@ -135,6 +140,7 @@ def test_playing_computes_the_next_frame_while_the_current_one_is_shown():
 def test_a_step_error_stops_playing_at_the_last_good_frame():
     """An error in the frame computed ahead is raised by ``play`` once the frame before it is
     shown; the stream stays at that frame."""
+
     def step(t: int) -> int:
         if t == 3:
             raise RuntimeError("batch dim 1")

@@ -4,6 +4,7 @@ view the online recognizer and both detectors streamed for four frames each, wit
 time). No session may see an error; every session gets its maps and its frames;
 every session's upload folder is gone once its page is closed. The full run and its figures:
 ``benchmarks/load_app.py`` (docs/results.md)."""
+
 from __future__ import annotations
 
 import math
@@ -34,7 +35,8 @@ def test_four_sessions_at_once(tmp_path):
         "Sampled from the first 86 of the video's 132 frames at 640x360, downscaled from "
         "1280x720 to the working resolution (limits: 300 frames, shorter side 360 px, 20 "
         "megapixels decoded; tsm ui --max-frames N --frame-size PX --max-decoded-mp MP changes "
-        "them)."]
+        "them)."
+    ]
     assert all(n >= FRAMES for n in fig["recognizer_frames"]), fig["recognizer_frames"]
     assert all(n >= FRAMES for n in fig["detectors_frames"]), fig["detectors_frames"]
     assert fig["recognizer_ms_median"] > 0 and fig["detectors_ms_median"] > 0
@@ -83,8 +85,11 @@ def test_server_log_reports_are_counted_and_streamlits_disconnects_told_apart():
     assert log_tracebacks(APP_ERROR) == (1, 0)
     assert log_tracebacks(DISCONNECT + APP_ERROR + DISCONNECT) == (3, 2)
     # the same chain with a frame of the app in it is the app's
-    assert log_tracebacks(DISCONNECT.replace("/v/lib/python3.11/site-packages/starlette/"
-                                             "websockets.py", "/work/ui/app/live.py")) == (1, 0)
+    assert log_tracebacks(
+        DISCONNECT.replace(
+            "/v/lib/python3.11/site-packages/starlette/websockets.py", "/work/ui/app/live.py"
+        )
+    ) == (1, 0)
 
 
 def test_frames_shown_give_the_rate_and_the_models_time():
@@ -93,8 +98,14 @@ def test_frames_shown_give_the_rate_and_the_models_time():
     from tools.load_figures import Shown
 
     line = "playing: frame {}/249 · last frame 70 ms · model median {} ms · 9.0 frames/s"
-    shown = Shown([(1000.0, 3, line.format(3, 71)), (1100.0, 4, line.format(4, 70)),
-                   (1300.0, 6, line.format(6, 69)), (1400.0, 7, line.format(7, 68))])
+    shown = Shown(
+        [
+            (1000.0, 3, line.format(3, 71)),
+            (1100.0, 4, line.format(4, 70)),
+            (1300.0, 6, line.format(6, 69)),
+            (1400.0, 7, line.format(7, 68)),
+        ]
+    )
     assert shown.count == 4 and shown.intervals_ms() == [100.0, 200.0, 100.0]
     assert shown.fps() == pytest.approx(3 / 0.4)  # frame 5 never reached the page: not counted
     assert shown.model_ms() == 68.0

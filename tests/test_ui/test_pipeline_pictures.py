@@ -1,5 +1,6 @@
 """The report's charts (one panel per metric, reference lines) and pictures (clips chosen by
 rule, detection frames where online TSM finds what TSN misses) on hand-made run folders."""
+
 from __future__ import annotations
 
 import json
@@ -21,23 +22,40 @@ def put(path, obj):
 
 def test_clips_chosen_by_rule():
     def rec(tsn_pred, tsm_pred, label=1):
-        return {"tsn": {"pred": tsn_pred, "label": label},
-                "tsm": {"pred": tsm_pred, "label": label}}
+        return {
+            "tsn": {"pred": tsn_pred, "label": label},
+            "tsm": {"pred": tsm_pred, "label": label},
+        }
 
     records = {"c": rec(0, 1), "a": rec(1, 1), "b": rec(0, 1), "d": rec(0, 2), "e": rec(1, 0)}
-    assert choose_clips(records) == [("TSM right, TSN wrong", "b"), ("both right", "a"),
-                                      ("both wrong", "d")]
-    assert choose_clips(records, per_rule=2)[:2] == [("TSM right, TSN wrong", "b"),
-                                                     ("TSM right, TSN wrong", "c")]
+    assert choose_clips(records) == [
+        ("TSM right, TSN wrong", "b"),
+        ("both right", "a"),
+        ("both wrong", "d"),
+    ]
+    assert choose_clips(records, per_rule=2)[:2] == [
+        ("TSM right, TSN wrong", "b"),
+        ("TSM right, TSN wrong", "c"),
+    ]
 
 
 def test_recognition_and_dissection_panels_keep_units_apart(tmp_path):
     for m, top1 in (("tsn", 20.0), ("tsm", 95.0)):
-        put(tmp_path / "recognizers" / m / "eval.json",
-            {"top1": top1, "top5": 90.0, "classes": ["a", "b", "c", "d", "e", "f", "g", "h"]})
-        put(tmp_path / "dissect" / m / "metrics.json", {"accuracy": top1 / 100, "aggregate": {
-            "method": {"pointing": 0.5, "mass_ratio": 3.0, "clips": 2},
-            "centre": {"pointing": 0.25, "mass_ratio": 1.0}, "random": {"pointing": 0.125}}})
+        put(
+            tmp_path / "recognizers" / m / "eval.json",
+            {"top1": top1, "top5": 90.0, "classes": ["a", "b", "c", "d", "e", "f", "g", "h"]},
+        )
+        put(
+            tmp_path / "dissect" / m / "metrics.json",
+            {
+                "accuracy": top1 / 100,
+                "aggregate": {
+                    "method": {"pointing": 0.5, "mass_ratio": 3.0, "clips": 2},
+                    "centre": {"pointing": 0.25, "mass_ratio": 1.0},
+                    "random": {"pointing": 0.125},
+                },
+            },
+        )
     fig = recognition_table(tmp_path).figure
     titles = [a.text for a in fig.layout.annotations]
     assert titles == ["top-1", "top-5"]
@@ -65,8 +83,14 @@ def _detections(runs, found: dict):
         rows = []
         for t in range(6):
             box = [[8 + 10 * t, 20, 28 + 10 * t, 40]] if t in frames else [[60, 0, 90, 10]]
-            rows.append({"img_path": str(img / f"{t:06d}.JPEG"), "boxes": box, "scores": [0.9],
-                         "labels": [0]})
+            rows.append(
+                {
+                    "img_path": str(img / f"{t:06d}.JPEG"),
+                    "boxes": box,
+                    "scores": [0.9],
+                    "labels": [0],
+                }
+            )
         put(runs / "detection" / m / "test" / "results.json", {"classes": ["car"], "frames": rows})
 
 
@@ -110,8 +134,10 @@ def test_cam_strips_of_real_dissection_runs(tmp_path):
     write_dissection_runs(runs, write_temporal_data(tmp_path / "data"), overlays=True, limit=6)
     html = cam_section(runs)
     loaded = {m: load_run(runs / "dissect" / m) for m in ("tsn", "tsm")}
-    right = {m: {c: f.record["pred"] == f.record["label"] for c, f in r.clips.items()}
-             for m, r in loaded.items()}
+    right = {
+        m: {c: f.record["pred"] == f.record["label"] for c, f in r.clips.items()}
+        for m, r in loaded.items()
+    }
     expected = []
     for rule, test in RULES:  # the first clip by id of each rule, read from the clip records
         hits = sorted(c for c in right["tsm"] if test(right["tsn"][c], right["tsm"][c]))
@@ -121,6 +147,7 @@ def test_cam_strips_of_real_dissection_runs(tmp_path):
         assert f"<h3>{rule}: clip {cid}" in html
         for m in ("tsn", "tsm"):
             import base64
+
             png = base64.b64encode(loaded[m].clips[cid].png.read_bytes()).decode()
             assert png in html
     assert html.count("<h3>") == len(expected)

@@ -1,6 +1,7 @@
 """The demo's comparisons over training seeds: where each seed's runs are, mean [min, max] of
 each model and of TSM - TSN, whether a claimed effect holds at every seed, the report's table and
 figure."""
+
 import json
 
 import pytest
@@ -18,9 +19,11 @@ def put(path, obj):
 
 
 # per seed: TSN / TSM held-out top-1, mAP on corrupted frames, fast, strict pointing
-FIGURES = {0: ((30.0, 100.0), (60.0, 70.0), (50.0, 49.0), (0.25, 0.75)),
-           1: ((35.0, 97.5), (62.5, 64.0), (40.0, 45.0), (0.5, 0.625)),
-           2: ((40.0, 100.0), (61.0, 73.0), (52.0, 51.0), (0.25, 0.875))}
+FIGURES = {
+    0: ((30.0, 100.0), (60.0, 70.0), (50.0, 49.0), (0.25, 0.75)),
+    1: ((35.0, 97.5), (62.5, 64.0), (40.0, 45.0), (0.5, 0.625)),
+    2: ((40.0, 100.0), (61.0, 73.0), (52.0, 51.0), (0.25, 0.875)),
+}
 
 
 def make_run(root):
@@ -30,17 +33,24 @@ def make_run(root):
         for i, m in enumerate(("tsn", "tsm")):
             put(runs.recognizer_test(m), {"top1": top1[i]})
             put(runs.detection_metrics(m), {"mAP_corrupted": corrupted[i], "mAP_fast": fast[i]})
-            put(runs.dissection(m) / "metrics.json",
-                {"aggregate": {"method": {"pointing": point[i]}}})
+            put(
+                runs.dissection(m) / "metrics.json",
+                {"aggregate": {"method": {"pointing": point[i]}}},
+            )
 
 
 def test_seed_layouts_first_seed_at_the_root(tmp_path):
     assert seed_layouts(tmp_path) == {None: RunLayout(tmp_path)}  # a single-seed run folder
     make_run(tmp_path)
-    assert seed_layouts(tmp_path) == {0: RunLayout(tmp_path), 1: RunLayout(tmp_path / "seeds" / "1"),
-                                      2: RunLayout(tmp_path / "seeds" / "2")}
-    assert json.loads((tmp_path / "seeds.json").read_text()) == {"data_seed": 7,
-                                                                  "training_seeds": [0, 1, 2]}
+    assert seed_layouts(tmp_path) == {
+        0: RunLayout(tmp_path),
+        1: RunLayout(tmp_path / "seeds" / "1"),
+        2: RunLayout(tmp_path / "seeds" / "2"),
+    }
+    assert json.loads((tmp_path / "seeds.json").read_text()) == {
+        "data_seed": 7,
+        "training_seeds": [0, 1, 2],
+    }
 
 
 def test_signed_never_shows_minus_zero():
@@ -64,7 +74,8 @@ def test_spreads_intervals_and_claims(tmp_path):
         "R-FCN mAP, fast motion: TSN 47.3 [40.0, 52.0], TSM 48.3 [45.0, 51.0], "
         "TSM - TSN +1.0 [-1.0, +5.0]; TSM NOT ahead at every seed",
         "dissection, pointing game, strict (held-out test clips): TSN 0.333 [0.250, 0.500], "
-        "TSM 0.750 [0.625, 0.875], TSM - TSN +0.417 [+0.125, +0.625]; TSM ahead at every seed"]
+        "TSM 0.750 [0.625, 0.875], TSM - TSN +0.417 [+0.125, +0.625]; TSM ahead at every seed",
+    ]
     # a seed missing one model's figure drops out of that comparison only
     (tmp_path / "seeds" / "2" / "recognizers" / "tsn" / "test.json").unlink()
     found = {s.comparison.key: s for s in spreads(tmp_path)}
@@ -75,14 +86,24 @@ def test_report_rows_and_figure(tmp_path):
     make_run(tmp_path)
     found = spreads(tmp_path)
     rows = spread_rows(found)
-    assert rows[2] == ["R-FCN mAP, fast motion", "47.3 [40.0, 52.0]", "48.3 [45.0, 51.0]",
-                       "+1.0 [-1.0, +5.0]", "-1.0, +5.0, -1.0", "no"]
+    assert rows[2] == [
+        "R-FCN mAP, fast motion",
+        "47.3 [40.0, 52.0]",
+        "48.3 [45.0, 51.0]",
+        "+1.0 [-1.0, +5.0]",
+        "-1.0, +5.0, -1.0",
+        "no",
+    ]
     md = write_report(tmp_path)[0].read_text()
-    assert "| R-FCN mAP, corrupted frames | 61.2 [60.0, 62.5] | 69.0 [64.0, 73.0] | " \
-           "+7.8 [+1.5, +12.0] | +10.0, +1.5, +12.0 | yes |" in md
+    assert (
+        "| R-FCN mAP, corrupted frames | 61.2 [60.0, 62.5] | 69.0 [64.0, 73.0] | "
+        "+7.8 [+1.5, +12.0] | +10.0, +1.5, +12.0 | yes |" in md
+    )
     assert "training seeds 0, 1, 2" in md
-    assert "NOT every claimed effect holds at every seed: R-FCN mAP, fast motion (its [min, max] " \
-           "interval reaches zero or below)" in md
+    assert (
+        "NOT every claimed effect holds at every seed: R-FCN mAP, fast motion (its [min, max] "
+        "interval reaches zero or below)" in md
+    )
     fig = spread_figure(found)
     seeds = [t for t in fig.data if t.name == "seed 1"]
     assert [list(t.y) for t in seeds] == [[-7.5 + 70.0], [1.5, 5.0], [0.125]]
@@ -99,7 +120,7 @@ def test_detectors_trained_with_other_seeds_are_reported_under_them(tmp_path):
     assert json.loads((tmp_path / "seeds.json").read_text())["detection_seeds"] == [4, 5, 6]
     found = {s.comparison.key: s for s in spreads(tmp_path)}
     assert found["mAP_fast"].seeds == [4, 5, 6] and found["top1"].seeds == [0, 1, 2]
-    assert found["mAP_fast"].diff == [-1.0, 5.0, -1.0]                # the same runs
+    assert found["mAP_fast"].diff == [-1.0, 5.0, -1.0]  # the same runs
     md = write_report(tmp_path)[0].read_text()
     assert "training seeds 0, 1, 2 (the detectors': 4, 5, 6)" in md
     assert "detection on the synthetic VID set's held-out test snippets" in md

@@ -1,4 +1,5 @@
 """Discovery and parsing of the plain files in a runs folder."""
+
 from __future__ import annotations
 
 import json
@@ -37,12 +38,32 @@ def test_read_metrics_csv(tmp_path):
 
 def test_read_bench_json_report_and_list(tmp_path):
     p = tmp_path / "bench.json"
-    p.write_text(json.dumps({"machine": {"cpus": 2}, "figures": [
-        {"name": "shift overhead", "value": 1.02, "unit": "x", "goal": "<1.05",
-         "detail": {"a": 1}}]}))
+    p.write_text(
+        json.dumps(
+            {
+                "machine": {"cpus": 2},
+                "figures": [
+                    {
+                        "name": "shift overhead",
+                        "value": 1.02,
+                        "unit": "x",
+                        "goal": "<1.05",
+                        "detail": {"a": 1},
+                    }
+                ],
+            }
+        )
+    )
     rows, meta = runs.read_bench_json(p)
-    assert rows == [{"name": "shift overhead", "value": 1.02, "unit": "x", "goal": "<1.05",
-                     "detail": '{"a": 1}'}]
+    assert rows == [
+        {
+            "name": "shift overhead",
+            "value": 1.02,
+            "unit": "x",
+            "goal": "<1.05",
+            "detail": '{"a": 1}',
+        }
+    ]
     assert meta == {"machine": {"cpus": 2}}
     p.write_text(json.dumps([{"name": "n", "value": 3}]))
     assert runs.read_bench_json(p) == ([{"name": "n", "value": 3}], {})
@@ -53,20 +74,30 @@ def test_read_bench_json_report_and_list(tmp_path):
 
 def test_find_files_newest_first(tmp_path):
     import os
+
     for i, d in enumerate(("old", "new")):
         f = tmp_path / d / "bench.json"
         f.parent.mkdir()
         f.write_text("[]")
         os.utime(f, (1000 + i, 1000 + i))
-    assert runs.find_files(tmp_path, "bench.json") == [tmp_path / "new/bench.json",
-                                                        tmp_path / "old/bench.json"]
+    assert runs.find_files(tmp_path, "bench.json") == [
+        tmp_path / "new/bench.json",
+        tmp_path / "old/bench.json",
+    ]
 
 
 def test_find_checkpoints_leaves_detector_folders_out(tmp_path):
-    for rel in ("train/tsm/best.pth", "train/tsn/best.pth", "detection/tsm/final.pth",
-                "a/.hidden/x.pth", "notes.txt"):
+    for rel in (
+        "train/tsm/best.pth",
+        "train/tsn/best.pth",
+        "detection/tsm/final.pth",
+        "a/.hidden/x.pth",
+        "notes.txt",
+    ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(b"")
     (tmp_path / "detection" / "tsm" / "config.py").write_text("")
-    assert runs.find_checkpoints(tmp_path) == [tmp_path / "train/tsm/best.pth",
-                                               tmp_path / "train/tsn/best.pth"]
+    assert runs.find_checkpoints(tmp_path) == [
+        tmp_path / "train/tsm/best.pth",
+        tmp_path / "train/tsn/best.pth",
+    ]

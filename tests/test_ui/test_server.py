@@ -211,6 +211,11 @@ def test_the_server_switches_threads_every_millisecond():
     import sys
 
     code = "import sys; import ui.server as s; print(sys.getswitchinterval(), s.SWITCH_INTERVAL_S)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[2]).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    ).stdout.split()
     assert [float(v) for v in out] == [0.001, 0.001]

@@ -1,5 +1,6 @@
 """Each session's temporary folder: removed when the session ends (the runtime no longer has it,
 or its state is dropped), when it is left idle, or on demand; made again on the next use."""
+
 from __future__ import annotations
 
 import gc
@@ -55,6 +56,7 @@ def test_folders_of_ended_sessions_swept(tmp_path):
     def ended(owner: str) -> bool:
         asked.append(owner)
         return owner == "gone"
+
     assert sweep(tmp_path, idle_s=1800, ended=ended) == [gone.path]
     assert sorted(asked) == ["gone", "live"] and live.path.exists() and not gone.path.exists()
 
@@ -70,6 +72,7 @@ def test_a_session_ends_after_the_runtime_let_it_go(monkeypatch):
     class FakeRuntime:
         def is_active_session(self, sid):
             return sid in active
+
     monkeypatch.setattr(Runtime, "exists", classmethod(lambda cls: True))
     monkeypatch.setattr(Runtime, "instance", classmethod(lambda cls: FakeRuntime()))
     monkeypatch.setattr(config, "get_option", lambda name: 5)

@@ -1,5 +1,6 @@
 """Streams of many sessions through one loaded model at the same time: each session gets exactly
 what it gets alone (weights shared, shift buffers and stream position its own)."""
+
 from __future__ import annotations
 
 import threading
@@ -62,15 +63,18 @@ def test_live_recognizers_of_two_sessions_on_different_videos(tmp_path):
     shared model used to fail with a shift-buffer shape mismatch)."""
     rec = sources.load_online(write_checkpoints(tmp_path)["tsm"])
     rng = np.random.default_rng(0)
-    videos = [rng.integers(0, 256, (5, 40, 50, 3), dtype=np.uint8),
-              rng.integers(0, 256, (5, 64, 48, 3), dtype=np.uint8)]
+    videos = [
+        rng.integers(0, 256, (5, 40, 50, 3), dtype=np.uint8),
+        rng.integers(0, 256, (5, 64, 48, 3), dtype=np.uint8),
+    ]
     sizes = (32, 48)
     alone = []
     for v, size in zip(videos, sizes):
         live = sources.LiveRecognizer(rec, TestProtocol(scale_size=size, crop_size=size))
         alone.append([live.step(f) for f in v])
-    lives = [sources.LiveRecognizer(rec, TestProtocol(scale_size=size, crop_size=size))
-             for size in sizes]
+    lives = [
+        sources.LiveRecognizer(rec, TestProtocol(scale_size=size, crop_size=size)) for size in sizes
+    ]
     got = _in_lockstep([lambda t, i=i: lives[i].step(videos[i][t]) for i in range(2)], 5)
     for i in range(2):
         np.testing.assert_array_equal(np.stack(got[i]), np.stack(alone[i]))

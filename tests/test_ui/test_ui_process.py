@@ -1,5 +1,6 @@
 """``tsm ui`` becomes its server: no second process stays behind holding the command's imports
 (torch and the rest, ~700 MB) while it only waits."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,6 +26,7 @@ def test_tsm_ui_is_replaced_by_its_server(empty_runs):
         port = url.rsplit(":", 1)[1]
         procs = _cmdlines()
         wrapper = [p for p, c in procs.items() if " ui --runs " in c and f"--port {port} " in c]
-        server = [p for p, c in procs.items() if "streamlit run" in c and
-                  f"--server.port {port} " in c]
+        server = [
+            p for p, c in procs.items() if "streamlit run" in c and f"--server.port {port} " in c
+        ]
     assert wrapper == [] and len(server) == 1, (wrapper, server)

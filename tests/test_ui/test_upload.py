@@ -1,5 +1,6 @@
 """Uploads: size limit, decoded-size limit with downscaling, undecodable files, safe names,
 temporary copies always removed, checkpoints kept in the session's folder."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,6 +17,7 @@ LIMITS = DecodeLimits(max_frames=300, short_side=360, max_pixels=70_000_000)
 def private_tmp(tmp_path, monkeypatch):
     """Temporary copies go to a folder of this test only, so leftovers can be counted."""
     import tempfile
+
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     return tmp_path
 
@@ -33,17 +35,28 @@ def test_not_a_video_names_the_file_without_errno_or_temporary_path(private_tmp)
         with pytest.raises(upload.UploadError) as e:
             upload.decode_upload("junk.mp4", data, 2**20, LIMITS)
         msg = str(e.value)
-        assert msg.startswith("'junk.mp4' is not a video this app can decode (") and \
-            msg.endswith(").")
+        assert msg.startswith("'junk.mp4' is not a video this app can decode (") and msg.endswith(
+            ")."
+        )
         assert "Errno" not in msg and str(private_tmp) not in msg and "\n" not in msg
         assert upload.leftover_uploads() == []
 
 
-@pytest.mark.parametrize("name, safe", [
-    ("..", "upload"), (".", "upload"), ("", "upload"), ("../../evil.mp4", "evil.mp4"),
-    ("..\\..\\evil.mp4", "evil.mp4"), (".hidden.mp4", "upload"), ("a b/c d.mp4", "c_d.mp4"),
-    ("clip\x00.mp4", "clip_.mp4"), ("TSM_kinetics_RGB_50.pth", "TSM_kinetics_RGB_50.pth"),
-    ("x" * 300 + ".pth", "x" * 116 + ".pth")])
+@pytest.mark.parametrize(
+    "name, safe",
+    [
+        ("..", "upload"),
+        (".", "upload"),
+        ("", "upload"),
+        ("../../evil.mp4", "evil.mp4"),
+        ("..\\..\\evil.mp4", "evil.mp4"),
+        (".hidden.mp4", "upload"),
+        ("a b/c d.mp4", "c_d.mp4"),
+        ("clip\x00.mp4", "clip_.mp4"),
+        ("TSM_kinetics_RGB_50.pth", "TSM_kinetics_RGB_50.pth"),
+        ("x" * 300 + ".pth", "x" * 116 + ".pth"),
+    ],
+)
 def test_safe_names(name, safe):
     assert upload.safe_name(name, "upload") == safe
 
@@ -62,6 +75,7 @@ def test_temporary_copy_removed_on_error():
 
 def test_decodes_a_small_video_whole(tmp_path):
     from tsm_apps.data.video import write_video
+
     rng = np.random.default_rng(0)
     frames = rng.integers(0, 255, (6, 32, 48, 3), dtype=np.uint8)
     path = write_video(tmp_path / "ok.mp4", frames, fps=5)
@@ -96,8 +110,12 @@ def test_uploaded_checkpoint_kept_once_per_content_under_its_safe_name(tmp_path)
 
     folder = tmp_path / "session"
     data = b"\x80\x02checkpoint bytes"
-    a = upload.keep_checkpoint("TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth",
-                               data, max_bytes=1024, folder=folder)
+    a = upload.keep_checkpoint(
+        "TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth",
+        data,
+        max_bytes=1024,
+        folder=folder,
+    )
     digest = hashlib.sha256(data).hexdigest()[:16]
     assert a == folder / digest / a.name
     assert a.name.startswith("TSM_kinetics_RGB_resnet50") and a.read_bytes() == data

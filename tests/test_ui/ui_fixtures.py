@@ -1,6 +1,7 @@
 """Tiny runs folders for the UI tests, built with the packages' own APIs at tiny sizes:
 synthetic data from ``tsm_apps.data``, random-weight recognizers and detectors from
 ``tools.random_models``, dissection runs from ``dissect.job``."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,9 @@ def write_temporal_data(root: Path) -> Path:
     return root
 
 
-def write_dissection_runs(runs: Path, data: Path, overlays: bool = False, limit: int = 2,
-                          flow: tuple = (None, None)) -> dict:
+def write_dissection_runs(
+    runs: Path, data: Path, overlays: bool = False, limit: int = 2, flow: tuple = (None, None)
+) -> dict:
     """TSN and TSM checkpoints under ``runs/train/{tsn,tsm}`` and their dissection runs under
     ``runs/dissect/{tsn,tsm}`` (``limit`` clips each, no units/sanity, overlays only when asked,
     to stay fast); ``flow = (flow checkpoint, flow data)``: the TSM run's flow stream."""
@@ -30,14 +32,26 @@ def write_dissection_runs(runs: Path, data: Path, overlays: bool = False, limit:
     classes = json.loads((data / "annotations.json").read_text())["classes"]
     out = {}
     for seed, (name, shift) in enumerate((("tsn", None), ("tsm", "offline"))):
-        ckpt = save_checkpoint(runs / "train" / name / "best.pth",
-                               tiny_recognizer(shift, len(classes), seed))
+        ckpt = save_checkpoint(
+            runs / "train" / name / "best.pth", tiny_recognizer(shift, len(classes), seed)
+        )
         out[name] = runs / "dissect" / name
         fc, fd = flow if name == "tsm" else (None, None)
-        run_job(JobConfig(checkpoint=str(ckpt), data=str(data), out=str(out[name]), limit=limit,
-                          sanity=False, units=False, overlays=overlays, device="cpu",
-                          flow_checkpoint=fc and str(fc), flow_data=fd and str(fd)),
-                progress=False)
+        run_job(
+            JobConfig(
+                checkpoint=str(ckpt),
+                data=str(data),
+                out=str(out[name]),
+                limit=limit,
+                sanity=False,
+                units=False,
+                overlays=overlays,
+                device="cpu",
+                flow_checkpoint=fc and str(fc),
+                flow_data=fd and str(fd),
+            ),
+            progress=False,
+        )
     return out
 
 
@@ -52,13 +66,14 @@ def write_vid_snippet(root: Path, frames: int = 6, h: int = 64, w: int = 96) -> 
     rng = np.random.default_rng(0)
     for t in range(frames):
         img = rng.integers(0, 80, (h, w, 3), dtype=np.uint8)
-        img[20:40, 8 + 10 * t:28 + 10 * t] = 255
+        img[20:40, 8 + 10 * t : 28 + 10 * t] = 255
         Image.fromarray(img).save(snippet / f"{t:06d}.JPEG", quality=95)
     return snippet
 
 
-def write_vid_annotations(root: Path, frames: int = 6, h: int = 64, w: int = 96,
-                          skip: tuple = ()) -> Path:
+def write_vid_annotations(
+    root: Path, frames: int = 6, h: int = 64, w: int = 96, skip: tuple = ()
+) -> Path:
     """Annotations of :func:`write_vid_snippet`'s square (a 'car', inclusive pixel box
     ``8+10t, 20, 27+10t, 39``) as ImageNet-VID XML; frames in ``skip`` have no object."""
     from tsm_apps.data.vid_layout import VIDFrame, VIDObject, frame_to_xml
@@ -76,17 +91,24 @@ def write_flow_checkpoint(path: Path, classes: int, seed: int = 7) -> Path:
     """A random-weight tiny flow TSM (new_length 5: 10 input channels), class names stored."""
     from tsm_apps.checkpoint.reading import save_checkpoint
 
-    return save_checkpoint(path, tiny_recognizer("offline", classes, seed, in_channels=10),
-                           {"classes": [f"action {i}" for i in range(classes)],
-                            "test_protocol": SMALL_PROTOCOL.to_dict()})
+    return save_checkpoint(
+        path,
+        tiny_recognizer("offline", classes, seed, in_channels=10),
+        {
+            "classes": [f"action {i}" for i in range(classes)],
+            "test_protocol": SMALL_PROTOCOL.to_dict(),
+        },
+    )
 
 
 def extract_flow(src: Path, out: Path) -> Path:
     """``tsm flow extract SRC --out OUT --method farneback`` (the real extraction, fast)."""
     from tsm_apps.flow.cli import main
 
-    assert main(["extract", str(src), "--out", str(out), "--method", "farneback",
-                 "--no-progress"]) == 0
+    assert (
+        main(["extract", str(src), "--out", str(out), "--method", "farneback", "--no-progress"])
+        == 0
+    )
     return out
 
 

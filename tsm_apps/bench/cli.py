@@ -5,6 +5,7 @@ after warm-up), on CPU and also on CUDA when present. The figures come from the 
 registered in the ``tsm.bench`` entry-point group (``name = package.module:figures``, each
 ``figures(quick, device) -> list``), so a package adds figures without ``tsm_apps`` naming it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,11 +44,20 @@ def plugin_figure(d: dict | Figure, device: str) -> Figure:
     if isinstance(d, Figure):
         return d
     if "name" not in d or ("ratio" not in d and "value" not in d):
-        raise ValueError(f"bench plugin figure needs 'name' and 'ratio' (or 'value'): got {sorted(d)}")
+        raise ValueError(
+            f"bench plugin figure needs 'name' and 'ratio' (or 'value'): got {sorted(d)}"
+        )
     value = float(d.get("ratio", d.get("value")))
     detail = {k: v for k, v in d.items() if k not in ("name", "ratio", "value", "unit", "goal")}
-    return Figure(d["name"], value, d.get("unit", "x"), d.get("goal"), meets(value, d.get("goal")),
-                  device, detail)
+    return Figure(
+        d["name"],
+        value,
+        d.get("unit", "x"),
+        d.get("goal"),
+        meets(value, d.get("goal")),
+        device,
+        detail,
+    )
 
 
 def providers() -> list:
@@ -78,8 +88,13 @@ def format_table(figures: list) -> str:
 
 
 def machine() -> dict:
-    info = {"platform": platform.platform(), "python": platform.python_version(),
-            "torch": torch.__version__, "cpus": os.cpu_count(), "threads": torch.get_num_threads()}
+    info = {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cpus": os.cpu_count(),
+        "threads": torch.get_num_threads(),
+    }
     if torch.cuda.is_available():
         info["cuda"] = torch.cuda.get_device_name(0)
     return info
@@ -88,12 +103,17 @@ def machine() -> dict:
 @dataclass
 class BenchOptions:
     """What ``tsm bench`` takes (each field an option: :mod:`tsm_apps.options`)."""
+
     quick: bool = field(default=False, **option("fewer repeats (under 5 minutes on 2 cores)"))
     out: str = field(default="runs/bench/bench.json", **option("JSON output"))
-    device: str = field(default="auto", **option(
-        "auto: CPU, and CUDA when present; cpu; cuda", choices=("auto", "cpu", "cuda")))
-    groups: list = field(default_factory=list, **option(
-        "only these figure groups (e.g. 'scaling')", positional=True, nargs="*"))
+    device: str = field(
+        default="auto",
+        **option("auto: CPU, and CUDA when present; cpu; cuda", choices=("auto", "cpu", "cuda")),
+    )
+    groups: list = field(
+        default_factory=list,
+        **option("only these figure groups (e.g. 'scaling')", positional=True, nargs="*"),
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,8 +134,12 @@ def main(argv: list[str]) -> int:
     if unknown:
         raise ValueError(f"unknown bench group(s) {unknown}; known: {known}")
     figures = collect(a.quick, devices, tuple(a.groups))
-    report = {"machine": machine(), "quick": a.quick, "seconds": time.perf_counter() - t0,
-              "figures": [f.to_dict() for f in figures]}
+    report = {
+        "machine": machine(),
+        "quick": a.quick,
+        "seconds": time.perf_counter() - t0,
+        "figures": [f.to_dict() for f in figures],
+    }
     out = atomic_write_json(Path(a.out), report)
     print(format_table(figures))
     print(f"[bench] {len(figures)} figures in {report['seconds']:.0f} s -> {out}")

@@ -5,6 +5,7 @@ figures of :mod:`.shift_cost` (the training loader's figure is training's own:
 ``(quick, device)`` and returns :class:`~tsm_apps.bench.timing.Figure` objects measured side by
 side (round-robin; ratios are medians of per-round ratios) in one process; each detail records
 the load average around it."""
+
 from __future__ import annotations
 
 import logging
@@ -51,8 +52,10 @@ def frame_pair(device: str = "cpu") -> Iterator[dict]:
     tsm, tsn = _build("online", device=device), _build(None, device=device)
     frame = torch.randn(1, 3, 224, 224, device=device)
     with OnlineRecognizer(tsm, mode="eager") as online:  # both eager (graphs: .shift_cost)
-        yield {"tsm": lambda: online.step(frame),
-               "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3)))}
+        yield {
+            "tsm": lambda: online.step(frame),
+            "tsn": lambda: tsn.fc(tsn.backbone(frame).mean((2, 3))),
+        }
 
 
 def _ms(times: dict) -> dict:
@@ -63,21 +66,45 @@ def _ms(times: dict) -> dict:
 def shift_overhead(quick: bool, device: str) -> list:
     """TSM/TSN in the default layout (channels-last) and ours vs the official op, R-50 8x224 bs1,
     inference (autograd off: our shift runs in place, the official op copies)."""
-    models = {"tsm": _build("offline", device=device), "tsn": _build(None, device=device),
-              "official_tsm": official_style(_build("offline", device=device)),
-              "tsn_nchw": _build(None, device=device, fmt=NCHW)}
+    models = {
+        "tsm": _build("offline", device=device),
+        "tsn": _build(None, device=device),
+        "official_tsm": official_style(_build("offline", device=device)),
+        "tsn_nchw": _build(None, device=device, fmt=NCHW),
+    }
     x = torch.randn(1, 8, 3, 224, 224, device=device)
     load = load_average()
-    rounds = time_rounds({k: (lambda m=m: m(x)) for k, m in models.items()},
-                         3 if quick else 20, 1, device)
+    rounds = time_rounds(
+        {k: (lambda m=m: m(x)) for k, m in models.items()}, 3 if quick else 20, 1, device
+    )
     t = medians(rounds)
-    d = {**_ms(t), "official_tsm/tsn_nchw": paired_ratio(rounds, "official_tsm", "tsn_nchw"),
-         "tsn/tsn_nchw": paired_ratio(rounds, "tsn", "tsn_nchw"), "load": [load, load_average()]}
+    d = {
+        **_ms(t),
+        "official_tsm/tsn_nchw": paired_ratio(rounds, "official_tsm", "tsn_nchw"),
+        "tsn/tsn_nchw": paired_ratio(rounds, "tsn", "tsn_nchw"),
+        "load": [load, load_average()],
+    }
     r, o = paired_ratio(rounds, "tsm", "tsn"), paired_ratio(rounds, "tsm", "official_tsm")
-    return [Figure("shift overhead: TSM/TSN latency (R50, 8x224, bs1, channels-last)", r, "x",
-                   "<= 1.03", r <= 1.03, device, d),
-            Figure("shift vs official op: our TSM / official-op TSM in NCHW (R50, 8x224, bs1)",
-                   o, "x", "<= 0.75", o <= 0.75, device, d)]
+    return [
+        Figure(
+            "shift overhead: TSM/TSN latency (R50, 8x224, bs1, channels-last)",
+            r,
+            "x",
+            "<= 1.03",
+            r <= 1.03,
+            device,
+            d,
+        ),
+        Figure(
+            "shift vs official op: our TSM / official-op TSM in NCHW (R50, 8x224, bs1)",
+            o,
+            "x",
+            "<= 0.75",
+            o <= 0.75,
+            device,
+            d,
+        ),
+    ]
 
 
 def _cache(arch: str, device: str) -> Figure:
@@ -88,10 +115,15 @@ def _cache(arch: str, device: str) -> Figure:
         claimed = sum(b.numel() * b.element_size() for b in bufs)
         stored = sum(b.untyped_storage().nbytes() for b in bufs)
         cache = online.cache_bytes
-    return Figure(f"online shift cache ({arch}, 224, fp32, bytes retained)", cache / 2 ** 20,
-                  "MiB", "= fold channels' bytes", cache == claimed == stored, device,
-                  {"bytes": cache, "fold_bytes": claimed, "storage_bytes": stored,
-                   "buffers": len(bufs)})
+    return Figure(
+        f"online shift cache ({arch}, 224, fp32, bytes retained)",
+        cache / 2**20,
+        "MiB",
+        "= fold channels' bytes",
+        cache == claimed == stored,
+        device,
+        {"bytes": cache, "fold_bytes": claimed, "storage_bytes": stored, "buffers": len(bufs)},
+    )
 
 
 @torch.no_grad()
@@ -102,9 +134,19 @@ def online_latency(quick: bool, device: str) -> list:
         rounds = time_rounds(fns, 5 if quick else 60, 2, device)
     t = medians(rounds)
     r = paired_ratio(rounds, "tsm", "tsn")
-    return [Figure("online per-frame latency: TSM/TSN (R50, 224, channels-last)", r, "x",
-                   "<= 1.02", r <= 1.02, device, {**_ms(t), "load": [load, load_average()]}),
-            _cache("resnet50", device), _cache("mobilenetv2", device)]
+    return [
+        Figure(
+            "online per-frame latency: TSM/TSN (R50, 224, channels-last)",
+            r,
+            "x",
+            "<= 1.02",
+            r <= 1.02,
+            device,
+            {**_ms(t), "load": [load, load_average()]},
+        ),
+        _cache("resnet50", device),
+        _cache("mobilenetv2", device),
+    ]
 
 
 @torch.no_grad()
@@ -112,18 +154,37 @@ def tsm_vs_i3d(quick: bool, device: str) -> list:
     """Throughput of TSM over its native 3-D twin (Conv3d on (N, C, T, H, W), 3x1x1 where TSM
     shifts); the I3D runs in the faster of its two memory formats."""
     tsm = _build("offline", device=device)
-    i3d = {"i3d": I3D(tsm).to(device).eval(),
-           "i3d_cl3d": I3D(tsm, torch.channels_last_3d).to(device).eval()}
+    i3d = {
+        "i3d": I3D(tsm).to(device).eval(),
+        "i3d_cl3d": I3D(tsm, torch.channels_last_3d).to(device).eval(),
+    }
     size = 160 if quick else 224
     x = torch.randn(1, 8, 3, size, size, device=device)
     load = load_average()
-    t = time_many({"tsm": lambda: tsm(x), **{k: (lambda m=m: m(x)) for k, m in i3d.items()}},
-                  3 if quick else 10, 1, device)
+    t = time_many(
+        {"tsm": lambda: tsm(x), **{k: (lambda m=m: m(x)) for k, m in i3d.items()}},
+        3 if quick else 10,
+        1,
+        device,
+    )
     r = min(t["i3d"], t["i3d_cl3d"]) / t["tsm"]
     macs = {k: _gmacs(m, x) for k, m in (("tsm", tsm), ("i3d", i3d["i3d"]))}
-    return [Figure(f"TSM vs native I3D throughput (R50, 8x{size})", r, "x", ">= 1.5", r >= 1.5,
-                   device, {**_ms(t), "gmacs": macs, "mac_ratio": macs["i3d"] / macs["tsm"],
-                            "load": [load, load_average()]})]
+    return [
+        Figure(
+            f"TSM vs native I3D throughput (R50, 8x{size})",
+            r,
+            "x",
+            ">= 1.5",
+            r >= 1.5,
+            device,
+            {
+                **_ms(t),
+                "gmacs": macs,
+                "mac_ratio": macs["i3d"] / macs["tsm"],
+                "load": [load, load_average()],
+            },
+        )
+    ]
 
 
 def _gmacs(model: nn.Module, x: torch.Tensor) -> float:
@@ -143,15 +204,32 @@ def shift_op_speed(quick: bool, device: str) -> list:
         def f():
             fn(x, 8).sum().backward()
             x.grad = None
+
         return f
-    t = time_many({"ours_nchw": run(temporal_shift, xs[NCHW]),
-                   "ours_cl": run(temporal_shift, xs[CL]),
-                   "official_nchw": run(naive_shift, xs[NCHW]),
-                   "official_cl": run(naive_shift, xs[CL])}, 10 if quick else 50, 3, device)
+
+    t = time_many(
+        {
+            "ours_nchw": run(temporal_shift, xs[NCHW]),
+            "ours_cl": run(temporal_shift, xs[CL]),
+            "official_nchw": run(naive_shift, xs[NCHW]),
+            "official_cl": run(naive_shift, xs[CL]),
+        },
+        10 if quick else 50,
+        3,
+        device,
+    )
     r = t["ours_cl"] / t["official_cl"]
-    return [Figure("shift op fwd+bwd: ours/official on channels-last input (8x256x56x56)", r,
-                   "x", "<= 1.00", r <= 1.0, device,
-                   {**_ms(t), "ours/official nchw": t["ours_nchw"] / t["official_nchw"]})]
+    return [
+        Figure(
+            "shift op fwd+bwd: ours/official on channels-last input (8x256x56x56)",
+            r,
+            "x",
+            "<= 1.00",
+            r <= 1.0,
+            device,
+            {**_ms(t), "ours/official nchw": t["ours_nchw"] / t["official_nchw"]},
+        )
+    ]
 
 
 def cuda_shift_cost(quick: bool, device: str) -> list:
@@ -161,6 +239,7 @@ def cuda_shift_cost(quick: bool, device: str) -> list:
     if torch.device(device).type != "cuda":
         return []
     from .shift_cost import figures as shift_cost_figures
+
     return shift_cost_figures(quick, device)
 
 

@@ -4,6 +4,7 @@ Launched with ``torchrun`` (no home-made spawner); each worker uses one thread s
 measures data-parallel overhead (all-reduce), not thread contention. Clips are in-memory tensors
 shaped like the synthetic temporal set's training input (8 x 3 x 96 x 96).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,14 +53,27 @@ def _launch(nproc: int, steps: int, batch: int) -> float:
     stdout pipe, where their lines can interleave)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "rank0.json"
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               f"--nproc-per-node={nproc}", "-m", __spec__.name,
-               "--steps", str(steps), "--batch", str(batch), "--out", str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc-per-node={nproc}",
+            "-m",
+            __spec__.name,
+            "--steps",
+            str(steps),
+            "--batch",
+            str(batch),
+            "--out",
+            str(out),
+        ]
         env = dict(os.environ, OMP_NUM_THREADS="1")
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
         if r.returncode != 0 or not out.is_file():
-            raise RuntimeError(f"torchrun exited {r.returncode} without rank 0's figure: "
-                               f"{r.stderr[-2000:]}")
+            raise RuntimeError(
+                f"torchrun exited {r.returncode} without rank 0's figure: {r.stderr[-2000:]}"
+            )
         return read_json(out)["clips_per_s"]
 
 
@@ -68,9 +82,17 @@ def ddp_scaling(quick: bool) -> list:
     one = _launch(1, steps, batch)
     two = _launch(2, steps, batch)
     eff = two / (2 * one)
-    return [Figure("DDP scaling efficiency, 2 vs 1 gloo process (1 thread each)", eff, "",
-                   "1.0 is perfect", None, "cpu",
-                   {"clips_per_s_1": one, "clips_per_s_2": two, "batch_per_process": batch})]
+    return [
+        Figure(
+            "DDP scaling efficiency, 2 vs 1 gloo process (1 thread each)",
+            eff,
+            "",
+            "1.0 is perfect",
+            None,
+            "cpu",
+            {"clips_per_s_1": one, "clips_per_s_2": two, "batch_per_process": batch},
+        )
+    ]
 
 
 def figures(quick: bool, device: str) -> list:

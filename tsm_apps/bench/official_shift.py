@@ -1,6 +1,7 @@
 """The official shift op re-implemented here (mit-han-lab ``TemporalShift.shift``: ``zeros_like``
 + slice copies, NCHW) and a model running it in place of ours: the side-by-side baseline of
 ``tsm bench``."""
+
 from __future__ import annotations
 
 import torch
@@ -25,8 +26,8 @@ def naive_shift(x: torch.Tensor, t: int, fold_div: int = 8, online: bool = False
         out[:, :, fold:] = v[:, :, fold:]
     else:
         out[:, :-1, :fold] = v[:, 1:, :fold]
-        out[:, 1:, fold:2 * fold] = v[:, :-1, fold:2 * fold]
-        out[:, :, 2 * fold:] = v[:, :, 2 * fold:]
+        out[:, 1:, fold : 2 * fold] = v[:, :-1, fold : 2 * fold]
+        out[:, :, 2 * fold :] = v[:, :, 2 * fold :]
     return out.view(nt, c, h, w)
 
 

@@ -9,6 +9,7 @@ The figures are written for CUDA (``tsm bench --device cuda``: ResNet-50, 8 segm
 on CUDA the shift is one Triton kernel and the online step a replayed CUDA graph). Every
 function takes a :class:`Spec`, so the same code runs on the CPU at small sizes (the tests).
 """
+
 from __future__ import annotations
 
 from contextlib import ExitStack, nullcontext
@@ -31,6 +32,7 @@ CL = torch.channels_last
 @dataclass(frozen=True)
 class Spec:
     """One measured setting: ``batch`` clips of ``segments`` frames of ``size`` px."""
+
     arch: str = "resnet50"
     batch: int = 1
     segments: int = 8
@@ -72,6 +74,7 @@ def _wrap(fn, *contexts):
             for c in contexts:
                 stack.enter_context(c())
             return fn()
+
     return run
 
 
@@ -90,16 +93,20 @@ def _ratios(rounds: dict, pairs) -> dict:
 
 
 @torch.no_grad()
-def inference(spec: Spec, device: str, goals=("<= 1.03", "<= 0.75"),
-              variants: bool | None = None) -> list:
+def inference(
+    spec: Spec, device: str, goals=("<= 1.03", "<= 0.75"), variants: bool | None = None
+) -> list:
     """TSM/TSN and ours/official-op TSM at inference, eager; on CUDA ours is the default
     out-of-place kernel, and the figure's detail adds the in-place pair (``tsm_kernel``), the
     out-of-place kernel named (``tsm_kernel_copy``), no kernel (``tsm_copy``) and CUDA-graph
     replays of TSM (default; ``tsm_kernel_graph``: the in-place pair) and TSN (the
     fixed-protocol ``tsm test`` form). ``variants`` (default: on CUDA) adds those models also
     elsewhere (off CUDA they run the CPU path eagerly: a check of the code, not a figure)."""
-    models = {"tsm": build(spec, "offline", device), "tsn": build(spec, None, device),
-              "official_tsm": build(spec, "offline", device, official=True)}
+    models = {
+        "tsm": build(spec, "offline", device),
+        "tsn": build(spec, None, device),
+        "official_tsm": build(spec, "offline", device, official=True),
+    }
     for m in models.values():
         m.eval()
     x = torch.randn(spec.batch, spec.segments, 3, spec.size, spec.size, device=device)
@@ -109,23 +116,48 @@ def inference(spec: Spec, device: str, goals=("<= 1.03", "<= 0.75"),
     graphs = {}
     if torch.device(device).type == "cuda" if variants is None else variants:
         for path in ("kernel", "kernel_copy", "copy"):  # in-place pair; out-of-place; no kernel
-            fns[f"tsm_{path}"] = _wrap(lambda: models["tsm"](x), *cast,
-                                       lambda p=path: cuda_shift_path(p))
-        for k, model, path in (("tsm", models["tsm"], None), ("tsn", models["tsn"], None),
-                               ("tsm_kernel", models["tsm"], "kernel")):
+            fns[f"tsm_{path}"] = _wrap(
+                lambda: models["tsm"](x), *cast, lambda p=path: cuda_shift_path(p)
+            )
+        for k, model, path in (
+            ("tsm", models["tsm"], None),
+            ("tsn", models["tsn"], None),
+            ("tsm_kernel", models["tsm"], "kernel"),
+        ):
             under = _Cast(model, spec, device, path).eval()
             graphs[k] = (under, GraphedForward(under))  # the module lives while timed
             fns[f"{k}_graph"] = lambda g=graphs[k][1]: g(x)
-        pairs += [("tsm_kernel", "tsn"), ("tsm_kernel_copy", "tsn"), ("tsm_copy", "tsn"),
-                  ("tsm_graph", "tsn_graph"),
-                  ("tsm_kernel_graph", "tsn_graph"), ("tsm_graph", "tsm")]
+        pairs += [
+            ("tsm_kernel", "tsn"),
+            ("tsm_kernel_copy", "tsn"),
+            ("tsm_copy", "tsn"),
+            ("tsm_graph", "tsn_graph"),
+            ("tsm_kernel_graph", "tsn_graph"),
+            ("tsm_graph", "tsm"),
+        ]
     load = load_average()
     rounds = time_rounds(fns, spec.rounds, 2, device)
     d = {**_ms(rounds), **_ratios(rounds, pairs), "load": [load, load_average()]}
-    return [_figure(f"shift cost, inference: TSM/TSN ({spec.label})", rounds, "tsm", "tsn",
-                    goals[0], device, d),
-            _figure(f"shift cost, inference: ours/official-op TSM ({spec.label})", rounds, "tsm",
-                    "official_tsm", goals[1], device, d)]
+    return [
+        _figure(
+            f"shift cost, inference: TSM/TSN ({spec.label})",
+            rounds,
+            "tsm",
+            "tsn",
+            goals[0],
+            device,
+            d,
+        ),
+        _figure(
+            f"shift cost, inference: ours/official-op TSM ({spec.label})",
+            rounds,
+            "tsm",
+            "official_tsm",
+            goals[1],
+            device,
+            d,
+        ),
+    ]
 
 
 class _Cast(nn.Module):
@@ -137,8 +169,10 @@ class _Cast(nn.Module):
         self.model, self.spec, self.device, self.path = model, spec, device, path
 
     def forward(self, x):
-        with _autocast(self.spec, self.device, cache=False), (
-                nullcontext() if self.path is None else cuda_shift_path(self.path)):
+        with (
+            _autocast(self.spec, self.device, cache=False),
+            nullcontext() if self.path is None else cuda_shift_path(self.path),
+        ):
             return self.model(x)
 
 
@@ -148,8 +182,11 @@ def training_step(spec: Spec, device: str, goal: str = "<= 1.05") -> list:
     and a second figure: TSM/TSN with forward and backward replayed from CUDA graphs
     (``torch.cuda.make_graphed_callables``), the step without launch costs, where a GPU waits
     on its kernels rather than on the host."""
-    models = {"tsm": build(spec, "offline", device), "tsn": build(spec, None, device),
-              "official_tsm": build(spec, "offline", device, official=True)}
+    models = {
+        "tsm": build(spec, "offline", device),
+        "tsn": build(spec, None, device),
+        "official_tsm": build(spec, "offline", device, official=True),
+    }
     g = torch.Generator().manual_seed(0)
     x = torch.randn(spec.batch, spec.segments, 3, spec.size, spec.size, generator=g).to(device)
     y = torch.randint(0, spec.classes, (spec.batch,), generator=g).to(device)
@@ -167,24 +204,45 @@ def training_step(spec: Spec, device: str, goal: str = "<= 1.05") -> list:
             loss = nn.functional.cross_entropy(forward(x).float(), y)
             loss.backward()
             opt.step()
+
         return step
+
     fns = {k: step_fn(m) for k, m in models.items()}
     pairs = [("tsm", "official_tsm"), ("official_tsm", "tsn")]
     cuda = torch.device(device).type == "cuda"
     if cuda:  # the slice copies of the CPU path; the launch-free steps (graphs)
-        fns["tsm_copy"] = _wrap(step_fn(build(spec, "offline", device)),
-                                lambda: cuda_shift_path("copy"))
+        fns["tsm_copy"] = _wrap(
+            step_fn(build(spec, "offline", device)), lambda: cuda_shift_path("copy")
+        )
         fns["tsm_graph"] = step_fn(build(spec, "offline", device), graphed=True)
         fns["tsn_graph"] = step_fn(build(spec, None, device), graphed=True)
         pairs += [("tsm_copy", "tsn"), ("tsm_graph", "tsn_graph"), ("tsn_graph", "tsn")]
     load = load_average()
     rounds = time_rounds(fns, spec.rounds, 2, device)
     d = {**_ms(rounds), **_ratios(rounds, pairs), "load": [load, load_average()]}
-    out = [_figure(f"shift cost, training step: TSM/TSN ({spec.label})", rounds, "tsm", "tsn",
-                   goal, device, d)]
+    out = [
+        _figure(
+            f"shift cost, training step: TSM/TSN ({spec.label})",
+            rounds,
+            "tsm",
+            "tsn",
+            goal,
+            device,
+            d,
+        )
+    ]
     if cuda:
-        out.append(_figure(f"shift cost, training step from CUDA graphs: TSM/TSN ({spec.label})",
-                           rounds, "tsm_graph", "tsn_graph", goal, device, d))
+        out.append(
+            _figure(
+                f"shift cost, training step from CUDA graphs: TSM/TSN ({spec.label})",
+                rounds,
+                "tsm_graph",
+                "tsn_graph",
+                goal,
+                device,
+                d,
+            )
+        )
     return out
 
 
@@ -212,16 +270,29 @@ def online_step(spec: Spec, device: str, goal: str = "<= 1.02") -> list:
         graphed = GraphedForward(tsn)  # eager off CUDA
         fns = {"tsn_eager": lambda: tsn(frame), f"tsn_{fast}": lambda: graphed(frame)}
         for mode in ("eager", fast):
-            rec = stack.enter_context(OnlineRecognizer(build(spec, "online", device).eval(),
-                                                       mode=mode))
+            rec = stack.enter_context(
+                OnlineRecognizer(build(spec, "online", device).eval(), mode=mode)
+            )
             fns[f"tsm_{mode}"] = lambda rec=rec: rec.step(frame)
         load = load_average()
         rounds = time_rounds(fns, spec.rounds, 3, device)
-    pairs = [("tsm_eager", "tsn_eager"), (f"tsm_{fast}", f"tsn_{fast}"),
-             (f"tsm_{fast}", "tsn_eager"), (f"tsm_{fast}", "tsm_eager")]
-    return [_figure(f"shift cost, online per frame: TSM/TSN frame ({spec.label}, {fast})",
-                    rounds, f"tsm_{fast}", f"tsn_{fast}", goal, device,
-                    {**_ms(rounds), **_ratios(rounds, pairs), "load": [load, load_average()]})]
+    pairs = [
+        ("tsm_eager", "tsn_eager"),
+        (f"tsm_{fast}", f"tsn_{fast}"),
+        (f"tsm_{fast}", "tsn_eager"),
+        (f"tsm_{fast}", "tsm_eager"),
+    ]
+    return [
+        _figure(
+            f"shift cost, online per frame: TSM/TSN frame ({spec.label}, {fast})",
+            rounds,
+            f"tsm_{fast}",
+            f"tsn_{fast}",
+            goal,
+            device,
+            {**_ms(rounds), **_ratios(rounds, pairs), "load": [load, load_average()]},
+        )
+    ]
 
 
 def cuda_specs(quick: bool) -> dict:
@@ -229,10 +300,13 @@ def cuda_specs(quick: bool) -> dict:
     core figures time the default channels-last), batch 16 bf16 and the training step (batch
     8, bf16) channels-last; online per frame batch 1 fp32 for R-50 and MobileNetV2."""
     r = 10 if quick else 50
-    return {"inference_bs1": Spec(batch=1, fmt=NCHW, rounds=r),
-            "inference_bs16": Spec(batch=16, dtype=torch.bfloat16, rounds=r),
-            "training": Spec(batch=8, dtype=torch.bfloat16, rounds=max(5, r // 2)),
-            "online_r50": Spec(rounds=3 * r), "online_mbv2": Spec(arch="mobilenetv2", rounds=3 * r)}
+    return {
+        "inference_bs1": Spec(batch=1, fmt=NCHW, rounds=r),
+        "inference_bs16": Spec(batch=16, dtype=torch.bfloat16, rounds=r),
+        "training": Spec(batch=8, dtype=torch.bfloat16, rounds=max(5, r // 2)),
+        "online_r50": Spec(rounds=3 * r),
+        "online_mbv2": Spec(arch="mobilenetv2", rounds=3 * r),
+    }
 
 
 def figures(quick: bool, device: str, specs: dict | None = None) -> list:
@@ -250,7 +324,10 @@ def figures(quick: bool, device: str, specs: dict | None = None) -> list:
 def tiny_specs() -> dict:
     """Small settings for the CPU (tests): ResNet-18 at 1/8 width, 32 px, 4 segments."""
     base = Spec(arch="resnet18", segments=4, size=32, width=0.125, classes=5, rounds=2)
-    return {"inference_bs1": replace(base, fmt=NCHW),
-            "inference_bs16": replace(base, batch=2, dtype=torch.bfloat16),
-            "training": replace(base, batch=2), "online_r50": base,
-            "online_mbv2": replace(base, arch="mobilenetv2", width=0.25)}
+    return {
+        "inference_bs1": replace(base, fmt=NCHW),
+        "inference_bs16": replace(base, batch=2, dtype=torch.bfloat16),
+        "training": replace(base, batch=2),
+        "online_r50": base,
+        "online_mbv2": replace(base, arch="mobilenetv2", width=0.25),
+    }

@@ -3,6 +3,7 @@
 Used by ``tsm bench`` and the scripts under ``benchmarks/``. Timings are figures to print, never
 test assertions.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,9 @@ def synchronize(device: torch.device | str | None) -> None:
         torch.cuda.synchronize()
 
 
-def time_rounds(fns: dict, repeats: int = 10, warmup: int = 2,
-                device: torch.device | str | None = None) -> dict:
+def time_rounds(
+    fns: dict, repeats: int = 10, warmup: int = 2, device: torch.device | str | None = None
+) -> dict:
     """Seconds of each ``{name: fn}`` per round, ``{name: [s, ...]}``: the functions run
     round-robin (one call each per round) so drift hits all equally, and round ``r`` starts
     at the ``r % n``-th function so none always runs right after the same other one (a model
@@ -34,7 +36,7 @@ def time_rounds(fns: dict, repeats: int = 10, warmup: int = 2,
     names = list(fns)
     times: dict = {k: [] for k in names}
     for r in range(repeats):
-        for k in names[r % len(names):] + names[:r % len(names)]:
+        for k in names[r % len(names) :] + names[: r % len(names)]:
             synchronize(device)
             t0 = time.perf_counter()
             fns[k]()
@@ -43,8 +45,9 @@ def time_rounds(fns: dict, repeats: int = 10, warmup: int = 2,
     return times
 
 
-def time_many(fns: dict, repeats: int = 10, warmup: int = 2,
-              device: torch.device | str | None = None) -> dict:
+def time_many(
+    fns: dict, repeats: int = 10, warmup: int = 2, device: torch.device | str | None = None
+) -> dict:
     """Median seconds of each ``{name: fn}``, run round-robin so drift hits all equally."""
     return medians(time_rounds(fns, repeats, warmup, device))
 
@@ -64,8 +67,13 @@ def paired_ratio(rounds: dict, a: str, b: str) -> float:
     return statistics.median(round_ratios(rounds, a, b))
 
 
-def time_pair(fn_a: Callable[[], object], fn_b: Callable[[], object], repeats: int = 10,
-              warmup: int = 2, device: torch.device | str | None = None) -> tuple:
+def time_pair(
+    fn_a: Callable[[], object],
+    fn_b: Callable[[], object],
+    repeats: int = 10,
+    warmup: int = 2,
+    device: torch.device | str | None = None,
+) -> tuple:
     """Median seconds of ``fn_a`` and ``fn_b``, run alternately so drift hits both equally."""
     t = time_many({"a": fn_a, "b": fn_b}, repeats, warmup, device)
     return t["a"], t["b"]
@@ -79,8 +87,12 @@ def load_average() -> float:
         return 0.0
 
 
-def time_one(fn: Callable[[], object], repeats: int = 10, warmup: int = 2,
-             device: torch.device | str | None = None) -> float:
+def time_one(
+    fn: Callable[[], object],
+    repeats: int = 10,
+    warmup: int = 2,
+    device: torch.device | str | None = None,
+) -> float:
     """Median seconds of ``fn``."""
     return time_pair(fn, lambda: None, repeats, warmup, device)[0]
 
@@ -88,6 +100,7 @@ def time_one(fn: Callable[[], object], repeats: int = 10, warmup: int = 2,
 @dataclass
 class Figure:
     """One measured figure of ``tsm bench``."""
+
     name: str
     value: float
     unit: str

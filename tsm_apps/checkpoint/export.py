@@ -12,6 +12,7 @@
 
 Uses the TorchScript exporter (``dynamo=False``), which needs neither onnxscript nor a network.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,7 @@ DEFAULT_OPSET = 17
 def _atomic_export(module: nn.Module, args: tuple, path: Path, **kwargs) -> Path:
     with atomic_path(path) as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # TracerWarnings of shape checks, exporter deprecation
-        torch.onnx.export(module, args, str(tmp), dynamo=False, do_constant_folding=True,
-                          **kwargs)
+        torch.onnx.export(module, args, str(tmp), dynamo=False, do_constant_folding=True, **kwargs)
     return path
 
 
@@ -44,9 +44,14 @@ def online_buffer_shapes(model: nn.Module, batch: int, input_size: Sequence[int]
     return OnlineStep(model).buffer_shapes((batch, 3, *input_size))
 
 
-def export_onnx(model: nn.Module, path: str | os.PathLike, online: bool = False,
-                input_size: Sequence[int] = (224, 224), batch: int = 1,
-                opset: int = DEFAULT_OPSET) -> Path:
+def export_onnx(
+    model: nn.Module,
+    path: str | os.PathLike,
+    online: bool = False,
+    input_size: Sequence[int] = (224, 224),
+    batch: int = 1,
+    opset: int = DEFAULT_OPSET,
+) -> Path:
     """Export ``model`` (a Recognizer) to ONNX at ``path`` (written atomically); returns the path.
 
     ``online=True`` exports the step model (the model must use ``shift='online'``).
@@ -69,17 +74,27 @@ def export_onnx(model: nn.Module, path: str | os.PathLike, online: bool = False,
         inputs, outputs, module = ["clips"], ["logits"], model
     dynamic = {name: {0: "batch"} for name in inputs + outputs}
     with torch.no_grad():
-        return _atomic_export(module, args, path, input_names=inputs, output_names=outputs,
-                              dynamic_axes=dynamic, opset_version=opset)
+        return _atomic_export(
+            module,
+            args,
+            path,
+            input_names=inputs,
+            output_names=outputs,
+            dynamic_axes=dynamic,
+            opset_version=opset,
+        )
 
 
 @dataclass
 class ExportConfig:
     """What ``tsm export`` takes (each field a flag: :mod:`tsm_apps.options`)."""
+
     checkpoint: str = field(metadata={"positional": True})
     out: str = field(default="", metadata={"help": "output .onnx file (required)"})
-    online: bool = field(default=False, metadata={
-        "help": "export the streaming step model (shift buffers as inputs/outputs)"})
+    online: bool = field(
+        default=False,
+        metadata={"help": "export the streaming step model (shift buffers as inputs/outputs)"},
+    )
     size: int = field(default=224, metadata={"help": "input height and width"})
     opset: int = field(default=DEFAULT_OPSET, metadata={"help": "ONNX opset"})
     segments: Optional[int] = None
@@ -87,6 +102,7 @@ class ExportConfig:
 
 def build_parser() -> argparse.ArgumentParser:
     from ..options import add_options
+
     p = argparse.ArgumentParser(prog="tsm export", description=__doc__.split("\n\n")[0])
     return add_options(p, ExportConfig)
 
@@ -100,18 +116,28 @@ def main(argv: list[str]) -> int:
         raise ValueError("--out is required: the .onnx file to write")
     if args.size < 32:
         raise ValueError(f"--size must be >= 32 (the trunk downsamples by 32), got {args.size}")
-    model = open_checkpoint(args.checkpoint, device="cpu", segments=args.segments,
-                            what="tsm export needs a recognizer checkpoint").model
+    model = open_checkpoint(
+        args.checkpoint,
+        device="cpu",
+        segments=args.segments,
+        what="tsm export needs a recognizer checkpoint",
+    ).model
     if args.online and model.config.shift == "offline":
-        print(f"tsm export: note: {args.checkpoint} was trained with the offline (bi-directional) "
-              "shift; the online step model uses the causal shift, so its outputs differ from "
-              "the offline model's", file=sys.stderr)
+        print(
+            f"tsm export: note: {args.checkpoint} was trained with the offline (bi-directional) "
+            "shift; the online step model uses the causal shift, so its outputs differ from "
+            "the offline model's",
+            file=sys.stderr,
+        )
         for m in shift_modules(model):
             m.online = True
         model.config.shift = "online"
-    path = export_onnx(model, args.out, online=args.online, input_size=(args.size, args.size),
-                       opset=args.opset)
+    path = export_onnx(
+        model, args.out, online=args.online, input_size=(args.size, args.size), opset=args.opset
+    )
     kind = "online step" if args.online else f"offline clip (T={model.num_segments})"
-    print(f"wrote {path} ({kind} model, {model.config.arch}, {args.size}x{args.size}, "
-          f"opset {args.opset}, {path.stat().st_size / 2 ** 20:.1f} MiB)")
+    print(
+        f"wrote {path} ({kind} model, {model.config.arch}, {args.size}x{args.size}, "
+        f"opset {args.opset}, {path.stat().st_size / 2**20:.1f} MiB)"
+    )
     return 0

@@ -18,6 +18,7 @@ number of segments and the test protocol that go with it.
   repository's (:func:`official_protocol`), mmaction2's stored config
   (:func:`tsm_apps.data.protocol.mmaction2_protocol`).
 """
+
 from __future__ import annotations
 
 import os
@@ -30,14 +31,30 @@ from ..data.classes import bundled_classes, read_class_file
 from ..data.protocol import TestProtocol, mmaction2_protocol, official_scale_size
 from ..data.sampling import DENSE_TEST_CLIPS
 
-__all__ = ["OfficialName", "parse_official_name", "bundled_list_for", "class_names",
-           "official_test_segments", "protocol_for", "official_protocol", "legacy_protocol"]
+__all__ = [
+    "OfficialName",
+    "parse_official_name",
+    "bundled_list_for",
+    "class_names",
+    "official_test_segments",
+    "protocol_for",
+    "official_protocol",
+    "legacy_protocol",
+]
 
 PathLike = Union[str, os.PathLike]
-_OFFICIAL_DATASETS = {"kinetics": "kinetics400", "something": "something_v1",
-                      "somethingv1": "something_v1", "somethingv2": "something_v2"}
-_MMACTION2_DATASETS = (("kinetics400", "kinetics400"), ("k400", "kinetics400"),
-                       ("sthv2", "something_v2"), ("sthv1", "something_v1_mmaction2"))
+_OFFICIAL_DATASETS = {
+    "kinetics": "kinetics400",
+    "something": "something_v1",
+    "somethingv1": "something_v1",
+    "somethingv2": "something_v2",
+}
+_MMACTION2_DATASETS = (
+    ("kinetics400", "kinetics400"),
+    ("k400", "kinetics400"),
+    ("sthv2", "something_v2"),
+    ("sthv1", "something_v1_mmaction2"),
+)
 # official checkpoints tested at another T than their name's: scripts/test_tsm_kinetics_rgb_8f.sh
 # and the README's TSN rows test the 5-segment TSN with --test_segments=8
 _OFFICIAL_TEST_SEGMENTS = {"TSM_kinetics_RGB_resnet50_avg_segment5_e50": 8}
@@ -46,6 +63,7 @@ _OFFICIAL_TEST_SEGMENTS = {"TSM_kinetics_RGB_resnet50_avg_segment5_e50": 8}
 @dataclass(frozen=True)
 class OfficialName:
     """The fields of an official TSM checkpoint file name (module docstring)."""
+
     stem: str
     dataset: str
     modality: str
@@ -67,24 +85,33 @@ class OfficialName:
         if len(tokens) < 4 or tokens[0] != "TSM":
             return None
         if tokens[2] not in ("RGB", "Flow"):
-            raise ValueError(f"{Path(name).name}: modality {tokens[2]!r} is not supported "
-                             "(RGB or Flow; Flow's channels come from its first conv)")
+            raise ValueError(
+                f"{Path(name).name}: modality {tokens[2]!r} is not supported "
+                "(RGB or Flow; Flow's channels come from its first conv)"
+            )
         rest = tokens[4:]
-        fields: dict = {"temporal_pool": "tpool" in rest, "non_local": "nl" in rest,
-                        "dense": "dense" in rest}
+        fields: dict = {
+            "temporal_pool": "tpool" in rest,
+            "non_local": "nl" in rest,
+            "dense": "dense" in rest,
+        }
         for i, tok in enumerate(rest):
             if re.fullmatch(r"shift\d+", tok):
-                fields.update(shift="offline", fold_div=int(tok[len("shift"):]))
+                fields.update(shift="offline", fold_div=int(tok[len("shift") :]))
                 if i + 1 < len(rest) and rest[i + 1] in ("block", "blockres"):
                     fields["place"] = rest[i + 1]
             elif re.fullmatch(r"segment\d+", tok):
-                fields["num_segments"] = int(tok[len("segment"):])
+                fields["num_segments"] = int(tok[len("segment") :])
         return cls(stem, tokens[1], tokens[2], tokens[3], **fields)
 
     def config_fields(self) -> dict:
         """The :class:`~tsm_apps.models.recognizer.RecognizerConfig` fields the name encodes."""
-        cfg: dict = {"arch": self.arch, "shift": self.shift, "non_local": self.non_local,
-                     "temporal_pool": self.temporal_pool}
+        cfg: dict = {
+            "arch": self.arch,
+            "shift": self.shift,
+            "non_local": self.non_local,
+            "temporal_pool": self.temporal_pool,
+        }
         if self.shift is not None:
             cfg["fold_div"] = self.fold_div
             if self.place is not None:
@@ -140,9 +167,12 @@ def _stored_names(ckpt: Mapping) -> list:
     return []
 
 
-def class_names(num_classes: int, checkpoint: Optional[Mapping] = None,
-                classes_file: Optional[PathLike] = None,
-                file_name: Optional[PathLike] = None) -> list:
+def class_names(
+    num_classes: int,
+    checkpoint: Optional[Mapping] = None,
+    classes_file: Optional[PathLike] = None,
+    file_name: Optional[PathLike] = None,
+) -> list:
     """``num_classes`` names for a model's outputs, in this order: ``classes_file`` (its count
     must be ``num_classes``, else ValueError naming both), the names stored in ``checkpoint``
     (a dict read by :func:`tsm_apps.io.read_checkpoint`), the bundled list ``file_name`` implies
@@ -153,8 +183,9 @@ def class_names(num_classes: int, checkpoint: Optional[Mapping] = None,
     if classes_file is not None:
         names = read_class_file(classes_file)
         if len(names) != n:
-            raise ValueError(f"{classes_file}: {len(names)} class names but the model has "
-                             f"{n} classes")
+            raise ValueError(
+                f"{classes_file}: {len(names)} class names but the model has {n} classes"
+            )
         return names
     names = _stored_names(checkpoint or {})
     if len(names) == n:
@@ -174,17 +205,33 @@ def official_protocol(name: PathLike = "", crop_size: int = 224) -> TestProtocol
     parsed = OfficialName.parse(name) if name else None
     full = official_scale_size(crop_size)
     if parsed is not None and parsed.dense:
-        return TestProtocol("official", "dense", DENSE_TEST_CLIPS, full, full, 3,
-                            source="test_models.py --dense_sample --full_res --test_crops 3")
-    return TestProtocol("official", scale_size=full, crop_size=crop_size,
-                        source="test_models.py, 1 clip, centre crop")
+        return TestProtocol(
+            "official",
+            "dense",
+            DENSE_TEST_CLIPS,
+            full,
+            full,
+            3,
+            source="test_models.py --dense_sample --full_res --test_crops 3",
+        )
+    return TestProtocol(
+        "official",
+        scale_size=full,
+        crop_size=crop_size,
+        source="test_models.py, 1 clip, centre crop",
+    )
 
 
 def legacy_protocol(train_config: Mapping) -> TestProtocol:
     """What our older checkpoints (without ``meta['test_protocol']``) were validated on."""
     size = int(train_config.get("size", 224))
-    return TestProtocol("tsm_apps", scale_size=size, crop_size=size, resize="torch",
-                        source="training's validation (checkpoint without a recorded protocol)")
+    return TestProtocol(
+        "tsm_apps",
+        scale_size=size,
+        crop_size=size,
+        resize="torch",
+        source="training's validation (checkpoint without a recorded protocol)",
+    )
 
 
 def protocol_for(layout: str, checkpoint: Mapping, name: PathLike = "") -> TestProtocol:

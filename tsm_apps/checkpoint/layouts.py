@@ -25,6 +25,7 @@ shifted model's keys (``conv1.weight`` -> ``conv1.net.weight``).
 the config text that mmengine stores in ``meta['cfg']`` (the official file name is read by
 :mod:`tsm_apps.checkpoint.identity`).
 """
+
 from __future__ import annotations
 
 import re
@@ -45,7 +46,7 @@ _MBV2_NO_EXPAND = {0: "0.0", 1: "0.1", 3: "1", 4: "2"}
 def _strip_module(sd: Mapping[str, Tensor]) -> dict:
     """Remove the DataParallel/DDP ``module.`` prefix when every key has it."""
     if sd and all(k.startswith("module.") for k in sd):
-        return {k[len("module."):]: v for k, v in sd.items()}
+        return {k[len("module.") :]: v for k, v in sd.items()}
     return dict(sd)
 
 
@@ -60,16 +61,19 @@ def detect_layout(state_dict: Mapping[str, Tensor]) -> str:
     if any(k.startswith("backbone.") for k in keys):
         if any(k.startswith("fc.") for k in keys):
             return "tsm_apps"
-        if "backbone.conv1.weight" in keys and not any(k.startswith("backbone.features.")
-                                                       for k in keys):
+        if "backbone.conv1.weight" in keys and not any(
+            k.startswith("backbone.features.") for k in keys
+        ):
             return "mmpretrain"
     if "conv1.weight" in keys and any(k.startswith("layer1.") for k in keys):
         return "torchvision"
     sample = ", ".join(keys[:5])
-    raise ValueError(f"unrecognised checkpoint layout ({len(keys)} keys, e.g. {sample}); expected "
-                     "our Recognizer keys, the official TSM repo's 'base_model.*', mmaction2's "
-                     "'backbone.*'/'cls_head.*', torchvision's 'conv1.*'/'layer1.*' or "
-                     "mmpretrain's 'backbone.*'/'head.fc.*' keys")
+    raise ValueError(
+        f"unrecognised checkpoint layout ({len(keys)} keys, e.g. {sample}); expected "
+        "our Recognizer keys, the official TSM repo's 'base_model.*', mmaction2's "
+        "'backbone.*'/'cls_head.*', torchvision's 'conv1.*'/'layer1.*' or "
+        "mmpretrain's 'backbone.*'/'head.fc.*' keys"
+    )
 
 
 def to_our_keys(state_dict: Mapping[str, Tensor], layout: str | None = None) -> dict:
@@ -85,8 +89,11 @@ def to_our_keys(state_dict: Mapping[str, Tensor], layout: str | None = None) -> 
     if layout == "torchvision":
         return {k if k.startswith("fc.") else "backbone." + k: v for k, v in sd.items()}
     if layout == "mmpretrain":
-        return {("fc." + k[len("head.fc."):] if k.startswith("head.fc.") else k): v
-                for k, v in sd.items() if k.startswith(("backbone.", "head.fc."))}
+        return {
+            ("fc." + k[len("head.fc.") :] if k.startswith("head.fc.") else k): v
+            for k, v in sd.items()
+            if k.startswith(("backbone.", "head.fc."))
+        }
     raise ValueError(f"unknown layout {layout!r}; expected one of {LAYOUTS}")
 
 
@@ -113,10 +120,14 @@ def align_to(sd: Mapping[str, Tensor], target_keys: Sequence[str]) -> dict:
 def _from_official(sd: dict) -> dict:
     out = {}
     for k, v in sd.items():
-        for old, new in (("new_fc.", "fc."), ("base_model.fc.", "fc."),
-                         ("base_model.classifier.", "fc."), ("base_model.", "backbone.")):
+        for old, new in (
+            ("new_fc.", "fc."),
+            ("base_model.fc.", "fc."),
+            ("base_model.classifier.", "fc."),
+            ("base_model.", "backbone."),
+        ):
             if k.startswith(old):
-                k = new + k[len(old):]
+                k = new + k[len(old) :]
                 break
         out[k] = v
     if any(re.match(r"backbone\.features\.\d+\.conv\.4\.", k) for k in out):
@@ -147,8 +158,10 @@ def _official_mobilenet_to_torchvision(sd: dict) -> dict:
         table = _MBV2_EXPAND if expand[block] else _MBV2_NO_EXPAND
         new = table.get(int(idx))
         if new is None:
-            raise ValueError(f"official MobileNetV2 key {k!r}: no parameters expected at "
-                             f"conv.{idx} (ReLU6 position)")
+            raise ValueError(
+                f"official MobileNetV2 key {k!r}: no parameters expected at "
+                f"conv.{idx} (ReLU6 position)"
+            )
         if block in shifted and new.startswith("0."):
             new = "0.net." + new[2:]
         out[f"{head}{new}.{rest}"] = v
@@ -157,11 +170,15 @@ def _official_mobilenet_to_torchvision(sd: dict) -> dict:
 
 def _from_mmaction2(sd: dict) -> dict:
     if any(".non_local_block." in k or ".nl." in k for k in sd):
-        raise ValueError("mmaction2 checkpoints with non-local blocks are not supported "
-                         "(their NonLocal3d layout differs from the official TSM repo's)")
+        raise ValueError(
+            "mmaction2 checkpoints with non-local blocks are not supported "
+            "(their NonLocal3d layout differs from the official TSM repo's)"
+        )
     if any(re.match(r"backbone\.layer\d+\.\d+\.conv\.\d", k) for k in sd):
-        raise ValueError("mmaction2 MobileNetV2-TSM checkpoints are not supported (ResNet TSM "
-                         "only); the official TSM repo's MobileNetV2 checkpoints are")
+        raise ValueError(
+            "mmaction2 MobileNetV2-TSM checkpoints are not supported (ResNet TSM "
+            "only); the official TSM repo's MobileNetV2 checkpoints are"
+        )
     rules = [
         (re.compile(r"^cls_head\.fc_cls\."), "fc."),
         (re.compile(r"^backbone\.conv1\.conv\."), "backbone.conv1."),
@@ -198,8 +215,10 @@ def infer_structure(sd: Mapping[str, Tensor]) -> dict:
         cfg["in_channels"] = int(sd["backbone.features.0.0.weight"].shape[1])  # 3, or 2L (flow)
         return cfg
     if "backbone.conv1.weight" not in sd:
-        raise ValueError("cannot infer the architecture: no 'backbone.conv1.weight' or "
-                         "'backbone.features.*' key after key mapping")
+        raise ValueError(
+            "cannot infer the architecture: no 'backbone.conv1.weight' or "
+            "'backbone.features.*' key after key mapping"
+        )
     cfg["arch"] = _resnet_arch(keys)
     cfg["width"] = sd["backbone.conv1.weight"].shape[0] / 64
     cfg["in_channels"] = int(sd["backbone.conv1.weight"].shape[1])  # 3 (RGB) or 2L (flow)
@@ -216,16 +235,21 @@ def infer_structure(sd: Mapping[str, Tensor]) -> dict:
 def _resnet_arch(keys: list) -> str:
     counts = []
     for i in range(1, 5):
-        idx = {int(m.group(2)) for k in keys
-               if (m := re.match(rf"backbone\.layer{i}\.(net\.)?(\d+)\.", k))}
+        idx = {
+            int(m.group(2))
+            for k in keys
+            if (m := re.match(rf"backbone\.layer{i}\.(net\.)?(\d+)\.", k))
+        }
         counts.append(max(idx) + 1 if idx else 0)
     bottleneck = any(".conv3." in k for k in keys)
     for name, (block, layers) in RESNET_SPECS.items():
         if tuple(counts) == tuple(layers) and (block.expansion == 4) == bottleneck:
             return name
     kind = "bottleneck" if bottleneck else "basic"
-    raise ValueError(f"no ResNet has {counts} {kind} blocks per stage; known: "
-                     f"{ {n: list(s[1]) for n, s in RESNET_SPECS.items()} }")
+    raise ValueError(
+        f"no ResNet has {counts} {kind} blocks per stage; known: "
+        f"{ {n: list(s[1]) for n, s in RESNET_SPECS.items()} }"
+    )
 
 
 def mmaction2_meta_config(meta: Mapping) -> dict:
@@ -234,11 +258,12 @@ def mmaction2_meta_config(meta: Mapping) -> dict:
     if not isinstance(text, str):
         return {}
     cfg: dict = {}
-    for field, pattern, cast in (("num_segments", r"num_segments\s*=\s*(\d+)", int),
-                                 ("fold_div", r"shift_div\s*=\s*(\d+)", int),
-                                 ("place", r"shift_place\s*=\s*['\"](\w+)['\"]", str),
-                                 ("temporal_pool", r"temporal_pool\s*=\s*(True|False)",
-                                  lambda s: s == "True")):
+    for field, pattern, cast in (
+        ("num_segments", r"num_segments\s*=\s*(\d+)", int),
+        ("fold_div", r"shift_div\s*=\s*(\d+)", int),
+        ("place", r"shift_place\s*=\s*['\"](\w+)['\"]", str),
+        ("temporal_pool", r"temporal_pool\s*=\s*(True|False)", lambda s: s == "True"),
+    ):
         m = re.search(pattern, text)
         if m:
             cfg[field] = cast(m.group(1))

@@ -6,6 +6,7 @@ either builds the recognizer the checkpoint defines, with its class names and te
 (:mod:`.identity`), or -- ``into=`` -- loads its weights into a recognizer that already exists
 (a fine-tuning start: any known layout, ImageNet weights included).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ class Checkpoint:
     class ``names``, its test ``protocol``, the file, its key ``layout``, its input modality
     (``new_length`` frames a segment), the ``raw`` dict read and whether the fc came from the
     file (``fc_loaded``; False only for ``into=`` a model of other classes)."""
+
     model: nn.Module
     names: List[str]
     protocol: TestProtocol
@@ -45,11 +47,17 @@ class Checkpoint:
         return int(self.model.config.num_segments)
 
 
-def open_checkpoint(path: str | Path, classes: Optional[str] = None,
-                    protocol: Optional[TestProtocol] = None, device: Any = None,
-                    segments: Optional[int] = None, model_overrides: Optional[dict] = None,
-                    what: str = "testing needs a recognizer checkpoint",
-                    into: Optional[nn.Module] = None, **options: Any) -> Checkpoint:
+def open_checkpoint(
+    path: str | Path,
+    classes: Optional[str] = None,
+    protocol: Optional[TestProtocol] = None,
+    device: Any = None,
+    segments: Optional[int] = None,
+    model_overrides: Optional[dict] = None,
+    what: str = "testing needs a recognizer checkpoint",
+    into: Optional[nn.Module] = None,
+    **options: Any,
+) -> Checkpoint:
     """Read ``path`` once, safely, and build its recognizer (``segments`` overrides ``T``, by
     default the checkpoint's test segments; ``model_overrides`` other config fields, e.g.
     ``{"shift": "online"}``) on ``device`` (default: :func:`tsm_apps.distributed.auto_device`),
@@ -86,8 +94,11 @@ def first_conv_channels(ckpt: dict) -> int:
     sd = ckpt.get("state_dict", ckpt.get("model", ckpt))
     sd = sd if isinstance(sd, dict) else {}
     for k, v in sd.items():
-        if getattr(v, "dim", lambda: 0)() == 4 and "layer" not in k and (
-                k.endswith("conv1.weight") or k.endswith("features.0.0.weight")):
+        if (
+            getattr(v, "dim", lambda: 0)() == 4
+            and "layer" not in k
+            and (k.endswith("conv1.weight") or k.endswith("features.0.0.weight"))
+        ):
             return int(v.shape[1])
     return 0
 

@@ -10,6 +10,7 @@ are mapped in :mod:`tsm_apps.checkpoint.layouts`; :func:`load_checkpoint` builds
 any of them defines, :func:`load_weights` loads one into a model that already exists (and says
 precisely why it does not fit).
 """
+
 from __future__ import annotations
 
 import logging
@@ -37,13 +38,17 @@ _WRAPPERS = ("state_dict", "model")  # where checkpoints of other tools keep the
 log = logging.getLogger(__name__)
 
 
-def save_checkpoint(path: str | os.PathLike, model: nn.Module, meta: dict | None = None,
-                    **training_state: Any) -> Path:
+def save_checkpoint(
+    path: str | os.PathLike, model: nn.Module, meta: dict | None = None, **training_state: Any
+) -> Path:
     """Save ``model`` (a :class:`~tsm_apps.models.recognizer.Recognizer`, possibly DDP-wrapped)."""
     model = getattr(model, "module", model)
-    obj = {"format": FORMAT, "config": model.config.to_dict(),
-           "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-           "meta": dict(meta or {})}
+    obj = {
+        "format": FORMAT,
+        "config": model.config.to_dict(),
+        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "meta": dict(meta or {}),
+    }
     obj.update(training_state)
     return atomic_save(obj, path)
 
@@ -52,8 +57,10 @@ def _state_dict_of(ckpt: dict) -> dict:
     """The tensors of ``ckpt``: its ``state_dict`` or ``model`` entry, or ``ckpt`` itself."""
     sd = next((ckpt[k] for k in _WRAPPERS if isinstance(ckpt.get(k), dict)), ckpt)
     if not isinstance(sd, dict) or not sd or not all(isinstance(v, Tensor) for v in sd.values()):
-        raise ValueError("checkpoint holds no state dict: expected a 'state_dict' or 'model' "
-                         f"entry or a flat dict of tensors, got keys {sorted(map(str, ckpt))[:10]}")
+        raise ValueError(
+            "checkpoint holds no state dict: expected a 'state_dict' or 'model' "
+            f"entry or a flat dict of tensors, got keys {sorted(map(str, ckpt))[:10]}"
+        )
     return sd
 
 
@@ -116,8 +123,12 @@ def build_from_checkpoint(ckpt: dict, path: str | os.PathLike, **overrides: Any)
     return model.eval()
 
 
-def load_weights(model: nn.Module, path: str | os.PathLike,
-                 ignore: Sequence[str] = (), checkpoint: Optional[dict] = None) -> dict:
+def load_weights(
+    model: nn.Module,
+    path: str | os.PathLike,
+    ignore: Sequence[str] = (),
+    checkpoint: Optional[dict] = None,
+) -> dict:
     """Load a checkpoint of any known layout into an existing ``model``; returns the raw checkpoint.
 
     ``checkpoint``: the file already read by :func:`read_checkpoint` (it is not read again).
@@ -137,8 +148,10 @@ def load_weights(model: nn.Module, path: str | os.PathLike,
         what += f" vs the requested model (arch={config.arch}, num_classes={config.num_classes})"
     _load_checked(target, sd, what, tuple(ignore))
     kept = [k for k in sd if not k.startswith(tuple(ignore))]
-    line = (f"loaded {path}: {layout} layout, {len(kept)} tensors loaded, 0 missing, "
-            f"{len(sd) - len(kept)} skipped ({', '.join(ignore) or 'none'})")
+    line = (
+        f"loaded {path}: {layout} layout, {len(kept)} tensors loaded, 0 missing, "
+        f"{len(sd) - len(kept)} skipped ({', '.join(ignore) or 'none'})"
+    )
     log.info(line)
     return ckpt
 
@@ -150,14 +163,15 @@ def backbone_weights(path: str | os.PathLike, target_keys: Sequence[str]) -> tup
     and other non-backbone tensors left out."""
     path = Path(path)
     layout, sd, _ = checkpoint_config(read_checkpoint(path), path.name)
-    trunk = {k[len("backbone."):]: v for k, v in sd.items() if k.startswith("backbone.")}
+    trunk = {k[len("backbone.") :]: v for k, v in sd.items() if k.startswith("backbone.")}
     if layout in IMAGENET_LAYOUTS:
         trunk = align_to(trunk, target_keys)
     return layout, trunk, len(sd) - len(trunk)
 
 
-def state_dict_mismatch(model: nn.Module, sd: Mapping[str, Tensor],
-                        ignore: Sequence[str] = ()) -> tuple:
+def state_dict_mismatch(
+    model: nn.Module, sd: Mapping[str, Tensor], ignore: Sequence[str] = ()
+) -> tuple:
     """``(missing, unexpected, conflicts)``; conflicts are ``(key, ckpt shape, model shape)``.
 
     BatchNorm ``num_batches_tracked`` counters absent from old checkpoints are not missing.
@@ -166,8 +180,11 @@ def state_dict_mismatch(model: nn.Module, sd: Mapping[str, Tensor],
     sd = {k: v for k, v in sd.items() if not k.startswith(tuple(ignore))}
     missing = sorted(k for k in own if k not in sd and not k.endswith("num_batches_tracked"))
     unexpected = sorted(k for k in sd if k not in own)
-    conflicts = [(k, tuple(v.shape), tuple(own[k].shape)) for k, v in sd.items()
-                 if k in own and v.shape != own[k].shape]
+    conflicts = [
+        (k, tuple(v.shape), tuple(own[k].shape))
+        for k, v in sd.items()
+        if k in own and v.shape != own[k].shape
+    ]
     return missing, unexpected, conflicts
 
 
@@ -176,16 +193,25 @@ def _listed(title: str, items: list) -> str:
     return f"{title} ({len(items)}): {', '.join(items[:_MAX_LISTED])}{more}"
 
 
-def _load_checked(model: nn.Module, sd: Mapping[str, Tensor], what: str,
-                  ignore: tuple = ()) -> None:
+def _load_checked(
+    model: nn.Module, sd: Mapping[str, Tensor], what: str, ignore: tuple = ()
+) -> None:
     """Load ``sd`` into ``model``; a mismatch is one line naming ``what`` and listing the
     missing and unexpected keys and the shape conflicts."""
     missing, unexpected, conflicts = state_dict_mismatch(model, sd, ignore)
     if missing or unexpected or conflicts:
-        parts = [_listed(title, items) for title, items in (
-            ("missing keys", missing), ("unexpected keys", unexpected),
-            ("shape conflicts", [f"{k}: checkpoint {tuple(a)} vs model {tuple(b)}"
-                                 for k, a, b in conflicts])) if items]
+        parts = [
+            _listed(title, items)
+            for title, items in (
+                ("missing keys", missing),
+                ("unexpected keys", unexpected),
+                (
+                    "shape conflicts",
+                    [f"{k}: checkpoint {tuple(a)} vs model {tuple(b)}" for k, a, b in conflicts],
+                ),
+            )
+            if items
+        ]
         raise ValueError(f"{what} does not match the model: {'; '.join(parts)}")
     own = model.state_dict()
     full = {k: v for k, v in sd.items() if not k.startswith(ignore)}

@@ -15,6 +15,7 @@ Bundled lists (``tsm_apps/data/labels/``), written from the public label lists:
   official ``tools/gen_label_sthv1.py`` calls ``sorted``); ``something_v1_mmaction2.txt`` keeps
   the CSV order of mmaction2's ``tools/data/sthv1/label_map.txt``.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,9 +29,12 @@ from .lists import ssv2_labels
 __all__ = ["read_class_file", "bundled_classes", "BUNDLED"]
 
 PathLike = Union[str, os.PathLike]
-BUNDLED = {"kinetics400": "kinetics400.txt", "something_v1": "something_v1.txt",
-           "something_v1_mmaction2": "something_v1_mmaction2.txt",
-           "something_v2": "something_v2.txt"}
+BUNDLED = {
+    "kinetics400": "kinetics400.txt",
+    "something_v1": "something_v1.txt",
+    "something_v1_mmaction2": "something_v1_mmaction2.txt",
+    "something_v2": "something_v2.txt",
+}
 
 
 def bundled_classes(name: str) -> list:
@@ -70,8 +74,9 @@ def _names_from_json(path: Path) -> list:
     if isinstance(raw, list) and all(isinstance(n, str) for n in raw):
         return list(raw)
     if not isinstance(raw, dict):
-        raise ValueError(f"{path}: expected {{name: id}} or a list of names, "
-                         f"got {type(raw).__name__}")
+        raise ValueError(
+            f"{path}: expected {{name: id}} or a list of names, got {type(raw).__name__}"
+        )
     by_name = ssv2_labels(raw, path)
     by_id = {i: name for name, i in by_name.items()}
     if sorted(by_id) != list(range(len(raw))):

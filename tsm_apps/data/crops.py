@@ -15,6 +15,7 @@ each one mirrored, right after it).
 ``s = (W - w) // 2`` or ``(H - h) // 2``; the crop must span the other side); 10 = ``TenCrop``
 (the quarter-grid corners and centre, each followed by its mirror).
 """
+
 from __future__ import annotations
 
 from typing import List, Tuple
@@ -70,8 +71,9 @@ def _mmaction2(crops: int, H: int, W: int, h: int, w: int) -> List[Offset]:
         if w == W:
             s = (H - h) // 2
             return [(0, 0, False), (2 * s, 0, False), (s, 0, False)]
-        raise ValueError(f"mmaction2 ThreeCrop needs a crop spanning one side: crop {h}x{w} "
-                         f"of {H}x{W} frames")
+        raise ValueError(
+            f"mmaction2 ThreeCrop needs a crop spanning one side: crop {h}x{w} of {H}x{W} frames"
+        )
     return _with_mirrors(fixed_offsets(H, W, h, w, more=False))
 
 
@@ -80,8 +82,9 @@ def view_offsets(style: str, crops: int, H: int, W: int, h: int, w: int) -> List
     if style not in CROP_STYLES:
         raise ValueError(f"crop style must be one of {CROP_STYLES}, got {style!r}")
     if crops not in VIEW_CROPS[style]:
-        raise ValueError(f"{style} test views: crops must be one of {VIEW_CROPS[style]}, "
-                         f"got {crops}")
+        raise ValueError(
+            f"{style} test views: crops must be one of {VIEW_CROPS[style]}, got {crops}"
+        )
     if h > H or w > W:
         raise ValueError(f"crop {h}x{w} does not fit frames of {H}x{W}")
     return (_official if style == "official" else _mmaction2)(crops, H, W, h, w)

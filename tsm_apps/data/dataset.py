@@ -21,6 +21,7 @@ Bad videos: ``on_error='raise'`` (default) lets :class:`VideoDecodeError` propag
 ``on_error='skip'`` logs, records ``(index, path, reason)`` in :attr:`skipped` and returns
 ``None`` for that item (use :func:`collate_skip_none`), never another video in its place.
 """
+
 from __future__ import annotations
 
 import logging
@@ -59,13 +60,26 @@ class VideoDataset(Dataset):
     (video files / frame folders) or ``"flow"`` (flow folders, ``new_length`` fields a segment).
     """
 
-    def __init__(self, records: Sequence[VideoSource], num_segments: int, mode: str = "train",
-                 size: int = 224, transform: Optional[Callable[[int], Callable]] = None,
-                 protocol: Optional[TestProtocol] = None, sampling: str = "tsn",
-                 dense_window: int = DENSE_WINDOW, modality: str = "rgb", new_length: int = 1,
-                 cache: bool = False, frames: Optional[Sequence] = None, on_error: str = "raise",
-                 seed: int = 0, progress: bool = False, frame_template: Optional[str] = None,
-                 start_index: int = 1) -> None:
+    def __init__(
+        self,
+        records: Sequence[VideoSource],
+        num_segments: int,
+        mode: str = "train",
+        size: int = 224,
+        transform: Optional[Callable[[int], Callable]] = None,
+        protocol: Optional[TestProtocol] = None,
+        sampling: str = "tsn",
+        dense_window: int = DENSE_WINDOW,
+        modality: str = "rgb",
+        new_length: int = 1,
+        cache: bool = False,
+        frames: Optional[Sequence] = None,
+        on_error: str = "raise",
+        seed: int = 0,
+        progress: bool = False,
+        frame_template: Optional[str] = None,
+        start_index: int = 1,
+    ) -> None:
         if mode not in ("train", "val"):
             raise ValueError(f"mode must be 'train' or 'val', got {mode!r}")
         if on_error not in ("raise", "skip"):
@@ -78,33 +92,54 @@ class VideoDataset(Dataset):
         self.num_segments, self.size, self.mode, self.on_error = num_segments, size, mode, on_error
         self.sampling, self.dense_window = sampling, dense_window
         self.modality, self.new_length = modality, (new_length if modality == "flow" else 1)
-        self.make_transform = transform or partial(train_transform, crop="area", flip=False,
-                                                   modality=modality)
+        self.make_transform = transform or partial(
+            train_transform, crop="area", flip=False, modality=modality
+        )
         self.frame_template, self.start_index = frame_template, start_index
-        self.protocol = protocol or TestProtocol(scale_size=official_scale_size(size),
-                                                 crop_size=size, source="validation")
+        self.protocol = protocol or TestProtocol(
+            scale_size=official_scale_size(size), crop_size=size, source="validation"
+        )
         self.seed, self.epoch = seed, 0
         self.skipped: list = []
         self._transforms: dict = {}
         self.frames = [np.asarray(f) for f in frames] if frames is not None else None
         if cache and self.frames is None:
-            self.frames = [self._read(r, np.arange(int(r.num_frames)))
-                           for r in progress_bar(self.records, desc="decoding videos",
-                                                 unit="video", enabled=progress)]
+            self.frames = [
+                self._read(r, np.arange(int(r.num_frames)))
+                for r in progress_bar(
+                    self.records, desc="decoding videos", unit="video", enabled=progress
+                )
+            ]
 
     @classmethod
-    def from_tensor(cls, videos: torch.Tensor, labels: Sequence[int], train: bool,
-                    num_segments: int, size: int, **kw) -> "VideoDataset":
+    def from_tensor(
+        cls,
+        videos: torch.Tensor,
+        labels: Sequence[int],
+        train: bool,
+        num_segments: int,
+        size: int,
+        **kw,
+    ) -> "VideoDataset":
         """Clips of uint8 videos ``(N, F, H, W, 3)`` held in memory (tests, generated data)."""
         if videos.dim() != 5 or videos.shape[-1] != 3 or videos.dtype != torch.uint8:
-            raise ValueError(f"videos must be uint8 (N, F, H, W, 3), got {videos.dtype} "
-                             f"{tuple(videos.shape)}")
+            raise ValueError(
+                f"videos must be uint8 (N, F, H, W, 3), got {videos.dtype} {tuple(videos.shape)}"
+            )
         if len(labels) != len(videos):
             raise ValueError(f"{len(videos)} videos but {len(labels)} labels")
-        records = [VideoSource(Path(f"<memory:{i}>"), videos.shape[1], int(lab))
-                   for i, lab in enumerate(labels)]
-        return cls(records, num_segments, "train" if train else "val", size,
-                   frames=[v.numpy() for v in videos], **kw)
+        records = [
+            VideoSource(Path(f"<memory:{i}>"), videos.shape[1], int(lab))
+            for i, lab in enumerate(labels)
+        ]
+        return cls(
+            records,
+            num_segments,
+            "train" if train else "val",
+            size,
+            frames=[v.numpy() for v in videos],
+            **kw,
+        )
 
     def __len__(self) -> int:
         return len(self.records)
@@ -124,8 +159,10 @@ class VideoDataset(Dataset):
     def _read(self, r: VideoSource, indices: np.ndarray) -> np.ndarray:
         if self.modality == "flow":
             from .flow import read_flow
+
             return read_flow(r.path, indices)
         from .video import read_video_frames
+
         return read_video_frames(r.path, indices, self.frame_template, self.start_index)
 
     def _reader(self, index: int) -> Callable[[np.ndarray], np.ndarray]:
@@ -134,8 +171,11 @@ class VideoDataset(Dataset):
         return lambda i: self._read(self.records[index], np.asarray(i, np.int64))
 
     def _count(self, index: int) -> int:
-        return len(self.frames[index]) if self.frames is not None else \
-            int(self.records[index].num_frames)
+        return (
+            len(self.frames[index])
+            if self.frames is not None
+            else int(self.records[index].num_frames)
+        )
 
     def indices(self, index: int, t: int, rng: np.random.Generator) -> np.ndarray:
         """``(T,)`` training start frames of item ``index`` (the mode's sampler)."""
@@ -162,26 +202,33 @@ class VideoDataset(Dataset):
             return views_from_frames(read, idx, proto, self.modality, stacks).input[0], label
         rng = self.rng(index)
         idx = self.indices(index, t, rng)
-        flat = flow_stacks(idx, self.new_length, n).reshape(-1) if self.modality == "flow" \
-            else idx
-        x = self.transform(size)(read(flat), rng)                   # (T*L, C, S, S)
+        flat = flow_stacks(idx, self.new_length, n).reshape(-1) if self.modality == "flow" else idx
+        x = self.transform(size)(read(flat), rng)  # (T*L, C, S, S)
         if not torch.is_tensor(x) or x.dim() != 4 or x.shape[0] != len(flat):
             got = tuple(x.shape) if torch.is_tensor(x) else type(x).__name__
-            raise TypeError(f"transform must return a tensor (N, C, H, W) with N = "
-                            f"{len(flat)} frames, got {got}")
+            raise TypeError(
+                f"transform must return a tensor (N, C, H, W) with N = "
+                f"{len(flat)} frames, got {got}"
+            )
         return x.reshape(t, -1, *x.shape[-2:]), label
 
     def __getitem__(self, key: Key):
-        index, t, s = (key, self.num_segments, self.size) if isinstance(key, (int, np.integer)) \
-            else key
+        index, t, s = (
+            (key, self.num_segments, self.size) if isinstance(key, (int, np.integer)) else key
+        )
         try:
             return self.load(int(index), int(t), int(s))
         except VideoDecodeError as e:
             if self.on_error == "raise":
                 raise
             self.skipped.append((index, str(self.records[index].path), e.reason))
-            log.warning("skipping video %d (%s): %s [%d skipped so far]", index,
-                        self.records[index].path, e.reason, len(self.skipped))
+            log.warning(
+                "skipping video %d (%s): %s [%d skipped so far]",
+                index,
+                self.records[index].path,
+                e.reason,
+                len(self.skipped),
+            )
             return None
 
 

@@ -10,6 +10,7 @@ samplers over ``num_flow - new_length + 1`` starts); the clip pipeline
 ``(T, 2 * new_length, S, S)`` with channels ``[x_1, y_1, x_2, y_2, ...]``, normalised by mean 0.5
 and std 0.226 (official TSM).
 """
+
 from __future__ import annotations
 
 import re
@@ -53,6 +54,7 @@ def flow_subfolder(name: str, is_file: bool) -> Path:
 def read_flow(folder: str | Path, indices: Sequence[int]) -> np.ndarray:
     """Flow fields ``indices`` (0-based) of ``folder`` as uint8 ``(len(indices), H, W, 2)``."""
     import cv2
+
     folder = Path(folder)
     out = {}
     for i in sorted(set(int(i) for i in indices)):
@@ -64,7 +66,9 @@ def read_flow(folder: str | Path, indices: Sequence[int]) -> np.ndarray:
                 raise ValueError(f"{path}: missing or unreadable flow image (flow field {i})")
             pair.append(img)
         if pair[0].shape != pair[1].shape:
-            raise ValueError(f"{folder}: flow_x/flow_y {i + 1} differ in shape "
-                             f"{pair[0].shape} vs {pair[1].shape}")
+            raise ValueError(
+                f"{folder}: flow_x/flow_y {i + 1} differ in shape "
+                f"{pair[0].shape} vs {pair[1].shape}"
+            )
         out[i] = np.stack(pair, axis=-1)
     return np.stack([out[int(i)] for i in indices])

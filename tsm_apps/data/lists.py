@@ -12,6 +12,7 @@ name -> id as a string) and ``train.json`` / ``validation.json`` / ``test.json``
 ``{"id", "label", "template", "placeholders"}``; test entries hold only ``id``). The class of an
 entry is its ``template`` with the ``[something]`` brackets removed.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,14 +26,24 @@ from .record import VideoSource, counted_source
 
 PathLike = Union[str, os.PathLike]
 
-__all__ = ["SSv2Record", "parse_list_line", "read_tsm_list", "read_video_list", "write_tsm_list",
-           "read_ssv2_labels", "ssv2_labels", "read_ssv2", "ssv2_class_name",
-           "ssv2_video_records"]
+__all__ = [
+    "SSv2Record",
+    "parse_list_line",
+    "read_tsm_list",
+    "read_video_list",
+    "write_tsm_list",
+    "read_ssv2_labels",
+    "ssv2_labels",
+    "read_ssv2",
+    "ssv2_class_name",
+    "ssv2_video_records",
+]
 
 
 @dataclass(frozen=True)
 class SSv2Record:
     """One Something-Something-v2 entry; ``label`` is None for the unlabelled test split."""
+
     id: str
     path: Path
     label: Optional[int]
@@ -72,13 +83,19 @@ def parse_list_line(line: str, where: str, complete: bool = True) -> tuple:
         ints.insert(0, int(parts.pop()))
     frames, label = (ints + [None, None])[:2]
     if (frames is not None and frames < 1) or (label is not None and label < 0):
-        raise ValueError(f"{where}: expected 'path [num_frames [label]]' with num_frames >= 1 "
-                         f"and label >= 0, got {line!r}")
+        raise ValueError(
+            f"{where}: expected 'path [num_frames [label]]' with num_frames >= 1 "
+            f"and label >= 0, got {line!r}"
+        )
     return " ".join(parts), frames, label
 
 
-def read_tsm_list(list_file: PathLike, root: Optional[PathLike] = None, min_frames: int = 1,
-                  allow_empty: bool = False) -> List[VideoSource]:
+def read_tsm_list(
+    list_file: PathLike,
+    root: Optional[PathLike] = None,
+    min_frames: int = 1,
+    allow_empty: bool = False,
+) -> List[VideoSource]:
     """Parse a TSM list file (every line ``path num_frames label``) into :class:`VideoSource` s
     (no file is opened: paths are checked where they are read).
 
@@ -117,8 +134,9 @@ def read_video_list(list_file: PathLike, counter: Optional[Callable] = None) -> 
     return out
 
 
-def write_tsm_list(list_file: PathLike, records: Iterable[VideoSource],
-                   root: Optional[PathLike] = None) -> Path:
+def write_tsm_list(
+    list_file: PathLike, records: Iterable[VideoSource], root: Optional[PathLike] = None
+) -> Path:
     """Write ``records`` as a TSM list file (paths relative to ``root``, default the list's
     folder, when they lie under it), atomically. Returns the path."""
     list_file = Path(list_file)
@@ -138,8 +156,9 @@ def ssv2_labels(raw: Any, where: PathLike) -> dict:
     """Something-Something's ``{class name: id}`` object (ids strings or ints) as
     ``{name: int id}``; ValueError naming ``where`` for anything else."""
     if not isinstance(raw, dict):
-        raise ValueError(f"{where}: expected an object of class name -> id, "
-                         f"got {type(raw).__name__}")
+        raise ValueError(
+            f"{where}: expected an object of class name -> id, got {type(raw).__name__}"
+        )
     try:
         return {str(k): int(v) for k, v in raw.items()}
     except (TypeError, ValueError):
@@ -156,8 +175,12 @@ def ssv2_class_name(template: str) -> str:
     return template.replace("[", "").replace("]", "").strip()
 
 
-def read_ssv2(split_json: PathLike, labels: Union[PathLike, dict, None],
-              root: Optional[PathLike] = None, video_template: str = "{}.webm") -> list:
+def read_ssv2(
+    split_json: PathLike,
+    labels: Union[PathLike, dict, None],
+    root: Optional[PathLike] = None,
+    video_template: str = "{}.webm",
+) -> list:
     """Entries of a Something-Something-v2 split as :class:`SSv2Record` s.
 
     ``labels`` is ``labels.json``, its parsed dict, or None (every entry unlabelled). ``path`` is
@@ -179,16 +202,26 @@ def read_ssv2(split_json: PathLike, labels: Union[PathLike, dict, None],
         if template is not None and classes is not None:
             name = ssv2_class_name(template)
             if name not in classes:
-                raise ValueError(f"{split_json}: entry {i} (id {e['id']}): class {name!r} is not "
-                                 f"in the labels ({len(classes)} classes)")
+                raise ValueError(
+                    f"{split_json}: entry {i} (id {e['id']}): class {name!r} is not "
+                    f"in the labels ({len(classes)} classes)"
+                )
             label = classes[name]
-        out.append(SSv2Record(str(e["id"]), base / video_template.format(e["id"]), label,
-                              template, tuple(e.get("placeholders", ()))))
+        out.append(
+            SSv2Record(
+                str(e["id"]),
+                base / video_template.format(e["id"]),
+                label,
+                template,
+                tuple(e.get("placeholders", ())),
+            )
+        )
     return out
 
 
-def ssv2_video_records(entries: Iterable[SSv2Record],
-                       frame_counter: Optional[Callable[[Path], int]] = None) -> list:
+def ssv2_video_records(
+    entries: Iterable[SSv2Record], frame_counter: Optional[Callable[[Path], int]] = None
+) -> list:
     """:class:`VideoSource` s for labelled SSv2 entries, counting each video's frames with
     ``frame_counter`` (default :func:`tsm_apps.data.video.count_frames`: container metadata)."""
     if frame_counter is None:

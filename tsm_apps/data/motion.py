@@ -34,6 +34,7 @@ Boxes are float ``[x1, y1, x2, y2]`` in pixel *edge* coordinates (width ``x2 - x
 boxes of ImageNet-VID are inclusive integers; :func:`snippet_motion_iou` converts them to
 ``[xmin, ymin, xmax + 1, ymax + 1]``, which gives the devkit's ``+ 1`` widths. Pure numpy.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,9 +44,9 @@ import numpy as np
 
 from .vid_layout import edge_box
 
-WINDOW = 10          # frames on each side of t
-SLOW_ABOVE = 0.9     # motion IoU > 0.9: slow
-FAST_BELOW = 0.7     # motion IoU < 0.7: fast; in between (both ends included): medium
+WINDOW = 10  # frames on each side of t
+SLOW_ABOVE = 0.9  # motion IoU > 0.9: slow
+FAST_BELOW = 0.7  # motion IoU < 0.7: fast; in between (both ends included): medium
 MOTION_CLASSES = ("slow", "medium", "fast")
 
 
@@ -64,7 +65,9 @@ def box_iou(a: object, b: object) -> np.ndarray:
     return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
 
 
-def motion_iou(track_boxes: Sequence[Optional[Sequence[float]]], window: int = WINDOW) -> np.ndarray:
+def motion_iou(
+    track_boxes: Sequence[Optional[Sequence[float]]], window: int = WINDOW
+) -> np.ndarray:
     """Motion IoU per frame of one track.
 
     ``track_boxes``: one entry per frame of the snippet, an edge-coordinate box
@@ -113,12 +116,15 @@ def snippet_motion_iou(frames: Sequence, window: int = WINDOW) -> list:
         for obj in frame.objects:
             boxes = tracks.setdefault(obj.trackid, [None] * len(frames))
             if boxes[t] is not None:
-                raise ValueError(f"frame {t} ({getattr(frame, 'filename', '?')}): track "
-                                 f"{obj.trackid} appears twice")
+                raise ValueError(
+                    f"frame {t} ({getattr(frame, 'filename', '?')}): track "
+                    f"{obj.trackid} appears twice"
+                )
             boxes[t] = edge_box(obj.box)
     per_track = {tid: motion_iou(boxes, window) for tid, boxes in tracks.items()}
-    return [[float(per_track[o.trackid][t]) for o in frame.objects]
-            for t, frame in enumerate(frames)]
+    return [
+        [float(per_track[o.trackid][t]) for o in frame.objects] for t, frame in enumerate(frames)
+    ]
 
 
 def count_motion_classes(values: object) -> Mapping[str, int]:
@@ -145,11 +151,19 @@ def read_motion_iou_mat(path: str | os.PathLike) -> list:
         raise ValueError(f"{path}: unreadable MATLAB file ({e})") from None
     cells = data.get("motion_iou")
     if cells is None or cells.dtype != object:
-        raise ValueError(f"{path}: expected a cell array variable 'motion_iou' (one cell per val "
-                         f"frame), got variables {sorted(k for k in data if not k.startswith('_'))}")
-    return [np.array([_scalar(v) for v in np.asarray(c, object).reshape(-1)] if c.dtype == object
-                     else np.asarray(c, np.float64).reshape(-1), np.float64)
-            for c in cells.reshape(-1)]
+        raise ValueError(
+            f"{path}: expected a cell array variable 'motion_iou' (one cell per val "
+            f"frame), got variables {sorted(k for k in data if not k.startswith('_'))}"
+        )
+    return [
+        np.array(
+            [_scalar(v) for v in np.asarray(c, object).reshape(-1)]
+            if c.dtype == object
+            else np.asarray(c, np.float64).reshape(-1),
+            np.float64,
+        )
+        for c in cells.reshape(-1)
+    ]
 
 
 def _scalar(v: object) -> float:

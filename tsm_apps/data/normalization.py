@@ -5,6 +5,7 @@ RGB: ImageNet mean/std on values in ``[0, 1]`` (torchvision, the official TSM re
 on 0-255 values are the same numbers times 255). Flow: mean 0.5, std 0.226 for every channel
 (official TSM ``ops/models.py``: ``input_mean [0.5]``, ``input_std`` the mean of ImageNet's std).
 """
+
 from __future__ import annotations
 
 from typing import Sequence, Union
@@ -19,8 +20,15 @@ FLOW_STD = 0.226
 
 Stat = Union[float, Sequence[float]]
 
-__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "FLOW_MEAN", "FLOW_STD", "normalize",
-           "normalize_uint8", "modality_stats"]
+__all__ = [
+    "IMAGENET_MEAN",
+    "IMAGENET_STD",
+    "FLOW_MEAN",
+    "FLOW_STD",
+    "normalize",
+    "normalize_uint8",
+    "modality_stats",
+]
 
 
 def modality_stats(modality: str) -> tuple:
@@ -41,8 +49,10 @@ def normalize(x: Tensor, mean: Stat = IMAGENET_MEAN, std: Stat = IMAGENET_STD) -
     m, s = x.new_tensor(mean), x.new_tensor(std)
     if m.dim():
         if m.numel() != x.shape[-3] or s.numel() != x.shape[-3]:
-            raise ValueError(f"{m.numel()} mean / {s.numel()} std values for "
-                             f"{x.shape[-3]} channels of {tuple(x.shape)}")
+            raise ValueError(
+                f"{m.numel()} mean / {s.numel()} std values for "
+                f"{x.shape[-3]} channels of {tuple(x.shape)}"
+            )
         m, s = m.view(-1, 1, 1), s.view(-1, 1, 1)
     return (x - m) / s
 

@@ -15,6 +15,7 @@ the pixels each RGB view shows. ``boxes (crops, 4)``: ``x0, y0, x1, y1`` of each
 original frame's pixels (``frame_size = (H, W)``); :meth:`ClipViews.to_input` and
 :meth:`ClipViews.box_in` map boxes between the frame and a crop's input.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ __all__ = ["ClipViews", "clip_indices", "flow_stacks", "load_views", "views_from
 @dataclass
 class ClipViews:
     """A video's test input under a protocol (layouts in the module docstring)."""
+
     input: Tensor
     indices: np.ndarray
     frames: Optional[np.ndarray]
@@ -66,8 +68,9 @@ class ClipViews:
         return (x0 * sx, y0 * sy, x1 * sx, y1 * sy)
 
 
-def clip_indices(protocol: TestProtocol, num_frames: int, num_segments: int,
-                 new_length: int = 1) -> np.ndarray:
+def clip_indices(
+    protocol: TestProtocol, num_frames: int, num_segments: int, new_length: int = 1
+) -> np.ndarray:
     """``(clips, T)`` 0-based start frames of every clip's segments under ``protocol``.
 
     ``tsn``: segment centres ``int(tick / 2 + tick * i)`` with ``tick = (F - L + 1) / T``
@@ -115,9 +118,13 @@ def _boxes(offsets: list, size: tuple, scaled: tuple, original: tuple) -> np.nda
     return np.array([[x * fx, y * fy, (x + w) * fx, (y + h) * fy] for y, x, _ in offsets])
 
 
-def views_from_frames(read: Callable[[np.ndarray], np.ndarray], indices: np.ndarray,
-                      protocol: TestProtocol, modality: str = "rgb",
-                      stacks: Optional[np.ndarray] = None) -> ClipViews:
+def views_from_frames(
+    read: Callable[[np.ndarray], np.ndarray],
+    indices: np.ndarray,
+    protocol: TestProtocol,
+    modality: str = "rgb",
+    stacks: Optional[np.ndarray] = None,
+) -> ClipViews:
     """The views of the clips ``indices (clips, T)``; ``read(flat indices) -> uint8
     (n, H, W, C)`` decodes frames (RGB) or flow fields (``stacks (clips, T, L)`` given)."""
     clips, t = indices.shape
@@ -126,7 +133,7 @@ def views_from_frames(read: Callable[[np.ndarray], np.ndarray], indices: np.ndar
     length = stacks.shape[-1] if stacks is not None else 1
     views, offsets, scaled = _views(raw, protocol)
     k, _, h, w, c = views.shape
-    x = ToTensor()(views.reshape(-1, h, w, c))                        # (K*clips*T*L, C, h, w)
+    x = ToTensor()(views.reshape(-1, h, w, c))  # (K*clips*T*L, C, h, w)
     x = normalize(x, *modality_stats(modality))
     x = x.reshape(k, clips, t, length * c, h, w).transpose(0, 1).reshape(-1, t, length * c, h, w)
     shown = None
@@ -134,25 +141,48 @@ def views_from_frames(read: Callable[[np.ndarray], np.ndarray], indices: np.ndar
         shown = views.reshape(k, clips, t, h, w, c).transpose(1, 0, 2, 3, 4, 5)
         shown = np.ascontiguousarray(shown.reshape(-1, t, h, w, c))
     size = (h, w)
-    return ClipViews(x.contiguous(), indices, shown, _boxes(offsets, size, scaled, raw.shape[1:3]),
-                     [f for _, _, f in offsets], tuple(raw.shape[1:3]), protocol, stacks)
+    return ClipViews(
+        x.contiguous(),
+        indices,
+        shown,
+        _boxes(offsets, size, scaled, raw.shape[1:3]),
+        [f for _, _, f in offsets],
+        tuple(raw.shape[1:3]),
+        protocol,
+        stacks,
+    )
 
 
-def load_views(source: Optional[VideoSource], protocol: TestProtocol, num_segments: int,
-               modality: str = "rgb", new_length: int = 1,
-               frames: Optional[np.ndarray] = None) -> ClipViews:
+def load_views(
+    source: Optional[VideoSource],
+    protocol: TestProtocol,
+    num_segments: int,
+    modality: str = "rgb",
+    new_length: int = 1,
+    frames: Optional[np.ndarray] = None,
+) -> ClipViews:
     """The test input of one video ``source``; ``frames`` uint8 ``(F, H, W, 3)`` already
     decoded are used instead of reading ``source.path`` (``source`` may then be None).
     Flow: ``source.path`` is the video's flow folder and ``num_frames`` its field count."""
     num = int(len(frames) if frames is not None else source.num_frames)
     if modality == "flow":
         from .flow import read_flow
+
         idx = clip_indices(protocol, num, num_segments, new_length)
-        return views_from_frames(lambda i: read_flow(source.path, i), idx, protocol, "flow",
-                                 flow_stacks(idx, new_length, num))
+        return views_from_frames(
+            lambda i: read_flow(source.path, i),
+            idx,
+            protocol,
+            "flow",
+            flow_stacks(idx, new_length, num),
+        )
     idx = clip_indices(protocol, num, num_segments)
     if frames is not None:
         return views_from_frames(lambda i: np.ascontiguousarray(frames[i]), idx, protocol)
     from .video import read_video_frames
-    return views_from_frames(lambda i: read_video_frames(source.path, i, source.frame_template,
-                                                         source.start_index), idx, protocol)
+
+    return views_from_frames(
+        lambda i: read_video_frames(source.path, i, source.frame_template, source.start_index),
+        idx,
+        protocol,
+    )

@@ -21,6 +21,7 @@ dissection, the app and the Python API see the same pixels and give the same ans
 ``view="frame"`` (an explicit option, e.g. to see a CAM over the whole frame) keeps the protocol's
 sampling and scale but takes the whole resized frame instead of crops.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
@@ -36,8 +37,15 @@ FUSIONS = ("logits", "prob")
 VIEWS = ("crop", "frame")
 OFFICIAL_SCALE = (256, 224)  # shorter side : crop side (official test_models.py scale_size)
 
-__all__ = ["TestProtocol", "mmaction2_protocol", "official_scale_size", "SAMPLINGS", "FUSIONS",
-           "VIEWS", "OFFICIAL_SCALE"]
+__all__ = [
+    "TestProtocol",
+    "mmaction2_protocol",
+    "official_scale_size",
+    "SAMPLINGS",
+    "FUSIONS",
+    "VIEWS",
+    "OFFICIAL_SCALE",
+]
 
 
 def official_scale_size(crop_size: int) -> int:
@@ -59,6 +67,7 @@ class TestProtocol:
     ``fusion``: how views are averaged (``logits``: mean logits, official; ``prob``: mean of
     softmax, mmaction2's ``average_clips='prob'``); ``source``: where the protocol comes from.
     """
+
     __test__ = False  # not a pytest test class
 
     origin: str = "tsm_apps"
@@ -76,18 +85,21 @@ class TestProtocol:
     source: str = "default"
 
     def __post_init__(self) -> None:
-        checks = [(self.sampling in SAMPLINGS, f"sampling must be one of {SAMPLINGS}"),
-                  (self.clips >= 1, "clips must be >= 1"),
-                  (self.crop_size >= 1 and self.scale_size >= 1, "sizes must be >= 1"),
-                  (self.style in CROP_STYLES, f"style must be one of {CROP_STYLES}"),
-                  (self.crops in VIEW_CROPS.get(self.style, ()),
-                   f"{self.style} crops must be one of {VIEW_CROPS.get(self.style)}"),
-                  (self.resize in RESIZE_BACKENDS, f"resize must be one of {RESIZE_BACKENDS}"),
-                  (self.size_rounding in SIZE_ROUNDING,
-                   f"size_rounding must be one of {SIZE_ROUNDING}"),
-                  (self.fusion in FUSIONS, f"fusion must be one of {FUSIONS}"),
-                  (self.view in VIEWS, f"view must be one of {VIEWS}"),
-                  (self.sampling != "twice" or self.clips == 2, "twice sampling gives 2 clips")]
+        checks = [
+            (self.sampling in SAMPLINGS, f"sampling must be one of {SAMPLINGS}"),
+            (self.clips >= 1, "clips must be >= 1"),
+            (self.crop_size >= 1 and self.scale_size >= 1, "sizes must be >= 1"),
+            (self.style in CROP_STYLES, f"style must be one of {CROP_STYLES}"),
+            (
+                self.crops in VIEW_CROPS.get(self.style, ()),
+                f"{self.style} crops must be one of {VIEW_CROPS.get(self.style)}",
+            ),
+            (self.resize in RESIZE_BACKENDS, f"resize must be one of {RESIZE_BACKENDS}"),
+            (self.size_rounding in SIZE_ROUNDING, f"size_rounding must be one of {SIZE_ROUNDING}"),
+            (self.fusion in FUSIONS, f"fusion must be one of {FUSIONS}"),
+            (self.view in VIEWS, f"view must be one of {VIEWS}"),
+            (self.sampling != "twice" or self.clips == 2, "twice sampling gives 2 clips"),
+        ]
         for ok, msg in checks:
             if not ok:
                 raise ValueError(f"test protocol: {msg} ({self.describe_fields()})")
@@ -103,14 +115,23 @@ class TestProtocol:
     def describe(self) -> str:
         """One line for users, e.g. ``official: 10 dense clips x 3 crops of 256 from shorter
         side 256 (PIL), mean logits``."""
-        what = {"tsn": "clip" if self.clips == 1 else "clips", "dense": "dense clips",
-                "twice": "clips (twice)", "multi": "clips"}[self.sampling]
-        space = (f"the whole frame at shorter side {self.scale_size}" if self.view == "frame"
-                 else f"{self.crops} crop{'s' if self.crops > 1 else ''} of {self.crop_size} "
-                      f"from shorter side {self.scale_size}")
+        what = {
+            "tsn": "clip" if self.clips == 1 else "clips",
+            "dense": "dense clips",
+            "twice": "clips (twice)",
+            "multi": "clips",
+        }[self.sampling]
+        space = (
+            f"the whole frame at shorter side {self.scale_size}"
+            if self.view == "frame"
+            else f"{self.crops} crop{'s' if self.crops > 1 else ''} of {self.crop_size} "
+            f"from shorter side {self.scale_size}"
+        )
         fuse = "mean logits" if self.fusion == "logits" else "mean probabilities"
-        return (f"{self.origin} protocol ({self.source}): {self.clips} {what} x {space} "
-                f"({self.resize} resize), {fuse}")
+        return (
+            f"{self.origin} protocol ({self.source}): {self.clips} {what} x {space} "
+            f"({self.resize} resize), {fuse}"
+        )
 
     def with_options(self, **changes: Any) -> "TestProtocol":
         """A copy with ``changes`` (None values ignored); ``clips > 1`` with TSN sampling
@@ -130,8 +151,12 @@ class TestProtocol:
 
 
 def _mm_pipeline(cfg: Mapping) -> Optional[list]:
-    for path in (("test_pipeline",), ("test_dataloader", "dataset", "pipeline"),
-                 ("data", "test", "pipeline"), ("val_pipeline",)):
+    for path in (
+        ("test_pipeline",),
+        ("test_dataloader", "dataset", "pipeline"),
+        ("data", "test", "pipeline"),
+        ("val_pipeline",),
+    ):
         node: Any = cfg
         for key in path:
             node = node.get(key) if isinstance(node, Mapping) else None
@@ -146,25 +171,42 @@ def _mm_steps(pipeline: list) -> dict:
 
 def mmaction2_protocol(cfg_text: Optional[str]) -> TestProtocol:
     """mmaction2's test protocol from the config text a checkpoint carries (module docstring)."""
-    default = TestProtocol("mmaction2", scale_size=256, crop_size=224, crops=1, style="mmaction2",
-                           resize="cv2", size_rounding="round", fusion="prob",
-                           source="mmaction2 TSM val pipeline (no config in the checkpoint)")
+    default = TestProtocol(
+        "mmaction2",
+        scale_size=256,
+        crop_size=224,
+        crops=1,
+        style="mmaction2",
+        resize="cv2",
+        size_rounding="round",
+        fusion="prob",
+        source="mmaction2 TSM val pipeline (no config in the checkpoint)",
+    )
     if not cfg_text:
         return default
     from ..config_text import read_config_text
+
     cfg = read_config_text(cfg_text, "mmaction2 checkpoint meta['cfg']")
     pipeline = _mm_pipeline(cfg)
     if pipeline is None:
         return default
     steps = _mm_steps(pipeline)
-    out = dict(origin="mmaction2", style="mmaction2", resize="cv2", size_rounding="round",
-               source="the test pipeline of the checkpoint's mmaction2 config")
+    out = dict(
+        origin="mmaction2",
+        style="mmaction2",
+        resize="cv2",
+        size_rounding="round",
+        source="the test pipeline of the checkpoint's mmaction2 config",
+    )
     head = (cfg.get("model") or {}).get("cls_head") or {}
     out["fusion"] = "prob" if head.get("average_clips", "prob") == "prob" else "logits"
     if "DenseSampleFrames" in steps:
         s = steps["DenseSampleFrames"]
-        out.update(sampling="dense", clips=int(s.get("num_sample_positions", DENSE_TEST_CLIPS)),
-                   dense_window=int(s.get("sample_range", DENSE_WINDOW)))
+        out.update(
+            sampling="dense",
+            clips=int(s.get("num_sample_positions", DENSE_TEST_CLIPS)),
+            dense_window=int(s.get("sample_range", DENSE_WINDOW)),
+        )
     elif "SampleFrames" in steps and steps["SampleFrames"].get("twice_sample"):
         out.update(sampling="twice", clips=2)
     resize = steps.get("Resize", {}).get("scale")

@@ -7,6 +7,7 @@ Every reader of videos gives these records: list files and Something-Something J
 them. Frame counts absent from the input are read from the decoder (container metadata) or
 counted in the folder, before any frame is decoded.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,6 +30,7 @@ class VideoSource:
     none), for frame folders the file name template and first number (None: the reader's
     default, ``img_{:05d}.jpg`` from 1), and ``error``: why the video cannot be read (its frame
     count is then 0; only inputs of several videos keep such entries, for the job to count)."""
+
     path: Path
     num_frames: int
     label: Optional[int] = None
@@ -48,8 +50,9 @@ class VideoSource:
 def frame_folder_template(folder: PathLike) -> Optional[tuple]:
     """``(template, start_index)`` of a frame folder (``img_00001.jpg`` -> ``("img_{:05d}.jpg",
     1)``), or None when the folder holds no numbered images."""
-    names = sorted(p.name for p in Path(folder).iterdir()
-                   if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+    names = sorted(
+        p.name for p in Path(folder).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()
+    )
     for name in names:
         m = _NUMBERED.match(name)
         if m:
@@ -71,9 +74,14 @@ def _count(path: Path, template: Optional[tuple], counter: Optional[Callable]) -
     return count_frames(path)
 
 
-def counted_source(path: Path, name: str, frames: Optional[int] = None,
-                 label: Optional[int] = None, counter: Optional[Callable] = None,
-                 keep_unreadable: bool = True) -> VideoSource:
+def counted_source(
+    path: Path,
+    name: str,
+    frames: Optional[int] = None,
+    label: Optional[int] = None,
+    counter: Optional[Callable] = None,
+    keep_unreadable: bool = True,
+) -> VideoSource:
     """The record of ``path`` (``frames``: its count when the input states it; ``counter(path)
     -> int`` replaces the decoder's count). A video whose frames cannot be counted raises
     ValueError when ``keep_unreadable`` is False, else is kept with its ``error``."""
@@ -87,14 +95,20 @@ def counted_source(path: Path, name: str, frames: Optional[int] = None,
         return VideoSource(path, 0, label, name, error=e.reason)
 
 
-def _counted(path: Path, name: str, frames: Optional[int], label: Optional[int],
-             counter: Optional[Callable] = None) -> VideoSource:
+def _counted(
+    path: Path,
+    name: str,
+    frames: Optional[int],
+    label: Optional[int],
+    counter: Optional[Callable] = None,
+) -> VideoSource:
     template = None
     if path.is_dir():
         template = frame_folder_template(path)
         if template is None:
-            raise ValueError(f"{path}: a folder without numbered frame images "
-                             f"(expected e.g. img_00001.jpg)")
+            raise ValueError(
+                f"{path}: a folder without numbered frame images (expected e.g. img_00001.jpg)"
+            )
     elif not path.is_file():
         raise FileNotFoundError(f"video not found: {path}")
     n = int(frames) if frames is not None else _count(path, template, counter)

@@ -13,6 +13,7 @@ Output sizes for "shorter side to ``s``" (:func:`short_side_size`): torchvision 
 longer side (``int(s * long / short)``), mmcv's ``rescale_size`` rounds it
 (``int(long * s / short + 0.5)``).
 """
+
 from __future__ import annotations
 
 from typing import Tuple
@@ -24,14 +25,17 @@ from torch.nn import functional as F
 RESIZE_BACKENDS = ("pil", "cv2", "torch")
 SIZE_ROUNDING = ("floor", "round")
 
-__all__ = ["RESIZE_BACKENDS", "SIZE_ROUNDING", "check_frames", "resize_frames",
-           "short_side_size"]
+__all__ = ["RESIZE_BACKENDS", "SIZE_ROUNDING", "check_frames", "resize_frames", "short_side_size"]
 
 
 def check_frames(frames: np.ndarray) -> np.ndarray:
     """``frames`` if it is uint8 ``(N, H, W, C)`` with ``C`` 3 (RGB) or 2 (flow), else ValueError."""
-    if not isinstance(frames, np.ndarray) or frames.dtype != np.uint8 or frames.ndim != 4 \
-            or frames.shape[-1] not in (2, 3):
+    if (
+        not isinstance(frames, np.ndarray)
+        or frames.dtype != np.uint8
+        or frames.ndim != 4
+        or frames.shape[-1] not in (2, 3)
+    ):
         got = f"{frames.dtype} {frames.shape}" if isinstance(frames, np.ndarray) else type(frames)
         raise ValueError(f"expected uint8 frames (N, H, W, 3) or flow (N, H, W, 2), got {got}")
     return frames
@@ -51,6 +55,7 @@ def short_side_size(h: int, w: int, short: int, rounding: str = "floor") -> Tupl
 
 def _pil(frames: np.ndarray, h: int, w: int) -> np.ndarray:
     from PIL import Image
+
     out = np.empty((len(frames), h, w, frames.shape[-1]), np.uint8)
     for i, f in enumerate(frames):
         if f.shape[-1] == 3:
@@ -64,8 +69,10 @@ def _pil(frames: np.ndarray, h: int, w: int) -> np.ndarray:
 
 def _cv2(frames: np.ndarray, h: int, w: int) -> np.ndarray:
     import cv2
-    return np.stack([cv2.resize(f, (w, h), interpolation=cv2.INTER_LINEAR).reshape(h, w, -1)
-                     for f in frames])
+
+    return np.stack(
+        [cv2.resize(f, (w, h), interpolation=cv2.INTER_LINEAR).reshape(h, w, -1) for f in frames]
+    )
 
 
 def _torch(frames: np.ndarray, h: int, w: int) -> np.ndarray:

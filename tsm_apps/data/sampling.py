@@ -7,6 +7,7 @@ formulas are those of the official TSM repository (``ops/dataset.py``: ``_sample
 ``new_length = 1`` (RGB), shifted from its 1-based frame numbers to 0-based indices.
 Randomness comes only from the ``numpy.random.Generator`` passed in.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Optional
@@ -17,9 +18,19 @@ DENSE_WINDOW = 64
 DENSE_TEST_CLIPS = 10
 Sampler = Callable[[int, Optional[np.random.Generator]], np.ndarray]
 
-__all__ = ["sample_train", "sample_val", "sample_test", "sample_twice", "sample_multi_clip",
-           "dense_sample", "dense_sample_test", "make_sampler", "SegmentSampler", "DENSE_WINDOW",
-           "DENSE_TEST_CLIPS"]
+__all__ = [
+    "sample_train",
+    "sample_val",
+    "sample_test",
+    "sample_twice",
+    "sample_multi_clip",
+    "dense_sample",
+    "dense_sample_test",
+    "make_sampler",
+    "SegmentSampler",
+    "DENSE_WINDOW",
+    "DENSE_TEST_CLIPS",
+]
 
 
 def _check(num_frames: int, num_segments: int) -> None:
@@ -68,8 +79,9 @@ def sample_twice(num_frames: int, num_segments: int) -> np.ndarray:
     """Two test clips ``(2T,)``: segment centres ``int(tick / 2 + tick * i)`` then segment
     starts ``int(tick * i)`` (the official ``twice_sample``)."""
     _check(num_frames, num_segments)
-    return np.concatenate([_ticks(num_frames, num_segments, 0.5),
-                           _ticks(num_frames, num_segments, 0.0)])
+    return np.concatenate(
+        [_ticks(num_frames, num_segments, 0.5), _ticks(num_frames, num_segments, 0.0)]
+    )
 
 
 def sample_multi_clip(num_frames: int, num_segments: int, num_clips: int) -> np.ndarray:
@@ -94,8 +106,9 @@ def _dense_positions(num_frames: int, num_segments: int, window: int) -> tuple:
     return max(1, 1 + num_frames - window), window // num_segments
 
 
-def dense_sample(num_frames: int, num_segments: int, rng: np.random.Generator,
-                 window: int = DENSE_WINDOW) -> np.ndarray:
+def dense_sample(
+    num_frames: int, num_segments: int, rng: np.random.Generator, window: int = DENSE_WINDOW
+) -> np.ndarray:
     """Dense (I3D-style) training/validation clip: ``T`` frames ``stride = window // T`` apart
     from a random start, wrapping around short videos.
 
@@ -108,8 +121,12 @@ def dense_sample(num_frames: int, num_segments: int, rng: np.random.Generator,
     return (np.arange(num_segments, dtype=np.int64) * stride + start) % num_frames
 
 
-def dense_sample_test(num_frames: int, num_segments: int, num_clips: int = DENSE_TEST_CLIPS,
-                      window: int = DENSE_WINDOW) -> np.ndarray:
+def dense_sample_test(
+    num_frames: int,
+    num_segments: int,
+    num_clips: int = DENSE_TEST_CLIPS,
+    window: int = DENSE_WINDOW,
+) -> np.ndarray:
     """Dense test clips ``(num_clips*T,)``: starts ``np.linspace(0, p - 1, num_clips, dtype=int)``
     with ``p = max(1, 1 + num_frames - window)``, then as :func:`dense_sample` for each start."""
     _check(num_frames, num_segments)
@@ -125,8 +142,9 @@ class SegmentSampler:
     """A picklable ``(num_frames, rng) -> indices``: ``fn(num_frames, *args, [rng,] **kwargs)``
     (``rng`` passed only when ``random``), so data sets work with spawned DataLoader workers."""
 
-    def __init__(self, fn: Callable, args: tuple = (), kwargs: Optional[dict] = None,
-                 random: bool = False) -> None:
+    def __init__(
+        self, fn: Callable, args: tuple = (), kwargs: Optional[dict] = None, random: bool = False
+    ) -> None:
         self.fn, self.args, self.kwargs, self.random = fn, tuple(args), dict(kwargs or {}), random
 
     def __call__(self, num_frames: int, rng: Optional[np.random.Generator] = None) -> np.ndarray:
@@ -140,8 +158,14 @@ class SegmentSampler:
         return f"SegmentSampler({self.fn.__name__}, {self.args}, {self.kwargs})"
 
 
-def make_sampler(mode: str, num_segments: int, dense: bool = False, twice: bool = False,
-                 num_clips: int = 1, window: int = DENSE_WINDOW) -> Sampler:
+def make_sampler(
+    mode: str,
+    num_segments: int,
+    dense: bool = False,
+    twice: bool = False,
+    num_clips: int = 1,
+    window: int = DENSE_WINDOW,
+) -> Sampler:
     """A function ``(num_frames, rng) -> indices`` for a data set ``mode``.
 
     ``train``: :func:`sample_train` (or :func:`dense_sample`); ``val``: :func:`sample_val` (or
@@ -159,8 +183,11 @@ def make_sampler(mode: str, num_segments: int, dense: bool = False, twice: bool 
     if mode != "test":
         if dense:
             return SegmentSampler(dense_sample, (t,), {"window": window}, True)
-        return SegmentSampler(sample_train, (t,), {}, True) if mode == "train" else \
-            SegmentSampler(sample_val, (t,))
+        return (
+            SegmentSampler(sample_train, (t,), {}, True)
+            if mode == "train"
+            else SegmentSampler(sample_val, (t,))
+        )
     if dense:
         k = num_clips if num_clips > 1 else DENSE_TEST_CLIPS
         return SegmentSampler(dense_sample_test, (t, k, window))

@@ -17,6 +17,7 @@ Frame counts absent from the input are read from the decoder (container metadata
 in the folder. Checks run here, before any decoding: a missing path, a list line that does not
 parse or a path in a list that does not exist raise ValueError/FileNotFoundError naming it.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,10 +30,38 @@ from .record import IMAGE_SUFFIXES, VideoSource, counted_source, frame_folder_te
 __all__ = ["find_sources", "resolve_list", "VIDEO_SUFFIXES", "LIST_NAMES"]
 
 PathLike = Union[str, os.PathLike]
-VIDEO_SUFFIXES = (".mp4", ".m4v", ".webm", ".avi", ".mkv", ".mov", ".mpg", ".mpeg", ".flv",
-                  ".wmv", ".ogv", ".3gp", ".ts")
-NOT_VIDEO = IMAGE_SUFFIXES + (".txt", ".json", ".csv", ".md", ".pth", ".pt", ".npz", ".npy",
-                              ".xml", ".py", ".html", ".log", ".yaml", ".yml", ".toml")
+VIDEO_SUFFIXES = (
+    ".mp4",
+    ".m4v",
+    ".webm",
+    ".avi",
+    ".mkv",
+    ".mov",
+    ".mpg",
+    ".mpeg",
+    ".flv",
+    ".wmv",
+    ".ogv",
+    ".3gp",
+    ".ts",
+)
+NOT_VIDEO = IMAGE_SUFFIXES + (
+    ".txt",
+    ".json",
+    ".csv",
+    ".md",
+    ".pth",
+    ".pt",
+    ".npz",
+    ".npy",
+    ".xml",
+    ".py",
+    ".html",
+    ".log",
+    ".yaml",
+    ".yml",
+    ".toml",
+)
 LIST_NAMES = ("val.txt", "test.txt")
 
 
@@ -58,6 +87,7 @@ def _is_video_file(path: Path) -> bool:
     if suffix in NOT_VIDEO or path.name.startswith("."):
         return False
     from .video import VideoDecodeError, count_frames
+
     try:  # unknown suffix: ask the demuxer (header only)
         return count_frames(path) > 0
     except (VideoDecodeError, OSError, ValueError):
@@ -85,8 +115,10 @@ def resolve_list(data: PathLike) -> Path:
     folder with one; raises ``FileNotFoundError`` naming the path where nothing is there."""
     p = Path(data)
     if not p.exists():
-        raise FileNotFoundError(f"data not found: {p} (expected a video, a folder of videos or "
-                                "frame folders, a list file or a Something-Something JSON)")
+        raise FileNotFoundError(
+            f"data not found: {p} (expected a video, a folder of videos or "
+            "frame folders, a list file or a Something-Something JSON)"
+        )
     lists = [p / n for n in LIST_NAMES if (p / n).is_file()] if p.is_dir() else []
     return lists[0] if lists else p
 
@@ -102,14 +134,18 @@ def find_sources(data: PathLike, counter: Optional[Callable] = None) -> List[Vid
             return [VideoSource.of(p, counter)]
         found = _walk(p, counter)
         if not found:
-            raise ValueError(f"{p}: no videos found (searched recursively for video files "
-                             f"{', '.join(VIDEO_SUFFIXES[:6])}, ... and frame folders)")
+            raise ValueError(
+                f"{p}: no videos found (searched recursively for video files "
+                f"{', '.join(VIDEO_SUFFIXES[:6])}, ... and frame folders)"
+            )
         return found
     if p.suffix.lower() == ".json":
         return _ssv2(p, counter)
     if p.suffix.lower() in (".txt", ".lst", ".list", ".csv"):
         return read_video_list(p, counter)
     if not _is_video_file(p):
-        raise ValueError(f"{p}: not a video PyAV can read, a list file (.txt) or a "
-                         "Something-Something JSON (.json)")
+        raise ValueError(
+            f"{p}: not a video PyAV can read, a list file (.txt) or a "
+            "Something-Something JSON (.json)"
+        )
     return [VideoSource.of(p, counter)]

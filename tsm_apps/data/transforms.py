@@ -10,6 +10,7 @@ offsets, scales 1, .875, .75, .66; test views in :mod:`tsm_apps.data.crops`); re
 :mod:`tsm_apps.data.resize`. Mirroring a flow clip also inverts its x fields (``255 - x``), as
 the official ``GroupRandomHorizontalFlip(is_flow=True)`` does.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,9 +26,23 @@ from .resize import check_frames, resize_frames, short_side_size
 MULTI_SCALES = (1.0, 0.875, 0.75, 0.66)
 Size = Union[int, Sequence[int]]
 
-__all__ = ["Compose", "GroupScale", "GroupCenterCrop", "GroupRandomCrop", "GroupMultiScaleCrop",
-           "GroupRandomResizedCrop", "GroupRandomHorizontalFlip", "GroupViews", "ToTensor",
-           "ToUint8Tensor", "Normalize", "mirror", "train_transform", "MULTI_SCALES", "TRAIN_CROPS"]
+__all__ = [
+    "Compose",
+    "GroupScale",
+    "GroupCenterCrop",
+    "GroupRandomCrop",
+    "GroupMultiScaleCrop",
+    "GroupRandomResizedCrop",
+    "GroupRandomHorizontalFlip",
+    "GroupViews",
+    "ToTensor",
+    "ToUint8Tensor",
+    "Normalize",
+    "mirror",
+    "train_transform",
+    "MULTI_SCALES",
+    "TRAIN_CROPS",
+]
 
 TRAIN_CROPS = ("area", "multiscale")
 
@@ -43,7 +58,7 @@ def _crop(frames: np.ndarray, y: int, x: int, h: int, w: int) -> np.ndarray:
     H, W = frames.shape[1:3]
     if h > H or w > W or y < 0 or x < 0 or y + h > H or x + w > W:
         raise ValueError(f"crop {h}x{w} at (y={y}, x={x}) does not fit frames of {H}x{W}")
-    return frames[:, y:y + h, x:x + w]
+    return frames[:, y : y + h, x : x + w]
 
 
 def mirror(frames: np.ndarray) -> np.ndarray:
@@ -116,9 +131,15 @@ class GroupMultiScaleCrop:
     ``max_distort`` apart, placed at one of the fixed offsets (or anywhere when not
     ``fix_crop``), then resized to ``size``."""
 
-    def __init__(self, size: Size, scales: Sequence[float] = MULTI_SCALES, max_distort: int = 1,
-                 fix_crop: bool = True, more_fix_crop: bool = True,
-                 backend: str = "pil") -> None:
+    def __init__(
+        self,
+        size: Size,
+        scales: Sequence[float] = MULTI_SCALES,
+        max_distort: int = 1,
+        fix_crop: bool = True,
+        more_fix_crop: bool = True,
+        backend: str = "pil",
+    ) -> None:
         self.size = _hw(size)
         self.scales = tuple(scales)
         self.max_distort, self.fix_crop, self.more_fix_crop = max_distort, fix_crop, more_fix_crop
@@ -129,8 +150,12 @@ class GroupMultiScaleCrop:
         sides = [int(min(H, W) * s) for s in self.scales]
         ch = [self.size[0] if abs(s - self.size[0]) < 3 else s for s in sides]
         cw = [self.size[1] if abs(s - self.size[1]) < 3 else s for s in sides]
-        return [(h, w) for i, h in enumerate(ch) for j, w in enumerate(cw)
-                if abs(i - j) <= self.max_distort]
+        return [
+            (h, w)
+            for i, h in enumerate(ch)
+            for j, w in enumerate(cw)
+            if abs(i - j) <= self.max_distort
+        ]
 
     def __call__(self, frames: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         H, W = check_frames(frames).shape[1:3]
@@ -230,16 +255,25 @@ class Normalize:
         return normalize(x, self.mean, self.std)
 
 
-def train_transform(size: int = 224, crop: str = "multiscale", flip: bool = True,
-                    min_area: float = 0.5, scales: Sequence[float] = MULTI_SCALES,
-                    modality: str = "rgb", backend: str = "pil",
-                    normalize: bool = True) -> Compose:
+def train_transform(
+    size: int = 224,
+    crop: str = "multiscale",
+    flip: bool = True,
+    min_area: float = 0.5,
+    scales: Sequence[float] = MULTI_SCALES,
+    modality: str = "rgb",
+    backend: str = "pil",
+    normalize: bool = True,
+) -> Compose:
     """Training augmentation: ``crop`` = ``"multiscale"`` (the official TSN/TSM crop) or
     ``"area"`` (:class:`GroupRandomResizedCrop`), optional mirror, tensor, normalise; without
     ``normalize`` the clip stays uint8 (:class:`ToUint8Tensor`), normalised later."""
     if crop not in TRAIN_CROPS:
         raise ValueError(f"crop must be one of {TRAIN_CROPS}, got {crop!r}")
-    first = (GroupMultiScaleCrop(size, scales, backend=backend) if crop == "multiscale"
-             else GroupRandomResizedCrop(size, min_area, backend))
+    first = (
+        GroupMultiScaleCrop(size, scales, backend=backend)
+        if crop == "multiscale"
+        else GroupRandomResizedCrop(size, min_area, backend)
+    )
     last = [ToTensor(), Normalize(*modality_stats(modality))] if normalize else [ToUint8Tensor()]
     return Compose([first, GroupRandomHorizontalFlip(enabled=flip), *last])

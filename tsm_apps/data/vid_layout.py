@@ -29,6 +29,7 @@ the released XML also has boxes on or past the border (``xmax = width``, ``ymax 
 :func:`read_frame_xml` returns as given (FGFA clips them for training, scores them as given).
 This module never imports mmdet; ``detection`` parses the same files for training.
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -37,16 +38,36 @@ from pathlib import Path
 
 # (WordNet id, name) in ILSVRC2015_VID_ID order 1..30 (devkit data/meta_vid.mat).
 VID_CLASSES: tuple[tuple[str, str], ...] = (
-    ("n02691156", "airplane"), ("n02419796", "antelope"), ("n02131653", "bear"),
-    ("n02834778", "bicycle"), ("n01503061", "bird"), ("n02924116", "bus"),
-    ("n02958343", "car"), ("n02402425", "cattle"), ("n02084071", "dog"),
-    ("n02121808", "domestic_cat"), ("n02503517", "elephant"), ("n02118333", "fox"),
-    ("n02510455", "giant_panda"), ("n02342885", "hamster"), ("n02374451", "horse"),
-    ("n02129165", "lion"), ("n01674464", "lizard"), ("n02484322", "monkey"),
-    ("n03790512", "motorcycle"), ("n02324045", "rabbit"), ("n02509815", "red_panda"),
-    ("n02411705", "sheep"), ("n01726692", "snake"), ("n02355227", "squirrel"),
-    ("n02129604", "tiger"), ("n04468005", "train"), ("n01662784", "turtle"),
-    ("n04530566", "watercraft"), ("n02062744", "whale"), ("n02391049", "zebra"),
+    ("n02691156", "airplane"),
+    ("n02419796", "antelope"),
+    ("n02131653", "bear"),
+    ("n02834778", "bicycle"),
+    ("n01503061", "bird"),
+    ("n02924116", "bus"),
+    ("n02958343", "car"),
+    ("n02402425", "cattle"),
+    ("n02084071", "dog"),
+    ("n02121808", "domestic_cat"),
+    ("n02503517", "elephant"),
+    ("n02118333", "fox"),
+    ("n02510455", "giant_panda"),
+    ("n02342885", "hamster"),
+    ("n02374451", "horse"),
+    ("n02129165", "lion"),
+    ("n01674464", "lizard"),
+    ("n02484322", "monkey"),
+    ("n03790512", "motorcycle"),
+    ("n02324045", "rabbit"),
+    ("n02509815", "red_panda"),
+    ("n02411705", "sheep"),
+    ("n01726692", "snake"),
+    ("n02355227", "squirrel"),
+    ("n02129604", "tiger"),
+    ("n04468005", "train"),
+    ("n01662784", "turtle"),
+    ("n04530566", "watercraft"),
+    ("n02062744", "whale"),
+    ("n02391049", "zebra"),
 )
 WNID_TO_NAME = dict(VID_CLASSES)
 NAME_TO_WNID = {name: wnid for wnid, name in VID_CLASSES}
@@ -56,8 +77,9 @@ DATABASE = "ILSVRC_2015"
 @dataclass
 class VIDObject:
     """One annotated object of a frame; ``box`` = (xmin, ymin, xmax, ymax), inclusive pixels."""
+
     trackid: int
-    name: str                      # WordNet id, e.g. "n02958343"
+    name: str  # WordNet id, e.g. "n02958343"
     box: tuple[int, int, int, int]
     occluded: int = 0
     generated: int = 0
@@ -66,6 +88,7 @@ class VIDObject:
 @dataclass
 class VIDFrame:
     """One frame's annotation: ``folder`` = snippet path under the split, ``filename`` = %06d."""
+
     folder: str
     filename: str
     width: int
@@ -185,8 +208,12 @@ def read_frame_xml(path: str | Path, det: bool = False) -> VIDFrame:
     size = root.find("size")
     if size is None:
         raise ValueError(f"{path}: <annotation> has no <size>")
-    frame = VIDFrame(_text(root, "folder", path), _text(root, "filename", path),
-                     _int(size, "width", path), _int(size, "height", path))
+    frame = VIDFrame(
+        _text(root, "folder", path),
+        _text(root, "filename", path),
+        _int(size, "width", path),
+        _int(size, "height", path),
+    )
     for i, el in enumerate(root.findall("object")):
         name = _text(el, "name", path)
         if name not in WNID_TO_NAME:
@@ -198,12 +225,17 @@ def read_frame_xml(path: str | Path, det: bool = False) -> VIDFrame:
             raise ValueError(f"{path}: object {i} has no <bndbox>")
         box = tuple(_int(bb, t, path) for t in ("xmin", "ymin", "xmax", "ymax"))
         if box[0] > box[2] or box[1] > box[3]:
-            raise ValueError(f"{path}: object {i} box {box} is inverted (expected xmin <= xmax "
-                             f"and ymin <= ymax)")
-        opt = {t: d for t, d in (("trackid", i), ("occluded", 0), ("generated", 0))
-               if det and el.find(t) is None}
-        tid, occ, gen = (opt[t] if t in opt else _int(el, t, path)
-                         for t in ("trackid", "occluded", "generated"))
+            raise ValueError(
+                f"{path}: object {i} box {box} is inverted (expected xmin <= xmax and ymin <= ymax)"
+            )
+        opt = {
+            t: d
+            for t, d in (("trackid", i), ("occluded", 0), ("generated", 0))
+            if det and el.find(t) is None
+        }
+        tid, occ, gen = (
+            opt[t] if t in opt else _int(el, t, path) for t in ("trackid", "occluded", "generated")
+        )
         frame.objects.append(VIDObject(tid, name, box, occ, gen))
     return frame
 
@@ -227,15 +259,21 @@ def class_snippet_lines(snippet_classes: dict[str, set[str]]) -> dict[int, list[
     return out
 
 
-def write_image_sets(root: str | Path, train: dict[str, tuple[int, set[str]]],
-                     val: dict[str, int], test: dict[str, int] | None = None) -> None:
+def write_image_sets(
+    root: str | Path,
+    train: dict[str, tuple[int, set[str]]],
+    val: dict[str, int],
+    test: dict[str, int] | None = None,
+) -> None:
     """Write ``ImageSets/VID``: ``train`` = {snippet: (frames, WordNet ids)}, ``val`` (and
     ``test``, when given) = {snippet: frames}. All 30 ``train_<k>.txt`` are written (empty for
     absent classes)."""
     d = Path(root) / "ImageSets" / "VID"
     d.mkdir(parents=True, exist_ok=True)
-    files = {"train.txt": frame_lines({s: n for s, (n, _) in train.items()}),
-             "val.txt": frame_lines(val)}
+    files = {
+        "train.txt": frame_lines({s: n for s, (n, _) in train.items()}),
+        "val.txt": frame_lines(val),
+    }
     if test is not None:
         files["test.txt"] = frame_lines(test)
     for k, lines in class_snippet_lines({s: c for s, (_, c) in train.items()}).items():
@@ -260,14 +298,18 @@ def video_lines(split: str, snippets: dict[str, int]) -> list[str]:
     return lines
 
 
-def msra_lines(train: dict[str, int], val: dict[str, int], det: list[str],
-               test: dict[str, int] | None = None) -> dict[str, list]:
+def msra_lines(
+    train: dict[str, int], val: dict[str, int], det: list[str], test: dict[str, int] | None = None
+) -> dict[str, list]:
     """``{file name: lines}`` of the three MSRA lists for ``train``/``val`` = {snippet: frames}
     and ``det`` = DET image entries relative to ``Data/DET/train``; ``VID_test_videos.txt``
     too for ``test`` = {snippet: frames}."""
     vid_train = [f"train/{s} 1 {f} {n}" for s, n in train.items() for f in msra_key_frames(n)]
-    out = {"VID_train_15frames.txt": vid_train, "VID_val_videos.txt": video_lines("val", val),
-           "DET_train_30classes.txt": [f"train/{e} 1" for e in det]}
+    out = {
+        "VID_train_15frames.txt": vid_train,
+        "VID_val_videos.txt": video_lines("val", val),
+        "DET_train_30classes.txt": [f"train/{e} 1" for e in det],
+    }
     if test is not None:
         out["VID_test_videos.txt"] = video_lines("test", test)
     return out
@@ -285,9 +327,11 @@ def read_list(path: str | Path) -> list[tuple]:
         if not parts:
             continue
         if len(parts) not in (2, 4) or (width is not None and len(parts) != width):
-            raise ValueError(f"{path}:{lineno}: expected '<entry> <number>' or '<entry> <number> "
-                             f"<frame> <frames>'{'' if width is None else f' ({width} columns as line 1)'}, "
-                             f"got {line!r}")
+            raise ValueError(
+                f"{path}:{lineno}: expected '<entry> <number>' or '<entry> <number> "
+                f"<frame> <frames>'{'' if width is None else f' ({width} columns as line 1)'}, "
+                f"got {line!r}"
+            )
         width = len(parts)
         try:
             out.append((parts[0], *(int(p) for p in parts[1:])))

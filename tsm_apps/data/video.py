@@ -12,6 +12,7 @@ that keyframe lies ahead of the current decoding position, then decodes forward.
 
 PyAV is imported lazily, so importing this module is cheap.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -29,12 +30,25 @@ from ..io import atomic_path
 PathLike = Union[str, os.PathLike]
 DEFAULT_FRAME_TEMPLATE = "img_{:05d}.jpg"
 DEFAULT_START_INDEX = 1
-_WRITE_FORMATS = {".mp4": ("mp4", "libx264"), ".m4v": ("mp4", "libx264"),
-                  ".mov": ("mov", "libx264"), ".mkv": ("matroska", "libx264"),
-                  ".avi": ("avi", "mpeg4")}
+_WRITE_FORMATS = {
+    ".mp4": ("mp4", "libx264"),
+    ".m4v": ("mp4", "libx264"),
+    ".mov": ("mov", "libx264"),
+    ".mkv": ("matroska", "libx264"),
+    ".avi": ("avi", "mpeg4"),
+}
 
-__all__ = ["VideoDecodeError", "read_video_frames", "frame_stream", "count_frames", "frame_rate",
-           "write_video", "set_decode_threads", "DEFAULT_FRAME_TEMPLATE", "DEFAULT_START_INDEX"]
+__all__ = [
+    "VideoDecodeError",
+    "read_video_frames",
+    "frame_stream",
+    "count_frames",
+    "frame_rate",
+    "write_video",
+    "set_decode_threads",
+    "DEFAULT_FRAME_TEMPLATE",
+    "DEFAULT_START_INDEX",
+]
 _DECODE = {"threads": 0}  # sparse reads' decoder threads in this process (0: FFmpeg's choice)
 
 
@@ -82,22 +96,29 @@ def _count_folder(path: Path, template: str, start_index: int) -> int:
 
 def _read_folder(path: Path, wanted: np.ndarray, template: str, start_index: int) -> dict:
     from PIL import Image, UnidentifiedImageError
+
     out, shape = {}, None
     for i in wanted.tolist():
         f = path / _frame_name(template, start_index + i)
         if not f.is_file():
             n = _count_folder(path, template, start_index)
-            raise VideoDecodeError(path, f"frame {i} ({f.name}) is missing; the folder holds "
-                                         f"{n} consecutive frames named like "
-                                         f"{_frame_name(template, start_index)}")
+            raise VideoDecodeError(
+                path,
+                f"frame {i} ({f.name}) is missing; the folder holds "
+                f"{n} consecutive frames named like "
+                f"{_frame_name(template, start_index)}",
+            )
         try:
             with Image.open(f) as im:
                 arr = np.asarray(im.convert("RGB"), dtype=np.uint8)
         except (UnidentifiedImageError, OSError, SyntaxError) as e:
             raise VideoDecodeError(path, f"frame {i} ({f.name}) cannot be decoded: {e}") from None
         if shape is not None and arr.shape != shape:
-            raise VideoDecodeError(path, f"frame {i} ({f.name}) is {arr.shape[1]}x{arr.shape[0]}, "
-                                         f"earlier frames are {shape[1]}x{shape[0]}")
+            raise VideoDecodeError(
+                path,
+                f"frame {i} ({f.name}) is {arr.shape[1]}x{arr.shape[0]}, "
+                f"earlier frames are {shape[1]}x{shape[0]}",
+            )
         shape = arr.shape
         out[i] = arr
     return out
@@ -107,6 +128,7 @@ def _read_folder(path: Path, wanted: np.ndarray, template: str, start_index: int
 @dataclass(frozen=True)
 class _Index:
     """Timestamps (stream time base) of every frame in presentation order, and keyframe rows."""
+
     pts: tuple
     keyframes: tuple  # sorted frame indices of keyframes
     declared: int = 0  # frame count stated by the container (0: none)
@@ -186,9 +208,12 @@ def _decode_file(path: Path, wanted: np.ndarray, index: _Index) -> dict:
             while True:
                 frame = next(frames, None)
                 if frame is None:
-                    raise VideoDecodeError(path, f"stream ended before frame {target} (the "
-                                                 f"container lists {len(index)} frames): "
-                                                 f"truncated or corrupt file")
+                    raise VideoDecodeError(
+                        path,
+                        f"stream ended before frame {target} (the "
+                        f"container lists {len(index)} frames): "
+                        f"truncated or corrupt file",
+                    )
                 if cur is None:  # first frame after a seek: locate it by timestamp
                     ts = frame.pts if frame.pts is not None else frame.dts
                     cur = pos.get(ts, bisect.bisect_left(index.pts, ts) if ts is not None else k)
@@ -198,8 +223,10 @@ def _decode_file(path: Path, wanted: np.ndarray, index: _Index) -> dict:
                     out[target] = frame.to_ndarray(format="rgb24")
                     break
                 if cur > target:
-                    raise VideoDecodeError(path, f"frame {target} could not be decoded "
-                                                 f"(decoding resumed at frame {cur})")
+                    raise VideoDecodeError(
+                        path,
+                        f"frame {target} could not be decoded (decoding resumed at frame {cur})",
+                    )
     except av.FFmpegError as e:
         raise VideoDecodeError(path, f"decoding failed: {e}") from None
     finally:
@@ -220,9 +247,12 @@ def _as_indices(indices: Iterable[int], path: Path) -> np.ndarray:
     return idx
 
 
-def read_video_frames(path: PathLike, indices: Iterable[int],
-                      frame_template: Optional[str] = None,
-                      start_index: int = DEFAULT_START_INDEX) -> np.ndarray:
+def read_video_frames(
+    path: PathLike,
+    indices: Iterable[int],
+    frame_template: Optional[str] = None,
+    start_index: int = DEFAULT_START_INDEX,
+) -> np.ndarray:
     """Frames ``indices`` (0-based, any order, repeats allowed) of a video file or frame folder.
 
     Returns uint8 ``(len(indices), H, W, 3)`` RGB in request order. A folder's frame ``i`` is the
@@ -242,16 +272,23 @@ def read_video_frames(path: PathLike, indices: Iterable[int],
         if len(index) == 0:
             raise VideoDecodeError(path, "video has zero frames")
         if wanted[-1] >= len(index):
-            note = (f"; the container lists {index.declared} (truncated file or edit list?)"
-                    if index.declared > len(index) else "")
-            raise VideoDecodeError(path, f"frame {int(wanted[-1])} requested but the video has "
-                                         f"{len(index)} frames (0..{len(index) - 1}){note}")
+            note = (
+                f"; the container lists {index.declared} (truncated file or edit list?)"
+                if index.declared > len(index)
+                else ""
+            )
+            raise VideoDecodeError(
+                path,
+                f"frame {int(wanted[-1])} requested but the video has "
+                f"{len(index)} frames (0..{len(index) - 1}){note}",
+            )
         got = _decode_file(path, wanted, index)
     return np.stack([got[i] for i in idx.tolist()])
 
 
-def frame_stream(path: PathLike, frame_template: Optional[str] = None,
-                 start_index: int = DEFAULT_START_INDEX) -> Iterator[tuple]:
+def frame_stream(
+    path: PathLike, frame_template: Optional[str] = None, start_index: int = DEFAULT_START_INDEX
+) -> Iterator[tuple]:
     """Every frame of a video file or frame folder, in order, decoded lazily: yields
     ``((W, H), resize)`` per frame, ``resize((w, h))`` giving it as uint8 ``(h, w, 3)`` RGB
     (area-averaged: FFmpeg's AREA for files, PIL's BOX for folders; unchanged at ``(W, H)``),
@@ -269,8 +306,12 @@ def frame_stream(path: PathLike, frame_template: Optional[str] = None,
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
             for frame in container.decode(stream):
-                yield (frame.width, frame.height), lambda size, f=frame: f.to_ndarray(
-                    width=size[0], height=size[1], format="rgb24", interpolation="AREA")
+                yield (
+                    (frame.width, frame.height),
+                    lambda size, f=frame: f.to_ndarray(
+                        width=size[0], height=size[1], format="rgb24", interpolation="AREA"
+                    ),
+                )
     except (av.FFmpegError, OSError, ValueError) as e:
         raise VideoDecodeError(path, f"decoding failed ({type(e).__name__})") from None
 
@@ -282,14 +323,21 @@ def _folder_stream(path: Path, template: str, start_index: int) -> Iterator[tupl
     while (path / _frame_name(template, t)).is_file():
         with Image.open(path / _frame_name(template, t)) as img:
             img = img.convert("RGB")
-        yield img.size, lambda size, im=img: np.asarray(
-            im if im.size == tuple(size) else im.resize(size, Image.Resampling.BOX))
+        yield (
+            img.size,
+            lambda size, im=img: np.asarray(
+                im if im.size == tuple(size) else im.resize(size, Image.Resampling.BOX)
+            ),
+        )
         t += 1
 
 
-def count_frames(path: PathLike, exact: bool = False,
-                 frame_template: Optional[str] = None,
-                 start_index: int = DEFAULT_START_INDEX) -> int:
+def count_frames(
+    path: PathLike,
+    exact: bool = False,
+    frame_template: Optional[str] = None,
+    start_index: int = DEFAULT_START_INDEX,
+) -> int:
     """Number of frames of a video file or frame folder.
 
     Folders: consecutive files ``frame_template.format(start_index + i)`` present from ``i = 0``.
@@ -329,9 +377,15 @@ def frame_rate(path: PathLike) -> Optional[float]:
         container.close()
 
 
-def write_video(path: PathLike, frames: np.ndarray, fps: float, crf: int = 18,
-                preset: str = "veryfast", keyframe_interval: Optional[int] = None,
-                threads: Optional[int] = None) -> Path:
+def write_video(
+    path: PathLike,
+    frames: np.ndarray,
+    fps: float,
+    crf: int = 18,
+    preset: str = "veryfast",
+    keyframe_interval: Optional[int] = None,
+    threads: Optional[int] = None,
+) -> Path:
     """Write uint8 RGB ``frames (T, H, W, 3)`` as H.264 yuv420p (mp4/mov/mkv; MPEG-4 for avi).
 
     ``keyframe_interval`` frames between keyframes (default: one per second, so sparse reads
@@ -343,17 +397,21 @@ def write_video(path: PathLike, frames: np.ndarray, fps: float, crf: int = 18,
     path = Path(path)
     frames = np.asarray(frames)
     if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[-1] != 3:
-        raise ValueError(f"{path}: frames must be uint8 (T, H, W, 3), got {frames.dtype} "
-                         f"{frames.shape}")
+        raise ValueError(
+            f"{path}: frames must be uint8 (T, H, W, 3), got {frames.dtype} {frames.shape}"
+        )
     t, h, w = frames.shape[:3]
     if t == 0:
         raise ValueError(f"{path}: no frames to write")
     if h % 2 or w % 2:
-        raise ValueError(f"{path}: H.264 yuv420p needs an even width and height, got {w}x{h}; "
-                         f"crop or pad the frames")
+        raise ValueError(
+            f"{path}: H.264 yuv420p needs an even width and height, got {w}x{h}; "
+            f"crop or pad the frames"
+        )
     if path.suffix.lower() not in _WRITE_FORMATS:
-        raise ValueError(f"{path}: cannot write {path.suffix!r}; use one of "
-                         f"{sorted(_WRITE_FORMATS)}")
+        raise ValueError(
+            f"{path}: cannot write {path.suffix!r}; use one of {sorted(_WRITE_FORMATS)}"
+        )
     if not fps > 0:
         raise ValueError(f"{path}: fps must be > 0, got {fps}")
     fmt, codec = _WRITE_FORMATS[path.suffix.lower()]
@@ -362,8 +420,17 @@ def write_video(path: PathLike, frames: np.ndarray, fps: float, crf: int = 18,
     return path
 
 
-def _encode(tmp: Path, frames: np.ndarray, fps: float, fmt: str, codec: str, crf: int,
-            preset: str, keyframe_interval: Optional[int], threads: Optional[int]) -> None:
+def _encode(
+    tmp: Path,
+    frames: np.ndarray,
+    fps: float,
+    fmt: str,
+    codec: str,
+    crf: int,
+    preset: str,
+    keyframe_interval: Optional[int],
+    threads: Optional[int],
+) -> None:
     av = _av()
     rate = Fraction(fps).limit_denominator(1001)
     options = {"crf": str(crf), "preset": preset} if codec == "libx264" else {}

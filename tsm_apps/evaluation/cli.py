@@ -9,6 +9,7 @@ printed first; ``--clips``, ``--crops``, ``--size``, ``--scale-size``, ``--view`
 Inputs are checked (checkpoint readable, of a known layout, with a classifier; videos listed;
 labels within the classes) before any frame is decoded.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,6 +29,7 @@ SHOWN = 20  # videos whose top-5 is printed (all are in --out)
 @dataclass
 class TestConfig:
     """Everything ``tsm test`` takes (one field a flag, see :mod:`tsm_apps.options`)."""
+
     checkpoint: str = field(**option(positional=True))
     data: str = ""
     classes: Optional[str] = None
@@ -37,31 +39,49 @@ class TestConfig:
     size: Optional[int] = None
     scale_size: Optional[int] = None
     view: Optional[str] = field(default=None, **option(choices=VIEWS))
-    twice_sample: bool = field(default=False, **option(
-        "2 clips: the segment centres, then the segment starts (the official --twice_sample; "
-        "Something-Something's accurate setting adds --crops 3 --size 256)"))
-    dense_sample: bool = field(default=False, **option(
-        "dense clips of a 64-frame window, 10 unless --clips (the official --dense_sample; the "
-        "non-local protocol adds --crops 3 --size 256)"))
+    twice_sample: bool = field(
+        default=False,
+        **option(
+            "2 clips: the segment centres, then the segment starts (the official --twice_sample; "
+            "Something-Something's accurate setting adds --crops 3 --size 256)"
+        ),
+    )
+    dense_sample: bool = field(
+        default=False,
+        **option(
+            "dense clips of a 64-frame window, 10 unless --clips (the official --dense_sample; the "
+            "non-local protocol adds --crops 3 --size 256)"
+        ),
+    )
     device: str = "auto"
     out: Optional[str] = field(default=None, **option("write the results as JSON here"))
     progress: bool = True
     fuse: Optional[str] = field(default=None, **option("fuse with this Flow checkpoint (FLOW.pth)"))
-    flow_data: Optional[str] = field(default=None, **option(
-        "--fuse: the tsm flow extract folder of the same videos (val.txt)"))
-    fuse_weights: str = field(default="", **option(
-        "--fuse: extra W_RGB,W_FLOW (1,1 and 1,1.5 are always reported)"))
-    online: bool = field(default=False, **option(
-        "CHECKPOINT is an online TSM: accuracy vs fraction of the video seen"))
-    offline_checkpoint: Optional[str] = field(default=None, **option(
-        "--online: the offline TSM to compare"))
+    flow_data: Optional[str] = field(
+        default=None, **option("--fuse: the tsm flow extract folder of the same videos (val.txt)")
+    )
+    fuse_weights: str = field(
+        default="", **option("--fuse: extra W_RGB,W_FLOW (1,1 and 1,1.5 are always reported)")
+    )
+    online: bool = field(
+        default=False,
+        **option("CHECKPOINT is an online TSM: accuracy vs fraction of the video seen"),
+    )
+    offline_checkpoint: Optional[str] = field(
+        default=None, **option("--online: the offline TSM to compare")
+    )
     tsn_checkpoint: Optional[str] = field(default=None, **option("--online: the TSN to compare"))
     stride: int = field(default=2, **option("--online: frames between streamed frames"))
 
     def protocol_options(self) -> dict:
         """The changes to the checkpoint's test protocol (None: keep its value)."""
-        out = {"clips": self.clips, "crops": self.crops, "crop_size": self.size,
-               "scale_size": self.scale_size, "view": self.view}
+        out = {
+            "clips": self.clips,
+            "crops": self.crops,
+            "crop_size": self.size,
+            "scale_size": self.scale_size,
+            "view": self.view,
+        }
         if self.twice_sample and self.dense_sample:
             raise ValueError("--twice-sample and --dense-sample are two samplings: choose one")
         if self.twice_sample:
@@ -75,6 +95,7 @@ class TestConfig:
 
 def build_parser():
     import argparse
+
     p = argparse.ArgumentParser(prog="tsm test", description=__doc__.splitlines()[0])
     return add_options(p, TestConfig)
 
@@ -84,11 +105,13 @@ def _checked(cfg: TestConfig) -> tuple:
     from ..data.sources import find_sources
     from ..distributed import env_from, pick_device
     from .recognition import open_checkpoint
+
     if not cfg.data:
         raise ValueError("--data is required: " + "a video, a folder, a list file or an SSv2 JSON")
     device = pick_device(cfg.device, env_from({}))
-    ck = open_checkpoint(cfg.checkpoint, cfg.classes, device=device, segments=cfg.segments,
-                         **cfg.protocol_options())
+    ck = open_checkpoint(
+        cfg.checkpoint, cfg.classes, device=device, segments=cfg.segments, **cfg.protocol_options()
+    )
     videos = find_sources(cfg.data)
     k = len(ck.names)
     bad = next((v for v in videos if v.label is not None and v.label >= k), None)
@@ -107,17 +130,21 @@ def _print(res: dict) -> None:
     if not res["labelled"]:
         print(f"tsm test: {res['videos']} videos, no labels: predictions only")
         return
-    print(f"tsm test: {res['labelled']} labelled of {res['videos']} videos: top-1 "
-          f"{res['top1']:.2f}%  top-5 {res['top5']:.2f}%  mean class "
-          f"{res['mean_class_accuracy']:.2f}%")
+    print(
+        f"tsm test: {res['labelled']} labelled of {res['videos']} videos: top-1 "
+        f"{res['top1']:.2f}%  top-5 {res['top5']:.2f}%  mean class "
+        f"{res['mean_class_accuracy']:.2f}%"
+    )
 
 
 def main(argv: Optional[list] = None) -> int:
     cfg = options_from(TestConfig, build_parser().parse_args(argv))
     if cfg.online or cfg.fuse:
         from .fusion import main_streams
+
         return main_streams(cfg)
     from .evaluate import evaluate
+
     ck, videos = _checked(cfg)
     print(f"tsm test: {ck.path.name} ({ck.layout} layout): {ck.protocol.describe()}")
     for v in (v for v in videos if v.error):

@@ -13,6 +13,7 @@ score below reads only those (a test perturbs the rest and checks the scores do 
 Frames: ``(F, 3, S, S)`` centre crops normalised as in validation. Whole-video accuracy (``p =
 1``) of online vs offline TSM is table 7's comparison.
 """
+
 from __future__ import annotations
 
 import math
@@ -69,8 +70,13 @@ def online_scores(model: nn.Module, frames: Tensor, ns: Sequence[int], stride: i
     return torch.stack(out)
 
 
-def video_curves(models: dict, frames: Tensor, fractions: Sequence[float] = FRACTIONS,
-                 t: int = 8, stride: int = 2) -> dict:
+def video_curves(
+    models: dict,
+    frames: Tensor,
+    fractions: Sequence[float] = FRACTIONS,
+    t: int = 8,
+    stride: int = 2,
+) -> dict:
     """``{method: (len(fractions), K) logits}`` for one video's frames ``(F, 3, S, S)``;
     ``models`` maps method names of :data:`METHODS` to recognizers (missing ones skipped)."""
     ns = [seen(len(frames), p) for p in fractions]
@@ -84,8 +90,14 @@ def video_curves(models: dict, frames: Tensor, fractions: Sequence[float] = FRAC
     return out
 
 
-def early_recognition(models: dict, videos: Sequence[tuple], fractions: Sequence[float] = FRACTIONS,
-                      t: int = 8, stride: int = 2, progress: bool = False) -> dict:
+def early_recognition(
+    models: dict,
+    videos: Sequence[tuple],
+    fractions: Sequence[float] = FRACTIONS,
+    t: int = 8,
+    stride: int = 2,
+    progress: bool = False,
+) -> dict:
     """Top-1 (%) per method and fraction over ``videos`` = ``[(frames (F,3,S,S), label)]``.
 
     Returns ``{"fractions": [...], "top1": {method: [...]}, "videos": N}``.
@@ -99,5 +111,8 @@ def early_recognition(models: dict, videos: Sequence[tuple], fractions: Sequence
         for k, logits in video_curves(models, frames, fractions, t, stride).items():
             hits[k] += (logits.argmax(1) == label).float()
         n += 1
-    return {"fractions": list(fractions), "videos": n,
-            "top1": {k: (100 * v / max(n, 1)).tolist() for k, v in hits.items()}}
+    return {
+        "fractions": list(fractions),
+        "videos": n,
+        "top1": {k: (100 * v / max(n, 1)).tolist() for k, v in hits.items()},
+    }

@@ -8,6 +8,7 @@ view and the demo report all draw.
 evaluated. ``early.json`` holds the same plus the video count and the whole-video top-1 (the
 fraction 1.0 row: table 7's online vs offline comparison).
 """
+
 from __future__ import annotations
 
 import csv
@@ -44,7 +45,8 @@ def write_early(res: dict, out: str | Path) -> Path:
     cols = list(res["top1"])
     lines = ["fraction," + ",".join(cols)] + [
         f"{p}," + ",".join(f"{res['top1'][c][i]:.4f}" for c in cols)
-        for i, p in enumerate(res["fractions"])]
+        for i, p in enumerate(res["fractions"])
+    ]
     atomic_write_text(out_dir / EARLY_CSV, "\n".join(lines) + "\n")
     atomic_write_text(out_dir / EARLY_HTML, early_figure(res).to_html(include_plotlyjs="cdn"))
     return out_dir / EARLY_CSV
@@ -54,8 +56,9 @@ def _number(path: Path, line: int, col: str, cell: str) -> float:
     try:
         return float(cell)
     except ValueError:
-        raise ValueError(f"{path}:{line}: column {col!r} holds {cell!r}, expected a "
-                         "number") from None
+        raise ValueError(
+            f"{path}:{line}: column {col!r} holds {cell!r}, expected a number"
+        ) from None
 
 
 def read_early_csv(path: str | Path) -> dict:
@@ -65,8 +68,10 @@ def read_early_csv(path: str | Path) -> dict:
     with path.open(newline="") as f:
         rows = list(csv.reader(f))
     if not rows or rows[0][:1] != ["fraction"] or len(rows[0]) < 2:
-        raise ValueError(f"{path}:1: expected the header fraction,<method>,... "
-                         f"(tsm test --online), got {','.join(rows[0]) if rows else 'nothing'}")
+        raise ValueError(
+            f"{path}:1: expected the header fraction,<method>,... "
+            f"(tsm test --online), got {','.join(rows[0]) if rows else 'nothing'}"
+        )
     cols = rows[0][1:]
     res: dict[str, Any] = {"fractions": [], "top1": {c: [] for c in cols}}
     for i, row in enumerate(rows[1:], start=2):
@@ -88,18 +93,32 @@ def early_figure(res: dict, title: str = "Early recognition"):
 
     whole = whole_video(res)
     widths = [0.72, 0.28] if whole else [1.0]
-    fig = make_subplots(rows=1, cols=len(widths), column_widths=widths,
-                        subplot_titles=["top-1 vs video seen", "whole video"][:len(widths)])
+    fig = make_subplots(
+        rows=1,
+        cols=len(widths),
+        column_widths=widths,
+        subplot_titles=["top-1 vs video seen", "whole video"][: len(widths)],
+    )
     x = [100 * float(p) for p in res["fractions"]]
     for m, ys in res["top1"].items():
-        fig.add_trace(go.Scatter(x=x, y=list(ys), mode="lines+markers", name=label(m)),
-                      row=1, col=1)
+        fig.add_trace(
+            go.Scatter(x=x, y=list(ys), mode="lines+markers", name=label(m)), row=1, col=1
+        )
     if whole:
-        fig.add_trace(go.Bar(x=[label(m) for m in whole], y=list(whole.values()),
-                             text=[f"{v:.1f}" for v in whole.values()], showlegend=False,
-                             name="whole video"), row=1, col=2)
+        fig.add_trace(
+            go.Bar(
+                x=[label(m) for m in whole],
+                y=list(whole.values()),
+                text=[f"{v:.1f}" for v in whole.values()],
+                showlegend=False,
+                name="whole video",
+            ),
+            row=1,
+            col=2,
+        )
     fig.update_xaxes(title_text="video seen (%)", row=1, col=1)
     fig.update_yaxes(title_text="top-1 (%)", rangemode="tozero")
-    fig.update_layout(title=title, height=380, margin=dict(t=70, b=40),
-                      legend=dict(orientation="h", y=-0.2))
+    fig.update_layout(
+        title=title, height=380, margin=dict(t=70, b=40), legend=dict(orientation="h", y=-0.2)
+    )
     return fig

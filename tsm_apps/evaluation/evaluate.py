@@ -5,6 +5,7 @@ the protocol's views, its fusion). Reported: per video the frames used and the t
 and probabilities; over the labelled videos top-1, top-5, mean class accuracy, per-class
 accuracy and the confusion matrix (rows = true class). Unlabelled videos get predictions only.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -27,17 +28,31 @@ def evaluate(ck: Checkpoint, records: Sequence[VideoSource], progress: bool = Tr
     for r in progress_bar(records, desc="tsm test", unit="video", enabled=progress):
         pred = predict(ck, r)
         scores.append(pred.probs)
-        videos.append({"video": r.name or str(r.path), "label": r.label,
-                       "num_frames": r.num_frames, "frames": pred.indices.tolist(),
-                       "top5": pred.top5})
-    out = {"videos": len(videos), "protocol": ck.protocol.to_dict(),
-           "protocol_text": ck.protocol.describe(), "predictions": videos}
+        videos.append(
+            {
+                "video": r.name or str(r.path),
+                "label": r.label,
+                "num_frames": r.num_frames,
+                "frames": pred.indices.tolist(),
+                "top5": pred.top5,
+            }
+        )
+    out = {
+        "videos": len(videos),
+        "protocol": ck.protocol.to_dict(),
+        "protocol_text": ck.protocol.describe(),
+        "predictions": videos,
+    }
     labelled = [i for i, r in enumerate(records) if r.label is not None]
     out["labelled"] = len(labelled)
     if labelled:
-        out.update(accuracy(torch.stack([scores[i] for i in labelled]),
-                            torch.tensor([records[i].label for i in labelled]),
-                            len(ck.names)))
+        out.update(
+            accuracy(
+                torch.stack([scores[i] for i in labelled]),
+                torch.tensor([records[i].label for i in labelled]),
+                len(ck.names),
+            )
+        )
     return out
 
 
@@ -50,7 +65,10 @@ def accuracy(scores: Tensor, labels: Tensor, k: int) -> dict:
     cm = confusion_matrix(scores.argmax(1), labels, k)
     per_class = per_class_accuracy(cm)
     n = len(labels)
-    return {"top1": 100 * c1 / n, "top5": 100 * c5 / n,
-            "mean_class_accuracy": 100 * float(per_class.nanmean()),
-            "per_class_accuracy": [None if v != v else 100 * v for v in per_class.tolist()],
-            "confusion": cm.tolist()}
+    return {
+        "top1": 100 * c1 / n,
+        "top5": 100 * c5 / n,
+        "mean_class_accuracy": 100 * float(per_class.nanmean()),
+        "per_class_accuracy": [None if v != v else 100 * v for v in per_class.tolist()],
+        "confusion": cm.tolist(),
+    }

@@ -1,4 +1,5 @@
 """Classification metrics on logits ``(N, K)`` and labels ``(N,)``: top-k, confusion, per class."""
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -9,8 +10,10 @@ from torch import Tensor
 
 def _check(logits: Tensor, labels: Tensor) -> None:
     if logits.dim() != 2 or labels.dim() != 1 or logits.shape[0] != labels.shape[0]:
-        raise ValueError(f"expected logits (N, K) and labels (N,), got {tuple(logits.shape)} "
-                         f"and {tuple(labels.shape)}")
+        raise ValueError(
+            f"expected logits (N, K) and labels (N,), got {tuple(logits.shape)} "
+            f"and {tuple(labels.shape)}"
+        )
 
 
 def topk_correct(logits: Tensor, labels: Tensor, ks: Sequence[int] = (1, 5)) -> list:
@@ -20,16 +23,17 @@ def topk_correct(logits: Tensor, labels: Tensor, ks: Sequence[int] = (1, 5)) -> 
     kmax = min(max(ks), logits.shape[1])
     top = logits.topk(kmax, dim=1).indices
     hit = top == labels.view(-1, 1)
-    return [int(hit[:, :min(k, kmax)].any(dim=1).sum()) for k in ks]
+    return [int(hit[:, : min(k, kmax)].any(dim=1).sum()) for k in ks]
 
 
 def confusion_matrix(pred: Tensor, labels: Tensor, num_classes: int) -> Tensor:
     """``(K, K)`` counts; row = true class, column = predicted class."""
     if pred.shape != labels.shape or pred.dim() != 1:
-        raise ValueError(f"pred and labels must be (N,), got {tuple(pred.shape)}, "
-                         f"{tuple(labels.shape)}")
+        raise ValueError(
+            f"pred and labels must be (N,), got {tuple(pred.shape)}, {tuple(labels.shape)}"
+        )
     idx = labels.long() * num_classes + pred.long()
-    return torch.bincount(idx, minlength=num_classes ** 2).view(num_classes, num_classes)
+    return torch.bincount(idx, minlength=num_classes**2).view(num_classes, num_classes)
 
 
 def per_class_accuracy(confusion: Tensor) -> Tensor:
@@ -38,8 +42,9 @@ def per_class_accuracy(confusion: Tensor) -> Tensor:
     return confusion.diag().double() / rows.where(rows > 0, torch.full_like(rows, float("nan")))
 
 
-def classification_report(confusion: Tensor, loss_sum: float = float("nan"),
-                          top5_hits: int | None = None) -> dict:
+def classification_report(
+    confusion: Tensor, loss_sum: float = float("nan"), top5_hits: int | None = None
+) -> dict:
     """Percentages from a ``(K, K)`` confusion matrix (row = true class) over ``N`` samples.
 
     ``{"videos", "loss", "top1", "top5", "mean_class_accuracy", "per_class", "confusion"}``;
@@ -49,9 +54,12 @@ def classification_report(confusion: Tensor, loss_sum: float = float("nan"),
         raise ValueError(f"confusion must be (K, K), got {tuple(confusion.shape)}")
     n = int(confusion.sum())
     per_class = per_class_accuracy(confusion)
-    return {"videos": n, "loss": loss_sum / max(n, 1),
-            "top1": 100 * float(confusion.diag().sum()) / max(n, 1),
-            "top5": None if top5_hits is None else 100 * top5_hits / max(n, 1),
-            "mean_class_accuracy": 100 * float(per_class.nanmean()) if n else float("nan"),
-            "per_class": [None if v != v else 100 * v for v in per_class.tolist()],
-            "confusion": confusion.tolist()}
+    return {
+        "videos": n,
+        "loss": loss_sum / max(n, 1),
+        "top1": 100 * float(confusion.diag().sum()) / max(n, 1),
+        "top5": None if top5_hits is None else 100 * top5_hits / max(n, 1),
+        "mean_class_accuracy": 100 * float(per_class.nanmean()) if n else float("nan"),
+        "per_class": [None if v != v else 100 * v for v in per_class.tolist()],
+        "confusion": confusion.tolist(),
+    }

@@ -10,6 +10,7 @@ gives the checkpoint's own protocol, class names and test segments
 (:mod:`tsm_apps.checkpoint.identity`); options
 (``clips``, ``crops``, ``scale_size``, ``view='frame'``...) change it explicitly.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ __all__ = ["Checkpoint", "Prediction", "open_checkpoint", "predict"]
 class Prediction:
     """One video's answer: frames used ``indices (clips, T)``, ``logits (V, K)`` of the views,
     fused ``probs (K,)`` float64, ``top5`` (index, name, prob) and the ``views`` themselves."""
+
     indices: np.ndarray
     logits: Tensor
     probs: Tensor
@@ -41,6 +43,7 @@ def predict(ck: Checkpoint, video: Any, frames: Optional[np.ndarray] = None) -> 
     """``ck``'s prediction on ``video`` (a path, or a source with ``path``/``num_frames``;
     ``frames`` uint8 ``(F, H, W, 3)`` already decoded may be given instead)."""
     from ..data.record import VideoSource
+
     source = VideoSource.of(video) if isinstance(video, (str, Path)) and frames is None else video
     views = load_views(source, ck.protocol, ck.num_segments, ck.modality, ck.new_length, frames)
     logits = view_logits(ck.model, views.input)

@@ -5,6 +5,7 @@ Layouts: views ``(V, T, C, S, S)`` (:class:`~tsm_apps.data.pipeline.ClipViews`),
 ``rst.mean`` over views) is the softmax of the mean logits; ``"prob"`` (mmaction2
 ``average_clips='prob'``) is the mean of the views' softmax.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -28,8 +29,7 @@ def view_logits(model: nn.Module, views: Tensor, batch: int = 8) -> Tensor:
     model.num_segments = views.shape[1]
     device = next(model.parameters()).device
     run = graphed(model)  # on CUDA: replayed from a CUDA graph per batch shape
-    out = [run(views[i:i + batch].to(device)).float().cpu()
-           for i in range(0, len(views), batch)]
+    out = [run(views[i : i + batch].to(device)).float().cpu() for i in range(0, len(views), batch)]
     return torch.cat(out)
 
 
@@ -49,6 +49,8 @@ def top_k(probs: Tensor, names: Sequence[str] = (), k: int = 5) -> list:
     """``[{"index", "name", "prob"}]`` of the ``k`` most probable classes of ``probs (K,)``,
     most probable first (ties: the lower index first)."""
     p = torch.as_tensor(probs).double().flatten()
-    order = sorted(range(p.numel()), key=lambda i: (-float(p[i]), i))[:min(k, p.numel())]
-    return [{"index": int(i), "name": names[i] if names else f"class {i}", "prob": float(p[i])}
-            for i in order]
+    order = sorted(range(p.numel()), key=lambda i: (-float(p[i]), i))[: min(k, p.numel())]
+    return [
+        {"index": int(i), "name": names[i] if names else f"class {i}", "prob": float(p[i])}
+        for i in order
+    ]

@@ -9,6 +9,7 @@ TSN's choice) and ``"farneback"`` (fast). Frames are converted to grey before th
 ``extract_all`` runs videos in parallel processes (``workers``) with a progress bar and
 returns per-video records for the flow lists.
 """
+
 from __future__ import annotations
 
 import time
@@ -29,9 +30,12 @@ DONE = "done.json"
 
 def _cv2():
     import cv2
+
     if not hasattr(cv2, "optflow"):
-        raise RuntimeError("TV-L1 needs OpenCV contrib: pip install "
-                           "opencv-contrib-python-headless (pinned in tools/requirements.txt)")
+        raise RuntimeError(
+            "TV-L1 needs OpenCV contrib: pip install "
+            "opencv-contrib-python-headless (pinned in tools/requirements.txt)"
+        )
     return cv2
 
 
@@ -71,6 +75,7 @@ def write_flow(out_dir: Path, gray: np.ndarray, method: str, bound: float = BOUN
 @dataclass(frozen=True)
 class FlowJob:
     """One video: ``src`` (file or frame folder), ``out_dir`` and the frame-folder template."""
+
     src: Path
     out_dir: Path
     method: str = "tvl1"
@@ -85,6 +90,7 @@ def extract_video(job: FlowJob) -> dict:
     if done.is_file():
         return dict(read_json(done), skipped=True)
     from ..data.video import DEFAULT_FRAME_TEMPLATE, count_frames, read_video_frames
+
     tmpl = job.frame_template or DEFAULT_FRAME_TEMPLATE
     n = count_frames(job.src, True, tmpl, job.start_index)
     frames = read_video_frames(job.src, range(n), tmpl, job.start_index)
@@ -92,17 +98,25 @@ def extract_video(job: FlowJob) -> dict:
         raise ValueError(f"{job.src}: {len(frames)} frame(s); flow needs at least 2")
     t0 = time.perf_counter()
     n_flow = write_flow(job.out_dir, to_gray(frames), job.method, job.bound)
-    rec = {"src": str(job.src), "frames": int(len(frames)), "flow": n_flow,
-           "method": job.method, "bound": job.bound, "seconds": time.perf_counter() - t0}
+    rec = {
+        "src": str(job.src),
+        "frames": int(len(frames)),
+        "flow": n_flow,
+        "method": job.method,
+        "bound": job.bound,
+        "seconds": time.perf_counter() - t0,
+    }
     atomic_write_json(done, rec)
     return dict(rec, skipped=False)
 
 
 def _run(job: FlowJob) -> dict:
     import os
+
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
         import cv2
+
         cv2.setNumThreads(1)
     except ImportError:
         pass
@@ -112,8 +126,9 @@ def _run(job: FlowJob) -> dict:
 def extract_all(jobs: Sequence[FlowJob], workers: int = 1, progress: bool = True) -> list:
     """Run ``jobs`` (in ``workers`` processes when > 1); records in ``jobs`` order."""
     out: list = [None] * len(jobs)
-    with progress_bar(desc="tsm flow extract", total=len(jobs), unit="video",
-                      enabled=progress) as bar:
+    with progress_bar(
+        desc="tsm flow extract", total=len(jobs), unit="video", enabled=progress
+    ) as bar:
         if workers <= 1:
             for i, j in enumerate(jobs):
                 out[i] = _run(j)
@@ -129,12 +144,18 @@ def extract_all(jobs: Sequence[FlowJob], workers: int = 1, progress: bool = True
 def write_summary(out: Path, records: list, wall: float) -> Path:
     """``extract.json``: videos, flow fields, extraction seconds (sum over videos), wall time."""
     fresh = [r for r in records if not r.get("skipped")]
-    return atomic_write_json(out / "extract.json", {
-        "videos": len(records), "extracted": len(fresh), "skipped": len(records) - len(fresh),
-        "flow_fields": sum(r["flow"] for r in records),
-        "seconds_sum": sum(r["seconds"] for r in records),
-        "seconds_per_field": (sum(r["seconds"] for r in records)
-                              / max(1, sum(r["flow"] for r in records))),
-        "wall_s": wall, "method": records[0]["method"] if records else None})
-
-
+    return atomic_write_json(
+        out / "extract.json",
+        {
+            "videos": len(records),
+            "extracted": len(fresh),
+            "skipped": len(records) - len(fresh),
+            "flow_fields": sum(r["flow"] for r in records),
+            "seconds_sum": sum(r["seconds"] for r in records),
+            "seconds_per_field": (
+                sum(r["seconds"] for r in records) / max(1, sum(r["flow"] for r in records))
+            ),
+            "wall_s": wall,
+            "method": records[0]["method"] if records else None,
+        },
+    )

@@ -3,6 +3,7 @@
 (:mod:`.online`), input modalities (:mod:`.modality`), non-local blocks and the I3D twin
 (:mod:`.inflate`). The names below load on first use, so importing one light module (e.g.
 :mod:`.modality`) does not import torchvision's model zoo."""
+
 from __future__ import annotations
 
 from ..lazy import lazy_exports
@@ -10,8 +11,7 @@ from ..lazy import lazy_exports
 _API = {
     ".backbone": ("ARCHS", "Backbone", "BackboneConfig", "build_backbone", "set_num_segments"),
     ".online": ("OnlineRecognizer", "OnlineStep", "shift_modules", "streaming"),
-    ".recognizer": ("Recognizer", "RecognizerConfig", "build_recognizer",
-                    "recognizer_from_config"),
+    ".recognizer": ("Recognizer", "RecognizerConfig", "build_recognizer", "recognizer_from_config"),
     ".temporal_pool": ("TemporalPool",),
     ".shift": ("TemporalShift", "online_shift_step", "temporal_shift"),
 }

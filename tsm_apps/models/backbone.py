@@ -8,6 +8,7 @@ torchvision (``conv1``, ``bn1``, ``layer1.0.conv1`` ...) and the official TSM wr
 narrow models train on CPU in minutes. ``shift=None`` is the TSN baseline with identical
 parameters.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ SHIFT_MODES = ("offline", "online", None)
 @dataclass
 class BackboneConfig:
     """Everything that defines a backbone; saved in checkpoints."""
+
     arch: str = "resnet50"
     num_segments: int = 8
     shift: Optional[str] = "offline"
@@ -66,8 +68,11 @@ class BackboneConfig:
         self.strides, self.dilations = tuple(self.strides), tuple(self.dilations)
 
 
-OUTPUT_STRIDES = {32: ((1, 2, 2, 2), (1, 1, 1, 1)), 16: ((1, 2, 2, 1), (1, 1, 1, 2)),
-                  8: ((1, 2, 1, 1), (1, 1, 2, 4))}
+OUTPUT_STRIDES = {
+    32: ((1, 2, 2, 2), (1, 1, 1, 1)),
+    16: ((1, 2, 2, 1), (1, 1, 1, 2)),
+    8: ((1, 2, 1, 1), (1, 1, 2, 4)),
+}
 """ResNet stage strides and dilations for an output stride (16: res5 at stride 1, dilation 2, as
 in the VID detection recipe; finer maps for CAMs at the same receptive field)."""
 
@@ -75,8 +80,9 @@ in the VID detection recipe; finer maps for CAMs at the same receptive field).""
 def stage_strides(output_stride: int) -> tuple:
     """``(strides, dilations)`` of the four ResNet stages for ``output_stride`` 32, 16 or 8."""
     if output_stride not in OUTPUT_STRIDES:
-        raise ValueError(f"output_stride must be one of {sorted(OUTPUT_STRIDES)}, "
-                         f"got {output_stride}")
+        raise ValueError(
+            f"output_stride must be one of {sorted(OUTPUT_STRIDES)}, got {output_stride}"
+        )
     return OUTPUT_STRIDES[output_stride]
 
 
@@ -97,8 +103,13 @@ class ResNet(nn.Module):
     ``forward_stages(x)`` returns the four stage outputs ``[(N*T, C_i, h_i, w_i)]``.
     """
 
-    def __init__(self, arch: str = "resnet50", width: float = 1.0,
-                 strides: Sequence[int] = (1, 2, 2, 2), dilations: Sequence[int] = (1, 1, 1, 1)) -> None:
+    def __init__(
+        self,
+        arch: str = "resnet50",
+        width: float = 1.0,
+        strides: Sequence[int] = (1, 2, 2, 2),
+        dilations: Sequence[int] = (1, 1, 1, 1),
+    ) -> None:
         super().__init__()
         self.memory_format = torch.contiguous_format
         block, layers = RESNET_SPECS[arch]
@@ -110,7 +121,7 @@ class ResNet(nn.Module):
         inplanes = stem
         self.stage_channels = []
         for i, (n, s, d) in enumerate(zip(layers, strides, dilations)):
-            planes = _channels(64 * 2 ** i, width)
+            planes = _channels(64 * 2**i, width)
             blocks = []
             for j in range(n):
                 stride = s if j == 0 else 1
@@ -118,7 +129,8 @@ class ResNet(nn.Module):
                 if j == 0 and (stride != 1 or inplanes != planes * block.expansion):
                     down = nn.Sequential(
                         nn.Conv2d(inplanes, planes * block.expansion, 1, stride, bias=False),
-                        nn.BatchNorm2d(planes * block.expansion))
+                        nn.BatchNorm2d(planes * block.expansion),
+                    )
                 b = block(inplanes, planes, stride, down)
                 if d > 1:
                     _dilate(b, d)
@@ -196,8 +208,9 @@ class MobileNetV2(nn.Module):
 def add_shift_to_mobilenet(net: MobileNetV2, cfg: BackboneConfig) -> None:
     for m in net.features:
         if getattr(m, "use_res_connect", False) and len(m.conv) == 4:
-            m.conv[0] = TemporalShift(m.conv[0], cfg.num_segments, cfg.fold_div,
-                                      cfg.shift == "online")
+            m.conv[0] = TemporalShift(
+                m.conv[0], cfg.num_segments, cfg.fold_div, cfg.shift == "online"
+            )
 
 
 def set_memory_format(trunk: nn.Module, memory_format: torch.memory_format) -> nn.Module:
@@ -208,8 +221,9 @@ def set_memory_format(trunk: nn.Module, memory_format: torch.memory_format) -> n
     Values agree across formats up to float rounding (the conv kernels differ).
     """
     if memory_format not in (torch.channels_last, torch.contiguous_format):
-        raise ValueError(f"memory_format must be channels_last or contiguous_format, "
-                         f"got {memory_format}")
+        raise ValueError(
+            f"memory_format must be channels_last or contiguous_format, got {memory_format}"
+        )
     trunk.memory_format = memory_format
     for p in trunk.parameters():
         if p.dim() == 4:
@@ -280,13 +294,31 @@ class Backbone(nn.Module):
         return tuple(outs[i] for i in self.out_indices)
 
 
-def build_backbone(arch: str = "resnet50", num_segments: int = 8, shift: Optional[str] = "offline",
-                   fold_div: int = DEFAULT_FOLD_DIV, place: str = "blockres", width: float = 1.0,
-                   temporal_pool: bool = False, non_local: bool = False,
-                   strides: Sequence[int] = (1, 2, 2, 2), dilations: Sequence[int] = (1, 1, 1, 1),
-                   out_indices: Sequence[int] = (0, 1, 2, 3)) -> Backbone:
+def build_backbone(
+    arch: str = "resnet50",
+    num_segments: int = 8,
+    shift: Optional[str] = "offline",
+    fold_div: int = DEFAULT_FOLD_DIV,
+    place: str = "blockres",
+    width: float = 1.0,
+    temporal_pool: bool = False,
+    non_local: bool = False,
+    strides: Sequence[int] = (1, 2, 2, 2),
+    dilations: Sequence[int] = (1, 1, 1, 1),
+    out_indices: Sequence[int] = (0, 1, 2, 3),
+) -> Backbone:
     """Backbone-only builder. The VID detection recipe uses ``strides=(1, 2, 2, 1)``,
     ``dilations=(1, 1, 1, 2)`` (res5 at stride 16 with dilation 2)."""
-    cfg = BackboneConfig(arch, num_segments, shift, fold_div, place, temporal_pool, non_local,
-                         width, tuple(strides), tuple(dilations))
+    cfg = BackboneConfig(
+        arch,
+        num_segments,
+        shift,
+        fold_div,
+        place,
+        temporal_pool,
+        non_local,
+        width,
+        tuple(strides),
+        tuple(dilations),
+    )
     return Backbone(cfg, out_indices)

@@ -1,5 +1,6 @@
 """Between the 2-D trunk's frame layout ``(N*T, C, H, W)`` and the 3-D clip layout
 ``(N, C, T, H, W)`` (views: no copy)."""
+
 from __future__ import annotations
 
 from torch import Tensor

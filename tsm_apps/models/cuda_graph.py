@@ -5,6 +5,7 @@ tensors; state that lives across calls (the online shift buffers) must be tensor
 reads and writes in place, never tensors rebound by Python. Every input of a replay is copied
 into the static inputs first, so callers pass ordinary tensors of the captured shape.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -27,8 +28,13 @@ class CapturedCall:
     the graph and returns the static outputs: read or clone them before the next call.
     """
 
-    def __init__(self, fn: Callable, inputs: Sequence[Tensor], warmup: int = 2,
-                 settle: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable,
+        inputs: Sequence[Tensor],
+        warmup: int = 2,
+        settle: Callable[[], None] | None = None,
+    ) -> None:
         if not all(isinstance(x, Tensor) and x.is_cuda for x in inputs):
             raise ValueError(f"CapturedCall needs CUDA tensors, got {_signature(inputs)}")
         self.inputs = [x.clone() for x in inputs]
@@ -50,8 +56,7 @@ class CapturedCall:
 
     def __call__(self, *xs: Tensor):
         if _signature(xs) != self.signature:
-            raise ValueError(f"captured call expects inputs {self.signature}, got "
-                             f"{_signature(xs)}")
+            raise ValueError(f"captured call expects inputs {self.signature}, got {_signature(xs)}")
         for s, x in zip(self.inputs, xs):
             s.copy_(x)
         self.graph.replay()
@@ -84,8 +89,12 @@ class GraphedForward:
     def _key(self, x: Tensor) -> tuple:
         m = self.module
         first = next(m.parameters(), None)
-        return (_signature([x]), getattr(m, "num_segments", None), m.training,
-                None if first is None else first.data_ptr())
+        return (
+            _signature([x]),
+            getattr(m, "num_segments", None),
+            m.training,
+            None if first is None else first.data_ptr(),
+        )
 
     def __call__(self, x: Tensor) -> Tensor:
         m = self.module

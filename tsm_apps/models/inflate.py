@@ -7,6 +7,7 @@ Each shifted 1x1 conv (``TemporalShift(conv1)`` in ``blockres`` placement) becom
 temporal convolution over the clip, so the two models have the same backbone and differ only
 in how time is mixed: zero-FLOP shift vs. a temporal kernel.
 """
+
 from __future__ import annotations
 
 import copy
@@ -30,8 +31,14 @@ class TemporalConv(nn.Module):
         if conv2d.kernel_size != (1, 1):
             raise ValueError(f"inflate expects a 1x1 conv, got kernel {conv2d.kernel_size}")
         self.num_segments = num_segments
-        self.conv = nn.Conv3d(conv2d.in_channels, conv2d.out_channels, (3, 1, 1),
-                              (1,) + conv2d.stride, (1, 0, 0), bias=conv2d.bias is not None)
+        self.conv = nn.Conv3d(
+            conv2d.in_channels,
+            conv2d.out_channels,
+            (3, 1, 1),
+            (1,) + conv2d.stride,
+            (1, 0, 0),
+            bias=conv2d.bias is not None,
+        )
         with torch.no_grad():
             self.conv.weight.zero_()
             self.conv.weight[:, :, 1] = conv2d.weight
@@ -59,9 +66,16 @@ def inflate_shifts(model: nn.Module) -> nn.Module:
 
 def _conv3d(conv: nn.Conv2d) -> nn.Conv3d:
     """A ``k x k`` conv as a ``1 x k x k`` Conv3d with the same weights."""
-    c3 = nn.Conv3d(conv.in_channels, conv.out_channels, (1,) + conv.kernel_size,
-                   (1,) + conv.stride, (0,) + conv.padding, (1,) + conv.dilation,
-                   conv.groups, conv.bias is not None)
+    c3 = nn.Conv3d(
+        conv.in_channels,
+        conv.out_channels,
+        (1,) + conv.kernel_size,
+        (1,) + conv.stride,
+        (0,) + conv.padding,
+        (1,) + conv.dilation,
+        conv.groups,
+        conv.bias is not None,
+    )
     with torch.no_grad():
         c3.weight.copy_(conv.weight.unsqueeze(2))
         if conv.bias is not None:
@@ -105,8 +119,9 @@ class I3D(nn.Module):
     computes.
     """
 
-    def __init__(self, recognizer: nn.Module,
-                 memory_format: torch.memory_format = torch.contiguous_format) -> None:
+    def __init__(
+        self, recognizer: nn.Module, memory_format: torch.memory_format = torch.contiguous_format
+    ) -> None:
         super().__init__()
         trunk = copy.deepcopy(recognizer.backbone)
         if not hasattr(trunk, "stages") or getattr(recognizer.config, "temporal_pool", False):

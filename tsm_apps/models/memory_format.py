@@ -1,4 +1,5 @@
 """Which memory format a 4-D activation ``(N, C, H, W)`` is stored in."""
+
 from __future__ import annotations
 
 import torch

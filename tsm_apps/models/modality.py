@@ -9,6 +9,7 @@ the first conv's RGB kernel ``(O, 3, k, k)`` is averaged over its colour channel
 replicated to ``(O, 2 * new_length, k, k)``. It applies to ImageNet weights and, for AAVG's
 RGB->flow transfer learning, to the first conv of an RGB-trained recognizer.
 """
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -37,8 +38,10 @@ def first_conv(trunk: nn.Module) -> tuple:
     features = getattr(trunk, "features", None)
     if features is not None and isinstance(features[0][0], nn.Conv2d):
         return features[0], "0", features[0][0]
-    raise TypeError(f"no first conv found in {type(trunk).__name__} (ResNet conv1 or "
-                    f"MobileNetV2 features[0][0] expected)")
+    raise TypeError(
+        f"no first conv found in {type(trunk).__name__} (ResNet conv1 or "
+        f"MobileNetV2 features[0][0] expected)"
+    )
 
 
 @torch.no_grad()
@@ -48,8 +51,16 @@ def set_input_channels(trunk: nn.Module, in_channels: int) -> nn.Module:
     parent, name, conv = first_conv(trunk)
     if conv.in_channels == in_channels:
         return trunk
-    new = nn.Conv2d(in_channels, conv.out_channels, conv.kernel_size, conv.stride, conv.padding,
-                    conv.dilation, conv.groups, conv.bias is not None)
+    new = nn.Conv2d(
+        in_channels,
+        conv.out_channels,
+        conv.kernel_size,
+        conv.stride,
+        conv.padding,
+        conv.dilation,
+        conv.groups,
+        conv.bias is not None,
+    )
     new.weight.copy_(cross_modality_weight(conv.weight, in_channels))
     if conv.bias is not None:
         new.bias.copy_(conv.bias)

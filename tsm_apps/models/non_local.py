@@ -4,6 +4,7 @@ Parameter names follow the official code so its checkpoints load unchanged:
 ``g.0``, ``theta``, ``phi.0``, ``W.0`` (conv) and ``W.1`` (BN, initialised to zero so a new
 block starts as the identity).
 """
+
 from __future__ import annotations
 
 import torch

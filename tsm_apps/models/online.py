@@ -9,6 +9,7 @@ and ``"graph"`` (the static step captured once into a CUDA graph and replayed: o
 frame instead of one per kernel). ``"auto"``, the default, is ``"graph"`` on CUDA and
 ``"eager"`` elsewhere.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -32,8 +33,10 @@ def _check_online(model: nn.Module) -> list:
     mods = shift_modules(model)
     offline = [m for m in mods if not m.online]
     if offline:
-        raise ValueError("streaming needs a model built with shift='online' (causal); this one "
-                         f"has {len(offline)} offline (bi-directional) shift modules")
+        raise ValueError(
+            "streaming needs a model built with shift='online' (causal); this one "
+            f"has {len(offline)} offline (bi-directional) shift modules"
+        )
     for m in model.modules():
         name = type(m).__name__
         if name in ("TemporalPool", "NonLocalWrapper"):
@@ -88,8 +91,8 @@ class OnlineRecognizer:
         self.mode = mode
         self._ctx = streaming(model)
         self._mods = self._ctx.__enter__()
-        self._shape = None      # frame signature the static buffers (and graph) are built for
-        self._fresh = True      # buffers hold zeros: a new frame shape may start here
+        self._shape = None  # frame signature the static buffers (and graph) are built for
+        self._fresh = True  # buffers hold zeros: a new frame shape may start here
         self._graph: CapturedCall | None = None
 
     def _resolved(self, frame: Tensor) -> str:
@@ -119,8 +122,10 @@ class OnlineRecognizer:
         if key == self._shape:
             return
         if not self._fresh:
-            raise ValueError(f"OnlineRecognizer: frame {tuple(frame.shape)} differs from the "
-                             f"stream's {self._shape[0]}; call reset() to start new streams")
+            raise ValueError(
+                f"OnlineRecognizer: frame {tuple(frame.shape)} differs from the "
+                f"stream's {self._shape[0]}; call reset() to start new streams"
+            )
         static_buffers(self.model, self._mods, frame)
         self._graph = None
         if mode == "graph":
@@ -131,7 +136,8 @@ class OnlineRecognizer:
     def _run(self, frame: Tensor) -> tuple:
         if frame.dim() != 4 or frame.shape[1] != 3:
             raise ValueError(
-                f"OnlineRecognizer.step expects (N, 3, H, W), got {tuple(frame.shape)}")
+                f"OnlineRecognizer.step expects (N, 3, H, W), got {tuple(frame.shape)}"
+            )
         mode = self._resolved(frame)
         if mode == "eager":
             f = self._features(frame)
@@ -159,8 +165,7 @@ class OnlineRecognizer:
         Each buffer is a compact copy of its block's ``fold`` channels that owns its storage, so
         this is the memory the stream retains between frames (the frames themselves are freed).
         """
-        return sum(m.buffer.untyped_storage().nbytes() for m in self._mods
-                   if m.buffer is not None)
+        return sum(m.buffer.untyped_storage().nbytes() for m in self._mods if m.buffer is not None)
 
     def close(self) -> None:
         self._graph = None

@@ -4,6 +4,7 @@
 Input ``(N, T, C, H, W)`` -> logits ``(N, num_classes)``; ``C = config.in_channels`` (3 for RGB,
 ``2 * new_length`` for stacked flow, see :mod:`tsm_apps.models.modality`).
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -20,6 +21,7 @@ from .shift import DEFAULT_FOLD_DIV
 @dataclass
 class RecognizerConfig(BackboneConfig):
     """Backbone fields plus the classifier; ``asdict`` of this is what checkpoints store."""
+
     num_classes: int = 400
     dropout: float = 0.5
     in_channels: int = 3  # 3: RGB; 2 * new_length: stacked flow (tsm_apps.models.modality)
@@ -71,8 +73,10 @@ class Recognizer(nn.Module):
         if x.dim() != 5 or x.shape[2] != c:
             raise ValueError(f"Recognizer expects (N, T, {c}, H, W), got {tuple(x.shape)}")
         if x.shape[1] != self.num_segments:
-            raise ValueError(f"Recognizer built for T={self.num_segments} frames, got input "
-                             f"{tuple(x.shape)}; set model.num_segments to change T")
+            raise ValueError(
+                f"Recognizer built for T={self.num_segments} frames, got input "
+                f"{tuple(x.shape)}; set model.num_segments to change T"
+            )
 
     def features(self, x: Tensor) -> Tensor:
         """Last conv features ``(N, T', C, h, w)`` for clips ``(N, T, 3, H, W)``."""
@@ -90,12 +94,20 @@ class Recognizer(nn.Module):
         return self.head(self.features(x))
 
 
-def build_recognizer(arch: str = "resnet50", num_classes: int = 400, num_segments: int = 8,
-                     shift: Optional[str] = "offline", fold_div: int = DEFAULT_FOLD_DIV,
-                     place: str = "blockres", temporal_pool: bool = False,
-                     non_local: bool = False, dropout: float = 0.5,
-                     width: float = 1.0, output_stride: int = 32,
-                     in_channels: int = 3) -> Recognizer:
+def build_recognizer(
+    arch: str = "resnet50",
+    num_classes: int = 400,
+    num_segments: int = 8,
+    shift: Optional[str] = "offline",
+    fold_div: int = DEFAULT_FOLD_DIV,
+    place: str = "blockres",
+    temporal_pool: bool = False,
+    non_local: bool = False,
+    dropout: float = 0.5,
+    width: float = 1.0,
+    output_stride: int = 32,
+    in_channels: int = 3,
+) -> Recognizer:
     """Build a TSM (``shift='offline'|'online'``) or TSN (``shift=None``) recognizer.
 
     ``output_stride`` 16 or 8 (ResNets only) keeps the last stages at a finer resolution with
@@ -103,10 +115,21 @@ def build_recognizer(arch: str = "resnet50", num_classes: int = 400, num_segment
     strides, dilations = stage_strides(output_stride)
     if output_stride != 32 and arch == "mobilenetv2":
         raise ValueError("output_stride other than 32 is defined for ResNets only")
-    cfg = RecognizerConfig(arch=arch, num_segments=num_segments, shift=shift, fold_div=fold_div,
-                           place=place, temporal_pool=temporal_pool, non_local=non_local,
-                           width=width, num_classes=num_classes, dropout=dropout,
-                           strides=strides, dilations=dilations, in_channels=in_channels)
+    cfg = RecognizerConfig(
+        arch=arch,
+        num_segments=num_segments,
+        shift=shift,
+        fold_div=fold_div,
+        place=place,
+        temporal_pool=temporal_pool,
+        non_local=non_local,
+        width=width,
+        num_classes=num_classes,
+        dropout=dropout,
+        strides=strides,
+        dilations=dilations,
+        in_channels=in_channels,
+    )
     return recognizer_from_config(cfg)
 
 

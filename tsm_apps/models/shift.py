@@ -28,6 +28,7 @@ shifted channels, measured slower on a GPU and is kept as an option), and a
 streaming step with a static buffer (:func:`online_step_into`, the form a CUDA graph captures)
 is one kernel too; the CPU path above is unchanged.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -52,30 +53,38 @@ def _check(x: Tensor, num_segments: int, fold_div: int) -> int:
     if x.shape[0] % num_segments != 0:
         raise ValueError(
             f"temporal_shift: batch dim {x.shape[0]} of shape {tuple(x.shape)} is not a multiple "
-            f"of num_segments={num_segments}")
+            f"of num_segments={num_segments}"
+        )
     fold = x.shape[1] // fold_div if fold_div > 0 else 0
     if fold < 1:
         raise ValueError(
             f"temporal_shift: fold_div={fold_div} leaves no channel to shift for C={x.shape[1]} "
-            f"(shape {tuple(x.shape)})")
+            f"(shape {tuple(x.shape)})"
+        )
     return fold
 
 
 def _writable_view(x: Tensor) -> bool:
     """True when ``x`` may be shifted in place: autograd off, no tracing, a dense memory format."""
-    return (not torch.is_grad_enabled() and not _tracing()
-            and (x.is_contiguous() or is_channels_last(x)))
+    return (
+        not torch.is_grad_enabled()
+        and not _tracing()
+        and (x.is_contiguous() or is_channels_last(x))
+    )
 
 
 def _require_writable(x: Tensor, who: str) -> None:
     if not _writable_view(x):
-        raise ValueError(f"{who} needs autograd off and a dense NCHW or channels-last tensor, "
-                         f"got shape {tuple(x.shape)} strides {x.stride()}")
+        raise ValueError(
+            f"{who} needs autograd off and a dense NCHW or channels-last tensor, "
+            f"got shape {tuple(x.shape)} strides {x.stride()}"
+        )
 
 
 @contextmanager
-def shifted_in_place(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DIV,
-                     online: bool = False) -> Iterator[Tensor]:
+def shifted_in_place(
+    x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DIV, online: bool = False
+) -> Iterator[Tensor]:
     """Shift ``x`` ``(N*T, C, H, W)`` in place inside the block; restore it exactly on exit.
 
     Only the shifted folds move: they are saved (a compact copy of ``2*fold`` channels, ``fold``
@@ -107,8 +116,7 @@ def shifted_in_place(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_
 def _tracing() -> bool:
     """Under ``torch.jit.trace``, ONNX export or ``torch.compile`` (where the shift is written
     as plain slices and ``torch.cat``, which a compiler fuses with its neighbours)."""
-    return (torch.jit.is_tracing() or torch.onnx.is_in_onnx_export()
-            or torch.compiler.is_compiling())
+    return torch.jit.is_tracing() or torch.onnx.is_in_onnx_export() or torch.compiler.is_compiling()
 
 
 _KERNEL: list = []
@@ -155,8 +163,9 @@ def _kernel(x: Tensor):
     return _KERNEL[0]
 
 
-def temporal_shift(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DIV,
-                   online: bool = False) -> Tensor:
+def temporal_shift(
+    x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DIV, online: bool = False
+) -> Tensor:
     """Shift channels along time.
 
     Args:
@@ -180,14 +189,17 @@ def temporal_shift(x: Tensor, num_segments: int, fold_div: int = DEFAULT_FOLD_DI
 def _check_buffer(x: Tensor, buffer: Tensor | None, fold_div: int) -> int:
     fold = _check(x, 1, fold_div)
     if buffer is not None and buffer.shape != (x.shape[0], fold, x.shape[2], x.shape[3]):
-        raise ValueError(f"shift buffer shape {tuple(buffer.shape)} does not match frame "
-                         f"{tuple(x.shape)} with fold {fold}")
+        raise ValueError(
+            f"shift buffer shape {tuple(buffer.shape)} does not match frame "
+            f"{tuple(x.shape)} with fold {fold}"
+        )
     return fold
 
 
 @contextmanager
-def online_step_in_place(x: Tensor, buffer: Tensor | None,
-                         fold_div: int = DEFAULT_FOLD_DIV) -> Iterator[Tensor]:
+def online_step_in_place(
+    x: Tensor, buffer: Tensor | None, fold_div: int = DEFAULT_FOLD_DIV
+) -> Iterator[Tensor]:
     """:func:`online_shift_step` without the shifted copy (autograd off): inside the block ``x``
     ``(N, C, H, W)`` holds the shifted frame; yields the new buffer ``(N, fold, H, W)`` (a
     compact copy of the fold channels); ``x`` is restored exactly on exit, also on error."""
@@ -205,8 +217,9 @@ def online_step_in_place(x: Tensor, buffer: Tensor | None,
         folds.copy_(new)
 
 
-def online_shift_step(x: Tensor, buffer: Tensor | None,
-                      fold_div: int = DEFAULT_FOLD_DIV) -> tuple[Tensor, Tensor]:
+def online_shift_step(
+    x: Tensor, buffer: Tensor | None, fold_div: int = DEFAULT_FOLD_DIV
+) -> tuple[Tensor, Tensor]:
     """One streaming step of the online shift.
 
     Args:
@@ -251,8 +264,10 @@ def online_step_into(x: Tensor, buffer: Tensor, fold_div: int = DEFAULT_FOLD_DIV
         raise ValueError(f"online_step_into needs a buffer for frame {tuple(x.shape)}")
     fold = _check_buffer(x, buffer, fold_div)
     if torch.is_grad_enabled():
-        raise ValueError(f"online_step_into writes its buffer in place: call it with autograd "
-                         f"off (frame {tuple(x.shape)})")
+        raise ValueError(
+            f"online_step_into writes its buffer in place: call it with autograd "
+            f"off (frame {tuple(x.shape)})"
+        )
     kernel = _kernel(x)
     if kernel is not None:
         return kernel.online_step(x, buffer, fold)
@@ -280,8 +295,13 @@ class TemporalShift(nn.Module):
     (:func:`online_step_into`). On CUDA the shift is one Triton kernel.
     """
 
-    def __init__(self, net: nn.Module, num_segments: int = 8, fold_div: int = DEFAULT_FOLD_DIV,
-                 online: bool = False) -> None:
+    def __init__(
+        self,
+        net: nn.Module,
+        num_segments: int = 8,
+        fold_div: int = DEFAULT_FOLD_DIV,
+        online: bool = False,
+    ) -> None:
         super().__init__()
         self.net = net
         self.num_segments = num_segments

@@ -5,6 +5,7 @@ Layout: ``(N*T, C, H, W)``, viewed without a copy as ``(N, T, C, H*W)`` (NCHW) o
 ``(N, T, H*W, C)`` (channels-last) so that channels stay where memory has them. The values
 are exactly those of the official ``zeros_like`` + slice-copy shift.
 """
+
 from __future__ import annotations
 
 import torch
@@ -91,6 +92,6 @@ def shift_cat(x: Tensor, t: int, fold: int, online: bool) -> Tensor:
         out = torch.cat([past, v[:, :, fold:]], dim=2)
     else:
         future = torch.cat([v[:, 1:, :fold], zero], dim=1)
-        past = torch.cat([zero, v[:, :-1, fold:2 * fold]], dim=1)
-        out = torch.cat([future, past, v[:, :, 2 * fold:]], dim=2)
+        past = torch.cat([zero, v[:, :-1, fold : 2 * fold]], dim=1)
+        out = torch.cat([future, past, v[:, :, 2 * fold :]], dim=2)
     return out.reshape(nt, c, h, w)

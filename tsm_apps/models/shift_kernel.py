@@ -25,6 +25,7 @@ channel (``r // (H*W)`` in NCHW, ``r % C`` in channels-last) to pick its source 
 Tests run the kernels on the CPU under Triton's interpreter (``TRITON_INTERPRET=1`` set before
 this module is imported).
 """
+
 from __future__ import annotations
 
 import torch
@@ -39,8 +40,19 @@ _MAX_BLOCKS = 65535  # CUDA's limit on grid dimension 1
 
 
 @triton.jit
-def _shift_kernel(src, dst, frame_numel, hw, channels, fold, num_segments, d0, d1,
-                  CHANNELS_LAST: tl.constexpr, BLOCK: tl.constexpr):
+def _shift_kernel(
+    src,
+    dst,
+    frame_numel,
+    hw,
+    channels,
+    fold,
+    num_segments,
+    d0,
+    d1,
+    CHANNELS_LAST: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     """Program ``(f, b)``: elements ``[b*BLOCK, (b+1)*BLOCK)`` of frame ``f`` of ``dst``.
     Channels ``[0:fold]`` come from frame ``t + d0``, ``[fold:2*fold]`` from ``t + d1``, the
     rest from ``t`` (``t = f % num_segments``); zeros where that frame is outside the clip."""
@@ -60,8 +72,9 @@ def _shift_kernel(src, dst, frame_numel, hw, channels, fold, num_segments, d0, d
 
 
 @triton.jit
-def _online_step_kernel(x, out, buf, frame_numel, hw, channels, fold,
-                        CHANNELS_LAST: tl.constexpr, BLOCK: tl.constexpr):
+def _online_step_kernel(
+    x, out, buf, frame_numel, hw, channels, fold, CHANNELS_LAST: tl.constexpr, BLOCK: tl.constexpr
+):
     """Program ``(n, b)``: elements ``[b*BLOCK, (b+1)*BLOCK)`` of stream ``n``'s frame.
     ``out`` takes ``buf`` in channels ``[0:fold]`` and ``x`` elsewhere; ``buf`` takes ``x``'s
     channels ``[0:fold]`` (``buf`` is dense in ``x``'s memory format, ``fold`` channels)."""
@@ -84,9 +97,21 @@ def _online_step_kernel(x, out, buf, frame_numel, hw, channels, fold,
 
 
 @triton.jit
-def _column_kernel(x, edge, columns, channels, fold, frame_numel, d0, d1,
-                   UNDO: tl.constexpr, CHANNELS_LAST: tl.constexpr, T: tl.constexpr,
-                   T_PAD: tl.constexpr, BLOCK: tl.constexpr):
+def _column_kernel(
+    x,
+    edge,
+    columns,
+    channels,
+    fold,
+    frame_numel,
+    d0,
+    d1,
+    UNDO: tl.constexpr,
+    CHANNELS_LAST: tl.constexpr,
+    T: tl.constexpr,
+    T_PAD: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     """Program ``(n, b, k)``: columns ``[b*BLOCK, (b+1)*BLOCK)`` of lane ``k`` of clip ``n``, in
     place, as one ``(T_PAD, BLOCK)`` tile. Lane ``k`` is channels ``[k*fold, (k+1)*fold)``, all
     moving by ``e`` (``d0`` for lane 0, ``d1`` for lane 1): ``x[t] <- x[t+e]``; a column is one
@@ -131,9 +156,11 @@ def _dense(x: Tensor) -> tuple:
 
 def _grid(rows: int, frame_numel: int, shape: tuple) -> tuple:
     blocks = triton.cdiv(frame_numel, BLOCK)
-    if blocks > _MAX_BLOCKS or frame_numel >= 2 ** 31:
-        raise ValueError(f"shift kernel: frames of {frame_numel} elements (shape {shape}) are "
-                         f"too large (at most {_MAX_BLOCKS * BLOCK})")
+    if blocks > _MAX_BLOCKS or frame_numel >= 2**31:
+        raise ValueError(
+            f"shift kernel: frames of {frame_numel} elements (shape {shape}) are "
+            f"too large (at most {_MAX_BLOCKS * BLOCK})"
+        )
     return (rows, blocks)
 
 
@@ -144,15 +171,15 @@ def shift_into(out: Tensor, x: Tensor, num_segments: int, fold: int, dirs: tuple
     nt, c, h, w = x.shape
     d0, d1 = (tuple(dirs) + (0,))[:2]
     grid = _grid(nt, c * h * w, tuple(x.shape))
-    _shift_kernel[grid](x, out, c * h * w, h * w, c, fold, num_segments, d0, d1,
-                        CHANNELS_LAST=cl, BLOCK=BLOCK)
+    _shift_kernel[grid](
+        x, out, c * h * w, h * w, c, fold, num_segments, d0, d1, CHANNELS_LAST=cl, BLOCK=BLOCK
+    )
     return out
 
 
 def _shift(x: Tensor, num_segments: int, fold: int, dirs: tuple) -> Tensor:
     x, cl = _dense(x)
-    out = torch.empty_like(x, memory_format=torch.channels_last if cl else
-                           torch.contiguous_format)
+    out = torch.empty_like(x, memory_format=torch.channels_last if cl else torch.contiguous_format)
     return shift_into(out, x, num_segments, fold, dirs)
 
 
@@ -178,27 +205,44 @@ def shift(x: Tensor, num_segments: int, fold: int, dirs: tuple) -> Tensor:
     return Shift.apply(x, num_segments, fold, tuple(dirs))
 
 
-def _columns(x: Tensor, edge: Tensor | None, num_segments: int, fold: int, dirs: tuple,
-             undo: bool) -> Tensor:
+def _columns(
+    x: Tensor, edge: Tensor | None, num_segments: int, fold: int, dirs: tuple, undo: bool
+) -> Tensor:
     if not (x.is_contiguous() or is_channels_last(x)):
-        raise ValueError(f"in-place shift kernel needs a dense NCHW or channels-last tensor, got "
-                         f"shape {tuple(x.shape)} strides {x.stride()}")
+        raise ValueError(
+            f"in-place shift kernel needs a dense NCHW or channels-last tensor, got "
+            f"shape {tuple(x.shape)} strides {x.stride()}"
+        )
     nt, c, h, w = x.shape
     lanes, columns = len(dirs), fold * h * w
     if edge is None:  # (N, 2, fold*H*W): lane 1 unused online
         edge = torch.empty(nt // num_segments, 2, columns, dtype=x.dtype, device=x.device)
-    if num_segments * c * h * w >= 2 ** 31:
-        raise ValueError(f"in-place shift kernel: clips of shape {tuple(x.shape)} / "
-                         f"{num_segments} frames are too large")
+    if num_segments * c * h * w >= 2**31:
+        raise ValueError(
+            f"in-place shift kernel: clips of shape {tuple(x.shape)} / "
+            f"{num_segments} frames are too large"
+        )
     e = tuple(-d for d in dirs) if undo else tuple(dirs)
     t_pad = max(2, triton.next_power_of_2(num_segments))
     block = max(32, BLOCK // t_pad)  # a tile of about BLOCK elements: T frames of columns
     grid = (nt // num_segments, triton.cdiv(columns, block), lanes)
     if grid[1] > _MAX_BLOCKS:
         raise ValueError(f"in-place shift kernel: frames of shape {tuple(x.shape)} are too large")
-    _column_kernel[grid](x, edge, columns, c, fold, c * h * w, e[0], e[-1], UNDO=undo,
-                         CHANNELS_LAST=is_channels_last(x), T=num_segments, T_PAD=t_pad,
-                         BLOCK=block)
+    _column_kernel[grid](
+        x,
+        edge,
+        columns,
+        c,
+        fold,
+        c * h * w,
+        e[0],
+        e[-1],
+        UNDO=undo,
+        CHANNELS_LAST=is_channels_last(x),
+        T=num_segments,
+        T_PAD=t_pad,
+        BLOCK=block,
+    )
     return edge
 
 
@@ -210,8 +254,7 @@ def shift_in_place(x: Tensor, num_segments: int, fold: int, dirs: tuple) -> Tens
     return _columns(x, None, num_segments, fold, tuple(dirs), undo=False)
 
 
-def undo_shift_in_place(x: Tensor, edge: Tensor, num_segments: int, fold: int,
-                        dirs: tuple) -> None:
+def undo_shift_in_place(x: Tensor, edge: Tensor, num_segments: int, fold: int, dirs: tuple) -> None:
     """Put ``x`` back exactly as it was before :func:`shift_in_place` returned ``edge``."""
     _columns(x, edge, num_segments, fold, tuple(dirs), undo=True)
 
@@ -223,12 +266,15 @@ def online_step(x: Tensor, buffer: Tensor, fold: int) -> Tensor:
     x, cl = _dense(x)
     fmt = torch.channels_last if cl else torch.contiguous_format
     if not buffer.is_contiguous(memory_format=fmt) or buffer.dtype != x.dtype:
-        raise ValueError(f"online_step: buffer {tuple(buffer.shape)} {buffer.dtype} strides "
-                         f"{buffer.stride()} is not dense {x.dtype} in the memory format of the "
-                         f"frame {tuple(x.shape)} (channels_last={cl})")
+        raise ValueError(
+            f"online_step: buffer {tuple(buffer.shape)} {buffer.dtype} strides "
+            f"{buffer.stride()} is not dense {x.dtype} in the memory format of the "
+            f"frame {tuple(x.shape)} (channels_last={cl})"
+        )
     n, c, h, w = x.shape
     out = torch.empty_like(x, memory_format=fmt)
     grid = _grid(n, c * h * w, tuple(x.shape))
-    _online_step_kernel[grid](x, out, buffer, c * h * w, h * w, c, fold,
-                              CHANNELS_LAST=cl, BLOCK=BLOCK)
+    _online_step_kernel[grid](
+        x, out, buffer, c * h * w, h * w, c, fold, CHANNELS_LAST=cl, BLOCK=BLOCK
+    )
     return out

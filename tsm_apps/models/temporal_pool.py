@@ -1,4 +1,5 @@
 """Temporal pooling between stages (the official ``temporal_pool`` option)."""
+
 from __future__ import annotations
 
 from torch import Tensor, nn

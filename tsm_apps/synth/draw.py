@@ -4,6 +4,7 @@ placed by centre/size/angle, their boxes, atomic text files and mp4 writing.
 Coordinates are pixel *edges* (``x`` right, ``y`` down, the frame spans ``[0, W] x [0, H]``).
 A positive angle turns a shape clockwise on screen (``y`` points down).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,15 +13,17 @@ from typing import Sequence
 import numpy as np
 
 # Unit "L" (side 1, centred): no rotational symmetry, so the turning direction is visible.
-L_SHAPE = np.array([(-0.5, -0.5), (-0.1, -0.5), (-0.1, 0.15), (0.5, 0.15), (0.5, 0.5),
-                    (-0.5, 0.5)], np.float64)
+L_SHAPE = np.array(
+    [(-0.5, -0.5), (-0.1, -0.5), (-0.1, 0.15), (0.5, 0.15), (0.5, 0.5), (-0.5, 0.5)], np.float64
+)
 # Radius of the smallest circle about the centre that holds the L at any angle.
 L_RADIUS = float(np.hypot(0.5, 0.5))
 CRF = 0  # lossless: decoded frames equal the rendered ones (after 4:2:0), whatever x264 decides
 
 
-def place(shape: np.ndarray, cx: float, cy: float, side: float, angle_deg: float = 0.0
-          ) -> np.ndarray:
+def place(
+    shape: np.ndarray, cx: float, cy: float, side: float, angle_deg: float = 0.0
+) -> np.ndarray:
     """Vertices ``(K, 2)`` of a unit ``shape`` scaled to ``side`` pixels, turned clockwise by
     ``angle_deg`` and centred on ``(cx, cy)``."""
     a = np.deg2rad(angle_deg)
@@ -32,18 +35,24 @@ def bbox(points: np.ndarray, width: int, height: int) -> list:
     """Integer edge box ``[x1, y1, x2, y2]`` enclosing ``points (K, 2)``, clipped to the frame."""
     x1, y1 = np.floor(points.min(0))
     x2, y2 = np.ceil(points.max(0))
-    return [int(np.clip(x1, 0, width)), int(np.clip(y1, 0, height)),
-            int(np.clip(x2, 0, width)), int(np.clip(y2, 0, height))]
+    return [
+        int(np.clip(x1, 0, width)),
+        int(np.clip(y1, 0, height)),
+        int(np.clip(x2, 0, width)),
+        int(np.clip(y2, 0, height)),
+    ]
 
 
 def overlaps(a: Sequence[float], b: Sequence[float], gap: float = 0.0) -> bool:
     """Whether edge boxes ``a`` and ``b`` (``[x1, y1, x2, y2]``) come closer than ``gap``."""
-    return not (a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1]
-                or b[3] + gap <= a[1])
+    return not (
+        a[2] + gap <= b[0] or b[2] + gap <= a[0] or a[3] + gap <= b[1] or b[3] + gap <= a[1]
+    )
 
 
-def clutter(rng: np.random.Generator, width: int, height: int, items: int = 24,
-            contrast: float = 1.0):
+def clutter(
+    rng: np.random.Generator, width: int, height: int, items: int = 24, contrast: float = 1.0
+):
     """A cluttered, muted random texture as a PIL RGB image of ``width x height``: smooth
     colour noise, random thin bars, rings and blobs, then fine pixel noise."""
     from PIL import Image, ImageDraw
@@ -79,5 +88,4 @@ def write_mp4(path: Path, frames: np.ndarray, fps: int) -> Path:
     (~33 KB for 16 frames at 112x112)."""
     from ..data.video import write_video
 
-    return write_video(path, frames, fps, crf=CRF, keyframe_interval=max(1, int(fps)),
-                       threads=1)
+    return write_video(path, frames, fps, crf=CRF, keyframe_interval=max(1, int(fps)), threads=1)

@@ -32,6 +32,7 @@ val has at least 2 videos and test at least 2 when the set is large enough to le
 120 val clips of the earlier 600-video sets and add 120 test clips. Everything is a function of ``seed`` (video ``i`` draws from
 ``np.random.default_rng([seed, i])``), so the files are identical for every worker count.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,22 +47,39 @@ from ..io import atomic_write_text
 from .draw import L_RADIUS, L_SHAPE, bbox, clutter, overlaps, place, write_mp4
 from .jobs import claim, run_jobs
 
-CLASSES = ("moving left to right", "moving right to left", "moving top to bottom",
-           "moving bottom to top", "growing", "shrinking", "rotating clockwise",
-           "rotating counter-clockwise", "appearing", "disappearing")
+CLASSES = (
+    "moving left to right",
+    "moving right to left",
+    "moving top to bottom",
+    "moving bottom to top",
+    "growing",
+    "shrinking",
+    "rotating clockwise",
+    "rotating counter-clockwise",
+    "appearing",
+    "disappearing",
+)
 FAMILIES = ("horizontal", "vertical", "scale", "rotate", "fade")  # label // 2
-PALETTE = ((230, 40, 40), (40, 200, 60), (50, 90, 235), (240, 220, 40), (220, 50, 220),
-           (40, 220, 230), (250, 140, 30), (245, 245, 245))
+PALETTE = (
+    (230, 40, 40),
+    (40, 200, 60),
+    (50, 90, 235),
+    (240, 220, 40),
+    (220, 50, 220),
+    (40, 220, 230),
+    (250, 140, 30),
+    (245, 245, 245),
+)
 OUTLINE = (25, 25, 25)
 SUPERSAMPLE = 2
-DISTRACTORS = (0, 2)     # fewest and most static distractors per clip (default)
-CLUTTER_ITEMS = 24       # bars, rings and blobs in the background
-CLUTTER_CONTRAST = 0.5   # 1: full-range background colours; 0: flat grey
-WINDOW_MIN = 0.85        # the actor moves during at least this fraction of the clip
-ROTATION = (180, 240)    # degrees turned by a rotating actor
-SIZE_SCALE = 1.3         # multiplies every object size
+DISTRACTORS = (0, 2)  # fewest and most static distractors per clip (default)
+CLUTTER_ITEMS = 24  # bars, rings and blobs in the background
+CLUTTER_CONTRAST = 0.5  # 1: full-range background colours; 0: flat grey
+WINDOW_MIN = 0.85  # the actor moves during at least this fraction of the clip
+ROTATION = (180, 240)  # degrees turned by a rotating actor
+SIZE_SCALE = 1.3  # multiplies every object size
 LAYOUTS = ("path", "stage")
-STAGE = 0.62             # layout "stage": side of the actor's square, fraction of the frame
+STAGE = 0.62  # layout "stage": side of the actor's square, fraction of the frame
 STAGE_SIDES = (0.15, 0.26)  # layout "stage": side range of every object, fraction of the frame
 VERSION = 1
 
@@ -71,6 +89,7 @@ class ClipPlan:
     """Everything one clip is drawn from. ``states``: float ``(T, 5)`` per frame of the actor:
     centre x, centre y, side, angle (degrees, clockwise), opacity; ``distractors``: ``(K, 4)``
     static centre x, centre y, side, angle; ``active``: ``(T,)`` bool."""
+
     label: int
     states: np.ndarray
     active: np.ndarray
@@ -80,8 +99,7 @@ class ClipPlan:
 
     def boxes(self, size: int) -> list:
         """Per frame the actor's integer edge box, ``None`` where it is fully transparent."""
-        return [bbox(place(L_SHAPE, *s[:4]), size, size) if s[4] > 0 else None
-                for s in self.states]
+        return [bbox(place(L_SHAPE, *s[:4]), size, size) if s[4] > 0 else None for s in self.states]
 
 
 def _window(rng: np.random.Generator, frames: int, lo: float) -> tuple:
@@ -90,14 +108,17 @@ def _window(rng: np.random.Generator, frames: int, lo: float) -> tuple:
     return int(rng.integers(0, frames - length + 1)), length
 
 
-def _actor(rng: np.random.Generator, family: str, frames: int, size: int,
-           stage: Optional[tuple] = None) -> tuple:
+def _actor(
+    rng: np.random.Generator, family: str, frames: int, size: int, stage: Optional[tuple] = None
+) -> tuple:
     """Forward-direction actor states ``(T, 5)`` and the active flags; inside ``stage``
     (``x, y, side`` of a square) when given, see :func:`_staged`."""
     t = np.arange(frames, dtype=np.float64)
     if family == "fade":
-        start, length = int(rng.integers(round(0.25 * frames), round(0.6 * frames) + 1)), \
-            int(rng.integers(2, 5))
+        start, length = (
+            int(rng.integers(round(0.25 * frames), round(0.6 * frames) + 1)),
+            int(rng.integers(2, 5)),
+        )
         start = min(start, frames - length)
         alpha = np.clip((t - start + 1) / (length + 1), 0, 1)
     else:
@@ -130,8 +151,9 @@ def _actor(rng: np.random.Generator, family: str, frames: int, size: int,
     return np.stack([cx, cy, side, angle, alpha], 1), active
 
 
-def _staged(rng: np.random.Generator, family: str, p: np.ndarray, alpha: np.ndarray,
-            size: int, stage: tuple) -> np.ndarray:
+def _staged(
+    rng: np.random.Generator, family: str, p: np.ndarray, alpha: np.ndarray, size: int, stage: tuple
+) -> np.ndarray:
     """States ``(T, 5)`` of an actor whose whole path lies in the square ``stage``, drawn so
     that one frame looks alike for every family: the side is uniform over ``STAGE_SIDES``
     (a scaling actor sweeps that range), and the centre is uniform over the stage (a moving
@@ -147,8 +169,10 @@ def _staged(rng: np.random.Generator, family: str, p: np.ndarray, alpha: np.ndar
         angle = angle + rng.uniform(*ROTATION) * p
     x0, y0, w = stage
     r = L_RADIUS * side.max() + 1
-    cx, cy = (rng.uniform(x0 + r, x0 + w - r) * np.ones(frames),
-              rng.uniform(y0 + r, y0 + w - r) * np.ones(frames))
+    cx, cy = (
+        rng.uniform(x0 + r, x0 + w - r) * np.ones(frames),
+        rng.uniform(y0 + r, y0 + w - r) * np.ones(frames),
+    )
     if family == "horizontal":
         cx = x0 + r + (w - 2 * r) * p
     if family == "vertical":
@@ -156,8 +180,9 @@ def _staged(rng: np.random.Generator, family: str, p: np.ndarray, alpha: np.ndar
     return np.stack([cx, cy, side, angle, alpha], 1)
 
 
-def _distractors(rng: np.random.Generator, want: int, taken: list, size: int, sides: tuple,
-                 scale: float) -> np.ndarray:
+def _distractors(
+    rng: np.random.Generator, want: int, taken: list, size: int, sides: tuple, scale: float
+) -> np.ndarray:
     """Up to ``want`` static objects of side ``sides`` x ``scale`` (fractions of ``size``)
     clear of the edge boxes ``taken`` and of each other (their own boxes at their own angles),
     ``(K, 4)``: centre x, centre y, side, angle."""
@@ -185,8 +210,15 @@ def _check_layout(layout: str) -> None:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
 
 
-def plan_clip(seed: int, index: int, frames: int, size: int, label: Optional[int] = None,
-              distractors: tuple = DISTRACTORS, layout: str = "path") -> ClipPlan:
+def plan_clip(
+    seed: int,
+    index: int,
+    frames: int,
+    size: int,
+    label: Optional[int] = None,
+    distractors: tuple = DISTRACTORS,
+    layout: str = "path",
+) -> ClipPlan:
     """The plan of video ``index`` (label ``index % 10`` unless given). The random stream
     depends on ``(seed, index)`` only, and an odd label's plan is the even label's plan played
     backwards. The actor is redrawn until the drawn number of distractors fits beside it, so
@@ -217,11 +249,12 @@ def plan_clip(seed: int, index: int, frames: int, size: int, label: Optional[int
         if len(placed) == want:
             break
     jitter = rng.integers(-15, 16, 3)
-    colour = tuple(int(v) for v in np.clip(np.array(PALETTE[rng.integers(len(PALETTE))])
-                                           + jitter, 0, 255))
+    colour = tuple(
+        int(v) for v in np.clip(np.array(PALETTE[rng.integers(len(PALETTE))]) + jitter, 0, 255)
+    )
     if label % 2:
         states, active = states[::-1].copy(), active[::-1].copy()
-    return ClipPlan(label, states, active, placed, colour, int(rng.integers(2 ** 31)))
+    return ClipPlan(label, states, active, placed, colour, int(rng.integers(2**31)))
 
 
 def render_clip(plan: ClipPlan, size: int) -> np.ndarray:
@@ -231,8 +264,9 @@ def render_clip(plan: ClipPlan, size: int) -> np.ndarray:
     k = SUPERSAMPLE
     big = size * k
     lw = max(1, round(big / 56))
-    static = clutter(np.random.default_rng(plan.background_seed), big, big, CLUTTER_ITEMS,
-                     CLUTTER_CONTRAST)
+    static = clutter(
+        np.random.default_rng(plan.background_seed), big, big, CLUTTER_ITEMS, CLUTTER_CONTRAST
+    )
     draw = ImageDraw.Draw(static)
     for cx, cy, side, angle in plan.distractors:
         pts = place(L_SHAPE, cx * k, cy * k, side * k, angle)
@@ -245,8 +279,9 @@ def render_clip(plan: ClipPlan, size: int) -> np.ndarray:
             continue
         img = static.copy()
         pts = place(L_SHAPE, cx * k, cy * k, side * k, angle)
-        ImageDraw.Draw(img).polygon([tuple(p) for p in pts], fill=plan.colour, outline=OUTLINE,
-                                    width=lw)
+        ImageDraw.Draw(img).polygon(
+            [tuple(p) for p in pts], fill=plan.colour, outline=OUTLINE, width=lw
+        )
         small = img.resize((size, size), Image.BOX)
         out[t] = np.asarray(small if alpha >= 1 else Image.blend(static_small, small, alpha))
     return out
@@ -262,25 +297,39 @@ def _video_job(job: tuple) -> tuple:
     return rel, plan.label, plan.boxes(size), [bool(a) for a in plan.active]
 
 
-def _check(videos: int, frames: int, size: int, val_fraction: float, fps: int,
-           test_fraction: float = 0.0) -> None:
-    checks = [(videos >= 2, f"videos must be >= 2 (one train and one val clip), got {videos}"),
-              (frames >= 4, f"frames must be >= 4, got {frames}"),
-              (size >= 32 and size % 2 == 0, f"size must be an even number >= 32, got {size}"),
-              (0 < val_fraction < 1, f"val_fraction must be in (0, 1), got {val_fraction}"),
-              (0 <= test_fraction < 1 - val_fraction,
-               f"test_fraction must be in [0, 1 - val_fraction), got {test_fraction}"),
-              (fps >= 1, f"fps must be >= 1, got {fps}")]
+def _check(
+    videos: int, frames: int, size: int, val_fraction: float, fps: int, test_fraction: float = 0.0
+) -> None:
+    checks = [
+        (videos >= 2, f"videos must be >= 2 (one train and one val clip), got {videos}"),
+        (frames >= 4, f"frames must be >= 4, got {frames}"),
+        (size >= 32 and size % 2 == 0, f"size must be an even number >= 32, got {size}"),
+        (0 < val_fraction < 1, f"val_fraction must be in (0, 1), got {val_fraction}"),
+        (
+            0 <= test_fraction < 1 - val_fraction,
+            f"test_fraction must be in [0, 1 - val_fraction), got {test_fraction}",
+        ),
+        (fps >= 1, f"fps must be >= 1, got {fps}"),
+    ]
     for ok, msg in checks:
         if not ok:
             raise ValueError(msg)
 
 
-def generate(root: str | os.PathLike, videos: int = 720, frames: int = 16, size: int = 112,
-             seed: int = 0, val_fraction: float = 1 / 6, fps: int = 8,
-             test_fraction: float = 1 / 6,
-             distractors: tuple = DISTRACTORS, layout: str = "path",
-             workers: Optional[int] = None, progress: bool = False) -> Path:
+def generate(
+    root: str | os.PathLike,
+    videos: int = 720,
+    frames: int = 16,
+    size: int = 112,
+    seed: int = 0,
+    val_fraction: float = 1 / 6,
+    fps: int = 8,
+    test_fraction: float = 1 / 6,
+    distractors: tuple = DISTRACTORS,
+    layout: str = "path",
+    workers: Optional[int] = None,
+    progress: bool = False,
+) -> Path:
     """Write the set under ``root`` (see the module docstring) and return ``root``.
 
     ``distractors``: ``(fewest, most)`` static distractors per clip, drawn uniformly; more
@@ -293,13 +342,22 @@ def generate(root: str | os.PathLike, videos: int = 720, frames: int = 16, size:
     _check(videos, frames, size, val_fraction, fps, test_fraction)
     distractors = tuple(int(d) for d in distractors)
     if len(distractors) != 2 or not 0 <= distractors[0] <= distractors[1] <= 4:
-        raise ValueError(f"distractors must be (fewest, most) with 0 <= fewest <= most <= 4, "
-                         f"got {distractors}")
+        raise ValueError(
+            f"distractors must be (fewest, most) with 0 <= fewest <= most <= 4, got {distractors}"
+        )
     _check_layout(layout)
     root = Path(root)
-    params = {"generator": "synth_temporal", "version": VERSION, "videos": videos,
-              "frames": frames, "size": size, "seed": seed, "val_fraction": val_fraction,
-              "fps": fps, "distractors": list(distractors)}
+    params = {
+        "generator": "synth_temporal",
+        "version": VERSION,
+        "videos": videos,
+        "frames": frames,
+        "size": size,
+        "seed": seed,
+        "val_fraction": val_fraction,
+        "fps": fps,
+        "distractors": list(distractors),
+    }
     if test_fraction:  # sets made before the test split existed keep resuming
         params["test_fraction"] = test_fraction
     if layout != "path":  # sets made before layouts existed keep resuming
@@ -312,11 +370,17 @@ def generate(root: str | os.PathLike, videos: int = 720, frames: int = 16, size:
     lines = {"train": [], "val": [], "test": []}
     ann = {"classes": list(CLASSES), "videos": {}}
     for i, (rel, label, boxes, active) in enumerate(results):
-        split = ("test" if i >= videos - n_test else
-                 "val" if i >= videos - n_test - n_val else "train")
+        split = (
+            "test" if i >= videos - n_test else "val" if i >= videos - n_test - n_val else "train"
+        )
         lines[split].append(f"{rel} {frames} {label}\n")
-        ann["videos"][rel] = {"label": label, "class": CLASSES[label], "split": split,
-                              "boxes": boxes, "active": active}
+        ann["videos"][rel] = {
+            "label": label,
+            "class": CLASSES[label],
+            "split": split,
+            "boxes": boxes,
+            "active": active,
+        }
     for split, rows in lines.items():
         atomic_write_text(root / f"{split}.txt", "".join(rows))
     atomic_write_text(root / "classes.txt", "".join(c + "\n" for c in CLASSES))

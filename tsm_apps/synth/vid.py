@@ -30,6 +30,7 @@ counts). The set is
 built in a temporary folder beside ``root`` and renamed into place, so ``root`` is complete or
 absent; everything is a function of ``seed``.
 """
+
 from __future__ import annotations
 
 import json
@@ -68,8 +69,8 @@ MOTION_BLUR = 2.0
 smears at most one frame's travel; twice that makes the set's fast objects as hard to see as
 fast objects are in real footage, at its small frame size)."""
 SPLITS = ("train", "val", "test")
-STREAMS = {"train": 0, "val": 1, "test": 3}   # random streams [seed, stream, index]
-ONE_FRAME_STREAMS = {"val": 2, "test": 4}     # ... of the one-frame objects
+STREAMS = {"train": 0, "val": 1, "test": 3}  # random streams [seed, stream, index]
+ONE_FRAME_STREAMS = {"val": 2, "test": 4}  # ... of the one-frame objects
 VERSION = 3
 
 
@@ -91,8 +92,9 @@ def speed_for(w: float, h: float, direction: float, target: float, window: int =
     return (lo + hi) / 2
 
 
-def _track(rng: np.random.Generator, frames: int, width: int, height: int, cls: str,
-           speed_class: str) -> np.ndarray:
+def _track(
+    rng: np.random.Generator, frames: int, width: int, height: int, cls: str, speed_class: str
+) -> np.ndarray:
     """Edge boxes ``(T, 4)`` of one object bouncing inside the frame."""
     h = rng.uniform(0.19, 0.34) * height
     w = min(h * ASPECT[cls], 0.6 * width)
@@ -126,8 +128,16 @@ def _streak(track: np.ndarray, t: int, blur: float) -> tuple[float, float]:
     return float(blur * d[0]), float(blur * d[1])
 
 
-def render_snippet(seed: int, split: str, index: int, frames: int, width: int, height: int,
-                   one_frame: bool = False, motion_blur: float = MOTION_BLUR) -> tuple:
+def render_snippet(
+    seed: int,
+    split: str,
+    index: int,
+    frames: int,
+    width: int,
+    height: int,
+    one_frame: bool = False,
+    motion_blur: float = MOTION_BLUR,
+) -> tuple:
     """``(uint8 frames (T, H, W, 3), per-frame VIDObject lists, {frame: corruption})`` of one
     snippet; ``split`` and ``index`` pick its random stream; ``one_frame`` adds an object seen
     in a single frame (its own random stream, so the rest of the snippet is unchanged);
@@ -138,16 +148,23 @@ def render_snippet(seed: int, split: str, index: int, frames: int, width: int, h
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     rng = np.random.default_rng([seed, STREAMS[split], index])
     n_obj = int(rng.integers(1, 4))
-    classes = [CLASSES[(index + k) % len(CLASSES)] if k == 0 else
-               CLASSES[int(rng.integers(len(CLASSES)))] for k in range(n_obj)]
+    classes = [
+        CLASSES[(index + k) % len(CLASSES)] if k == 0 else CLASSES[int(rng.integers(len(CLASSES)))]
+        for k in range(n_obj)
+    ]
     speeds = [("slow", "medium", "fast")[(index + k) % 3] for k in range(n_obj)]
     tracks = [_track(rng, frames, width, height, c, s) for c, s in zip(classes, speeds)]
     tones = rng.uniform(0, 1, n_obj)
     background = clutter(rng, width, height, items=14, contrast=0.6)
     plan = schedule(rng, index, frames)
     bar = bar_columns(rng, plan, width)
-    single = one_frame_object(seed, index, frames, width, height, CLASSES,
-                              ONE_FRAME_STREAMS.get(split, 2)) if one_frame else None
+    single = (
+        one_frame_object(
+            seed, index, frames, width, height, CLASSES, ONE_FRAME_STREAMS.get(split, 2)
+        )
+        if one_frame
+        else None
+    )
     images, objects = [], []
     for t in range(frames):
         img = background.copy()
@@ -155,15 +172,17 @@ def render_snippet(seed: int, split: str, index: int, frames: int, width: int, h
         for k in range(n_obj):
             box = _inclusive(tracks[k][t], width, height)
             flip = (tracks[k][min(t + 1, frames - 1)][0] - tracks[k][max(t - 1, 0)][0]) < 0
-            img = paste_moving_object(img, classes[k], box, flip, tones[k],
-                                      _streak(tracks[k], t, motion_blur))
+            img = paste_moving_object(
+                img, classes[k], box, flip, tones[k], _streak(tracks[k], t, motion_blur)
+            )
             covered = 0.0
             if t in bar:
                 x1, x2 = bar[t]
                 cover = max(0, min(x2, box[2] + 1) - max(x1, box[0]))
                 covered = cover / (box[2] - box[0] + 1)
-            frame_objects.append(VIDObject(k, NAME_TO_WNID[classes[k]], box,
-                                           int(covered >= OCCLUDED_FRACTION), 0))
+            frame_objects.append(
+                VIDObject(k, NAME_TO_WNID[classes[k]], box, int(covered >= OCCLUDED_FRACTION), 0)
+            )
         draw = ImageDraw.Draw(img)
         if single is not None and t == single[0]:
             draw_object(draw, single[1], single[2], False, 0.5)
@@ -178,15 +197,15 @@ def render_snippet(seed: int, split: str, index: int, frames: int, width: int, h
     return np.stack(images), objects, plan
 
 
-def _write_snippet(tmp: Path, split: str, snippet: str, images: np.ndarray, objects: list
-                   ) -> list:
+def _write_snippet(tmp: Path, split: str, snippet: str, images: np.ndarray, objects: list) -> list:
     from PIL import Image
 
     frames = []
     for t, (arr, objs) in enumerate(zip(images, objects)):
         name = FRAME_NAME.format(t)
-        img, xml = (at(tmp, "VID", split, f"{snippet}/{name}")
-                    for at in (image_path, annotation_path))
+        img, xml = (
+            at(tmp, "VID", split, f"{snippet}/{name}") for at in (image_path, annotation_path)
+        )
         for folder in (img.parent, xml.parent):
             folder.mkdir(parents=True, exist_ok=True)
         Image.fromarray(arr).save(img, quality=92)
@@ -196,24 +215,42 @@ def _write_snippet(tmp: Path, split: str, snippet: str, images: np.ndarray, obje
     return frames
 
 
-def _check(train_videos: int, val_videos: int, test_videos: int, frames: int, width: int,
-           height: int, motion_blur: float) -> None:
-    checks = [(train_videos >= 1, f"train_videos must be >= 1, got {train_videos}"),
-              (val_videos >= 1, f"val_videos must be >= 1, got {val_videos}"),
-              (test_videos >= 1, f"test_videos must be >= 1, got {test_videos}"),
-              (motion_blur >= 0, f"motion_blur must be >= 0, got {motion_blur}"),
-              (frames >= 12, f"frames must be >= 12 (room for the corruptions), got {frames}"),
-              (width >= 64 and height >= 64, f"frames must be at least 64x64, got "
-                                             f"{width}x{height}")]
+def _check(
+    train_videos: int,
+    val_videos: int,
+    test_videos: int,
+    frames: int,
+    width: int,
+    height: int,
+    motion_blur: float,
+) -> None:
+    checks = [
+        (train_videos >= 1, f"train_videos must be >= 1, got {train_videos}"),
+        (val_videos >= 1, f"val_videos must be >= 1, got {val_videos}"),
+        (test_videos >= 1, f"test_videos must be >= 1, got {test_videos}"),
+        (motion_blur >= 0, f"motion_blur must be >= 0, got {motion_blur}"),
+        (frames >= 12, f"frames must be >= 12 (room for the corruptions), got {frames}"),
+        (width >= 64 and height >= 64, f"frames must be at least 64x64, got {width}x{height}"),
+    ]
     for ok, msg in checks:
         if not ok:
             raise ValueError(msg)
 
 
-def generate(root: str | os.PathLike, train_videos: int = 24, val_videos: int = 8,
-             seed: int = 0, frames: int = 24, width: int = 160, height: int = 128,
-             det_images: int = 12, one_frame_every: int = 2, progress: bool = False,
-             test_videos: int | None = None, motion_blur: float = MOTION_BLUR) -> Path:
+def generate(
+    root: str | os.PathLike,
+    train_videos: int = 24,
+    val_videos: int = 8,
+    seed: int = 0,
+    frames: int = 24,
+    width: int = 160,
+    height: int = 128,
+    det_images: int = 12,
+    one_frame_every: int = 2,
+    progress: bool = False,
+    test_videos: int | None = None,
+    motion_blur: float = MOTION_BLUR,
+) -> Path:
     """Write the set under ``root`` (see the module docstring) and return ``root``.
 
     ``det_images``: images of the DET part (0: none); ``one_frame_every``: every n-th val and
@@ -226,13 +263,24 @@ def generate(root: str | os.PathLike, train_videos: int = 24, val_videos: int = 
     test_videos = val_videos if test_videos is None else test_videos
     _check(train_videos, val_videos, test_videos, frames, width, height, motion_blur)
     if det_images < 0 or one_frame_every < 0:
-        raise ValueError(f"det_images and one_frame_every must be >= 0, got {det_images}, "
-                         f"{one_frame_every}")
+        raise ValueError(
+            f"det_images and one_frame_every must be >= 0, got {det_images}, {one_frame_every}"
+        )
     root = Path(root)
-    params = {"generator": "synth_vid", "version": VERSION, "train_videos": train_videos,
-              "val_videos": val_videos, "seed": seed, "frames": frames, "width": width,
-              "height": height, "det_images": det_images, "one_frame_every": one_frame_every,
-              "test_videos": test_videos, "motion_blur": float(motion_blur)}
+    params = {
+        "generator": "synth_vid",
+        "version": VERSION,
+        "train_videos": train_videos,
+        "val_videos": val_videos,
+        "seed": seed,
+        "frames": frames,
+        "width": width,
+        "height": height,
+        "det_images": det_images,
+        "one_frame_every": one_frame_every,
+        "test_videos": test_videos,
+        "motion_blur": float(motion_blur),
+    }
     if _done(root, params):
         return root
     tmp = root.parent / f".{root.name}.partial-{os.getpid()}"
@@ -258,8 +306,10 @@ def _done(root: Path, params: dict) -> bool:
         old = read_json(manifest)
         if {k: old.get(k) for k in params} == params:
             return True
-        raise ValueError(f"{root} already holds a synthetic VID set made with other parameters "
-                         f"({ {k: old.get(k) for k in params} }); choose another --out")
+        raise ValueError(
+            f"{root} already holds a synthetic VID set made with other parameters "
+            f"({ {k: old.get(k) for k in params} }); choose another --out"
+        )
     if any(root.iterdir()):
         raise ValueError(f"{root} is not empty and holds no synth.json; choose an empty --out")
     return False
@@ -277,8 +327,9 @@ def _build(tmp: Path, params: dict, progress: bool) -> None:
     every = params["one_frame_every"]
     for split, i, snippet in jobs:
         one = split != "train" and every > 0 and i % every == 0
-        images, objects, plan = render_snippet(seed, split, i, t, params["width"],
-                                                   params["height"], one, params["motion_blur"])
+        images, objects, plan = render_snippet(
+            seed, split, i, t, params["width"], params["height"], one, params["motion_blur"]
+        )
         frames = _write_snippet(tmp, split, snippet, images, objects)
         motion[split].append(snippet_motion_iou(frames))
         corruptions[split][snippet] = {str(f): k for f, k in sorted(plan.items())}
@@ -288,10 +339,14 @@ def _build(tmp: Path, params: dict, progress: bool) -> None:
             held_out[split][snippet] = t
     write_image_sets(tmp, train, held_out["val"], held_out["test"])
     det = write_det(tmp, seed, params["det_images"], params["width"], params["height"], CLASSES)
-    for name, lines in msra_lines({s: n for s, (n, _) in train.items()}, held_out["val"], det,
-                                  held_out["test"]).items():
+    for name, lines in msra_lines(
+        {s: n for s, (n, _) in train.items()}, held_out["val"], det, held_out["test"]
+    ).items():
         (tmp / "ImageSets" / name).write_text("".join(line + "\n" for line in lines))
     atomic_write_text(tmp / "corruptions.json", json.dumps(corruptions, indent=1) + "\n")
-    summary = dict(params, classes={c: NAME_TO_WNID[c] for c in CLASSES},
-                   motion_classes={s: dict(count_motion_classes(m)) for s, m in motion.items()})
+    summary = dict(
+        params,
+        classes={c: NAME_TO_WNID[c] for c in CLASSES},
+        motion_classes={s: dict(count_motion_classes(m)) for s, m in motion.items()},
+    )
     atomic_write_text(tmp / "synth.json", json.dumps(summary, indent=1) + "\n")

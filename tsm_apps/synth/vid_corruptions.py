@@ -6,6 +6,7 @@ Kinds, at most one per frame, two of the three per snippet (rotating with its in
 ``OCCLUDED_FRACTION`` of its width is marked ``occluded``), ``glare`` (a radial white-out, 1-2
 frames), ``blur`` (camera shake: the whole frame smeared along one direction, 2-3 frames).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,7 +39,7 @@ def corrupt(arr: np.ndarray, kind: str, rng: np.random.Generator) -> np.ndarray:
         cy, cx = rng.uniform(0.2, 0.8) * h, rng.uniform(0.2, 0.8) * w
         sigma = rng.uniform(0.3, 0.45) * w
         yy, xx = np.mgrid[0:h, 0:w]
-        g = rng.uniform(0.8, 0.95) * np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * sigma ** 2))
+        g = rng.uniform(0.8, 0.95) * np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * sigma**2))
         return arr + (255 - arr) * g[..., None]
     length, angle = int(rng.integers(7, 14)), rng.uniform(0, np.pi)
     pad = length
@@ -46,7 +47,7 @@ def corrupt(arr: np.ndarray, kind: str, rng: np.random.Generator) -> np.ndarray:
     out = np.zeros_like(arr)
     for s in np.linspace(-length / 2, length / 2, length):
         dx, dy = int(round(s * np.cos(angle))), int(round(s * np.sin(angle)))
-        out += padded[pad + dy:pad + dy + h, pad + dx:pad + dx + w]
+        out += padded[pad + dy : pad + dy + h, pad + dx : pad + dx + w]
     return out / length
 
 

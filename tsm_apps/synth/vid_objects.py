@@ -11,6 +11,7 @@
   ``Annotations/DET/train/ILSVRC2013_train/<wnid>/<wnid>_<n>.xml`` (DET XML: no ``trackid``);
   images hold VID objects, objects of non-VID classes, or nothing.
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -69,8 +70,9 @@ def draw_object(draw, cls: str, box: tuple, flip: bool, tone: float) -> None:
         poly([(0.0, 0.68), (1.0, 0.68), (0.84, 1.0), (0.16, 1.0)], (40, 60 + k, 140 + k))
 
 
-def paste_moving_object(img, cls: str, box: tuple, flip: bool, tone: float,
-                        streak: tuple[float, float]):
+def paste_moving_object(
+    img, cls: str, box: tuple, flip: bool, tone: float, streak: tuple[float, float]
+):
     """``img`` (PIL RGB) with a ``cls`` object in the inclusive ``box`` composited over it,
     averaged over positions along ``streak`` = ``(dx, dy)`` pixels centred on ``box`` (the
     motion during the exposure); a streak under one pixel draws it sharp, in place."""
@@ -83,14 +85,14 @@ def paste_moving_object(img, cls: str, box: tuple, flip: bool, tone: float,
     layer = Image.new("RGBA", img.size, (0, 0, 0, 0))
     draw_object(ImageDraw.Draw(layer), cls, box, flip, tone)
     rgba = np.asarray(layer, np.float64) / 255.0
-    rgba[..., :3] *= rgba[..., 3:]                      # premultiplied colour
+    rgba[..., :3] *= rgba[..., 3:]  # premultiplied colour
     h, w = rgba.shape[:2]
     pad = n + 1
     padded = np.pad(rgba, ((pad, pad), (pad, pad), (0, 0)))
     acc = np.zeros_like(rgba)
     for s in np.linspace(-0.5, 0.5, n + 1):
         dx, dy = int(round(s * streak[0])), int(round(s * streak[1]))
-        acc += padded[pad - dy:pad - dy + h, pad - dx:pad - dx + w]
+        acc += padded[pad - dy : pad - dy + h, pad - dx : pad - dx + w]
     acc /= n + 1
     base = np.asarray(img, np.float64)
     out = base * (1.0 - acc[..., 3:]) + 255.0 * acc[..., :3]
@@ -105,8 +107,9 @@ def draw_other(draw, wnid: str, box: tuple) -> None:
         draw.ellipse(list(box), fill=(250, 250, 250), outline=(0, 0, 0), width=2)
 
 
-def one_frame_object(seed: int, index: int, frames: int, width: int, height: int,
-                     classes: tuple, stream: int = 2) -> tuple:
+def one_frame_object(
+    seed: int, index: int, frames: int, width: int, height: int, classes: tuple, stream: int = 2
+) -> tuple:
     """``(frame, class name, inclusive box)`` of snippet ``index``'s one-frame object (random
     stream ``[seed, stream, index]``: 2 for the val snippets)."""
     rng = np.random.default_rng([seed, stream, index])
@@ -138,8 +141,7 @@ def _det_xml(entry: str, width: int, height: int, objects: list) -> bytes:
     return ET.tostring(root, encoding="utf-8") + b"\n"
 
 
-def _det_objects(rng: np.random.Generator, n: int, width: int, height: int,
-                 classes: tuple) -> list:
+def _det_objects(rng: np.random.Generator, n: int, width: int, height: int, classes: tuple) -> list:
     """Image ``n``'s objects ``[(wnid, inclusive box)]``: every 4th image none, every 3rd a
     non-VID object beside its VID one, otherwise 1-2 VID objects."""
     if n % 4 == 3:
@@ -158,8 +160,7 @@ def _det_objects(rng: np.random.Generator, n: int, width: int, height: int,
     return out
 
 
-def write_det(root: Path, seed: int, images: int, width: int, height: int,
-              classes: tuple) -> list:
+def write_det(root: Path, seed: int, images: int, width: int, height: int, classes: tuple) -> list:
     """Write ``images`` DET images + XML under ``root``; returns their entries relative to
     ``Data/DET/train`` (``ILSVRC2013_train/<wnid>/<wnid>_<n>``) in order."""
     from PIL import ImageDraw

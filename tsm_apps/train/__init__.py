@@ -3,6 +3,7 @@
 ``train(cfg)`` runs one process of a run (``tsm train`` is its command line); it is loaded on
 first use, so the command line checks its inputs before the models and data code are imported.
 """
+
 from __future__ import annotations
 
 from ..lazy import lazy_exports

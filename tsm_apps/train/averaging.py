@@ -20,6 +20,7 @@ add nothing to a mean of float32 values.
 :class:`AdaptiveBatch` grows the per-worker batch by ``b2`` when the validation accuracy falls
 below ``b1`` times the best so far (Algorithm 1), up to a cap; the prose's margin rule is an option.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -44,24 +45,42 @@ class AveragingConfig:
     ``adaptive_rule="factor"`` (Algorithm 1, line 15): ``a < a* x b1``; ``"margin"`` (the
     paper's prose): ``a < a* + b1`` points.
     """
-    method: str = field(default="none", **option(
-        "kavg: K-step model averaging instead of DDP's every-step all-reduce",
-        flag="averaging", choices=AVERAGING))
-    k: int = field(default=8, **option("kavg: local steps between averaging rounds (-1: one "
-                                       "round per epoch)"))
-    b1: float = field(default=1.0, **option(
-        "kavg: threshold on the best top-1 (a factor, or points with --adaptive-rule margin)"))
+
+    method: str = field(
+        default="none",
+        **option(
+            "kavg: K-step model averaging instead of DDP's every-step all-reduce",
+            flag="averaging",
+            choices=AVERAGING,
+        ),
+    )
+    k: int = field(
+        default=8, **option("kavg: local steps between averaging rounds (-1: one round per epoch)")
+    )
+    b1: float = field(
+        default=1.0,
+        **option(
+            "kavg: threshold on the best top-1 (a factor, or points with --adaptive-rule margin)"
+        ),
+    )
     b2: int = field(default=2, **option("kavg: batch growth factor"))
-    batch_cap: int = field(default=0, **option(
-        "kavg: largest batch per process (0: 4x the starting batch)"))
-    adaptive_rule: str = field(default="factor", **option(
-        "kavg: grow the batch when top-1 < best x b1 (factor, Algorithm 1) or < best + b1 "
-        "points (margin, the paper's prose)", choices=ADAPTIVE_RULES))
+    batch_cap: int = field(
+        default=0, **option("kavg: largest batch per process (0: 4x the starting batch)")
+    )
+    adaptive_rule: str = field(
+        default="factor",
+        **option(
+            "kavg: grow the batch when top-1 < best x b1 (factor, Algorithm 1) or < best + b1 "
+            "points (margin, the paper's prose)",
+            choices=ADAPTIVE_RULES,
+        ),
+    )
 
     def __post_init__(self) -> None:
         if self.adaptive_rule not in ADAPTIVE_RULES:
-            raise ValueError(f"adaptive_rule must be one of {ADAPTIVE_RULES}, "
-                             f"got {self.adaptive_rule!r}")
+            raise ValueError(
+                f"adaptive_rule must be one of {ADAPTIVE_RULES}, got {self.adaptive_rule!r}"
+            )
         if self.method not in AVERAGING:
             raise ValueError(f"averaging must be one of {AVERAGING}, got {self.method!r}")
         if self.k == 0 or self.k < -1:
@@ -80,10 +99,12 @@ def merge_bn_stats(means: Tensor, variances: Tensor) -> tuple:
     ``var = (variances + means**2).mean(0) - mean**2``.
     """
     if means.shape != variances.shape or means.dim() != 2:
-        raise ValueError(f"means and variances must both be (W, C), got {tuple(means.shape)} "
-                         f"and {tuple(variances.shape)}")
+        raise ValueError(
+            f"means and variances must both be (W, C), got {tuple(means.shape)} "
+            f"and {tuple(variances.shape)}"
+        )
     mean = means.mean(0)
-    return mean, (variances + means ** 2).mean(0) - mean ** 2
+    return mean, (variances + means**2).mean(0) - mean**2
 
 
 def _moments(optimizer: Optional[torch.optim.Optimizer]) -> list:
@@ -102,30 +123,34 @@ def _params(model: nn.Module) -> list:
     return [p for p in model.parameters() if p.requires_grad]
 
 
-def pack(model: nn.Module, optimizer: Optional[torch.optim.Optimizer] = None,
-         params: bool = True) -> Tensor:
+def pack(
+    model: nn.Module, optimizer: Optional[torch.optim.Optimizer] = None, params: bool = True
+) -> Tensor:
     """One float32 buffer: trainable parameters (if ``params``), per-BN ``[mean, var + mean^2]``,
     the optimizer's moments."""
     parts = [p.detach().reshape(-1) for p in _params(model)] if params else []
     for bn in bn_layers(model):
         if bn.running_mean is not None:
-            parts += [bn.running_mean, bn.running_var + bn.running_mean ** 2]
+            parts += [bn.running_mean, bn.running_var + bn.running_mean**2]
     parts += [m.reshape(-1) for m in _moments(optimizer)]
     return torch.cat([p.float() for p in parts]) if parts else torch.zeros(0)
 
 
 @torch.no_grad()
-def unpack_(model: nn.Module, optimizer: Optional[torch.optim.Optimizer], flat: Tensor,
-            params: bool = True) -> None:
+def unpack_(
+    model: nn.Module, optimizer: Optional[torch.optim.Optimizer], flat: Tensor, params: bool = True
+) -> None:
     """Write an averaged :func:`pack` buffer back; BN variance becomes ``E[x^2] - mean^2``."""
     pos = 0
 
     def take(n: int) -> Tensor:
         nonlocal pos
         if pos + n > flat.numel():
-            raise ValueError(f"buffer of {flat.numel()} values is too short for this model/optimizer")
+            raise ValueError(
+                f"buffer of {flat.numel()} values is too short for this model/optimizer"
+            )
         pos += n
-        return flat[pos - n:pos]
+        return flat[pos - n : pos]
 
     for p in _params(model) if params else ():
         p.copy_(take(p.numel()).view_as(p))
@@ -134,7 +159,7 @@ def unpack_(model: nn.Module, optimizer: Optional[torch.optim.Optimizer], flat: 
             mean = take(bn.running_mean.numel())
             ex2 = take(bn.running_var.numel())
             bn.running_mean.copy_(mean)
-            bn.running_var.copy_((ex2 - mean ** 2).clamp_min(0))
+            bn.running_var.copy_((ex2 - mean**2).clamp_min(0))
     for m in _moments(optimizer):
         m.copy_(take(m.numel()).view_as(m))
     if pos != flat.numel():
@@ -160,8 +185,13 @@ class KStepAverager:
     same model).
     """
 
-    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, k: int,
-                 all_reduce_mean: Callable[[Tensor], Tensor]) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        optimizer: torch.optim.Optimizer,
+        k: int,
+        all_reduce_mean: Callable[[Tensor], Tensor],
+    ) -> None:
         self.model, self.optimizer, self.k = model, optimizer, k
         self.all_reduce_mean = all_reduce_mean
         self.rounds, self.synced = 0, True

@@ -13,6 +13,7 @@ Multi-process runs go through torchrun (or ``srun``), e.g.::
 ``--resume`` continues from ``<work_dir>/last.pth`` when it exists (a fresh start otherwise),
 so an elastic restart picks up where the killed workers stopped.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,16 +30,25 @@ def build_parser() -> argparse.ArgumentParser:
     """``--config``, ``--preset``, ``--json``, then every :class:`TrainConfig` field, section by
     section (:mod:`tsm_apps.options`); a flag not given stays out of the namespace, so the
     preset and the config file below it keep their values."""
-    p = argparse.ArgumentParser(prog="tsm train", description="Train a TSM/TSN recognizer "
-                                "(torchrun-aware).", argument_default=argparse.SUPPRESS)
-    p.add_argument("--config", help="JSON/TOML/YAML file of TrainConfig fields (in sections, or "
-                                    "flat as older config.json files)")
-    p.add_argument("--preset", choices=sorted(PRESETS),
-                   help="named recipe applied before --config and flags: 'synthetic' (the demo set), "
-                        "'kinetics' (the 74%% dense Kinetics recipe), 'official' / 'official-flow' "
-                        "(the official TSM Kinetics scripts), 'aavg' (K-step averaging, "
-                        "Algorithm 1), 'multigrid' (SlowFast's stepwise multigrid); values and "
-                        "sources in docs/recipes.md")
+    p = argparse.ArgumentParser(
+        prog="tsm train",
+        description="Train a TSM/TSN recognizer (torchrun-aware).",
+        argument_default=argparse.SUPPRESS,
+    )
+    p.add_argument(
+        "--config",
+        help="JSON/TOML/YAML file of TrainConfig fields (in sections, or "
+        "flat as older config.json files)",
+    )
+    p.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        help="named recipe applied before --config and flags: 'synthetic' (the demo set), "
+        "'kinetics' (the 74%% dense Kinetics recipe), 'official' / 'official-flow' "
+        "(the official TSM Kinetics scripts), 'aavg' (K-step averaging, "
+        "Algorithm 1), 'multigrid' (SlowFast's stepwise multigrid); values and "
+        "sources in docs/recipes.md",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     return add_options(p, TrainConfig, given_only=True)
 
@@ -57,13 +67,17 @@ def main(argv: Optional[list] = None) -> int:
     if cfg.model.pretrained:  # before the models and data code are even imported
         check_pretrained(cfg.model.pretrained)
     from .run import train  # torch/data imports only once the flags are fine
+
     summary = train(cfg)
     if summary["rank"] == 0:
         if getattr(args, "json", False):
             print(json.dumps(summary), flush=True)
         else:
             top1 = summary["val_top1"]
-            print(f"tsm train: {summary['epochs']} epochs, {summary['steps']} steps, val top-1 "
-                  f"{'n/a' if top1 is None else f'{top1:.2f}'}%, best {summary['best_top1']:.2f}%, "
-                  f"{summary['wall_s']:.1f} s -> {summary['work_dir']}", flush=True)
+            print(
+                f"tsm train: {summary['epochs']} epochs, {summary['steps']} steps, val top-1 "
+                f"{'n/a' if top1 is None else f'{top1:.2f}'}%, best {summary['best_top1']:.2f}%, "
+                f"{summary['wall_s']:.1f} s -> {summary['work_dir']}",
+                flush=True,
+            )
     return 128 + summary["signal"] if summary["stopped"] and summary["signal"] else 0

@@ -22,6 +22,7 @@ exactly as ``W`` processes do (same clips, same BN groups, same dropout masks).
 Presets (:data:`PRESETS`, ``tsm train --preset NAME``) are named sets of fields between the
 defaults and the config file: defaults < preset < config file < command-line flags.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,14 @@ from .multigrid import MultigridConfig
 from .presets import PRESETS
 from .sections import DataConfig, ModelConfig, OptimConfig, TestViews
 
-SECTIONS = {"model": ModelConfig, "data": DataConfig, "optim": OptimConfig, "test": TestViews,
-            "multigrid": MultigridConfig, "averaging": AveragingConfig}
+SECTIONS = {
+    "model": ModelConfig,
+    "data": DataConfig,
+    "optim": OptimConfig,
+    "test": TestViews,
+    "multigrid": MultigridConfig,
+    "averaging": AveragingConfig,
+}
 RENAMED = {"data": "path"}  # flat name -> name in its section (test's: "test_" + name)
 
 
@@ -50,34 +57,43 @@ def _section(cls: type, title: str) -> Any:
 @dataclass
 class TrainConfig:
     """Everything a training run needs; ``config.json`` in the work dir is ``asdict`` of this."""
+
     model: ModelConfig = _section(ModelConfig, "model")
     data: DataConfig = _section(DataConfig, "data")
     optim: OptimConfig = _section(OptimConfig, "optimisation")
     test: TestViews = _section(TestViews, "test protocol (recorded in checkpoints)")
     multigrid: MultigridConfig = _section(MultigridConfig, "multigrid")
     averaging: AveragingConfig = _section(AveragingConfig, "K-step averaging")
-    work_dir: str = field(default="runs/recognizers/tsm", **option(
-        "run folder: checkpoints, logs, config.json", aliases=("--out",)))
+    work_dir: str = field(
+        default="runs/recognizers/tsm",
+        **option("run folder: checkpoints, logs, config.json", aliases=("--out",)),
+    )
     device: str = "auto"
     seed: int = 0
     eval_every: int = field(default=1, **option("validate every N epochs (and after the last)"))
-    log_every: int = field(default=0, **option("also log the train loss every N steps (0: per "
-                                               "epoch only)"))
-    checkpoint_every: int = field(default=0, **option(
-        "also write last.pth every N steps (0: per epoch only)"))
+    log_every: int = field(
+        default=0, **option("also log the train loss every N steps (0: per epoch only)")
+    )
+    checkpoint_every: int = field(
+        default=0, **option("also write last.pth every N steps (0: per epoch only)")
+    )
     max_steps: int = field(default=0, **option("stop after this many steps (0: no limit)"))
     progress: bool = True
     tensorboard: bool = field(default=True, **option("TensorBoard event files in the run folder"))
-    resume: bool = field(default=False, **option(
-        "continue from <work_dir>/last.pth when it exists (a fresh start otherwise)"))
+    resume: bool = field(
+        default=False,
+        **option("continue from <work_dir>/last.pth when it exists (a fresh start otherwise)"),
+    )
 
     def __post_init__(self) -> None:
         for name, cls in SECTIONS.items():
             if isinstance(getattr(self, name), Mapping):
                 setattr(self, name, from_mapping(cls, getattr(self, name), name))
             elif not isinstance(getattr(self, name), cls):
-                raise TypeError(f"config: {name} must be a {cls.__name__} or a mapping, got "
-                                f"{type(getattr(self, name)).__name__}")
+                raise TypeError(
+                    f"config: {name} must be a {cls.__name__} or a mapping, got "
+                    f"{type(getattr(self, name)).__name__}"
+                )
 
     def test_protocol(self) -> TestProtocol:
         """The test protocol a checkpoint of this run records (``meta['test_protocol']``):
@@ -85,8 +101,15 @@ class TrainConfig:
         d, t = self.data, self.test
         crop = d.val_scale_size if t.full_res else d.size
         sampling = "dense" if d.sampling == "dense" else ("multi" if t.clips > 1 else "tsn")
-        return TestProtocol("tsm_apps", sampling, t.clips, d.val_scale_size, crop, t.crops,
-                            source="recorded by tsm train")
+        return TestProtocol(
+            "tsm_apps",
+            sampling,
+            t.clips,
+            d.val_scale_size,
+            crop,
+            t.crops,
+            source="recorded by tsm train",
+        )
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -100,8 +123,11 @@ class TrainConfig:
 def _flat_names() -> dict:
     """``{flat name: (section, field)}`` of every field of the four own sections."""
     back = {v: k for k, v in RENAMED.items()}
-    return {back.get(f.name, f.name) if sec != "test" else "test_" + f.name: (sec, f.name)
-            for sec in ("model", "data", "optim", "test") for f in fields(SECTIONS[sec])}
+    return {
+        back.get(f.name, f.name) if sec != "test" else "test_" + f.name: (sec, f.name)
+        for sec in ("model", "data", "optim", "test")
+        for f in fields(SECTIONS[sec])
+    }
 
 
 FLAT = _flat_names()
@@ -137,6 +163,7 @@ def read_config_file(path: str | os.PathLike) -> dict:
             d = json.loads(text)
         elif suffix == ".toml":
             import tomllib
+
             d = tomllib.loads(text)
         elif suffix in (".yaml", ".yml"):
             try:
@@ -161,8 +188,9 @@ def merge(base: dict, override: dict) -> dict:
     return out
 
 
-def load_config(path: str | os.PathLike | None = None, preset: str | None = None,
-                **overrides: Any) -> TrainConfig:
+def load_config(
+    path: str | os.PathLike | None = None, preset: str | None = None, **overrides: Any
+) -> TrainConfig:
     """Defaults, then ``PRESETS[preset]``, then the file at ``path``, then ``overrides``; each
     layer in sections or flat (flag names: ``batch_size=16``), see :func:`sectioned`."""
     d = TrainConfig().to_dict()

@@ -22,6 +22,7 @@ with each of :data:`VARIANTS` (the loader's earlier or other options) against th
 Every function takes a :class:`Setting`, so the same code runs on the CPU at a tiny size
 (:func:`tiny_setting`, the tests).
 """
+
 from __future__ import annotations
 
 import os
@@ -54,8 +55,11 @@ from .trainer import Trainer
 CRF = 18  # x264's "visually lossless": a lossy file to decode, as a real set's are
 LOADED_BUDGET_S = 20.0  # a loaded warm-up, or timed block, stops after this many seconds
 VARIANTS = {  # name: (data.normalize, loader options), each timed in the full run (detail)
-    "normalize_worker": ("worker", {}), "no_pin_memory": ("auto", {"pin": False}),
-    "prefetch_2": ("auto", {"prefetch": 2}), "decode_threads_auto": ("auto", {"decode_threads": 0})}
+    "normalize_worker": ("worker", {}),
+    "no_pin_memory": ("auto", {"pin": False}),
+    "prefetch_2": ("auto", {"prefetch": 2}),
+    "decode_threads_auto": ("auto", {"decode_threads": 0}),
+}
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class Setting:
     ``frames`` frames of ``height x width`` at ``fps``; ``warmup`` loaded steps (default: one
     per worker, plus 2), ``steps`` timed steps (default: ``3 x workers``, at least 12),
     ``workers`` loader processes (default: the CPU count less 2)."""
+
     preset: str = "kinetics"
     model: tuple = ()  # ((name, value), ...) config overrides, e.g. (("arch", "resnet18"),)
     size: int = 224
@@ -100,8 +105,19 @@ def tiny_setting() -> Setting:
     """The CPU setting of the tests: ResNet-18 at 1/8 width, 4 segments, 32 px crops of 48x64
     frames, batch 2, one worker, two timed steps."""
     model = (("arch", "resnet18"), ("width", 0.125), ("segments", 4))
-    return Setting(model=model, size=32, batch=2, frames=16, height=48, width=64, workers=1,
-                   warmup=1, steps=2, tensor_warmup=1, variants=False)
+    return Setting(
+        model=model,
+        size=32,
+        batch=2,
+        frames=16,
+        height=48,
+        width=64,
+        workers=1,
+        warmup=1,
+        steps=2,
+        tensor_warmup=1,
+        variants=False,
+    )
 
 
 def _video_job(job: tuple) -> tuple:
@@ -121,8 +137,8 @@ def write_videos(root: Path, setting: Setting, val_videos: int = 2) -> Path:
     jobs = [(str(root), i, s.frames, s.height, s.width, s.fps) for i in range(n)]
     made = run_jobs(_video_job, jobs, None, False, "datapath videos")
     records = [VideoSource(root / rel, s.frames, label) for rel, label in made]
-    write_tsm_list(root / "train.txt", records[:s.train_videos])
-    write_tsm_list(root / "val.txt", records[s.train_videos:])
+    write_tsm_list(root / "train.txt", records[: s.train_videos])
+    write_tsm_list(root / "val.txt", records[s.train_videos :])
     atomic_write_text(root / "classes.txt", "".join(c + "\n" for c in CLASSES))
     return root
 
@@ -131,10 +147,21 @@ def bench_config(setting: Setting, root: Path, device: str, normalize: str = "au
     """The training config of ``setting`` on the set at ``root`` (``tsm train --preset ...
     --data root --no-cache --workers N --batch-size B ...``)."""
     s = setting
-    return load_config(None, s.preset, data=str(root), cache=False, workers=s.num_workers,
-                       normalize=normalize, batch_size=s.batch, size=s.size, device=device,
-                       work_dir=str(root / "run"), progress=False, tensorboard=False,
-                       **dict(s.model))
+    return load_config(
+        None,
+        s.preset,
+        data=str(root),
+        cache=False,
+        workers=s.num_workers,
+        normalize=normalize,
+        batch_size=s.batch,
+        size=s.size,
+        device=device,
+        work_dir=str(root / "run"),
+        progress=False,
+        tensorboard=False,
+        **dict(s.model),
+    )
 
 
 def bench_trainer(setting: Setting, root: Path, device: str, normalize: str = "auto") -> Trainer:
@@ -176,12 +203,16 @@ def loaded_rate(trainer: Trainer, setting: Setting, **options) -> dict:
     seconds, wait, done = _steps(trainer, batches, setting.timed_steps, LOADED_BUDGET_S)
     del batches  # the workers stop
     workers = loader.num_workers
-    return {"clips_per_s": setting.batch * done / seconds, "loaded_steps": done,
-            "wait_fraction": round(wait / seconds, 4), "workers": workers,
-            "pin_memory": loader.pin_memory,
-            "prefetch_factor": loader.prefetch_factor if workers else None,
-            "decode_threads": options.get("decode_threads", DECODE_THREADS) if workers else 0,
-            "persistent_workers": loader.persistent_workers}
+    return {
+        "clips_per_s": setting.batch * done / seconds,
+        "loaded_steps": done,
+        "wait_fraction": round(wait / seconds, 4),
+        "workers": workers,
+        "pin_memory": loader.pin_memory,
+        "prefetch_factor": loader.prefetch_factor if workers else None,
+        "decode_threads": options.get("decode_threads", DECODE_THREADS) if workers else 0,
+        "persistent_workers": loader.persistent_workers,
+    }
 
 
 def tensor_rate(trainer: Trainer, setting: Setting, batch: tuple) -> float:
@@ -204,22 +235,31 @@ def read_batch(dataset, keys: list) -> tuple:
 def one_answer(trainer: Trainer, setting: Setting, root: Path, keys: list) -> dict:
     """The clips ``keys`` normalised in the workers and on the trainer's device: the largest
     difference (0: bit for bit), and each form's ms a clip read in this process."""
-    clips = {where: read_batch(clip_sets(bench_config(setting, root, "cpu", where), False,
-                                         "cpu")[0], keys) for where in ("worker", "device")}
+    clips = {
+        where: read_batch(
+            clip_sets(bench_config(setting, root, "cpu", where), False, "cpu")[0], keys
+        )
+        for where in ("worker", "device")
+    }
     seen = on_device(clips["device"][0][0], trainer.device, trainer.cfg.model.modality).cpu()
-    return {"normalize_device_vs_worker_max_abs":
-            float((seen - clips["worker"][0][0]).abs().max()),
-            "clip_ms_in_process": {k: round(ms, 1) for k, (_, ms) in clips.items()}}
+    return {
+        "normalize_device_vs_worker_max_abs": float((seen - clips["worker"][0][0]).abs().max()),
+        "clip_ms_in_process": {k: round(ms, 1) for k, (_, ms) in clips.items()},
+    }
 
 
 def variant_ratios(trainer: Trainer, setting: Setting, root: Path, tensors: float) -> dict:
     """Loaded / tensor clips/s with each of :data:`VARIANTS`' options instead."""
     out = {}
     for name, (normalize, options) in VARIANTS.items():
-        tr = trainer if normalize == "auto" else bench_trainer(setting, root, str(trainer.device),
-                                                               normalize)
-        out[f"ratio_{name}"] = round(loaded_rate(tr, setting, **options)["clips_per_s"]
-                                     / tensors, 4)
+        tr = (
+            trainer
+            if normalize == "auto"
+            else bench_trainer(setting, root, str(trainer.device), normalize)
+        )
+        out[f"ratio_{name}"] = round(
+            loaded_rate(tr, setting, **options)["clips_per_s"] / tensors, 4
+        )
     return out
 
 
@@ -239,29 +279,45 @@ def measure(setting: Setting, device: str, root: Path) -> Figure:
     after = tensor_rate(trainer, setting, batch)
     tensors = (before + after) / 2
     s = setting
-    detail.update(loaded_clips_per_s=loaded.pop("clips_per_s"), tensor_clips_per_s=tensors,
-                  tensor_clips_per_s_before_after=[round(before, 2), round(after, 2)], **loaded,
-                  normalize=trainer.cfg.data.normalize_on(trainer.device),
-                  clip_dtype=str(batch[0].dtype).replace("torch.", ""), cpus=os.cpu_count(),
-                  batch=s.batch, warmup_steps=s.warmup_steps, timed_steps=s.timed_steps,
-                  videos=s.train_videos, frames=f"{s.frames} x {s.width}x{s.height} @ {s.fps} fps",
-                  video_kbps=round(_kbps(root, s), 1), videos_written_s=round(made_s, 1),
-                  dev_shm_gib=_shm_gib())
+    detail.update(
+        loaded_clips_per_s=loaded.pop("clips_per_s"),
+        tensor_clips_per_s=tensors,
+        tensor_clips_per_s_before_after=[round(before, 2), round(after, 2)],
+        **loaded,
+        normalize=trainer.cfg.data.normalize_on(trainer.device),
+        clip_dtype=str(batch[0].dtype).replace("torch.", ""),
+        cpus=os.cpu_count(),
+        batch=s.batch,
+        warmup_steps=s.warmup_steps,
+        timed_steps=s.timed_steps,
+        videos=s.train_videos,
+        frames=f"{s.frames} x {s.width}x{s.height} @ {s.fps} fps",
+        video_kbps=round(_kbps(root, s), 1),
+        videos_written_s=round(made_s, 1),
+        dev_shm_gib=_shm_gib(),
+    )
     if s.variants:
         detail.update(variant_ratios(trainer, s, root, tensors))
     detail["load"] = [load, load_average()]
     r = detail["loaded_clips_per_s"] / tensors
     m = trainer.cfg.model
-    return Figure(f"data path: loaded / on-device train-step clips/s ({m.arch} {m.shift}, "
-                  f"{m.segments}x{trainer.cfg.data.size}, bs{s.batch}, {loaded['workers']} "
-                  f"workers, mp4 {s.width}x{s.height})", r, "x", ">= 0.9", r >= 0.9, device,
-                  detail)
+    return Figure(
+        f"data path: loaded / on-device train-step clips/s ({m.arch} {m.shift}, "
+        f"{m.segments}x{trainer.cfg.data.size}, bs{s.batch}, {loaded['workers']} "
+        f"workers, mp4 {s.width}x{s.height})",
+        r,
+        "x",
+        ">= 0.9",
+        r >= 0.9,
+        device,
+        detail,
+    )
 
 
 def _shm_gib() -> Optional[float]:
     """Size of ``/dev/shm`` (the workers' batches pass through it), GiB; None without one."""
     try:
-        return round(shutil.disk_usage("/dev/shm").total / 2 ** 30, 2)
+        return round(shutil.disk_usage("/dev/shm").total / 2**30, 2)
     except OSError:
         return None
 

@@ -7,6 +7,7 @@ that every listed video exists, and opens ``--pretrained`` safely with its tenso
 (not read: :func:`~tsm_apps.checkpoint.opening.open_checkpoint` reads them once, when the model
 is built) and names its layout problem.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,6 +24,7 @@ def check_pretrained(path: str) -> str:
         raise FileNotFoundError(f"--pretrained: checkpoint not found: {p}")
     ckpt = read_checkpoint(p, mmap=True)  # the keys and shapes; the tensors stay on disk
     from ..checkpoint.reading import checkpoint_config  # the layouts need the model zoo
+
     try:
         return checkpoint_config(ckpt, p.name)[0]
     except ValueError as e:

@@ -13,6 +13,7 @@ Clips leave the workers either normalised (float32) or as uint8 (``data.normaliz
 the copy (:func:`~tsm_apps.data.normalization.normalize_uint8`, the workers' arithmetic bit for
 bit), so the model sees the same batch either way.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -34,8 +35,13 @@ def _start_worker(decode_threads: int, worker_id: int) -> None:
     set_decode_threads(decode_threads)
 
 
-def loader_options(workers: int, device: torch.device | str, pin: bool | None = None,
-                   prefetch: int = PREFETCH, decode_threads: int = DECODE_THREADS) -> dict:
+def loader_options(
+    workers: int,
+    device: torch.device | str,
+    pin: bool | None = None,
+    prefetch: int = PREFETCH,
+    decode_threads: int = DECODE_THREADS,
+) -> dict:
     """``DataLoader`` keywords: ``workers`` processes, ``prefetch`` batches each, each decoding
     with ``decode_threads`` threads (:func:`~tsm_apps.data.video.set_decode_threads`), pinned
     memory when ``pin`` (default: ``device`` is CUDA)."""
@@ -48,13 +54,13 @@ def loader_options(workers: int, device: torch.device | str, pin: bool | None = 
     return kw
 
 
-def train_loader(dataset: Dataset, batches: Sampler, workers: int, device: torch.device | str,
-                 **options) -> DataLoader:
+def train_loader(
+    dataset: Dataset, batches: Sampler, workers: int, device: torch.device | str, **options
+) -> DataLoader:
     """The loader of ``batches`` (a batch sampler: lists of keys) of ``dataset`` for training
     on ``device``; ``options`` override :func:`loader_options` (``pin``, ``prefetch``,
     ``decode_threads``)."""
-    return DataLoader(dataset, batch_sampler=batches,
-                      **loader_options(workers, device, **options))
+    return DataLoader(dataset, batch_sampler=batches, **loader_options(workers, device, **options))
 
 
 def on_device(x: Tensor, device: torch.device | str, modality: str = "rgb") -> Tensor:

@@ -6,6 +6,7 @@ in memory, as the preset does, behind a ``DataLoader`` with the configured worke
 the preset's model forward + backward + optimiser step on one batch. Both are measured in clips
 per second; the figure is their ratio (>= 1: the loader keeps up).
 """
+
 from __future__ import annotations
 
 import time
@@ -30,9 +31,15 @@ def loader_rate(cfg, size: int, workers: int, batches: int) -> float:
     """Clips/s of the training ``DataLoader`` (after its first batch: workers started)."""
     videos = _videos(cfg.optim.batch_size * (batches + 1), 16, size)
     ds = VideoDataset.from_tensor(
-        videos, [0] * len(videos), True, cfg.model.segments, size,
-        transform=partial(train_transform, crop=cfg.data.crop, flip=cfg.data.flip,
-                          min_area=cfg.data.min_area))
+        videos,
+        [0] * len(videos),
+        True,
+        cfg.model.segments,
+        size,
+        transform=partial(
+            train_transform, crop=cfg.data.crop, flip=cfg.data.flip, min_area=cfg.data.min_area
+        ),
+    )
     it = iter(DataLoader(ds, batch_size=cfg.optim.batch_size, num_workers=workers))
     next(it)
     t0 = time.perf_counter()
@@ -45,8 +52,9 @@ def step_rate(cfg, size: int, device: str, repeats: int) -> float:
     """Clips/s of the preset's training step (model, optimiser) on one batch."""
     torch.manual_seed(0)
     m = cfg.model
-    model = build_recognizer(m.arch, 8, m.segments, m.shift, width=m.width,
-                             dropout=m.dropout).to(device)
+    model = build_recognizer(m.arch, 8, m.segments, m.shift, width=m.width, dropout=m.dropout).to(
+        device
+    )
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     x = torch.randn(cfg.optim.batch_size, cfg.model.segments, 3, size, size, device=device)
     y = torch.zeros(cfg.optim.batch_size, dtype=torch.long, device=device)
@@ -55,6 +63,7 @@ def step_rate(cfg, size: int, device: str, repeats: int) -> float:
         opt.zero_grad()
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
+
     return cfg.optim.batch_size / time_one(step, repeats, 1, device)
 
 
@@ -74,6 +83,15 @@ def figures(quick: bool, device: str) -> list:
                 detail[f"ratio_{size}px_{w}w"] = loader_rate(cfg, size, w, 6) / s
     detail["load"] = [load, load_average()]
     r = main / step
-    return [Figure(f"data loading: training loader / train-step consumption (synthetic preset, "
-                   f"{cfg.data.workers} workers)", r, "x", ">= 1 (loader keeps up)", r >= 1.0,
-                   device, detail)]
+    return [
+        Figure(
+            f"data loading: training loader / train-step consumption (synthetic preset, "
+            f"{cfg.data.workers} workers)",
+            r,
+            "x",
+            ">= 1 (loader keeps up)",
+            r >= 1.0,
+            device,
+            detail,
+        )
+    ]

@@ -6,6 +6,7 @@ of the processes' models in a ``train`` row's epoch and the bytes each process s
 their all-reduces; blank where not measured). The file is rewritten atomically on every
 write; on resume, rows past the resumed step are dropped so the log reads as one run.
 """
+
 from __future__ import annotations
 
 import csv
@@ -19,15 +20,31 @@ from typing import Iterable, Optional
 from ..io import atomic_write_text
 from ..progress import progress_bar
 
-COLUMNS = ("epoch", "step", "split", "loss", "top1", "top5", "lr", "clips_per_s", "wall_s",
-           "syncs", "sync_bytes")
+COLUMNS = (
+    "epoch",
+    "step",
+    "split",
+    "loss",
+    "top1",
+    "top5",
+    "lr",
+    "clips_per_s",
+    "wall_s",
+    "syncs",
+    "sync_bytes",
+)
 
 
 class MetricsLog:
     """Rows to ``<work_dir>/metrics.csv`` and scalars to ``<work_dir>/tb`` (rank 0 only)."""
 
-    def __init__(self, work_dir: str | os.PathLike, enabled: bool = True,
-                 tensorboard: bool = True, resume_step: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        work_dir: str | os.PathLike,
+        enabled: bool = True,
+        tensorboard: bool = True,
+        resume_step: Optional[int] = None,
+    ) -> None:
         self.path = Path(work_dir) / "metrics.csv"
         self.enabled = enabled
         self.rows: list = []
@@ -85,8 +102,6 @@ def _summary_writer(log_dir: Path, resume_step: Optional[int]):
     return SummaryWriter(str(log_dir), purge_step=resume_step)
 
 
-
-
 class Progress:
     """The training bar (:func:`~tsm_apps.progress.progress_bar`, one step a batch) with
     ``loss``, ``lr`` and ``clips/s``; a context."""
@@ -101,8 +116,12 @@ class Progress:
         now = time.monotonic()
         if self.enabled and now - self.shown >= self.every_s:
             self.shown = now
-            self.bar.set_postfix(loss=f"{float(loss):.4f}", lr=f"{lr:.3g}",
-                                 clips_s=f"{clips_per_s:.1f}", refresh=False)
+            self.bar.set_postfix(
+                loss=f"{float(loss):.4f}",
+                lr=f"{lr:.3g}",
+                clips_s=f"{clips_per_s:.1f}",
+                refresh=False,
+            )
         self.bar.update(1)
 
     def __enter__(self) -> "Progress":

@@ -1,4 +1,5 @@
 """The recognizer of a training run: built from the config, optionally fine-tuned, DDP-wrapped."""
+
 from __future__ import annotations
 
 import torch
@@ -18,9 +19,17 @@ def build_model(cfg: TrainConfig, num_classes: int, device: torch.device) -> tup
     ``cfg.model.pretrained`` (same classes) rather than being new."""
     torch.manual_seed(cfg.seed)  # identical initial weights on every rank
     m = cfg.model
-    model = build_recognizer(m.arch, num_classes, m.segments, m.shift_mode, m.fold_div,
-                             dropout=m.dropout, width=m.width, output_stride=m.output_stride,
-                             in_channels=m.in_channels)
+    model = build_recognizer(
+        m.arch,
+        num_classes,
+        m.segments,
+        m.shift_mode,
+        m.fold_div,
+        dropout=m.dropout,
+        width=m.width,
+        output_stride=m.output_stride,
+        in_channels=m.in_channels,
+    )
     fc_loaded = load_pretrained(model, m.pretrained) if m.pretrained else False
     freeze_bn_parameters(model, cfg.optim.bn)
     model.to(device)
@@ -29,22 +38,29 @@ def build_model(cfg: TrainConfig, num_classes: int, device: torch.device) -> tup
     return model, fc_loaded
 
 
-def model_and_optimizer(cfg: TrainConfig, num_classes: int, device: torch.device,
-                        world_size: int = 1) -> tuple:
+def model_and_optimizer(
+    cfg: TrainConfig, num_classes: int, device: torch.device, world_size: int = 1
+) -> tuple:
     """``(recognizer, optimizer)`` of ``cfg``: :func:`build_model`, then ``cfg.optim.optimizer``
     over the groups of ``cfg.optim.optim_policy`` (:mod:`~tsm_apps.train.policies`) at the
     run's LR on ``world_size`` processes (:func:`~tsm_apps.train.recipe.base_lr`)."""
     model, fc_loaded = build_model(cfg, num_classes, device)
     o = cfg.optim
-    groups = optim_groups(model, o.optim_policy, o.weight_decay,
-                          fc_lr_mult=o.fc_lr_mult if cfg.model.pretrained else 1.0,
-                          flow=cfg.model.modality == "flow", fc_new=not fc_loaded)
+    groups = optim_groups(
+        model,
+        o.optim_policy,
+        o.weight_decay,
+        fc_lr_mult=o.fc_lr_mult if cfg.model.pretrained else 1.0,
+        flow=cfg.model.modality == "flow",
+        fc_new=not fc_loaded,
+    )
     lr = base_lr(o.lr_per_8, o.batch_size, world_size, o.lr_scaling)
     return model, build_optimizer(groups, o.optimizer, lr, o.momentum, o.nesterov)
 
 
-def wrap_ddp(model: Recognizer, device: torch.device,
-             counter: CommCounter) -> DistributedDataParallel:
+def wrap_ddp(
+    model: Recognizer, device: torch.device, counter: CommCounter
+) -> DistributedDataParallel:
     """``DistributedDataParallel`` whose gradient all-reduces ``counter`` counts.
 
     BN buffers stay per process (no broadcast each step); the trainer pools them

@@ -22,6 +22,7 @@ every step costs about the same and coarse shapes see many more clips per second
 On small data sets a batch is capped at ``num_clips // min_steps`` clips so every epoch keeps
 at least ``min_steps`` steps. The recognizer's ``num_segments`` is set per batch at run time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,10 @@ def check_factor_pairs(pairs: Any) -> list:
     except (TypeError, ValueError):
         out = []
     if not out or any(len(pair) != 2 or not all(0 < v <= 1 for v in pair) for pair in out):
-        raise ValueError(f"multigrid long_factors: expected [temporal, spatial] pairs with "
-                         f"factors in (0, 1], e.g. [[0.5, 0.7071], [1, 1]], got {pairs!r}")
+        raise ValueError(
+            f"multigrid long_factors: expected [temporal, spatial] pairs with "
+            f"factors in (0, 1], e.g. [[0.5, 0.7071], [1, 1]], got {pairs!r}"
+        )
     return out
 
 
@@ -72,46 +75,99 @@ class MultigridConfig:
     SlowFast). ``epoch_factor`` (``EPOCH_FACTOR``), ``lr_policy`` and ``gamma``
     (``SOLVER.GAMMA``): see the module docstring.
     """
-    enabled: bool = field(default=False, **option("multigrid long + short cycles",
-                                                  flag="multigrid"))
-    long_cycle: bool = field(default=True, **option("the long cycle (T, S) shapes",
-                                                    flag="mg-long-cycle"))
-    short_cycle: bool = field(default=True, **option(
-        "the short cycle (smaller crops inside each long-cycle shape)", flag="mg-short-cycle",
-        hidden_negations=("--mg-no-short-cycle",)))
-    long_factors: list = field(default_factory=lambda: [[0.25, 0.5 ** 0.5], [0.5, 0.5 ** 0.5],
-                                                        [0.5, 1.0], [1.0, 1.0]], **option(
-        "long-cycle (temporal, spatial) factors, coarsest first, as T,S;T,S;...",
-        flag="mg-long-factors", type=factor_pairs, metavar="T,S;T,S;..."))
-    short_factors: list = field(default_factory=lambda: [0.5, 0.5 ** 0.5], **option(
-        "short-cycle spatial factors of the base crop, comma-separated",
-        flag="mg-short-factors", type=numbers, metavar="F,F"))
-    steps: list = field(default_factory=lambda: [0, 94, 154, 196], **option(
-        "LR stages of the reference schedule, one long cycle each (SlowFast SOLVER.STEPS)",
-        flag="mg-steps", type=numbers, metavar="E,E,..."))
-    max_epoch: float = field(default=239, **option(
-        "reference schedule length; after the last step: the base shape", flag="mg-max-epoch"))
-    bn_base_size: int = field(default=0, **option(
-        "clips per BN group, sub-batch BN (0: the base batch per process)",
-        flag="mg-bn-base-size"))
-    scale_lr: bool = field(default=True, **option(
-        "scale the LR with the long-cycle batch", flag="mg-scale-lr",
-        hidden_negations=("--mg-no-scale-lr",)))
-    min_steps: int = field(default=4, **option(
-        "fewest steps per epoch: caps the batch at clips // N", flag="mg-min-steps"))
-    epoch_factor: float = field(default=1.5, **option(
-        "the run trains --epochs x this many epochs (SlowFast EPOCH_FACTOR)",
-        flag="mg-epoch-factor"))
-    lr_policy: str = field(default="step", **option(
-        "step: SlowFast's x gamma per stage x the long-cycle batch; cosine: the run's cosine x "
-        "the batch multiplier", flag="mg-lr-policy", choices=MG_LR_POLICIES))
-    gamma: float = field(default=0.1, **option("the step policy's factor per stage (SlowFast "
-                                               "SOLVER.GAMMA)", flag="mg-gamma"))
+
+    enabled: bool = field(
+        default=False, **option("multigrid long + short cycles", flag="multigrid")
+    )
+    long_cycle: bool = field(
+        default=True, **option("the long cycle (T, S) shapes", flag="mg-long-cycle")
+    )
+    short_cycle: bool = field(
+        default=True,
+        **option(
+            "the short cycle (smaller crops inside each long-cycle shape)",
+            flag="mg-short-cycle",
+            hidden_negations=("--mg-no-short-cycle",),
+        ),
+    )
+    long_factors: list = field(
+        default_factory=lambda: [[0.25, 0.5**0.5], [0.5, 0.5**0.5], [0.5, 1.0], [1.0, 1.0]],
+        **option(
+            "long-cycle (temporal, spatial) factors, coarsest first, as T,S;T,S;...",
+            flag="mg-long-factors",
+            type=factor_pairs,
+            metavar="T,S;T,S;...",
+        ),
+    )
+    short_factors: list = field(
+        default_factory=lambda: [0.5, 0.5**0.5],
+        **option(
+            "short-cycle spatial factors of the base crop, comma-separated",
+            flag="mg-short-factors",
+            type=numbers,
+            metavar="F,F",
+        ),
+    )
+    steps: list = field(
+        default_factory=lambda: [0, 94, 154, 196],
+        **option(
+            "LR stages of the reference schedule, one long cycle each (SlowFast SOLVER.STEPS)",
+            flag="mg-steps",
+            type=numbers,
+            metavar="E,E,...",
+        ),
+    )
+    max_epoch: float = field(
+        default=239,
+        **option(
+            "reference schedule length; after the last step: the base shape", flag="mg-max-epoch"
+        ),
+    )
+    bn_base_size: int = field(
+        default=0,
+        **option(
+            "clips per BN group, sub-batch BN (0: the base batch per process)",
+            flag="mg-bn-base-size",
+        ),
+    )
+    scale_lr: bool = field(
+        default=True,
+        **option(
+            "scale the LR with the long-cycle batch",
+            flag="mg-scale-lr",
+            hidden_negations=("--mg-no-scale-lr",),
+        ),
+    )
+    min_steps: int = field(
+        default=4,
+        **option("fewest steps per epoch: caps the batch at clips // N", flag="mg-min-steps"),
+    )
+    epoch_factor: float = field(
+        default=1.5,
+        **option(
+            "the run trains --epochs x this many epochs (SlowFast EPOCH_FACTOR)",
+            flag="mg-epoch-factor",
+        ),
+    )
+    lr_policy: str = field(
+        default="step",
+        **option(
+            "step: SlowFast's x gamma per stage x the long-cycle batch; cosine: the run's cosine x "
+            "the batch multiplier",
+            flag="mg-lr-policy",
+            choices=MG_LR_POLICIES,
+        ),
+    )
+    gamma: float = field(
+        default=0.1,
+        **option("the step policy's factor per stage (SlowFast SOLVER.GAMMA)", flag="mg-gamma"),
+    )
 
     def __post_init__(self) -> None:
         if self.lr_policy not in MG_LR_POLICIES:
-            raise ValueError(f"multigrid lr_policy must be one of {MG_LR_POLICIES}, "
-                             f"got {self.lr_policy!r}")
+            raise ValueError(
+                f"multigrid lr_policy must be one of {MG_LR_POLICIES}, got {self.lr_policy!r}"
+            )
         if not self.epoch_factor > 0:
             raise ValueError(f"multigrid epoch_factor must be > 0, got {self.epoch_factor}")
         if self.min_steps < 1:
@@ -119,18 +175,32 @@ class MultigridConfig:
         if self.bn_base_size < 0:
             raise ValueError(f"multigrid bn_base_size must be >= 0, got {self.bn_base_size}")
         st = [float(v) for v in self.steps]
-        if len(st) < 2 or st[0] != 0 or any(b <= a for a, b in zip(st, st[1:])) \
-                or self.max_epoch < st[-1]:
-            raise ValueError(f"multigrid steps must rise from 0 with at least 2 entries and "
-                             f"end at or before max_epoch {self.max_epoch}, got {self.steps!r}")
+        if (
+            len(st) < 2
+            or st[0] != 0
+            or any(b <= a for a, b in zip(st, st[1:]))
+            or self.max_epoch < st[-1]
+        ):
+            raise ValueError(
+                f"multigrid steps must rise from 0 with at least 2 entries and "
+                f"end at or before max_epoch {self.max_epoch}, got {self.steps!r}"
+            )
         check_factor_pairs(self.long_factors)
 
 
 MIN_SIZE = 16
 
 
-def long_cycle_schedule(steps: list, max_epoch: float, t: int, s: int, long_factors: list,
-                        short_factors: list, short_cycle: bool, total: float) -> list:
+def long_cycle_schedule(
+    steps: list,
+    max_epoch: float,
+    t: int,
+    s: int,
+    long_factors: list,
+    short_factors: list,
+    short_cycle: bool,
+    total: float,
+) -> list:
     """SlowFast's ``get_long_cycle_schedule``: ``[(stage, (B, T, S), end_epoch), ...]``.
 
     ``B`` is the batch multiplier ``round(t s^2 / (T S^2))``; ``end_epoch`` the rounded
@@ -141,8 +211,11 @@ def long_cycle_schedule(steps: list, max_epoch: float, t: int, s: int, long_fact
     avg_bs, all_shapes = [], []
     for tf, sf in long_factors:
         bt, bs = max(1, int(round(t * tf))), max(1, int(round(s * sf)))  # at least 1 frame, 1 px
-        shapes = ([[bt, s * short_factors[0]], [bt, s * short_factors[1]], [bt, bs]]
-                  if short_cycle else [[bt, bs]])
+        shapes = (
+            [[bt, s * short_factors[0]], [bt, s * short_factors[1]], [bt, bs]]
+            if short_cycle
+            else [[bt, bs]]
+        )
         shapes = [(int(round(default / (st * ss * ss))), st, ss) for st, ss in shapes]
         avg_bs.append(sum(b for b, _, _ in shapes) / len(shapes))
         all_shapes.append(shapes)
@@ -154,8 +227,9 @@ def long_cycle_schedule(steps: list, max_epoch: float, t: int, s: int, long_fact
             total_iters += epochs / avg
             sched.append((i, shapes[-1], epochs))
     saving = steps[-1] / total_iters
-    sched.append((len(steps) - 1, all_shapes[-1][-1], (max_epoch - steps[-1]) / saving
-                  * avg_bs[-1]))
+    sched.append(
+        (len(steps) - 1, all_shapes[-1][-1], (max_epoch - steps[-1]) / saving * avg_bs[-1])
+    )
     x = total / sum(e for _, _, e in sched)
     out, acc = [], 0.0
     for stage, (b, st, ss), e in sched:
@@ -167,6 +241,7 @@ def long_cycle_schedule(steps: list, max_epoch: float, t: int, s: int, long_fact
 @dataclass
 class MultigridSchedule:
     """A batch plan (see :mod:`tsm_apps.train.sampler`) for base ``(batch, segments, size)``."""
+
     cfg: MultigridConfig
     epochs: int
     batch: int  # per process, at the base shape
@@ -179,9 +254,16 @@ class MultigridSchedule:
         total = self.epochs * self.cfg.epoch_factor
         if not self.cfg.long_cycle:
             return [(0, (1, self.segments, self.size), int(total))]
-        return long_cycle_schedule(list(self.cfg.steps), self.cfg.max_epoch, self.segments,
-                                   self.size, self.cfg.long_factors, self.cfg.short_factors,
-                                   self.cfg.short_cycle, total)
+        return long_cycle_schedule(
+            list(self.cfg.steps),
+            self.cfg.max_epoch,
+            self.segments,
+            self.size,
+            self.cfg.long_factors,
+            self.cfg.short_factors,
+            self.cfg.short_cycle,
+            total,
+        )
 
     @property
     def run_epochs(self) -> int:
@@ -196,9 +278,11 @@ class MultigridSchedule:
         if not self.cfg.long_cycle:
             return (0.0,), (1.0,)
         cap = self._cap(num_clips)
-        mult = [min(b * self.batch, cap) / self.batch if self.cfg.scale_lr else 1.0
-                for _, (b, _, _), _ in table]
-        lrs = [self.cfg.gamma ** stage * m for (stage, _, _), m in zip(table, mult)]
+        mult = [
+            min(b * self.batch, cap) / self.batch if self.cfg.scale_lr else 1.0
+            for _, (b, _, _), _ in table
+        ]
+        lrs = [self.cfg.gamma**stage * m for (stage, _, _), m in zip(table, mult)]
         ends = [end for _, _, end in table]
         steps = [0] + ends[:-1] + [(ends[-2] + ends[-1]) // 2]
         lrs = lrs[:-1] + [lrs[-2], lrs[-1]]
@@ -241,8 +325,10 @@ class MultigridSchedule:
         out = [(b, t, s)]
         if self.cfg.short_cycle:
             sizes = [max(MIN_SIZE, int(round(self.size * f))) for f in self.cfg.short_factors]
-            out = [(b * int(round((s / (self.size * f)) ** 2)), t, ss)
-                   for f, ss in zip(self.cfg.short_factors, sizes)] + out
+            out = [
+                (b * int(round((s / (self.size * f)) ** 2)), t, ss)
+                for f, ss in zip(self.cfg.short_factors, sizes)
+            ] + out
         return out
 
     def long_batches(self, epoch: int, num_clips: int) -> list:

@@ -7,6 +7,7 @@ when ``BN.USE_PRECISE_STATS`` is set) replaces them, for the current weights, by
 statistics of every value the layer sees over N batches: their mean and (biased) variance,
 each batch weighted by its number of values (fvcore's ``_PopulationVarianceEstimator``).
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -41,8 +42,9 @@ def _batch_stats(layers: list) -> Iterator[dict]:
 
 
 @torch.no_grad()
-def precise_bn_(model: nn.Module, batches: Iterable,
-                forward: Optional[Callable[[object], object]] = None) -> int:
+def precise_bn_(
+    model: nn.Module, batches: Iterable, forward: Optional[Callable[[object], object]] = None
+) -> int:
     """Set the running mean/var of ``model``'s BN layers in training mode (fixed layers in eval
     mode keep theirs) to the mean and biased variance of all values each saw while ``forward``
     (default ``model(batch)``) ran on every item of ``batches``; returns the forwards run.
@@ -53,8 +55,14 @@ def precise_bn_(model: nn.Module, batches: Iterable,
     """
     layers = [m for m in bn_layers(model) if m.training and m.track_running_stats]
     forward = forward or model
-    sums = {m: [0, torch.zeros_like(m.running_mean, dtype=torch.float64),
-                torch.zeros_like(m.running_var, dtype=torch.float64)] for m in layers}
+    sums = {
+        m: [
+            0,
+            torch.zeros_like(m.running_mean, dtype=torch.float64),
+            torch.zeros_like(m.running_var, dtype=torch.float64),
+        ]
+        for m in layers
+    }
     n = 0
     with _batch_stats(layers) as seen:
         for batch in batches:
@@ -66,11 +74,10 @@ def precise_bn_(model: nn.Module, batches: Iterable,
                 s = sums[m]
                 s[0] += k
                 s[1] += k * mean
-                s[2] += k * (var * (k - 1) / k + mean ** 2)
+                s[2] += k * (var * (k - 1) / k + mean**2)
     for m, (k, s1, s2) in sums.items():
         if k:
             mean = s1 / k
             m.running_mean.copy_(mean.to(m.running_mean.dtype))
-            m.running_var.copy_((s2 / k - mean ** 2).clamp_min(0).to(m.running_var.dtype))
+            m.running_var.copy_((s2 / k - mean**2).clamp_min(0).to(m.running_var.dtype))
     return n
-

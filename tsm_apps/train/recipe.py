@@ -12,6 +12,7 @@
 * Partial BN (TSN/TSM): every BN layer except the first keeps its running statistics and affine
   parameters fixed; ``"frozen"`` fixes all BN layers.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,9 @@ LR_SCALINGS = ("global", "process")
 WARMUP_RULES = ("fraction", "worker")
 
 
-def base_lr(lr_per_8: float, batch_size: int, world_size: int = 1,
-            scaling: str = "global") -> float:
+def base_lr(
+    lr_per_8: float, batch_size: int, world_size: int = 1, scaling: str = "global"
+) -> float:
     """The run's LR: ``lr_per_8`` per 8 clips of the global ``batch_size`` (``"global"``, the
     linear scaling rule), or of one process's share ``batch_size / world_size``
     (``"process"``: the same LR on 1 or ``W`` learners, as AAVG's Algorithm 1 steps)."""
@@ -47,8 +49,14 @@ def base_lr(lr_per_8: float, batch_size: int, world_size: int = 1,
     return scaled_lr(lr_per_8, batch_size if scaling == "global" else batch_size // world_size)
 
 
-def warmup_ratio(rule: str, fraction: float, batch_size: int, world_size: int = 1,
-                 accum_steps: int = 1, scaling: str = "global") -> float:
+def warmup_ratio(
+    rule: str,
+    fraction: float,
+    batch_size: int,
+    world_size: int = 1,
+    accum_steps: int = 1,
+    scaling: str = "global",
+) -> float:
     """First LR of the warm-up over :func:`base_lr`: ``fraction`` (``"fraction"``), or the LR of
     one worker's batch (``"worker"``: Goyal et al. 2017 §2.2, from ``eta`` to ``k x eta``). A
     worker is one micro-batch stream: ``batch_size / (world_size x accum_steps)`` clips, so
@@ -76,6 +84,7 @@ class LRSchedule:
       ``steps_with_relative_lrs``);
     * ``constant``: 1.
     """
+
     base_lr: float
     epochs: float
     warmup_epochs: float = 0.0
@@ -89,9 +98,16 @@ class LRSchedule:
         if self.policy not in LR_POLICIES:
             raise ValueError(f"lr policy must be one of {LR_POLICIES}, got {self.policy!r}")
         st = list(self.steps)
-        if len(st) != len(self.lrs) or not st or st[0] != 0 or any(b < a for a, b in zip(st, st[1:])):
-            raise ValueError(f"step policy: steps must start at 0, rise, and match lrs one to "
-                             f"one, got steps {self.steps!r} and lrs {self.lrs!r}")
+        if (
+            len(st) != len(self.lrs)
+            or not st
+            or st[0] != 0
+            or any(b < a for a, b in zip(st, st[1:]))
+        ):
+            raise ValueError(
+                f"step policy: steps must start at 0, rise, and match lrs one to "
+                f"one, got steps {self.steps!r} and lrs {self.lrs!r}"
+            )
 
     def decay(self, e: float) -> float:
         """The policy's factor at epoch ``e`` (no warm-up)."""
@@ -113,21 +129,23 @@ class LRSchedule:
         return self.base_lr * self.factor(e)
 
 
-def run_schedule(cfg, world_size: int, epochs: float, policy: str, steps: tuple,
-                 lrs: tuple) -> "LRSchedule":
+def run_schedule(
+    cfg, world_size: int, epochs: float, policy: str, steps: tuple, lrs: tuple
+) -> "LRSchedule":
     """The :class:`LRSchedule` of a ``TrainConfig`` on ``world_size`` processes over ``epochs``:
     :func:`base_lr` with ``cfg.optim.lr_scaling``, the warm-up from :func:`warmup_ratio` with
     ``cfg.optim.warmup_rule``, then ``policy`` (``steps``/``lrs``: the step policy's phases)."""
     o = cfg.optim
     lr = base_lr(o.lr_per_8, o.batch_size, world_size, o.lr_scaling)
-    start = warmup_ratio(o.warmup_rule, o.warmup_start, o.batch_size, world_size, o.accum_steps,
-                         o.lr_scaling)
+    start = warmup_ratio(
+        o.warmup_rule, o.warmup_start, o.batch_size, world_size, o.accum_steps, o.lr_scaling
+    )
     return LRSchedule(lr, epochs, o.warmup_epochs, start, o.min_lr_ratio, policy, steps, lrs)
 
 
 def step_lrs(lr_steps: list, gamma: float = 0.1) -> tuple:
     """``(steps, lrs)`` of x``gamma`` at each epoch of ``lr_steps`` (official ``--lr_steps``)."""
-    return (0.0, *[float(s) for s in lr_steps]), tuple(gamma ** i for i in range(len(lr_steps) + 1))
+    return (0.0, *[float(s) for s in lr_steps]), tuple(gamma**i for i in range(len(lr_steps) + 1))
 
 
 def bn_layers(model: nn.Module) -> list:
@@ -160,8 +178,9 @@ def set_train_mode(model: nn.Module, mode: str) -> None:
         m.eval()
 
 
-def build_optimizer(groups: list, name: str, lr: float, momentum: float = 0.9,
-                    nesterov: bool = False) -> torch.optim.Optimizer:
+def build_optimizer(
+    groups: list, name: str, lr: float, momentum: float = 0.9, nesterov: bool = False
+) -> torch.optim.Optimizer:
     """SGD (momentum, optionally Nesterov) or Adam over ``groups``
     (:mod:`~tsm_apps.train.policies`); each group's LR is ``lr x lr_mult``."""
     for g in groups:

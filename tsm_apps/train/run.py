@@ -1,4 +1,5 @@
 """``train(cfg)``: the Python entry point behind ``tsm train`` (single process or under torchrun)."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -34,29 +35,51 @@ def clip_sets(cfg: TrainConfig, progress: bool = False, device: Any = "cpu") -> 
     labels = [r.label for r in train_rec + val_rec]
     num_classes = cfg.model.num_classes or max(len(classes), max(labels) + 1)
     if max(labels) >= num_classes:
-        raise ValueError(f"label {max(labels)} found in {train_list}/{val_list} but "
-                         f"num_classes is {num_classes}")
+        raise ValueError(
+            f"label {max(labels)} found in {train_list}/{val_list} but num_classes is {num_classes}"
+        )
     val_protocol = cfg.test_protocol().with_options(clips=1, crops=1, crop_size=cfg.data.size)
-    common = dict(num_segments=cfg.model.segments, size=cfg.data.size, protocol=val_protocol,
-                  transform=train_augmentation(cfg, cfg.data.normalize_on(device)),
-                  sampling=cfg.data.sampling,
-                  modality=cfg.model.modality, new_length=cfg.model.new_length,
-                  cache=cfg.data.cache, progress=progress, seed=cfg.seed)
-    return (VideoDataset(train_rec, mode="train", **common),
-            VideoDataset(val_rec, mode="val", **common), num_classes, classes)
+    common = dict(
+        num_segments=cfg.model.segments,
+        size=cfg.data.size,
+        protocol=val_protocol,
+        transform=train_augmentation(cfg, cfg.data.normalize_on(device)),
+        sampling=cfg.data.sampling,
+        modality=cfg.model.modality,
+        new_length=cfg.model.new_length,
+        cache=cfg.data.cache,
+        progress=progress,
+        seed=cfg.seed,
+    )
+    return (
+        VideoDataset(train_rec, mode="train", **common),
+        VideoDataset(val_rec, mode="val", **common),
+        num_classes,
+        classes,
+    )
 
 
 def train_augmentation(cfg: TrainConfig, normalize_on: str = "worker") -> partial:
     """``size -> transform`` of the run's training augmentation (crop, mirror, and normalise
     when ``normalize_on`` is ``"worker"``; uint8 clips for ``"device"``)."""
     d = cfg.data
-    return partial(train_transform, crop=d.crop, flip=d.flip, min_area=d.min_area,
-                   scales=tuple(d.crop_scales), modality=cfg.model.modality,
-                   normalize=normalize_on == "worker")
+    return partial(
+        train_transform,
+        crop=d.crop,
+        flip=d.flip,
+        min_area=d.min_area,
+        scales=tuple(d.crop_scales),
+        modality=cfg.model.modality,
+        normalize=normalize_on == "worker",
+    )
 
 
-def train(cfg: TrainConfig, train_set: Optional[Dataset] = None,
-          val_set: Optional[Dataset] = None, num_classes: Optional[int] = None) -> dict:
+def train(
+    cfg: TrainConfig,
+    train_set: Optional[Dataset] = None,
+    val_set: Optional[Dataset] = None,
+    num_classes: Optional[int] = None,
+) -> dict:
     """Train per ``cfg`` in this process (rank/world from torchrun or SLURM variables).
 
     Datasets may be injected (they must yield ``((T, 3, S, S), label)`` for an index or an

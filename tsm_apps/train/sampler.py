@@ -6,6 +6,7 @@ see, batch by batch, exactly the clips one process with ``B`` clips sees. A *pla
 shape of each batch, ``(clips per process, T, S)``: fixed, or multigrid's varying shapes.
 Incomplete trailing batches are dropped so every process makes the same number of steps.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ class BatchPlan(Protocol):
 @dataclass
 class FixedShape:
     """Every batch ``batch`` clips of ``T = segments`` frames at ``S = size`` pixels."""
+
     batch: int
     segments: int
     size: int
@@ -54,12 +56,25 @@ class FixedShape:
 class EpochBatches(Sampler):
     """Batch sampler yielding lists of ``(index, T, S)``; ``set_epoch(e, skip)`` resumes."""
 
-    def __init__(self, num_items: int, plan: BatchPlan, world_size: int = 1, rank: int = 0,
-                 seed: int = 0, shuffle: bool = True) -> None:
+    def __init__(
+        self,
+        num_items: int,
+        plan: BatchPlan,
+        world_size: int = 1,
+        rank: int = 0,
+        seed: int = 0,
+        shuffle: bool = True,
+    ) -> None:
         if num_items < world_size:
             raise ValueError(f"{num_items} clips cannot be split over {world_size} processes")
-        self.sampler = DistributedSampler(range(num_items), num_replicas=world_size, rank=rank,
-                                          shuffle=shuffle, seed=seed, drop_last=True)
+        self.sampler = DistributedSampler(
+            range(num_items),
+            num_replicas=world_size,
+            rank=rank,
+            shuffle=shuffle,
+            seed=seed,
+            drop_last=True,
+        )
         self.plan = plan
         self.epoch, self.skip = 0, 0
 
@@ -79,7 +94,7 @@ class EpochBatches(Sampler):
         pos = 0
         for i, (b, t, s) in enumerate(self.shapes()):
             if i >= self.skip:
-                yield [(j, t, s) for j in order[pos:pos + b]]
+                yield [(j, t, s) for j in order[pos : pos + b]]
             pos += b
 
 
@@ -87,12 +102,14 @@ def per_process(batch_size: int, world_size: int, accum_steps: int = 1) -> int:
     """Clips per process of a global ``batch_size``; ``ValueError`` unless it splits into
     ``world_size`` processes x ``accum_steps`` micro-batches of at least one clip."""
     if batch_size % world_size or batch_size // world_size < accum_steps:
-        raise ValueError(f"batch_size {batch_size} must split into {world_size} process(es) x "
-                         f"{accum_steps} micro-batch(es) of >= 1 clip")
+        raise ValueError(
+            f"batch_size {batch_size} must split into {world_size} process(es) x "
+            f"{accum_steps} micro-batch(es) of >= 1 clip"
+        )
     return batch_size // world_size
 
 
 def eval_batches(num_items: int, batch: int, world_size: int = 1, rank: int = 0) -> list:
     """Every item once over all processes (rank ``r`` takes ``r, r+W, ...``), in batches."""
     mine = list(range(rank, num_items, world_size))
-    return [mine[i:i + batch] for i in range(0, len(mine), batch)]
+    return [mine[i : i + batch] for i in range(0, len(mine), batch)]

@@ -19,6 +19,7 @@ compared with the measured DDP step (goal: within 15%), and the measured bytes p
 each method scale the table for 8-1,536 workers (the seeds' settings, :data:`CLUSTER`, each value
 sourced).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,11 @@ WORKERS = (8, 16, 32, 64, 128, 256, 512, 1024, 1536)
 def model_sizes(model: nn.Module) -> tuple:
     """``(trainable parameters, BN channels with running statistics)``."""
     params = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    bn = sum(m.num_features for m in model.modules()
-             if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.running_mean is not None)
+    bn = sum(
+        m.num_features
+        for m in model.modules()
+        if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.running_mean is not None
+    )
     return params, bn
 
 
@@ -66,6 +70,7 @@ def ring_allreduce_s(n: int, nbytes: float, bandwidth: float, latency: float) ->
 @dataclass(frozen=True)
 class Cluster:
     """Per-worker figures of a data-parallel run (see :data:`CLUSTER` for the seeds')."""
+
     compute_s: float  # one step's forward + backward + update
     grad_bytes: float  # synchronous DDP: bytes a step sends (fp32 gradients)
     avg_bytes: float  # K-step averaging: bytes a round sends (params, BN stats, moments)
@@ -81,10 +86,12 @@ class Cluster:
     def step_s(self, n: int, method: str = "sync", k: int = 8) -> float:
         """Mean seconds per step on ``n`` workers (``method`` "sync" or "kavg")."""
         if method == "sync":
-            return self.local_s() + ring_allreduce_s(n, self.grad_bytes, self.bandwidth,
-                                                     self.latency)
-        return self.local_s() + ring_allreduce_s(n, self.avg_bytes, self.bandwidth,
-                                                 self.latency) / k
+            return self.local_s() + ring_allreduce_s(
+                n, self.grad_bytes, self.bandwidth, self.latency
+            )
+        return (
+            self.local_s() + ring_allreduce_s(n, self.avg_bytes, self.bandwidth, self.latency) / k
+        )
 
     def efficiency(self, n: int, method: str = "sync", k: int = 8) -> float:
         return self.local_s() / self.step_s(n, method, k)
@@ -100,27 +107,40 @@ class Cluster:
 # InfiniBand, 2 x 100 Gb/s = 25 GB/s per node, shared by 6 GPUs in a flat ring: 4.2 GB/s each;
 # 10 us per hop (an assumption, typical of NCCL over InfiniBand).
 R50_PARAMS, R50_BN = 24_327_632, 26_560
-CLUSTER = Cluster(compute_s=3 * 33e9 * 8 / (0.5 * 15.7e12), grad_bytes=4 * R50_PARAMS,
-                  avg_bytes=round_bytes(R50_PARAMS, R50_BN, 2), bandwidth=25e9 / 6,
-                  latency=10e-6, batch=8)
+CLUSTER = Cluster(
+    compute_s=3 * 33e9 * 8 / (0.5 * 15.7e12),
+    grad_bytes=4 * R50_PARAMS,
+    avg_bytes=round_bytes(R50_PARAMS, R50_BN, 2),
+    bandwidth=25e9 / 6,
+    latency=10e-6,
+    batch=8,
+)
 
 
 def measured_cluster(m: dict, cluster: Cluster = CLUSTER, params: int = R50_PARAMS) -> Cluster:
     """``cluster`` with the bytes of the 2-process run ``m`` (:func:`measure`): its DDP step and
     averaging round bytes per parameter, times ``params``."""
-    return dataclasses.replace(cluster, grad_bytes=m["ddp_bytes"] / m["params"] * params,
-                               avg_bytes=m["round_bytes"] / m["params"] * params)
+    return dataclasses.replace(
+        cluster,
+        grad_bytes=m["ddp_bytes"] / m["params"] * params,
+        avg_bytes=m["round_bytes"] / m["params"] * params,
+    )
 
 
 def table(cluster: Cluster = CLUSTER, workers=WORKERS, k: int = 8) -> list:
     """Markdown rows: workers, sync step (s) and efficiency, K-step averaging's, speed-up."""
-    rows = ["| workers | sync step (s) | sync efficiency | K-avg (K=%d) step (s) | K-avg efficiency |"
-            " clips/s sync | clips/s K-avg |" % k, "|---|---|---|---|---|---|---|"]
+    rows = [
+        "| workers | sync step (s) | sync efficiency | K-avg (K=%d) step (s) | K-avg efficiency |"
+        " clips/s sync | clips/s K-avg |" % k,
+        "|---|---|---|---|---|---|---|",
+    ]
     for n in workers:
         s, a = cluster.step_s(n, "sync"), cluster.step_s(n, "kavg", k)
-        rows.append(f"| {n} | {s:.3f} | {cluster.efficiency(n):.1%} | {a:.3f} | "
-                    f"{cluster.efficiency(n, 'kavg', k):.1%} | {n * cluster.batch / s:,.0f} | "
-                    f"{n * cluster.batch / a:,.0f} |")
+        rows.append(
+            f"| {n} | {s:.3f} | {cluster.efficiency(n):.1%} | {a:.3f} | "
+            f"{cluster.efficiency(n, 'kavg', k):.1%} | {n * cluster.batch / s:,.0f} | "
+            f"{n * cluster.batch / a:,.0f} |"
+        )
     return rows
 
 
@@ -139,6 +159,7 @@ def worker(steps: int, batch: int, reps: int = 3) -> dict:
     from ..distributed import CommCounter
     from ..models.recognizer import build_recognizer
     from .averaging import KStepAverager
+
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     torch.manual_seed(0)
@@ -150,6 +171,7 @@ def worker(steps: int, batch: int, reps: int = 3) -> dict:
         opt.zero_grad()
         torch.nn.functional.cross_entropy(net(x), y).backward()
         opt.step()
+
     grad_bytes = 4 * sum(p.numel() for p in model.parameters())
     local = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     small, big = torch.zeros(1024), torch.zeros(grad_bytes // 4)
@@ -172,15 +194,23 @@ def worker(steps: int, batch: int, reps: int = 3) -> dict:
         times["ddp"].append(_timed(lambda: step(ddp, opt), steps))
     out = {k: sorted(v)[len(v) // 2] for k, v in times.items()}  # medians
     params, bn = model_sizes(model)
-    out.update(rank=dist.get_rank(), world=dist.get_world_size(), grad_bytes=grad_bytes,
-               ddp_calls=ddp_calls, ddp_bytes=ddp_bytes, round_bytes=round_sent,
-               params=params, bn_channels=bn)
+    out.update(
+        rank=dist.get_rank(),
+        world=dist.get_world_size(),
+        grad_bytes=grad_bytes,
+        ddp_calls=ddp_calls,
+        ddp_bytes=ddp_bytes,
+        round_bytes=round_sent,
+        params=params,
+        bn_channels=bn,
+    )
     dist.destroy_process_group()
     return out
 
 
-def fit_network(n: int, small_bytes: float, t_small: float, big_bytes: float,
-                t_big: float) -> tuple:
+def fit_network(
+    n: int, small_bytes: float, t_small: float, big_bytes: float, t_big: float
+) -> tuple:
     """``(bandwidth, latency)`` of the ring model through two timed all-reduce sizes."""
     hops, share = 2 * (n - 1), 2 * (n - 1) / n
     bandwidth = share * (big_bytes - small_bytes) / max(t_big - t_small, 1e-9)
@@ -192,19 +222,40 @@ def measure(steps: int = 4, batch: int = 4, reps: int = 3) -> dict:
     """The 2-process gloo measurement (torchrun) and the model's prediction for it."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "rank0.json"
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc-per-node=2", "-m", __spec__.name, "--steps", str(steps),
-               "--batch", str(batch), "--reps", str(reps), "--out", str(out)]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
-                           env=dict(os.environ, OMP_NUM_THREADS="1"))
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node=2",
+            "-m",
+            __spec__.name,
+            "--steps",
+            str(steps),
+            "--batch",
+            str(batch),
+            "--reps",
+            str(reps),
+            "--out",
+            str(out),
+        ]
+        r = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            env=dict(os.environ, OMP_NUM_THREADS="1"),
+        )
         if r.returncode != 0 or not out.is_file():
-            raise RuntimeError(f"torchrun exited {r.returncode} without rank 0's figure: "
-                               f"{r.stderr[-2000:]}")
+            raise RuntimeError(
+                f"torchrun exited {r.returncode} without rank 0's figure: {r.stderr[-2000:]}"
+            )
         m = read_json(out)
     bw, lat = fit_network(2, 4 * 1024, m["ar_small"], m["grad_bytes"], m["ar_big"])
     here = Cluster(m["local"], m["ddp_bytes"], m["round_bytes"], bw, lat, batch)
-    m.update(bandwidth=bw, latency=lat, predicted_ddp=here.step_s(2),
-             error=here.step_s(2) / m["ddp"] - 1)
+    m.update(
+        bandwidth=bw, latency=lat, predicted_ddp=here.step_s(2), error=here.step_s(2) / m["ddp"] - 1
+    )
     return m
 
 
@@ -213,19 +264,33 @@ def figures(quick: bool, device: str) -> list:
     if device != "cpu":
         return []
     m = measure(steps=2 if quick else 4, reps=3)
-    print(f"[scaling] 2 gloo processes: local step {m['local']:.3f} s, all-reduce "
-          f"{m['grad_bytes'] / 1e6:.2f} MB {m['ar_big'] * 1e3:.1f} ms (bandwidth "
-          f"{m['bandwidth'] / 1e9:.2f} GB/s, latency {m['latency'] * 1e6:.0f} us); DDP step "
-          f"measured {m['ddp']:.3f} s, predicted {m['predicted_ddp']:.3f} s "
-          f"({100 * m['error']:+.1f}%)", flush=True)
-    print(f"[scaling] bytes a process sends, {m['params']:,} parameters: DDP step "
-          f"{m['ddp_bytes']:,} ({m['ddp_calls']} bucket calls, "
-          f"{m['ddp_bytes'] / m['params']:.2f} B a parameter), averaging round with Adam "
-          f"{m['round_bytes']:,} ({m['round_bytes'] / m['params']:.2f} B a parameter)", flush=True)
+    print(
+        f"[scaling] 2 gloo processes: local step {m['local']:.3f} s, all-reduce "
+        f"{m['grad_bytes'] / 1e6:.2f} MB {m['ar_big'] * 1e3:.1f} ms (bandwidth "
+        f"{m['bandwidth'] / 1e9:.2f} GB/s, latency {m['latency'] * 1e6:.0f} us); DDP step "
+        f"measured {m['ddp']:.3f} s, predicted {m['predicted_ddp']:.3f} s "
+        f"({100 * m['error']:+.1f}%)",
+        flush=True,
+    )
+    print(
+        f"[scaling] bytes a process sends, {m['params']:,} parameters: DDP step "
+        f"{m['ddp_bytes']:,} ({m['ddp_calls']} bucket calls, "
+        f"{m['ddp_bytes'] / m['params']:.2f} B a parameter), averaging round with Adam "
+        f"{m['round_bytes']:,} ({m['round_bytes'] / m['params']:.2f} B a parameter)",
+        flush=True,
+    )
     print("\n".join(table(measured_cluster(m))), flush=True)
-    return [Figure("scaling model: predicted / measured 2-process DDP step", 1 + m["error"], "x",
-                   "within 0.85-1.15", 0.85 <= 1 + m["error"] <= 1.15, device,
-                   {k: v for k, v in m.items() if isinstance(v, (int, float))})]
+    return [
+        Figure(
+            "scaling model: predicted / measured 2-process DDP step",
+            1 + m["error"],
+            "x",
+            "within 0.85-1.15",
+            0.85 <= 1 + m["error"] <= 1.15,
+            device,
+            {k: v for k, v in m.items() if isinstance(v, (int, float))},
+        )
+    ]
 
 
 if __name__ == "__main__":

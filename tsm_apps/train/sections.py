@@ -2,6 +2,7 @@
 protocol a checkpoint records. Each is a typed dataclass whose fields are ``tsm train`` flags
 (:mod:`tsm_apps.options`: the help of every flag is the field's ``option`` text).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -36,39 +37,63 @@ def _number(v: Any) -> bool:
 
 
 def _rising(values: Any) -> bool:
-    return isinstance(values, list) and all(_number(v) and v > 0 for v in values) and \
-        all(b > a for a, b in zip(values, values[1:]))
+    return (
+        isinstance(values, list)
+        and all(_number(v) and v > 0 for v in values)
+        and all(b > a for a, b in zip(values, values[1:]))
+    )
 
 
 @dataclass
 class ModelConfig:
     """The recognizer: backbone, temporal shift, classifier, input modality."""
+
     arch: str = field(default="resnet50", **option("backbone (resnet18/34/50/101, mobilenetv2)"))
     width: float = field(default=1.0, **option("channel width multiplier of the backbone"))
-    output_stride: int = field(default=32, **option(
-        "16 or 8: dilated last stages (ResNets), finer CAMs", choices=(32, 16, 8)))
+    output_stride: int = field(
+        default=32,
+        **option("16 or 8: dilated last stages (ResNets), finer CAMs", choices=(32, 16, 8)),
+    )
     segments: int = field(default=8, **option("frames per clip, T (segments)"))
-    shift: str = field(default="offline", **option(
-        "temporal shift: offline (bi-directional TSM), online (uni-directional), none (TSN)",
-        choices=SHIFTS))
+    shift: str = field(
+        default="offline",
+        **option(
+            "temporal shift: offline (bi-directional TSM), online (uni-directional), none (TSN)",
+            choices=SHIFTS,
+        ),
+    )
     fold_div: int = field(default=8, **option("1/fold_div of the channels shift each way"))
     dropout: float = field(default=0.5, **option("dropout before the classifier"))
     num_classes: int = field(default=0, **option("classes (0: from the data's labels)"))
-    pretrained: str = field(default="", **option(
-        "checkpoint to fine-tune from (its fc re-initialised when the classes differ)"))
-    modality: str = field(default="rgb", **option(
-        "rgb, or flow: new_length stacked x/y flow frames per segment", choices=MODALITIES))
+    pretrained: str = field(
+        default="",
+        **option("checkpoint to fine-tune from (its fc re-initialised when the classes differ)"),
+    )
+    modality: str = field(
+        default="rgb",
+        **option(
+            "rgb, or flow: new_length stacked x/y flow frames per segment", choices=MODALITIES
+        ),
+    )
     new_length: int = field(default=5, **option("flow frames per segment (2 x this channels)"))
 
     def __post_init__(self) -> None:
-        check([(self.segments >= 1, f"segments must be >= 1, got {self.segments}"),
-               (self.output_stride in (32, 16, 8),
-                f"output_stride must be 32, 16 or 8, got {self.output_stride}"),
-               (self.shift in SHIFTS, f"shift must be one of {SHIFTS}, got {self.shift!r}"),
-               (self.modality in MODALITIES,
-                f"modality must be one of {MODALITIES}, got {self.modality!r}"),
-               (self.new_length >= 1, f"new_length must be >= 1, got {self.new_length}")],
-              "model")
+        check(
+            [
+                (self.segments >= 1, f"segments must be >= 1, got {self.segments}"),
+                (
+                    self.output_stride in (32, 16, 8),
+                    f"output_stride must be 32, 16 or 8, got {self.output_stride}",
+                ),
+                (self.shift in SHIFTS, f"shift must be one of {SHIFTS}, got {self.shift!r}"),
+                (
+                    self.modality in MODALITIES,
+                    f"modality must be one of {MODALITIES}, got {self.modality!r}",
+                ),
+                (self.new_length >= 1, f"new_length must be >= 1, got {self.new_length}"),
+            ],
+            "model",
+        )
 
     @property
     def shift_mode(self) -> Optional[str]:
@@ -84,48 +109,91 @@ class ModelConfig:
 @dataclass
 class DataConfig:
     """Where the clips come from and how they are sampled, augmented and decoded."""
-    path: str = field(default="", **option(
-        "a folder holding train.txt/val.txt (and classes.txt), or the train list itself",
-        flag="data"))
+
+    path: str = field(
+        default="",
+        **option(
+            "a folder holding train.txt/val.txt (and classes.txt), or the train list itself",
+            flag="data",
+        ),
+    )
     train_list: str = field(default="", **option("the train list (default: <data>/train.txt)"))
     val_list: str = field(default="", **option("the val list (default: <data>/val.txt)"))
     size: int = field(default=224, **option("crop size in pixels"))
-    min_area: float = field(default=0.5, **option(
-        "the 'area' crop covers [min_area, 1] of the frame"))
-    crop: str = field(default="area", **option(
-        "training crop: area (random area and ratio), multiscale (TSN's GroupMultiScaleCrop "
-        "over crop_scales)", choices=CROPS))
-    crop_scales: list = field(default_factory=lambda: list(MULTI_SCALES), **option(
-        "the multiscale crop's scales, comma-separated", type=numbers, metavar="V,V,..."))
-    flip: bool = field(default=False, **option(
-        "random horizontal flip (off by default: it swaps left and right motion)"))
-    scale_size: int = field(default=0, **option(
-        "shorter side before validation's centre crop (0: size * 256 // 224, the official "
-        "ratio; -1: size itself, so a square frame is seen whole)"))
-    sampling: str = field(default="tsn", **option(
-        "frame sampling in training and test: tsn (one frame per segment), dense (I3D: a "
-        "64-frame window)", choices=SAMPLINGS))
-    cache: bool = field(default=True, **option(
-        "decode every video once and keep the uint8 frames in memory"))
+    min_area: float = field(
+        default=0.5, **option("the 'area' crop covers [min_area, 1] of the frame")
+    )
+    crop: str = field(
+        default="area",
+        **option(
+            "training crop: area (random area and ratio), multiscale (TSN's GroupMultiScaleCrop "
+            "over crop_scales)",
+            choices=CROPS,
+        ),
+    )
+    crop_scales: list = field(
+        default_factory=lambda: list(MULTI_SCALES),
+        **option("the multiscale crop's scales, comma-separated", type=numbers, metavar="V,V,..."),
+    )
+    flip: bool = field(
+        default=False,
+        **option("random horizontal flip (off by default: it swaps left and right motion)"),
+    )
+    scale_size: int = field(
+        default=0,
+        **option(
+            "shorter side before validation's centre crop (0: size * 256 // 224, the official "
+            "ratio; -1: size itself, so a square frame is seen whole)"
+        ),
+    )
+    sampling: str = field(
+        default="tsn",
+        **option(
+            "frame sampling in training and test: tsn (one frame per segment), dense (I3D: a "
+            "64-frame window)",
+            choices=SAMPLINGS,
+        ),
+    )
+    cache: bool = field(
+        default=True, **option("decode every video once and keep the uint8 frames in memory")
+    )
     workers: int = field(default=0, **option("data-loading processes (0: in the main process)"))
-    normalize: str = field(default="auto", **option(
-        "where training clips are normalised: worker (float clips leave the loader), device "
-        "(uint8 clips are copied, then normalised on the device: 4x fewer bytes, less CPU a "
-        "clip, the same values); auto: device on CUDA, else worker", choices=NORMALIZE_ON))
+    normalize: str = field(
+        default="auto",
+        **option(
+            "where training clips are normalised: worker (float clips leave the loader), device "
+            "(uint8 clips are copied, then normalised on the device: 4x fewer bytes, less CPU a "
+            "clip, the same values); auto: device on CUDA, else worker",
+            choices=NORMALIZE_ON,
+        ),
+    )
 
     def __post_init__(self) -> None:
-        check([(self.size >= 16, f"size must be >= 16 pixels, got {self.size}"),
-               (0 < self.min_area <= 1, f"min_area must be in (0, 1], got {self.min_area}"),
-               (self.crop in CROPS, f"crop must be one of {CROPS}, got {self.crop!r}"),
-               (self.sampling in SAMPLINGS,
-                f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}"),
-               (self.normalize in NORMALIZE_ON,
-                f"normalize must be one of {NORMALIZE_ON}, got {self.normalize!r}"),
-               (self.scale_size in (0, -1) or self.scale_size >= self.size,
-                f"scale_size must be 0, -1 or >= size {self.size}, got {self.scale_size}"),
-               (bool(self.crop_scales) and all(_number(v) and 0 < v <= 1
-                                               for v in self.crop_scales),
-                f"crop_scales must be fractions in (0, 1], got {self.crop_scales!r}")], "data")
+        check(
+            [
+                (self.size >= 16, f"size must be >= 16 pixels, got {self.size}"),
+                (0 < self.min_area <= 1, f"min_area must be in (0, 1], got {self.min_area}"),
+                (self.crop in CROPS, f"crop must be one of {CROPS}, got {self.crop!r}"),
+                (
+                    self.sampling in SAMPLINGS,
+                    f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}",
+                ),
+                (
+                    self.normalize in NORMALIZE_ON,
+                    f"normalize must be one of {NORMALIZE_ON}, got {self.normalize!r}",
+                ),
+                (
+                    self.scale_size in (0, -1) or self.scale_size >= self.size,
+                    f"scale_size must be 0, -1 or >= size {self.size}, got {self.scale_size}",
+                ),
+                (
+                    bool(self.crop_scales)
+                    and all(_number(v) and 0 < v <= 1 for v in self.crop_scales),
+                    f"crop_scales must be fractions in (0, 1], got {self.crop_scales!r}",
+                ),
+            ],
+            "data",
+        )
 
     @property
     def val_scale_size(self) -> int:
@@ -145,10 +213,16 @@ class DataConfig:
         data = Path(self.path)
         if not self.path:
             raise ValueError("no data given: pass --data DIR (holding train.txt/val.txt) or a list")
-        train = Path(self.train_list) if self.train_list else (
-            data / "train.txt" if data.is_dir() else data)
-        val = Path(self.val_list) if self.val_list else (
-            data / "val.txt" if data.is_dir() else data.with_name("val.txt"))
+        train = (
+            Path(self.train_list)
+            if self.train_list
+            else (data / "train.txt" if data.is_dir() else data)
+        )
+        val = (
+            Path(self.val_list)
+            if self.val_list
+            else (data / "val.txt" if data.is_dir() else data.with_name("val.txt"))
+        )
         for p in (train, val):
             if not p.is_file():
                 raise FileNotFoundError(f"list file not found: {p} (from --data {self.path})")
@@ -158,88 +232,169 @@ class DataConfig:
 @dataclass
 class OptimConfig:
     """The optimisation: schedule, learning rate, optimiser, BN mode, precision."""
+
     epochs: int = field(default=50, **option("training epochs"))
-    batch_size: int = field(default=64, **option(
-        "the global batch: all processes together, each takes batch_size / W clips"))
-    accum_steps: int = field(default=1, **option(
-        "each process splits its share into this many micro-batches (gradients accumulated)"))
+    batch_size: int = field(
+        default=64,
+        **option("the global batch: all processes together, each takes batch_size / W clips"),
+    )
+    accum_steps: int = field(
+        default=1,
+        **option(
+            "each process splits its share into this many micro-batches (gradients accumulated)"
+        ),
+    )
     lr_per_8: float = field(default=0.00125, **option("learning rate per 8 clips"))
-    lr_scaling: str = field(default="global", **option(
-        "global: lr_per_8 per 8 clips of the global batch (linear scaling); process: of one "
-        "process's batch, the same LR on any number of learners (AAVG)", choices=LR_SCALINGS))
-    lr_policy: str = field(default="cosine", **option(
-        "after the warm-up: cosine, step (x0.1 at each of lr_steps) or constant",
-        choices=LR_POLICIES))
-    lr_steps: list = field(default_factory=list, **option(
-        "epochs of the x0.1 steps (lr_policy step), comma-separated", type=numbers,
-        metavar="E,E,..."))
+    lr_scaling: str = field(
+        default="global",
+        **option(
+            "global: lr_per_8 per 8 clips of the global batch (linear scaling); process: of one "
+            "process's batch, the same LR on any number of learners (AAVG)",
+            choices=LR_SCALINGS,
+        ),
+    )
+    lr_policy: str = field(
+        default="cosine",
+        **option(
+            "after the warm-up: cosine, step (x0.1 at each of lr_steps) or constant",
+            choices=LR_POLICIES,
+        ),
+    )
+    lr_steps: list = field(
+        default_factory=list,
+        **option(
+            "epochs of the x0.1 steps (lr_policy step), comma-separated",
+            type=numbers,
+            metavar="E,E,...",
+        ),
+    )
     warmup_epochs: float = field(default=0.0, **option("linear warm-up epochs"))
-    warmup_start: float = field(default=0.1, **option(
-        "warmup_rule fraction: the warm-up starts at this fraction of the LR"))
-    warmup_rule: str = field(default="fraction", **option(
-        "fraction: from warmup_start x the LR; worker: from one worker's LR (Goyal et al.)",
-        choices=WARMUP_RULES))
+    warmup_start: float = field(
+        default=0.1, **option("warmup_rule fraction: the warm-up starts at this fraction of the LR")
+    )
+    warmup_rule: str = field(
+        default="fraction",
+        **option(
+            "fraction: from warmup_start x the LR; worker: from one worker's LR (Goyal et al.)",
+            choices=WARMUP_RULES,
+        ),
+    )
     min_lr_ratio: float = field(default=0.0, **option("cosine: the last LR, a fraction of it"))
     optimizer: str = field(default="sgd", **option("sgd or adam", choices=("sgd", "adam")))
     momentum: float = field(default=0.9, **option("SGD momentum"))
     nesterov: bool = field(default=False, **option("SGD with Nesterov momentum"))
     weight_decay: float = field(default=1e-4, **option("weight decay (on conv and fc weights)"))
-    optim_policy: str = field(default="tsm_apps", **option(
-        "parameter groups: tsm_apps (no decay on BN and biases) or tsm_official (the official "
-        "get_optim_policies)", choices=OPTIM_POLICIES))
-    fc_lr_mult: float = field(default=5.0, **option(
-        "tsm_apps policy: the fc's LR multiplier when fine-tuning from --pretrained"))
-    bn: str = field(default="train", **option(
-        "BN layers: train, partial (all but the first fixed: TSN's partial BN) or frozen",
-        choices=BN_MODES))
-    precise_bn_batches: int = field(default=0, **option(
-        "recompute the BN statistics over this many training batches after each epoch "
-        "(precise BN; 0: off)"))
+    optim_policy: str = field(
+        default="tsm_apps",
+        **option(
+            "parameter groups: tsm_apps (no decay on BN and biases) or tsm_official (the official "
+            "get_optim_policies)",
+            choices=OPTIM_POLICIES,
+        ),
+    )
+    fc_lr_mult: float = field(
+        default=5.0,
+        **option("tsm_apps policy: the fc's LR multiplier when fine-tuning from --pretrained"),
+    )
+    bn: str = field(
+        default="train",
+        **option(
+            "BN layers: train, partial (all but the first fixed: TSN's partial BN) or frozen",
+            choices=BN_MODES,
+        ),
+    )
+    precise_bn_batches: int = field(
+        default=0,
+        **option(
+            "recompute the BN statistics over this many training batches after each epoch "
+            "(precise BN; 0: off)"
+        ),
+    )
     clip_grad: float = field(default=20.0, **option("max gradient norm (0: no clipping)"))
     amp: bool = field(default=True, **option("mixed precision (CUDA only)"))
     channels_last: bool = field(default=True, **option("channels-last memory (CUDA only)"))
-    compile: str = field(default="none", **option(
-        "torch.compile the network with this backend: inductor (the shift is traced as tensor "
-        "ops the compiler fuses; launch-free steps on a GPU, compiling takes a minute or so), "
-        "aot_eager (traced, not compiled: a check) or none", choices=COMPILERS))
+    compile: str = field(
+        default="none",
+        **option(
+            "torch.compile the network with this backend: inductor (the shift is traced as tensor "
+            "ops the compiler fuses; launch-free steps on a GPU, compiling takes a minute or so), "
+            "aot_eager (traced, not compiled: a check) or none",
+            choices=COMPILERS,
+        ),
+    )
 
     def __post_init__(self) -> None:
-        check([(self.compile in COMPILERS,
-                f"compile must be one of {COMPILERS}, got {self.compile!r}"),
-               (self.optimizer in OPTIMIZERS,
-                f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}"),
-               (self.bn in BN_MODES, f"bn must be one of {BN_MODES}, got {self.bn!r}"),
-               (self.epochs >= 1, f"epochs must be >= 1, got {self.epochs}"),
-               (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
-               (self.accum_steps >= 1, f"accum_steps must be >= 1, got {self.accum_steps}"),
-               (self.lr_per_8 > 0, f"lr_per_8 must be > 0, got {self.lr_per_8}"),
-               (self.lr_policy in LR_POLICIES,
-                f"lr_policy must be one of {LR_POLICIES}, got {self.lr_policy!r}"),
-               (self.lr_scaling in LR_SCALINGS,
-                f"lr_scaling must be one of {LR_SCALINGS}, got {self.lr_scaling!r}"),
-               (self.warmup_rule in WARMUP_RULES,
-                f"warmup_rule must be one of {WARMUP_RULES}, got {self.warmup_rule!r}"),
-               (self.precise_bn_batches >= 0,
-                f"precise_bn_batches must be >= 0, got {self.precise_bn_batches}"),
-               (self.optim_policy in OPTIM_POLICIES,
-                f"optim_policy must be one of {OPTIM_POLICIES}, got {self.optim_policy!r}"),
-               (_rising(self.lr_steps),
-                f"lr_steps must be rising epochs > 0, got {self.lr_steps!r}")], "optim")
+        check(
+            [
+                (
+                    self.compile in COMPILERS,
+                    f"compile must be one of {COMPILERS}, got {self.compile!r}",
+                ),
+                (
+                    self.optimizer in OPTIMIZERS,
+                    f"optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}",
+                ),
+                (self.bn in BN_MODES, f"bn must be one of {BN_MODES}, got {self.bn!r}"),
+                (self.epochs >= 1, f"epochs must be >= 1, got {self.epochs}"),
+                (self.batch_size >= 1, f"batch_size must be >= 1, got {self.batch_size}"),
+                (self.accum_steps >= 1, f"accum_steps must be >= 1, got {self.accum_steps}"),
+                (self.lr_per_8 > 0, f"lr_per_8 must be > 0, got {self.lr_per_8}"),
+                (
+                    self.lr_policy in LR_POLICIES,
+                    f"lr_policy must be one of {LR_POLICIES}, got {self.lr_policy!r}",
+                ),
+                (
+                    self.lr_scaling in LR_SCALINGS,
+                    f"lr_scaling must be one of {LR_SCALINGS}, got {self.lr_scaling!r}",
+                ),
+                (
+                    self.warmup_rule in WARMUP_RULES,
+                    f"warmup_rule must be one of {WARMUP_RULES}, got {self.warmup_rule!r}",
+                ),
+                (
+                    self.precise_bn_batches >= 0,
+                    f"precise_bn_batches must be >= 0, got {self.precise_bn_batches}",
+                ),
+                (
+                    self.optim_policy in OPTIM_POLICIES,
+                    f"optim_policy must be one of {OPTIM_POLICIES}, got {self.optim_policy!r}",
+                ),
+                (
+                    _rising(self.lr_steps),
+                    f"lr_steps must be rising epochs > 0, got {self.lr_steps!r}",
+                ),
+            ],
+            "optim",
+        )
 
 
 @dataclass
 class TestViews:
     """The test a checkpoint records beside validation's geometry: its
     :class:`~tsm_apps.data.protocol.TestProtocol` is ``TrainConfig.test_protocol()``."""
+
     __test__ = False  # not a pytest test class
     clips: int = field(default=1, **option("clips per video", flag="test-clips"))
-    crops: int = field(default=1, **option(
-        "views per clip: 1 centre, 3 along the longer side, 10", flag="test-crops",
-        choices=(1, 3, 10)))
-    full_res: bool = field(default=False, **option(
-        "crops of scale_size instead of size (the official --full_res)", flag="test-full-res"))
+    crops: int = field(
+        default=1,
+        **option(
+            "views per clip: 1 centre, 3 along the longer side, 10",
+            flag="test-crops",
+            choices=(1, 3, 10),
+        ),
+    )
+    full_res: bool = field(
+        default=False,
+        **option(
+            "crops of scale_size instead of size (the official --full_res)", flag="test-full-res"
+        ),
+    )
 
     def __post_init__(self) -> None:
-        check([(self.clips >= 1, f"clips must be >= 1, got {self.clips}"),
-               (self.crops in (1, 3, 10), f"crops must be 1, 3 or 10, got {self.crops}")],
-              "test")
+        check(
+            [
+                (self.clips >= 1, f"clips must be >= 1, got {self.clips}"),
+                (self.crops in (1, 3, 10), f"crops must be 1, 3 or 10, got {self.crops}"),
+            ],
+            "test",
+        )

@@ -3,6 +3,7 @@
 RNG states are stored as tensors and plain lists so checkpoints load with
 ``torch.load(weights_only=True)`` (numpy's state array becomes a list of ints).
 """
+
 from __future__ import annotations
 
 import random
@@ -18,10 +19,12 @@ def rng_state() -> dict:
     """torch (CPU and every CUDA device), numpy and Python ``random`` states."""
     name, keys, pos, has_gauss, gauss = np.random.get_state()
     version, internal, gauss_next = random.getstate()
-    return {"torch": torch.get_rng_state(),
-            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-            "numpy": [name, keys.tolist(), int(pos), int(has_gauss), float(gauss)],
-            "python": [version, list(internal), gauss_next]}
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "numpy": [name, keys.tolist(), int(pos), int(has_gauss), float(gauss)],
+        "python": [version, list(internal), gauss_next],
+    }
 
 
 def set_rng_state(state: dict) -> None:

@@ -1,4 +1,5 @@
 """One optimisation step of the training loop (the trainer's ``train_step``), and its RNG seed."""
+
 from __future__ import annotations
 
 from contextlib import nullcontext
@@ -12,7 +13,7 @@ from .loader import on_device
 
 def step_seed(seed: int, rank: int, step: int) -> int:
     """The global RNG seed of micro-batch stream ``rank`` at ``step`` (dropout masks)."""
-    return ((seed * 1_000_003 + rank) * 1_000_003 + step) % (2 ** 63)
+    return ((seed * 1_000_003 + rank) * 1_000_003 + step) % (2**63)
 
 
 def train_step(self, x: Tensor, y: Tensor) -> Tensor:

@@ -5,6 +5,7 @@ averaging rounds with ``averaging.method = "kavg"``); the rest is hooks, which s
 :class:`~tsm_apps.train.hooks.base.Loop`. Steps reseed the RNG from ``(seed, rank, step)`` and
 clips from ``(seed, epoch, index)``, so a resumed run repeats the uninterrupted one exactly.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -38,26 +39,54 @@ class Trainer:
 
     train_step = train_step  # (x, y) -> mean loss: one optimisation step (tsm_apps.train.step)
 
-    def __init__(self, cfg: TrainConfig, env: DistEnv, device: torch.device,
-                 train_set: Dataset, val_set: Dataset, num_classes: int,
-                 meta: Optional[dict] = None, hooks: Optional[Sequence[HookBase]] = None) -> None:
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        env: DistEnv,
+        device: torch.device,
+        train_set: Dataset,
+        val_set: Dataset,
+        num_classes: int,
+        meta: Optional[dict] = None,
+        hooks: Optional[Sequence[HookBase]] = None,
+    ) -> None:
         per_rank = per_process(cfg.optim.batch_size, env.world_size, cfg.optim.accum_steps)
-        self.cfg, self.env, self.device, self.train_set, self.val_set = \
-            cfg, env, device, train_set, val_set
+        self.cfg, self.env, self.device, self.train_set, self.val_set = (
+            cfg,
+            env,
+            device,
+            train_set,
+            val_set,
+        )
         self.work_dir, self.meta = Path(cfg.work_dir), dict(meta or {})
         self.sync_comm, self.metric_comm = CommCounter(), CommCounter()
         self.model, self.optimizer = model_and_optimizer(cfg, num_classes, device, env.world_size)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp)
         kavg = cfg.averaging.method == "kavg"
-        net = wrap_ddp(self.model, device, self.sync_comm) if env.distributed and not kavg \
+        net = (
+            wrap_ddp(self.model, device, self.sync_comm)
+            if env.distributed and not kavg
             else self.model
-        self.net = net if cfg.optim.compile == "none" else \
-            torch.compile(net, backend=cfg.optim.compile)  # shares self.model's parameters
-        self.averager = KStepAverager(self.model, self.optimizer, cfg.averaging.k,
-                                      partial(self.sync_comm.all_reduce_, op="mean")) if kavg else None
+        )
+        self.net = (
+            net if cfg.optim.compile == "none" else torch.compile(net, backend=cfg.optim.compile)
+        )  # shares self.model's parameters
+        self.averager = (
+            KStepAverager(
+                self.model,
+                self.optimizer,
+                cfg.averaging.k,
+                partial(self.sync_comm.all_reduce_, op="mean"),
+            )
+            if kavg
+            else None
+        )
         t, s = cfg.model.segments, cfg.data.size
-        self.plan = (MultigridSchedule(cfg.multigrid, cfg.optim.epochs, per_rank, t, s)
-                     if cfg.multigrid.enabled else FixedShape(per_rank, t, s))
+        self.plan = (
+            MultigridSchedule(cfg.multigrid, cfg.optim.epochs, per_rank, t, s)
+            if cfg.multigrid.enabled
+            else FixedShape(per_rank, t, s)
+        )
         self.batches = EpochBatches(len(train_set), self.plan, env.world_size, env.rank, cfg.seed)
         self.epochs = self.plan.run_epochs if cfg.multigrid.enabled else cfg.optim.epochs
         self.schedule = self.lr_schedule()
@@ -114,8 +143,9 @@ class Trainer:
 
     def run_step(self, x: torch.Tensor, y: torch.Tensor) -> None:
         self.batch = (x, y)
-        self.lr = self.schedule(self.epoch + self.step_in_epoch / max(self.steps_in_epoch, 1)) \
-            * self.plan.lr_scale(self.epoch, self.clips)
+        self.lr = self.schedule(
+            self.epoch + self.step_in_epoch / max(self.steps_in_epoch, 1)
+        ) * self.plan.lr_scale(self.epoch, self.clips)
         set_lr(self.optimizer, self.lr)
         self._call("before_step")
         with self.sync_comm.round():  # DDP: one synchronisation, one call per gradient bucket
@@ -132,8 +162,9 @@ class Trainer:
         self.batches.set_epoch(self.epoch, self.step_in_epoch)
         self.steps_in_epoch = len(self.batches.shapes())
         self.bn_splits = self.plan.bn_splits(self.epoch, self.clips)
-        return train_loader(self.train_set, self.batches, self.cfg.data.workers, self.device,
-                            **options)
+        return train_loader(
+            self.train_set, self.batches, self.cfg.data.workers, self.device, **options
+        )
 
     def run_epoch(self) -> None:
         """Train the rest of ``self.epoch``; returns early when a hook set ``stopped``."""
@@ -152,13 +183,21 @@ class Trainer:
     def state_dict(self) -> dict:
         """Checkpoint entries of the loop itself (the hooks add theirs)."""
         s = self.schedule
-        return {"optimizer": self.optimizer.state_dict(), "scaler": self.scaler.state_dict(),
-                "scheduler": {"base_lr": s.base_lr, "epochs": s.epochs,
-                              "warmup_epochs": s.warmup_epochs, "policy": s.policy},
-                "epoch": self.epoch, "step_in_epoch": self.step_in_epoch, "step": self.step,
-                "rng": rng_state(),
-                "comm": {"sync": self.sync_comm.state_dict(),
-                         "metrics": self.metric_comm.state_dict()}}
+        return {
+            "optimizer": self.optimizer.state_dict(),
+            "scaler": self.scaler.state_dict(),
+            "scheduler": {
+                "base_lr": s.base_lr,
+                "epochs": s.epochs,
+                "warmup_epochs": s.warmup_epochs,
+                "policy": s.policy,
+            },
+            "epoch": self.epoch,
+            "step_in_epoch": self.step_in_epoch,
+            "step": self.step,
+            "rng": rng_state(),
+            "comm": {"sync": self.sync_comm.state_dict(), "metrics": self.metric_comm.state_dict()},
+        }
 
     def resume(self) -> bool:
         """Restore from ``last.pth`` if present (a fresh start otherwise, as torchrun restarts)."""
@@ -187,12 +226,21 @@ class Trainer:
                 self.run_epoch()
         self.stopped = self.stopped and self.epoch < self.epochs
         self._call("after_train")
-        out = dict(signal=0, val_top1=None, val_top5=None, best_top1=-1.0, best_epoch=None,
-                   wall_s=0.0)
+        out = dict(
+            signal=0, val_top1=None, val_top5=None, best_top1=-1.0, best_epoch=None, wall_s=0.0
+        )
         for hook in self.hooks:
             out.update(hook.summary())
         sync, metric = self.sync_comm, self.metric_comm
-        return dict(out, epochs=self.epoch, steps=self.step, stopped=self.stopped,
-                    signal=out["signal"] if self.stopped else 0, syncs=sync.syncs,
-                    sync_allreduce_calls=sync.calls, sync_allreduce_bytes=sync.bytes,
-                    metric_allreduce_calls=metric.calls, work_dir=str(self.work_dir))
+        return dict(
+            out,
+            epochs=self.epoch,
+            steps=self.step,
+            stopped=self.stopped,
+            signal=out["signal"] if self.stopped else 0,
+            syncs=sync.syncs,
+            sync_allreduce_calls=sync.calls,
+            sync_allreduce_bytes=sync.bytes,
+            metric_allreduce_calls=metric.calls,
+            work_dir=str(self.work_dir),
+        )

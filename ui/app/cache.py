@@ -4,6 +4,7 @@
 computed by the page (with a progress bar) and kept here; the store itself is created once per
 server with ``st.cache_resource`` (see :func:`ui.app.cache.result_store`).
 """
+
 from __future__ import annotations
 
 import threading

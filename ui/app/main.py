@@ -5,6 +5,7 @@ Layout only: the access check (:mod:`ui.app.access`), a sidebar to pick the view
 view's page (:mod:`ui.app.views`) draws it. Settings come from the environment
 (:class:`ui.app.settings.UISettings`).
 """
+
 from __future__ import annotations
 
 import streamlit as st
@@ -13,8 +14,12 @@ from ui.app import access, sources
 from ui.app.settings import UISettings
 from ui.app.views import attention, detection, live, runs
 
-VIEWS = {"Detection": detection.render, "Attention": attention.render, "Live": live.render,
-         "Runs": runs.render}
+VIEWS = {
+    "Detection": detection.render,
+    "Attention": attention.render,
+    "Live": live.render,
+    "Runs": runs.render,
+}
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ Streamlit keeps a disconnected session for a reconnect (``server.disconnectedSes
 or once it has not been used for ``idle_minutes``; the folder also goes when Streamlit drops
 the session's state, and a removed folder is made again, empty, on the session's next use.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -55,8 +56,12 @@ class SessionFolder:
         self.remove()
 
 
-def sweep(area: Path, idle_s: float, ended: Callable[[str], bool] = lambda owner: False,
-          now: Optional[float] = None) -> list[Path]:
+def sweep(
+    area: Path,
+    idle_s: float,
+    ended: Callable[[str], bool] = lambda owner: False,
+    now: Optional[float] = None,
+) -> list[Path]:
     """Remove the session folders of ``area`` whose session ``ended(owner)`` or that were not
     used for ``idle_s`` seconds; returns them."""
     now = time.time() if now is None else now
@@ -66,7 +71,7 @@ def sweep(area: Path, idle_s: float, ended: Callable[[str], bool] = lambda owner
             idle = now - folder.stat().st_mtime
         except FileNotFoundError:
             continue
-        if idle > idle_s or ended(folder.name[len("session_"):]):
+        if idle > idle_s or ended(folder.name[len("session_") :]):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
@@ -107,6 +112,7 @@ def upload_area(idle_minutes: float) -> Path:
         while area.is_dir():
             sweep(area, idle_minutes * 60, ended)
             time.sleep(SWEEP_EVERY_S)
+
     threading.Thread(target=run, name="tsm-ui-sweep", daemon=True).start()
     return area
 

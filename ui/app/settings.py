@@ -3,6 +3,7 @@
 ``tsm ui`` passes its options to the Streamlit process through these variables (Streamlit owns
 the process's argv), and tests set them with ``monkeypatch.setenv``.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,9 +36,11 @@ DEFAULT_IDLE_MINUTES = 30.0
 MIN_TOKEN_LENGTH = 12
 DEFAULT_PORT = 8501
 DEFAULT_HOST = "127.0.0.1"
-DEMO_HINT = ("No trained models or results were found under `{runs}`. Run `make demo` (or "
-             "`tsm demo`) from the repository root to generate the synthetic data, train the TSN "
-             "and TSM models and write their results there; then reload this page.")
+DEMO_HINT = (
+    "No trained models or results were found under `{runs}`. Run `make demo` (or "
+    "`tsm demo`) from the repository root to generate the synthetic data, train the TSN "
+    "and TSM models and write their results there; then reload this page."
+)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class DecodeLimits:
     """How much of a video the app decodes: at most ``max_frames`` frames, frames downscaled
     to a shorter side of at most ``short_side`` pixels, and at most ``max_pixels`` decoded
     pixels in all (frames x height x width)."""
+
     max_frames: int
     short_side: int
     max_pixels: int
@@ -74,8 +78,9 @@ def _env_number(name: str, default: float, whole: bool = False) -> float:
     except ValueError:
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
     if value <= 0 or (whole and value != int(value)):
-        raise ValueError(f"{name} must be a {'whole number' if whole else 'number'} > 0, "
-                         f"got {raw!r}")
+        raise ValueError(
+            f"{name} must be a {'whole number' if whole else 'number'} > 0, got {raw!r}"
+        )
     return int(value) if whole else value
 
 
@@ -83,6 +88,7 @@ def _env_number(name: str, default: float, whole: bool = False) -> float:
 class UISettings:
     """What the app reads at start: the runs folder, the limits on user input, the folders
     typed paths may name and the access token (None: no token asked)."""
+
     runs_dir: Path
     max_upload_mb: int = DEFAULT_MAX_UPLOAD_MB
     max_frames: int = DEFAULT_MAX_FRAMES
@@ -110,13 +116,14 @@ class UISettings:
     def from_env(cls) -> "UISettings":
         runs = os.environ.get(ENV_RUNS)
         roots = [r for r in os.environ.get(ENV_ALLOW_ROOTS, "").split(os.pathsep) if r]
-        return cls(runs_dir=Path(runs) if runs else default_runs_dir(),
-                   max_upload_mb=_env_number(ENV_MAX_UPLOAD_MB, DEFAULT_MAX_UPLOAD_MB, True),
-                   max_frames=_env_number(ENV_MAX_FRAMES, DEFAULT_MAX_FRAMES, True),
-                   max_checkpoint_mb=_env_number(ENV_MAX_CHECKPOINT_MB,
-                                                 DEFAULT_MAX_CHECKPOINT_MB, True),
-                   frame_size=_env_number(ENV_FRAME_SIZE, DEFAULT_FRAME_SIZE, True),
-                   max_decoded_mp=_env_number(ENV_MAX_DECODED_MP, DEFAULT_MAX_DECODED_MP),
-                   allow_roots=tuple(Path(r) for r in roots),
-                   idle_minutes=_env_number(ENV_IDLE_MINUTES, DEFAULT_IDLE_MINUTES),
-                   token=os.environ.get(ENV_TOKEN) or None)
+        return cls(
+            runs_dir=Path(runs) if runs else default_runs_dir(),
+            max_upload_mb=_env_number(ENV_MAX_UPLOAD_MB, DEFAULT_MAX_UPLOAD_MB, True),
+            max_frames=_env_number(ENV_MAX_FRAMES, DEFAULT_MAX_FRAMES, True),
+            max_checkpoint_mb=_env_number(ENV_MAX_CHECKPOINT_MB, DEFAULT_MAX_CHECKPOINT_MB, True),
+            frame_size=_env_number(ENV_FRAME_SIZE, DEFAULT_FRAME_SIZE, True),
+            max_decoded_mp=_env_number(ENV_MAX_DECODED_MP, DEFAULT_MAX_DECODED_MP),
+            allow_roots=tuple(Path(r) for r in roots),
+            idle_minutes=_env_number(ENV_IDLE_MINUTES, DEFAULT_IDLE_MINUTES),
+            token=os.environ.get(ENV_TOKEN) or None,
+        )

@@ -7,6 +7,7 @@ test), dissection of both recognizers on the held-out test clips -> the first se
 comparison -> REPORT.md and REPORT.html (each comparison as mean [min, max] over the seeds) ->
 the UI on localhost. Steps run side by side, one thread each, as many as there are CPUs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,40 +52,96 @@ no part in choosing it (4-6 by default)."""
 def _data_steps(runs: RunLayout, seed: int) -> list:
     data_t, data_v = runs.data_temporal, runs.data_vid
     return [
-        Step("synth temporal", ["synth", "temporal", "--out", data_t, "--seed", seed,
-                                "--no-progress"],
-             [data_t / "test.txt", data_t / "annotations.json"], ONE_THREAD),
-        Step("synth vid", ["synth", "vid", "--out", data_v, "--seed", seed, "--val-videos",
-                           VAL_SNIPPETS, "--no-progress"],
-             [data_v / "ImageSets" / "VID" / "test.txt", data_v / "corruptions.json"],
-             ONE_THREAD),
+        Step(
+            "synth temporal",
+            ["synth", "temporal", "--out", data_t, "--seed", seed, "--no-progress"],
+            [data_t / "test.txt", data_t / "annotations.json"],
+            ONE_THREAD,
+        ),
+        Step(
+            "synth vid",
+            [
+                "synth",
+                "vid",
+                "--out",
+                data_v,
+                "--seed",
+                seed,
+                "--val-videos",
+                VAL_SNIPPETS,
+                "--no-progress",
+            ],
+            [data_v / "ImageSets" / "VID" / "test.txt", data_v / "corruptions.json"],
+            ONE_THREAD,
+        ),
     ]
 
 
-def _train_step(runs: RunLayout, data: RunLayout, name: str, folder: str, shift: str,
-                seed: int) -> Step:
-    return Step(name, ["train", "--data", data.data_temporal, "--preset", "synthetic",
-                       "--shift", shift, "--output-stride", OUTPUT_STRIDE, "--epochs", EPOCHS,
-                       "--seed", seed, "--no-progress", "--out", runs.recognizer(folder)],
-                [runs.recognizer(folder) / "best.pth", runs.recognizer_eval(folder)], ONE_THREAD,
-                needs=["synth temporal"])
+def _train_step(
+    runs: RunLayout, data: RunLayout, name: str, folder: str, shift: str, seed: int
+) -> Step:
+    return Step(
+        name,
+        [
+            "train",
+            "--data",
+            data.data_temporal,
+            "--preset",
+            "synthetic",
+            "--shift",
+            shift,
+            "--output-stride",
+            OUTPUT_STRIDE,
+            "--epochs",
+            EPOCHS,
+            "--seed",
+            seed,
+            "--no-progress",
+            "--out",
+            runs.recognizer(folder),
+        ],
+        [runs.recognizer(folder) / "best.pth", runs.recognizer_eval(folder)],
+        ONE_THREAD,
+        needs=["synth temporal"],
+    )
 
 
-def _recognizer_steps(runs: RunLayout, data: RunLayout, m: str, seed: int, tag: str,
-                      first: bool) -> list:
+def _recognizer_steps(
+    runs: RunLayout, data: RunLayout, m: str, seed: int, tag: str, first: bool
+) -> list:
     """Train, test on the held-out split, dissect on it (the first seed's dissection with
     units, overlays and the randomised-weights check; the others' the metrics only)."""
     best, test_list = runs.recognizer(m) / "best.pth", data.data_temporal / "test.txt"
     extra = [] if first else ["--no-units", "--no-overlays", "--no-sanity"]
     return [
         _train_step(runs, data, f"train {m}{tag}", m, SHIFT[m], seed),
-        Step(f"test {m}{tag}", ["test", best, "--data", test_list, "--no-progress", "--out",
-                                runs.recognizer_test(m)],
-             [runs.recognizer_test(m)], ONE_THREAD, needs=[f"train {m}{tag}"]),
-        Step(f"dissect {m}{tag}", ["dissect", "run", "--checkpoint", best, "--data", test_list,
-                                   "--method", "cam", "--no-progress", *extra,
-                                   "--out", runs.dissection(m)],
-             [runs.dissection(m) / "metrics.json"], ONE_THREAD, needs=[f"train {m}{tag}"]),
+        Step(
+            f"test {m}{tag}",
+            ["test", best, "--data", test_list, "--no-progress", "--out", runs.recognizer_test(m)],
+            [runs.recognizer_test(m)],
+            ONE_THREAD,
+            needs=[f"train {m}{tag}"],
+        ),
+        Step(
+            f"dissect {m}{tag}",
+            [
+                "dissect",
+                "run",
+                "--checkpoint",
+                best,
+                "--data",
+                test_list,
+                "--method",
+                "cam",
+                "--no-progress",
+                *extra,
+                "--out",
+                runs.dissection(m),
+            ],
+            [runs.dissection(m) / "metrics.json"],
+            ONE_THREAD,
+            needs=[f"train {m}{tag}"],
+        ),
     ]
 
 
@@ -94,13 +151,32 @@ def _extra_steps(runs: RunLayout, seed: int, before: list) -> list:
     online, best = runs.recognizer(ONLINE), {m: runs.recognizer(m) / "best.pth" for m in MODELS}
     return [
         _train_step(runs, runs, "train tsm online", ONLINE, "online", seed),
-        Step("early recognition", ["test", online / "best.pth", "--online", "--offline-checkpoint",
-                                   best["tsm"], "--tsn-checkpoint", best["tsn"], "--data",
-                                   runs.data_temporal / "test.txt", "--no-progress", "--out",
-                                   runs.early_csv.parent],
-             [runs.early_csv], ONE_THREAD, needs=["train tsm online", "train tsm", "train tsn"]),
-        Step("bench", ["bench", "--quick", "--out", runs.bench], [runs.bench],
-             needs=[*before, "train tsm online", "early recognition"]),
+        Step(
+            "early recognition",
+            [
+                "test",
+                online / "best.pth",
+                "--online",
+                "--offline-checkpoint",
+                best["tsm"],
+                "--tsn-checkpoint",
+                best["tsn"],
+                "--data",
+                runs.data_temporal / "test.txt",
+                "--no-progress",
+                "--out",
+                runs.early_csv.parent,
+            ],
+            [runs.early_csv],
+            ONE_THREAD,
+            needs=["train tsm online", "train tsm", "train tsn"],
+        ),
+        Step(
+            "bench",
+            ["bench", "--quick", "--out", runs.bench],
+            [runs.bench],
+            needs=[*before, "train tsm online", "early recognition"],
+        ),
     ]
 
 
@@ -109,14 +185,37 @@ def _detector_steps(runs: RunLayout, data: RunLayout, m: str, seed: int, tag: st
     opts = ["--cfg-options", f"data_root={data.data_vid}/"]
     final = runs.detector(m) / "final.pth"
     return [
-        Step(f"detect train {m}{tag}", ["detect", "train", DETECT_CONFIGS[m], "--work-dir",
-                                        runs.detector(m), *opts,
-                                        f"randomness.seed={seed + DETECTION_SEED_OFFSET}"],
-             [final], ONE_THREAD, needs=["synth vid"]),
-        Step(f"detect test {m}{tag}", ["detect", "test", DETECT_CONFIGS[m], final, "--out",
-                                       runs.detector(m) / "test" / "results.json", *opts,
-                                       f"test_dataloader.dataset.ann_file={DETECT_TEST_LIST}"],
-             [runs.detection_metrics(m)], ONE_THREAD, needs=[f"detect train {m}{tag}"]),
+        Step(
+            f"detect train {m}{tag}",
+            [
+                "detect",
+                "train",
+                DETECT_CONFIGS[m],
+                "--work-dir",
+                runs.detector(m),
+                *opts,
+                f"randomness.seed={seed + DETECTION_SEED_OFFSET}",
+            ],
+            [final],
+            ONE_THREAD,
+            needs=["synth vid"],
+        ),
+        Step(
+            f"detect test {m}{tag}",
+            [
+                "detect",
+                "test",
+                DETECT_CONFIGS[m],
+                final,
+                "--out",
+                runs.detector(m) / "test" / "results.json",
+                *opts,
+                f"test_dataloader.dataset.ann_file={DETECT_TEST_LIST}",
+            ],
+            [runs.detection_metrics(m)],
+            ONE_THREAD,
+            needs=[f"detect train {m}{tag}"],
+        ),
     ]
 
 
@@ -138,10 +237,19 @@ def plan(root: Path, seed: int = 0, seeds: int = SEEDS, extras: bool = False) ->
     others = [s.name for s in steps if s.name.startswith("dissect ")]
     for s in first_dissections:
         s.needs = [*s.needs, *others]
-    compare = Step("dissect compare", ["dissect", "compare", runs.dissection("tsm"),
-                                       runs.dissection("tsn"), "--out", runs.comparison],
-                   [runs.comparison / "compare.html"],
-                   needs=[s.name for s in first_dissections])
+    compare = Step(
+        "dissect compare",
+        [
+            "dissect",
+            "compare",
+            runs.dissection("tsm"),
+            runs.dissection("tsn"),
+            "--out",
+            runs.comparison,
+        ],
+        [runs.comparison / "compare.html"],
+        needs=[s.name for s in first_dissections],
+    )
     steps += first_dissections + [compare]
     return steps + (_extra_steps(runs, seed, [s.name for s in steps]) if extras else [])
 
@@ -155,9 +263,14 @@ def machine() -> dict:
     """The CPU model, the CPUs this process may use and the load average (1 min)."""
     model = ""
     try:
-        model = next((line.split(":", 1)[1].strip() for line in
-                      Path("/proc/cpuinfo").read_text().splitlines()
-                      if line.startswith("model name")), "")
+        model = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            "",
+        )
     except OSError:
         pass
     return {"cpu": model, "cpus": len(os.sched_getaffinity(0)), "load": os.getloadavg()[0]}
@@ -166,16 +279,23 @@ def machine() -> dict:
 @dataclass
 class DemoOptions:
     """What ``tsm demo`` takes (each field an option: :mod:`tsm_apps.options`)."""
+
     out: str = field(default=str(DEFAULT_ROOT), **option("run folder"))
-    seed: int = field(default=0, **option(
-        "seed of the data sets and the first training seed"))
+    seed: int = field(default=0, **option("seed of the data sets and the first training seed"))
     seeds: int = field(default=SEEDS, **option("training seeds per model"))
-    workers: Optional[int] = field(default=None, **option(
-        "steps side by side, one thread each (default: the CPUs)",
-        hidden_aliases=("--jobs",)))
-    extras: bool = field(default=False, **option(
-        "also an online TSM with early recognition, and tsm bench --quick (about 6 more "
-        "minutes on 2 cores)"))
+    workers: Optional[int] = field(
+        default=None,
+        **option(
+            "steps side by side, one thread each (default: the CPUs)", hidden_aliases=("--jobs",)
+        ),
+    )
+    extras: bool = field(
+        default=False,
+        **option(
+            "also an online TSM with early recognition, and tsm bench --quick (about 6 more "
+            "minutes on 2 cores)"
+        ),
+    )
     ui: bool = field(default=True, **option("start the UI after the report"))
     port: int = field(default=8501, **option("UI port"))
 
@@ -190,8 +310,13 @@ def _record_timing(runs: RunLayout, timing: dict, wall: float, before: dict) -> 
     the CPU seconds of the steps that ran, the machine and its load before and after)."""
     timing = merge_timing(read_json(runs.timing, missing_ok=True) or {}, timing)
     cpu = sum(v["cpu_seconds"] or 0.0 for v in timing.values() if not v["reused"])
-    timing["demo"] = {"seconds": wall, "cpu_seconds": cpu, "reused": False, **before,
-                      "load_after": os.getloadavg()[0]}
+    timing["demo"] = {
+        "seconds": wall,
+        "cpu_seconds": cpu,
+        "reused": False,
+        **before,
+        "load_after": os.getloadavg()[0],
+    }
     atomic_write_json(runs.timing, timing)
 
 
@@ -205,14 +330,16 @@ def main(argv: list[str]) -> int:
     t0, before = time.perf_counter(), machine()
     runs = RunLayout(root)
     write_seeds(root, a.seed, range(a.seed, a.seed + a.seeds), DETECTION_SEED_OFFSET)
-    timing = run_steps(plan(root, a.seed, a.seeds, a.extras), log_dir=runs.logs,
-                       workers=workers)
+    timing = run_steps(plan(root, a.seed, a.seeds, a.extras), log_dir=runs.logs, workers=workers)
     _record_timing(runs, timing, time.perf_counter() - t0, before)
     md, page = write_report(root)
-    print(f"[demo] finished in {time.perf_counter() - t0:.0f} s on {before['cpus']} CPUs "
-          f"({before['cpu']}); report: {md} and {page}")
-    print(f"[demo] TSN and TSM over training seeds {a.seed}..{a.seed + a.seeds - 1}, "
-          "mean [min, max]:")
+    print(
+        f"[demo] finished in {time.perf_counter() - t0:.0f} s on {before['cpus']} CPUs "
+        f"({before['cpu']}); report: {md} and {page}"
+    )
+    print(
+        f"[demo] TSN and TSM over training seeds {a.seed}..{a.seed + a.seeds - 1}, mean [min, max]:"
+    )
     for line in summary(root):
         print(f"[demo]   {line}")
     if not a.ui:

@@ -17,6 +17,7 @@ The demo writes it, the report reads it and the app finds its files in it::
 
 with ``<m>`` one of :data:`MODELS` (``tsn``: no shift, ``tsm``: the shift).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ DEFAULT_ROOT = Path("runs") / "demo"
 @dataclass(frozen=True)
 class RunLayout:
     """Paths of one runs folder; every method returns a path under :attr:`root`."""
+
     root: Path
 
     def __post_init__(self) -> None:

@@ -8,6 +8,7 @@ is a figure of both models read from each seed's JSON files; it is reported as m
 over the seeds, of each model and of TSM minus TSN. A *claimed* effect (TSM ahead) holds when
 its difference is above zero at every seed, i.e. its [min, max] interval excludes zero.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ def _json_value(path_of: Callable[[RunLayout, str], Path], *keys: str) -> Reader
         for k in keys:
             v = v.get(k) if isinstance(v, dict) else None
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
     return read
 
 
@@ -46,28 +48,50 @@ def _dis_json(runs: RunLayout, m: str) -> Path:
 @dataclass(frozen=True)
 class Comparison:
     """One figure compared between TSN and TSM: ``read(runs, model)`` gives it for one seed."""
+
     key: str
     title: str
-    group: str      # recognition | detection | dissection
+    group: str  # recognition | detection | dissection
     unit: str
     digits: int
-    claimed: bool   # the product claims TSM ahead here
+    claimed: bool  # the product claims TSM ahead here
     read: Reader
 
 
 def _det(key: str, title: str, claimed: bool = False) -> Comparison:
-    return Comparison(key, f"R-FCN mAP, {title}", "detection", "mAP points", 1, claimed,
-                      _json_value(_det_json, key))
+    return Comparison(
+        key,
+        f"R-FCN mAP, {title}",
+        "detection",
+        "mAP points",
+        1,
+        claimed,
+        _json_value(_det_json, key),
+    )
 
 
 def _dis(key: str, title: str, claimed: bool = False) -> Comparison:
-    return Comparison(key, f"dissection, {title}", "dissection", "score", 3, claimed,
-                      _json_value(_dis_json, "aggregate", "method", key))
+    return Comparison(
+        key,
+        f"dissection, {title}",
+        "dissection",
+        "score",
+        3,
+        claimed,
+        _json_value(_dis_json, "aggregate", "method", key),
+    )
 
 
 COMPARISONS = (
-    Comparison("top1", "recognition, held-out test top-1 (%)", "recognition", "top-1 points",
-               1, True, _json_value(_test_json, "top1")),
+    Comparison(
+        "top1",
+        "recognition, held-out test top-1 (%)",
+        "recognition",
+        "top-1 points",
+        1,
+        True,
+        _json_value(_test_json, "top1"),
+    ),
     _det("mAP_corrupted", "corrupted frames", True),
     _det("mAP_corrupted_glare", "glare frames", True),
     _det("mAP_fast", "fast motion", True),
@@ -84,8 +108,9 @@ COMPARISONS = (
 """Every comparison, the claimed effects first in each group."""
 
 
-def write_seeds(root: Path, data_seed: int, training_seeds: Sequence[int],
-                detection_offset: int = 0) -> None:
+def write_seeds(
+    root: Path, data_seed: int, training_seeds: Sequence[int], detection_offset: int = 0
+) -> None:
     """``seeds.json``: the data seed and the training seeds (the first one at the root); with
     ``detection_offset``, ``detection_seeds``: each training seed plus it (the detectors')."""
     info = {"data_seed": data_seed, "training_seeds": list(training_seeds)}
@@ -124,6 +149,7 @@ def interval(values: Sequence[float]) -> tuple:
 @dataclass
 class Spread:
     """One comparison over the seeds that have both models' figure."""
+
     comparison: Comparison
     seeds: list
     tsn: list
@@ -174,8 +200,11 @@ def spreads(root: Path) -> list:
 
 def headline(spread: Spread) -> str:
     """One line: TSN, TSM and TSM - TSN as mean [min, max], and whether a claim holds."""
-    verdict = {True: "; TSM ahead at every seed", False: "; TSM NOT ahead at every seed",
-               None: ""}[spread.holds]
-    return (f"{spread.comparison.title}: TSN {spread.text(spread.tsn)}, TSM "
-            f"{spread.text(spread.tsm)}, TSM - TSN {spread.text(spread.diff, sign=True)}"
-            f"{verdict}")
+    verdict = {True: "; TSM ahead at every seed", False: "; TSM NOT ahead at every seed", None: ""}[
+        spread.holds
+    ]
+    return (
+        f"{spread.comparison.title}: TSN {spread.text(spread.tsn)}, TSM "
+        f"{spread.text(spread.tsm)}, TSM - TSN {spread.text(spread.diff, sign=True)}"
+        f"{verdict}"
+    )

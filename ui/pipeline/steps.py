@@ -8,6 +8,7 @@ given order, whose ``needs`` are done. Output lines are prefixed with the step's
 copied to ``<log_dir>/<step>.log``; each step's wall and CPU seconds are recorded (the CPU
 seconds do not depend on what else the machine runs).
 """
+
 from __future__ import annotations
 
 import os
@@ -29,11 +30,11 @@ _PROGRESS_EVERY_S = 15.0  # a side-by-side step's progress-bar updates are shown
 @dataclass
 class Step:
     name: str
-    args: Sequence[str]          # arguments of the ``tsm`` command
-    outputs: Sequence[Path]      # the step is done when every one exists
+    args: Sequence[str]  # arguments of the ``tsm`` command
+    outputs: Sequence[Path]  # the step is done when every one exists
     env: dict = field(default_factory=dict)
     program: Sequence[str] = ()  # default: ``python -m tsm_apps.cli`` (the ``tsm`` command)
-    needs: Sequence[str] = ()    # names of the steps that must finish first
+    needs: Sequence[str] = ()  # names of the steps that must finish first
 
     def done(self) -> bool:
         return all(Path(p).exists() for p in self.outputs)
@@ -81,16 +82,19 @@ def _start(step: Step, log_dir: Path, done: "queue.Queue") -> None:
     seconds, CPU seconds)`` on ``done`` (CPU: user + system of the child, from ``wait4``)."""
     log = open(log_dir / step.log_name, "w")
     t0 = time.perf_counter()
-    p = subprocess.Popen(step.command(), env={**os.environ, **step.env},
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    p = subprocess.Popen(
+        step.command(),
+        env={**os.environ, **step.env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
 
     def watch() -> None:
         _relay(step.name, p.stdout, log)
         _, status, usage = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
         log.close()
-        done.put((step, p.returncode, time.perf_counter() - t0,
-                  usage.ru_utime + usage.ru_stime))
+        done.put((step, p.returncode, time.perf_counter() - t0, usage.ru_utime + usage.ru_stime))
 
     threading.Thread(target=watch, daemon=True).start()
 
@@ -109,8 +113,9 @@ def _check_needs(steps: Sequence[Step]) -> None:
             raise ValueError(f"step '{s.name}' needs unknown steps {sorted(unknown)}")
 
 
-def run_steps(stages: Sequence[Step | Sequence[Step]], log_dir: Path | None = None,
-              workers: int = 2) -> dict:
+def run_steps(
+    stages: Sequence[Step | Sequence[Step]], log_dir: Path | None = None, workers: int = 2
+) -> dict:
     """Run the steps that are not done, up to ``workers`` at a time, each after its ``needs``;
     return ``{name: {"seconds", "cpu_seconds"} or 'reused'}``.
 
@@ -125,8 +130,11 @@ def run_steps(stages: Sequence[Step | Sequence[Step]], log_dir: Path | None = No
     timing: dict = {}
     for i, step in enumerate(steps, 1):
         if step.done():
-            print(f"[demo {i}/{len(steps)}] {step.name}: reused "
-                  f"({', '.join(str(p) for p in step.outputs)})", flush=True)
+            print(
+                f"[demo {i}/{len(steps)}] {step.name}: reused "
+                f"({', '.join(str(p) for p in step.outputs)})",
+                flush=True,
+            )
             timing[step.name] = "reused"
     todo = [s for s in steps if s.name not in timing]
     number = {s.name: i for i, s in enumerate(steps, 1)}
@@ -137,8 +145,11 @@ def run_steps(stages: Sequence[Step | Sequence[Step]], log_dir: Path | None = No
         while ready and running < max(1, workers):
             step = ready.pop(0)
             todo.remove(step)
-            print(f"[demo {number[step.name]}/{len(steps)}] {step.name}: tsm "
-                  f"{' '.join(map(str, step.args))}", flush=True)
+            print(
+                f"[demo {number[step.name]}/{len(steps)}] {step.name}: tsm "
+                f"{' '.join(map(str, step.args))}",
+                flush=True,
+            )
             _start(step, log_dir, done)
             running += 1
         if not running:
@@ -149,7 +160,8 @@ def run_steps(stages: Sequence[Step | Sequence[Step]], log_dir: Path | None = No
             missing = [str(p) for p in step.outputs if not Path(p).exists()]
             failed = failed or StepFailed(
                 f"step '{step.name}' failed (exit {rc}; missing outputs {missing}); "
-                f"log: {log_dir / step.log_name}")
+                f"log: {log_dir / step.log_name}"
+            )
             continue
         timing[step.name] = {"seconds": secs, "cpu_seconds": cpu}
         print(f"[demo] {step.name}: done in {secs:.0f} s ({cpu:.0f} s CPU)", flush=True)
@@ -167,13 +179,17 @@ def merge_timing(previous: dict, current: dict) -> dict:
     out = {}
     for name, value in current.items():
         if value != "reused":
-            secs, cpu = (value.get("seconds"), value.get("cpu_seconds")) \
-                if isinstance(value, dict) else (value, None)
+            secs, cpu = (
+                (value.get("seconds"), value.get("cpu_seconds"))
+                if isinstance(value, dict)
+                else (value, None)
+            )
             out[name] = {"seconds": float(secs), "cpu_seconds": _number(cpu), "reused": False}
             continue
         old = previous.get(name)
-        secs, cpu = (old.get("seconds"), old.get("cpu_seconds")) if isinstance(old, dict) \
-            else (old, None)
+        secs, cpu = (
+            (old.get("seconds"), old.get("cpu_seconds")) if isinstance(old, dict) else (old, None)
+        )
         out[name] = {"seconds": _number(secs), "cpu_seconds": _number(cpu), "reused": True}
     return out
 

@@ -1,5 +1,6 @@
 """Algorithm 1's adaptive batch for K-step averaging (:mod:`tsm_apps.train.averaging` holds the
 maths; the loop runs the averaging rounds, as it runs DDP's all-reduces)."""
+
 from __future__ import annotations
 
 from ..averaging import AdaptiveBatch, AveragingConfig
@@ -12,8 +13,9 @@ class AveragingHook(HookBase):
     validation of ``evaluation``; ``batch_cap`` 0 means 4x the starting batch."""
 
     def __init__(self, cfg: AveragingConfig, batch: int, evaluation: EvaluationHook) -> None:
-        self.adaptive = AdaptiveBatch(batch, cfg.b1, cfg.b2, cfg.batch_cap or 4 * batch,
-                                      cfg.adaptive_rule)
+        self.adaptive = AdaptiveBatch(
+            batch, cfg.b1, cfg.b2, cfg.batch_cap or 4 * batch, cfg.adaptive_rule
+        )
         self.evaluation = evaluation
 
     def after_epoch(self) -> None:

@@ -5,6 +5,7 @@ Hooks never import the trainer: they receive a :class:`Loop` (``hook.loop``, set
 ``register_hooks``) and keep their own state (best validation, clock, adaptive batch, ...) in
 their own objects; a hook that needs another's results takes that hook in its constructor.
 """
+
 from __future__ import annotations
 
 from contextlib import ExitStack
@@ -33,6 +34,7 @@ class Loop(Protocol):
     (DDP buckets, averaging rounds, BN merges); ``metric_comm`` the all-reduces of metrics.
     ``hooks``: the registered hooks, in order.
     """
+
     cfg: "TrainConfig"
     env: DistEnv
     device: torch.device

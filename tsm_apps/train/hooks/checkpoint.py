@@ -6,6 +6,7 @@ the run stops early; ``best.pth`` when ``evaluation`` found a new best. Writes a
 beside the model, the loop's state (optimizer, scaler, counters, RNG, synchronisation counts)
 and every hook's, so a resume continues the run exactly where it stopped.
 """
+
 from __future__ import annotations
 
 from typing import Optional
@@ -19,8 +20,21 @@ from .evaluation import EvaluationHook
 
 # top-level entries of every checkpoint beside the model, in this order; the defaults stand in
 # for hooks a run does not have, so every checkpoint has the same entries
-ORDER = ("optimizer", "scaler", "scheduler", "epoch", "step_in_epoch", "step", "best_top1",
-         "wall_s", "epoch_acc", "epoch_comm", "rng", "comm", "adaptive")
+ORDER = (
+    "optimizer",
+    "scaler",
+    "scheduler",
+    "epoch",
+    "step_in_epoch",
+    "step",
+    "best_top1",
+    "wall_s",
+    "epoch_acc",
+    "epoch_comm",
+    "rng",
+    "comm",
+    "adaptive",
+)
 DEFAULTS = {"best_top1": -1.0, "wall_s": 0.0, "epoch_acc": [0.0, 0, 0.0], "adaptive": {}}
 
 

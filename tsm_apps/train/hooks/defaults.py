@@ -1,4 +1,5 @@
 """The default hooks of a training run, in their order."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Validation after every ``eval_every`` epochs (and the last), best tracking, ``eval.json``."""
+
 from __future__ import annotations
 
 import json
@@ -60,11 +61,11 @@ class EvaluationHook(HookBase):
             y = torch.tensor([lab for _, lab in items], device=loop.device)
             with torch.autocast(loop.device.type, enabled=loop.amp):
                 logits = model(x).float()
-            sums[:k * k] += confusion_matrix(logits.argmax(1), y, k).flatten().cpu().double()
+            sums[: k * k] += confusion_matrix(logits.argmax(1), y, k).flatten().cpu().double()
             sums[k * k] += float(nn.functional.cross_entropy(logits, y, reduction="sum"))
             sums[k * k + 1] += topk_correct(logits, y, (5,))[0]
         sums = loop.metric_comm.all_reduce_(sums.to(loop.device), "sum").cpu()
-        cm = sums[:k * k].round().long().view(k, k)
+        cm = sums[: k * k].round().long().view(k, k)
         return classification_report(cm, float(sums[k * k]), int(sums[k * k + 1]))
 
     def write_eval(self) -> Optional[Path]:
@@ -72,15 +73,21 @@ class EvaluationHook(HookBase):
         loop = self.loop
         if not loop.env.is_main or not self.best_val:
             return None
-        out = dict(self.best_val, checkpoint="best.pth", classes=loop.meta.get("classes", []),
-                   protocol=f"1 clip x 1 centre crop, T={loop.cfg.model.segments}, "
-                            f"{loop.cfg.data.size}x{loop.cfg.data.size}",
-                   final={"epoch": loop.epoch, **self.last_val})
+        out = dict(
+            self.best_val,
+            checkpoint="best.pth",
+            classes=loop.meta.get("classes", []),
+            protocol=f"1 clip x 1 centre crop, T={loop.cfg.model.segments}, "
+            f"{loop.cfg.data.size}x{loop.cfg.data.size}",
+            final={"epoch": loop.epoch, **self.last_val},
+        )
         return atomic_write_text(loop.work_dir / "eval.json", json.dumps(out, indent=1))
 
     def state_dict(self) -> dict:
-        return {"best_top1": self.best_top1,
-                "meta": {"val": dict(self.last_val), "best_val": dict(self.best_val)}}
+        return {
+            "best_top1": self.best_top1,
+            "meta": {"val": dict(self.last_val), "best_val": dict(self.best_val)},
+        }
 
     def load_state_dict(self, checkpoint: dict) -> None:
         self.best_top1 = checkpoint["best_top1"]
@@ -88,5 +95,9 @@ class EvaluationHook(HookBase):
         self.best_val = dict(checkpoint["meta"].get("best_val", {}))
 
     def summary(self) -> dict:
-        return {"val_top1": self.last_val.get("top1"), "val_top5": self.last_val.get("top5"),
-                "best_top1": self.best_top1, "best_epoch": self.best_val.get("epoch")}
+        return {
+            "val_top1": self.last_val.get("top1"),
+            "val_top5": self.last_val.get("top5"),
+            "best_top1": self.best_top1,
+            "best_epoch": self.best_val.get("epoch"),
+        }

@@ -4,6 +4,7 @@ The shapes, the LR phases and the BN groups come from
 :class:`~tsm_apps.train.multigrid.MultigridSchedule`, the loop's batch plan; this hook keeps the
 model in step with them.
 """
+
 from __future__ import annotations
 
 from ..multigrid import MultigridSchedule
@@ -17,8 +18,10 @@ class MultigridHook(HookBase):
     def before_train(self) -> None:
         plan = self.loop.plan
         if not isinstance(plan, MultigridSchedule):
-            raise TypeError(f"MultigridHook needs a MultigridSchedule batch plan, got "
-                            f"{type(plan).__name__} (set multigrid.enabled)")
+            raise TypeError(
+                f"MultigridHook needs a MultigridSchedule batch plan, got "
+                f"{type(plan).__name__} (set multigrid.enabled)"
+            )
 
     def before_step(self) -> None:
         model, frames = self.loop.model, self.loop.batch[0].shape[1]  # (N, T, C, S, S)

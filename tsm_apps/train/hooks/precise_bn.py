@@ -5,6 +5,7 @@ SlowFast recomputes the BN statistics on every epoch that is validated or checkp
 ``BN.NUM_BATCHES_PRECISE`` training batches (fewer when the epoch has fewer) drawn without the
 short cycle (``datasets/loader.py`` 126): the epoch's long-cycle shape.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from .base import HookBase
 @dataclass
 class LongCycle:
     """A batch plan whose batches all have the plan's long-cycle shape (no short cycle)."""
+
     plan: Any
 
     def batches(self, epoch: int, num_clips: int) -> list:
@@ -44,8 +46,9 @@ class PreciseBNHook(HookBase):
     def after_epoch(self) -> None:
         loop = self.loop
         cfg, epoch, model = loop.cfg, loop.epoch - 1, loop.model
-        batches = EpochBatches(len(self.train_set), LongCycle(loop.plan), loop.env.world_size,
-                               loop.env.rank, cfg.seed)
+        batches = EpochBatches(
+            len(self.train_set), LongCycle(loop.plan), loop.env.world_size, loop.env.rank, cfg.seed
+        )
         batches.set_epoch(epoch)
         parts = cfg.optim.accum_steps * loop.plan.bn_splits(epoch, len(batches.sampler))
         loader = train_loader(self.train_set, batches, cfg.data.workers, loop.device)

@@ -6,6 +6,7 @@ The app holds every video it shows in memory, so a video is decoded within
 as they are decoded (never held at full size), and the number of frames kept is bounded by the
 frame limit and by the decoded size (frames x pixels).
 """
+
 from __future__ import annotations
 
 from contextlib import closing
@@ -23,8 +24,18 @@ from ..settings import DecodeLimits
 
 Progress = Callable[[float], None]
 
-__all__ = ["MODELS", "VID_FRAME_TEMPLATE", "Progress", "Unavailable", "VideoDecodeError",
-           "DecodeLimits", "Decoded", "working_size", "read_video", "read_frames"]
+__all__ = [
+    "MODELS",
+    "VID_FRAME_TEMPLATE",
+    "Progress",
+    "Unavailable",
+    "VideoDecodeError",
+    "DecodeLimits",
+    "Decoded",
+    "working_size",
+    "read_video",
+    "read_frames",
+]
 
 
 class Unavailable(RuntimeError):
@@ -35,6 +46,7 @@ class Unavailable(RuntimeError):
 class Decoded:
     """The first frames uint8 ``(T, H, W, 3)`` of a video at the working size, the video's
     length ``total`` (frames) and its own frame size ``source_size`` ``(W, H)``."""
+
     frames: np.ndarray
     total: int
     source_size: tuple = (0, 0)
@@ -66,8 +78,12 @@ def read_video(path: Path, max_frames: int, limits: Optional[DecodeLimits] = Non
     kw = dict(frame_template=VID_FRAME_TEMPLATE, start_index=0) if path.is_dir() else {}
     n = count_frames(path, **kw) if path.is_dir() else count_frames(path, exact=True)
     if n == 0:
-        raise VideoDecodeError(path, "no frames named 000000.JPEG, 000001.JPEG, ..."
-                               if path.is_dir() else "video has zero frames")
+        raise VideoDecodeError(
+            path,
+            "no frames named 000000.JPEG, 000001.JPEG, ..."
+            if path.is_dir()
+            else "video has zero frames",
+        )
     if limits is None:
         frames = read_video_frames(path, range(min(n, max_frames)), **kw)
         return Decoded(frames, n, (frames.shape[2], frames.shape[1]))
@@ -92,8 +108,11 @@ def _decode(reader: Reader, total: int, limits: DecodeLimits, path: Path) -> Dec
                 first, size = source, working_size(*source, limits.short_side)
                 keep = min(total, limits.frames_for(*size))
             elif source != first:
-                raise VideoDecodeError(path, f"frame {len(out)} is {source[0]}x{source[1]}, "
-                                             f"the first frame {first[0]}x{first[1]}")
+                raise VideoDecodeError(
+                    path,
+                    f"frame {len(out)} is {source[0]}x{source[1]}, "
+                    f"the first frame {first[0]}x{first[1]}",
+                )
             out.append(resize(size))
             if len(out) >= keep:
                 break

@@ -1,5 +1,6 @@
 """Which model a recognizer checkpoint is, read from the config it defines without reading its
 tensors (memory-mapped): TSN (no temporal shift) or TSM."""
+
 from __future__ import annotations
 
 from pathlib import Path

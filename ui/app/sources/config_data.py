@@ -8,6 +8,7 @@ mmengine a private copy of exactly the text it checked; anything else — an imp
 ``_base_`` file, a custom import other than this project's ``detection`` — is refused with one
 line naming the file and the line.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,11 +27,15 @@ def literal_config(text: str, name: str) -> dict:
     (:func:`tsm_apps.config_text.read_config_text`'s plain grammar)."""
     out = read_config_text(text, name, plain=True, reserved=RESERVED)
     imports = (out.get("custom_imports") or {}).get("imports", [])
-    extra = [m for m in ([imports] if isinstance(imports, str) else imports)
-             if str(m).split(".")[0] not in ALLOWED_CUSTOM_IMPORTS]
+    extra = [
+        m
+        for m in ([imports] if isinstance(imports, str) else imports)
+        if str(m).split(".")[0] not in ALLOWED_CUSTOM_IMPORTS
+    ]
     if extra:
-        raise ConfigRefused(f"{name}: custom_imports {extra}: only "
-                            f"{list(ALLOWED_CUSTOM_IMPORTS)} may be imported")
+        raise ConfigRefused(
+            f"{name}: custom_imports {extra}: only {list(ALLOWED_CUSTOM_IMPORTS)} may be imported"
+        )
     return out
 
 

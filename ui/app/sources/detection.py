@@ -1,4 +1,5 @@
 """Detectors of the runs folder run over frames (whole or streamed); VID ground truth, matches."""
+
 from __future__ import annotations
 
 import tempfile
@@ -16,8 +17,17 @@ from .shared import session_copy
 if TYPE_CHECKING:  # the records are detection's (imported with mmdet, so not at start-up)
     from detection.records import FrameDetections, FrameTruth
 
-__all__ = ["SCORE_FLOOR", "DetectorSpec", "find_detectors", "load_detector", "detect",
-           "DetectorStream", "vid_results", "read_truth", "found_objects"]
+__all__ = [
+    "SCORE_FLOOR",
+    "DetectorSpec",
+    "find_detectors",
+    "load_detector",
+    "detect",
+    "DetectorStream",
+    "vid_results",
+    "read_truth",
+    "found_objects",
+]
 
 
 SCORE_FLOOR = 0.05
@@ -28,6 +38,7 @@ slider starts here."""
 @dataclass(frozen=True)
 class DetectorSpec:
     """A trained detector found under the runs folder: display name and its work folder."""
+
     name: str
     folder: Path
 
@@ -61,8 +72,9 @@ def load_detector(spec: DetectorSpec) -> Any:
         return load_detector(checked_copy(config, Path(tmp)), checkpoint=checkpoint)
 
 
-def detect(detector: Any, frames: np.ndarray, progress: Optional[Progress] = None
-           ) -> list[FrameDetections]:
+def detect(
+    detector: Any, frames: np.ndarray, progress: Optional[Progress] = None
+) -> list[FrameDetections]:
     """Run ``detector`` over frames ``(T, H, W, 3)`` in order (online TSM keeps its shift
     buffers across frames); one :class:`detection.records.FrameDetections` per frame. The run
     has its own module tree (:func:`.shared.session_copy`), so other sessions may use

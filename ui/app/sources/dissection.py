@@ -1,4 +1,5 @@
 """Finished ``tsm dissect run`` folders of the TSN and TSM recognizers: clips, maps, metrics."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,9 +15,18 @@ from .base import MODELS, Progress
 from .checkpoints import model_of_checkpoint
 from .flow import FlowMaps
 
-__all__ = ["AttentionClip", "Dissection", "find_dissection", "dissection_stamp", "load_dissection",
-           "dissection_clips", "clip_attention", "BASELINES", "dissection_summary",
-           "attention_overlay"]
+__all__ = [
+    "AttentionClip",
+    "Dissection",
+    "find_dissection",
+    "dissection_stamp",
+    "load_dissection",
+    "dissection_clips",
+    "clip_attention",
+    "BASELINES",
+    "dissection_summary",
+    "attention_overlay",
+]
 
 
 @dataclass
@@ -28,6 +38,7 @@ class AttentionClip:
     ``None`` (rows of NaN where the actor is absent); ``metrics[model]`` the clip's scores;
     ``flow[model]`` the flow stream's maps when that run was given a flow checkpoint.
     """
+
     frames: np.ndarray
     maps: dict[str, np.ndarray]
     mass: dict[str, np.ndarray]
@@ -40,6 +51,7 @@ class AttentionClip:
 @dataclass
 class Dissection:
     """The dissection runs of the two models (``dissect.layout.Run`` each), by model name."""
+
     runs: dict[str, Any]
 
     @property
@@ -89,8 +101,7 @@ def _clip_scores(record: dict) -> dict[str, Any]:
     from dissect.metrics import mean_defined as mean
 
     sc = record["scores"]["method"]
-    out = {"correct": float(record["pred"] == record["label"]),
-           "pointing": mean(sc["pointing"])}
+    out = {"correct": float(record["pred"] == record["label"]), "pointing": mean(sc["pointing"])}
     for k in sorted(k for k in sc if k.startswith("iou_")):
         out[k] = mean(sc[k])
     out.update(temporal_auc=sc.get("temporal_auc"), mass_ratio=sc.get("mass_ratio"))
@@ -103,8 +114,10 @@ def _clip_frames(run: Any, record: dict, num_frames: int) -> tuple[np.ndarray, s
     from tsm_apps.data.protocol import TestProtocol
 
     if "protocol" not in run.settings:
-        raise ValueError(f"{run.root}: run.json records no test protocol (a run of an older "
-                         "version: run tsm dissect run again to see its frames)")
+        raise ValueError(
+            f"{run.root}: run.json records no test protocol (a run of an older "
+            "version: run tsm dissect run again to see its frames)"
+        )
     protocol = TestProtocol.from_dict(run.settings["protocol"])
     entries = load_entries(run.settings["settings"]["data"], clips=protocol.clips)
     entry = next((e for e in entries if e.id == record["id"]), None)
@@ -122,8 +135,7 @@ def _class_name(run: Any, label: int) -> str:
     return str(classes[label]) if 0 <= label < len(classes) else str(label)
 
 
-def clip_attention(d: Dissection, clip: str, progress: Optional[Progress] = None
-                   ) -> AttentionClip:
+def clip_attention(d: Dissection, clip: str, progress: Optional[Progress] = None) -> AttentionClip:
     """Maps, per-frame mass, GT box and scores of ``clip`` in every model's run."""
     maps, mass, metrics, flow, boxes = {}, {}, {}, {}, None
     for i, (model, run) in enumerate(d.runs.items()):
@@ -133,9 +145,12 @@ def clip_attention(d: Dissection, clip: str, progress: Optional[Progress] = None
         mass[model] = np.asarray(files.record["scores"]["method"]["mass"], dtype=np.float64)
         metrics[model] = _clip_scores(files.record)
         if "flow_maps" in arrays:  # tsm dissect run --flow-checkpoint
-            flow[model] = FlowMaps(arrays["flow_maps"], arrays["flow_indices"],
-                                   files.record["flow"]["class_name"],
-                                   run.settings["settings"].get("method", "cam"))
+            flow[model] = FlowMaps(
+                arrays["flow_maps"],
+                arrays["flow_indices"],
+                files.record["flow"]["class_name"],
+                run.settings["settings"].get("method", "cam"),
+            )
         if boxes is None and not np.isnan(arrays["boxes"]).all():
             boxes = arrays["boxes"]
         if progress:
@@ -156,8 +171,10 @@ def dissection_summary(d: Dissection) -> dict[str, dict[str, Any]]:
         aggs = run.metrics.get("aggregate", {})
         out[model] = {"accuracy": run.metrics.get("accuracy"), **aggs.get("method", {})}
         if "flow" in aggs:
-            out[f"{model}: flow stream"] = {"accuracy": run.metrics.get("flow_accuracy"),
-                                            **aggs["flow"]}
+            out[f"{model}: flow stream"] = {
+                "accuracy": run.metrics.get("flow_accuracy"),
+                **aggs["flow"],
+            }
     first = next(iter(d.runs.values()), None)
     for kind, label in BASELINES.items():
         agg = first.metrics.get("aggregate", {}).get(kind) if first else None
@@ -166,8 +183,9 @@ def dissection_summary(d: Dissection) -> dict[str, dict[str, Any]]:
     return out
 
 
-def attention_overlay(clip: AttentionClip, model: str, per: str = "clip",
-                      flow: bool = False) -> np.ndarray:
+def attention_overlay(
+    clip: AttentionClip, model: str, per: str = "clip", flow: bool = False
+) -> np.ndarray:
     """``(T, H, W, 3)`` uint8: ``model``'s maps (``flow``: its run's flow-stream maps) over the
     clip's frames (GT box drawn when known), colour scale per clip or per frame
     (:func:`dissect.overlay.overlay`)."""

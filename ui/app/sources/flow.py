@@ -1,6 +1,7 @@
 """The flow stream beside the RGB maps: a flow recognizer's maps on the flow stacks of an RGB
 clip's segments (:mod:`dissect.flow_cam`: the stack of segment ``t`` starts at the RGB frame
 sampled for it), over the clip's pixels."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,8 +12,7 @@ import numpy as np
 
 from .recognition import ClipInput, LoadedRecognizer, load_recognizer
 
-__all__ = ["FlowMaps", "load_flow_recognizer", "video_flow_folder", "flow_maps",
-           "flow_caption"]
+__all__ = ["FlowMaps", "load_flow_recognizer", "video_flow_folder", "flow_maps", "flow_caption"]
 
 
 @dataclass
@@ -20,6 +20,7 @@ class FlowMaps:
     """The flow stream on a clip: raw ``maps (T, S, S)`` on the RGB clip's pixels, the flow
     fields each segment stacks ``indices (T, L)`` (0-based), the class explained (its name),
     the map ``method`` and the clip's class probabilities ``probs (K,)`` (None when not stored)."""
+
     maps: np.ndarray
     indices: np.ndarray
     explained: str
@@ -43,13 +44,21 @@ def video_flow_folder(flow_data: Path, video_path: Optional[Path], name: str) ->
     from dissect.flow_cam import video_flow_folder as resolve
 
     path = Path(video_path) if video_path is not None else None
-    return resolve(Path(flow_data).expanduser(), path.name if path else name,
-                   bool(path and path.is_file()))
+    return resolve(
+        Path(flow_data).expanduser(), path.name if path else name, bool(path and path.is_file())
+    )
 
 
-def flow_maps(rec: LoadedRecognizer, folder: Path, clip: ClipInput, size: int,
-              method: str = "cam", class_idx: Optional[int] = None,
-              num_frames: Optional[int] = None, video: str = "the video") -> FlowMaps:
+def flow_maps(
+    rec: LoadedRecognizer,
+    folder: Path,
+    clip: ClipInput,
+    size: int,
+    method: str = "cam",
+    class_idx: Optional[int] = None,
+    num_frames: Optional[int] = None,
+    video: str = "the video",
+) -> FlowMaps:
     """``method``'s maps of the flow recognizer ``rec`` on the flow stacks of ``clip``'s
     segments (``clip.indices``), cropped like the clip; ``class_idx`` None or outside the flow
     model's classes: its own top-1. ``num_frames``: check the folder against the video first."""
@@ -62,12 +71,19 @@ def flow_maps(rec: LoadedRecognizer, folder: Path, clip: ClipInput, size: int,
     cls = class_idx if class_idx is not None and 0 <= class_idx < len(rec.names) else None
     out = compute_flow_maps(rec.model, fclip, method, cls)
     probs = torch.softmax(out.logits[0].detach().float(), 0).cpu().numpy()
-    return FlowMaps(out.maps[0].detach().float().cpu().numpy(), fclip.indices,
-                    str(rec.names[int(out.classes[0])]), method, probs)
+    return FlowMaps(
+        out.maps[0].detach().float().cpu().numpy(),
+        fclip.indices,
+        str(rec.names[int(out.classes[0])]),
+        method,
+        probs,
+    )
 
 
 def flow_caption(flow: FlowMaps, i: int) -> str:
     """``flow frame i/n: flow fields a-b (...); cam of 'class'`` for frame ``i`` of the clip."""
     row = flow.indices[i]
-    return (f"flow frame {i}/{len(flow.indices) - 1}: flow fields {int(row[0])}-{int(row[-1])} "
-            f"(from the RGB frame on); {flow.method} of '{flow.explained}'")
+    return (
+        f"flow frame {i}/{len(flow.indices) - 1}: flow fields {int(row[0])}-{int(row[-1])} "
+        f"(from the RGB frame on); {flow.method} of '{flow.explained}'"
+    )

@@ -7,6 +7,7 @@ repository's, mmaction2's). Each is seen through its own test protocol
 protocol's first view (its centre crop, or the whole frame with ``view='frame'``) and are drawn on
 the frames as they are, over the region the model saw.
 """
+
 from __future__ import annotations
 
 import pickle
@@ -18,18 +19,38 @@ import numpy as np
 
 from .shared import session_copy
 
-__all__ = ["LoadedRecognizer", "ModelMaps", "ClipInput", "load_recognizer",
-           "load_online", "prepare_clip", "prepare_frame", "model_maps", "top_classes",
-           "maps_on_frames", "map_methods", "LiveRecognizer", "for_session"]
+__all__ = [
+    "LoadedRecognizer",
+    "ModelMaps",
+    "ClipInput",
+    "load_recognizer",
+    "load_online",
+    "prepare_clip",
+    "prepare_frame",
+    "model_maps",
+    "top_classes",
+    "maps_on_frames",
+    "map_methods",
+    "LiveRecognizer",
+    "for_session",
+]
 
-_LOAD_ERRORS = (ValueError, KeyError, TypeError, RuntimeError, OSError, EOFError,
-                pickle.UnpicklingError)
+_LOAD_ERRORS = (
+    ValueError,
+    KeyError,
+    TypeError,
+    RuntimeError,
+    OSError,
+    EOFError,
+    pickle.UnpicklingError,
+)
 
 
 @dataclass
 class LoadedRecognizer:
     """A recognizer (eval mode, on CPU or CUDA), the names of its ``num_classes`` outputs, the
     file, and the opened checkpoint (:class:`tsm_apps.evaluation.Checkpoint`: its protocol)."""
+
     model: Any
     names: list
     path: Path
@@ -55,6 +76,7 @@ class ClipInput:
     that made it (a flow stream on the same clip goes through the same one), and for display the
     video's own frames at those indices ``context (T, H, W, 3)`` with the view's box
     ``(x0, y0, x1, y1)`` in their pixels."""
+
     input: Any
     frames: np.ndarray
     indices: np.ndarray
@@ -67,6 +89,7 @@ class ClipInput:
 class ModelMaps:
     """One model's answer on a clip: raw ``maps (T, S, S)`` of class ``explained`` and the
     clip's class probabilities ``probs (K,)``."""
+
     maps: np.ndarray
     probs: np.ndarray
     explained: int
@@ -117,8 +140,9 @@ def load_online(path: Path) -> LoadedRecognizer:
     return first if first.shift is None else load_recognizer(path, shift="online")
 
 
-def _display(frames: Optional[np.ndarray], indices: np.ndarray, path: Optional[Path],
-             views) -> tuple:
+def _display(
+    frames: Optional[np.ndarray], indices: np.ndarray, path: Optional[Path], views
+) -> tuple:
     """The video's frames at ``indices`` as the app holds them (working resolution) and the
     first view's box in their pixels."""
     from tsm_apps.data.video import read_video_frames
@@ -128,8 +152,12 @@ def _display(frames: Optional[np.ndarray], indices: np.ndarray, path: Optional[P
     return np.ascontiguousarray(shown), views.box_in(shown.shape[1:3])
 
 
-def prepare_clip(rec: LoadedRecognizer, frames: Optional[np.ndarray] = None,
-                 path: Optional[Path] = None, view: str = "crop") -> tuple:
+def prepare_clip(
+    rec: LoadedRecognizer,
+    frames: Optional[np.ndarray] = None,
+    path: Optional[Path] = None,
+    view: str = "crop",
+) -> tuple:
     """``(ClipInput, probs (K,))``: ``rec``'s answer on a video under its test protocol --
     :func:`tsm_apps.evaluation.predict` on the file ``path`` when there is one (the frames
     ``tsm test`` reads), else on ``frames`` uint8 ``(F, H, W, 3)`` in memory -- and the clip of
@@ -160,8 +188,13 @@ def prepare_frame(frame: np.ndarray, protocol):
     return views.input[0]
 
 
-def model_maps(rec: LoadedRecognizer, clip: ClipInput, method: str = "cam",
-               class_idx: Optional[int] = None, probs: Optional[np.ndarray] = None) -> ModelMaps:
+def model_maps(
+    rec: LoadedRecognizer,
+    clip: ClipInput,
+    method: str = "cam",
+    class_idx: Optional[int] = None,
+    probs: Optional[np.ndarray] = None,
+) -> ModelMaps:
     """``method``'s maps of ``rec`` on ``clip`` for ``class_idx`` (None: its top-1 on the
     clip); ``probs``: the video's probabilities to report (default: the clip's own)."""
     import torch
@@ -169,8 +202,9 @@ def model_maps(rec: LoadedRecognizer, clip: ClipInput, method: str = "cam",
     from dissect import compute_clip_maps
 
     if class_idx is not None and not 0 <= class_idx < len(rec.names):
-        raise ValueError(f"class {class_idx} is out of range for {rec.path.name} "
-                         f"({len(rec.names)} classes)")
+        raise ValueError(
+            f"class {class_idx} is out of range for {rec.path.name} ({len(rec.names)} classes)"
+        )
     rec.model.num_segments = len(clip.indices)
     out = compute_clip_maps(rec.model, clip.input.to(_device()), method, class_idx)
     if probs is None:
@@ -221,8 +255,7 @@ class LiveRecognizer:
         import torch
 
         with torch.no_grad():
-            out = self.stepper(prepare_frame(frame, self.protocol).to(_device()),
-                               *self.buffers)
+            out = self.stepper(prepare_frame(frame, self.protocol).to(_device()), *self.buffers)
         self.buffers = tuple(out[1:])
         logits = out[0][0].float().cpu()
         self._sum = logits if self._sum is None else self._sum + logits

@@ -4,6 +4,7 @@ Only file-system discovery and light parsing of the plain files the jobs write (
 ``bench.json``); the files produced by ``detection`` and ``dissect`` are read through their
 own packages (see :mod:`ui.app.sources`).
 """
+
 from __future__ import annotations
 
 import json
@@ -71,8 +72,9 @@ def find_vid_snippets(root: Path) -> list[Path]:
 
 def find_files(root: Path, name: str) -> list[Path]:
     """Files called ``name`` under ``root``, newest first."""
-    return sorted((p for p in _walk(root) if p.name == name),
-                  key=lambda p: p.stat().st_mtime, reverse=True)
+    return sorted(
+        (p for p in _walk(root) if p.name == name), key=lambda p: p.stat().st_mtime, reverse=True
+    )
 
 
 def read_metrics_csv(path: Path, text_columns: tuple = TEXT_COLUMNS) -> pd.DataFrame:
@@ -92,8 +94,9 @@ def read_metrics_csv(path: Path, text_columns: tuple = TEXT_COLUMNS) -> pd.DataF
         bad = values.isna() & (cells != "")
         if bad.any():
             i = int(bad.to_numpy().argmax())
-            raise ValueError(f"{path}:{i + 2}: column {col!r} holds {cells.iloc[i]!r}, "
-                             "expected a number")
+            raise ValueError(
+                f"{path}:{i + 2}: column {col!r} holds {cells.iloc[i]!r}, expected a number"
+            )
         df[col] = values.astype(float)
     return df
 
@@ -117,6 +120,7 @@ def read_bench_json(path: Path) -> tuple[list[dict], dict]:
     for i, r in enumerate(data):
         if not isinstance(r, dict) or "name" not in r or "value" not in r:
             raise ValueError(f"{path}: row {i} lacks 'name' or 'value': {r!r}")
-        rows.append({k: (json.dumps(v) if isinstance(v, (dict, list)) else v)
-                     for k, v in r.items()})
+        rows.append(
+            {k: (json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in r.items()}
+        )
     return rows, meta

@@ -7,6 +7,7 @@ module would overwrite each other's buffers. :func:`session_copy` gives each use
 tree whose parameters and buffers *are* the loaded model's tensors (no copy of the weights, read
 only: the app runs models in eval mode under ``no_grad`` or for input gradients only).
 """
+
 from __future__ import annotations
 
 import copy

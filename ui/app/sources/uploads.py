@@ -7,6 +7,7 @@ session lasts, so the models read the file's own frames, and decodes it once int
 too, so the models can be loaded from a path. :func:`decode_upload` decodes an upload from a
 temporary copy that is deleted before it returns.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,8 +38,9 @@ def check_size(name: str, size: int, max_bytes: int) -> None:
     if size <= 0:
         raise UploadError(f"'{name}' is empty.")
     if size > max_bytes:
-        raise UploadError(f"'{name}' is {size / 2**20:.1f} MB; the limit is "
-                          f"{max_bytes / 2**20:.0f} MB.")
+        raise UploadError(
+            f"'{name}' is {size / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB."
+        )
 
 
 def safe_name(name: str, default: str) -> str:
@@ -51,8 +53,11 @@ def safe_name(name: str, default: str) -> str:
         return default
     if len(base) > MAX_NAME:
         stem, dot, suffix = base.rpartition(".")
-        base = (stem[:MAX_NAME - len(suffix) - 1] + "." + suffix) if dot and len(suffix) < 10 \
+        base = (
+            (stem[: MAX_NAME - len(suffix) - 1] + "." + suffix)
+            if dot and len(suffix) < 10
             else base[:MAX_NAME]
+        )
     return base
 
 
@@ -69,8 +74,9 @@ def temporary_copy(name: str, data: bytes, folder: Optional[Path] = None) -> Ite
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def decode_upload(name: str, data: bytes, max_bytes: int, limits: DecodeLimits,
-                  folder: Optional[Path] = None) -> "Decoded":
+def decode_upload(
+    name: str, data: bytes, max_bytes: int, limits: DecodeLimits, folder: Optional[Path] = None
+) -> "Decoded":
     """The first frames of an uploaded video at the working size (``limits``) and its length.
 
     Raises :class:`UploadError` with a user-facing message (the file's name and what is wrong,
@@ -82,8 +88,9 @@ def decode_upload(name: str, data: bytes, max_bytes: int, limits: DecodeLimits,
         try:
             return read_video(path, limits.max_frames, limits)
         except (VideoDecodeError, ValueError, OSError) as e:
-            raise UploadError(f"'{name}' is not a video this app can decode "
-                              f"({_reason(e, path)}).") from None
+            raise UploadError(
+                f"'{name}' is not a video this app can decode ({_reason(e, path)})."
+            ) from None
 
 
 def _reason(err: Exception, path: Path) -> str:
@@ -131,8 +138,7 @@ def as_given(text: str) -> str:
     return text
 
 
-def keep_video(name: str, data: bytes, max_bytes: int, limits: DecodeLimits,
-               folder: Path) -> tuple:
+def keep_video(name: str, data: bytes, max_bytes: int, limits: DecodeLimits, folder: Path) -> tuple:
     """``(Decoded, path)``: an uploaded video kept in the session's folder ``folder`` as
     :func:`keep_checkpoint` keeps checkpoints -- so the models read the file's own frames and
     answer as ``tsm test`` does at any working size -- and its first frames decoded at the
@@ -143,5 +149,6 @@ def keep_video(name: str, data: bytes, max_bytes: int, limits: DecodeLimits,
         return read_video(path, limits.max_frames, limits), path
     except (VideoDecodeError, ValueError, OSError) as e:
         shutil.rmtree(path.parent, ignore_errors=True)
-        raise UploadError(f"'{name}' is not a video this app can decode "
-                          f"({_reason(e, path)}).") from None
+        raise UploadError(
+            f"'{name}' is not a video this app can decode ({_reason(e, path)})."
+        ) from None

@@ -1,5 +1,6 @@
 """Detection view: the TSN and the online-TSM detectors on the same frames, side by side
 (every frame computed first, then a slider; the Live view streams them frame by frame)."""
+
 from __future__ import annotations
 
 import math
@@ -24,14 +25,20 @@ def _run_detectors(specs: dict, video: ChosenVideo) -> dict[str, list[sources.Fr
     """Detections of every model on ``video`` (computed once, with a progress bar)."""
     store, out = result_store(), {}
     for name, spec in specs.items():
+
         def compute(name: str = name, spec: sources.DetectorSpec = spec) -> list:
             bar = st.progress(0.0, text=f"{name}: detecting on {len(video.frames)} frames...")
             try:
-                return sources.detect(detector(spec, spec.key), video.frames, progress=lambda f:
-                                      bar.progress(min(max(float(f), 0.0), 1.0),
-                                                   text=f"{name}: detecting... {f:.0%}"))
+                return sources.detect(
+                    detector(spec, spec.key),
+                    video.frames,
+                    progress=lambda f: bar.progress(
+                        min(max(float(f), 0.0), 1.0), text=f"{name}: detecting... {f:.0%}"
+                    ),
+                )
             finally:
                 bar.empty()
+
         out[name] = store.get_or_compute(("detect", spec.key, video.key), compute)
     return out
 
@@ -39,15 +46,21 @@ def _run_detectors(specs: dict, video: ChosenVideo) -> dict[str, list[sources.Fr
 def only_found_by(results: dict, truth: list, min_score: float) -> dict[str, list[int]]:
     """``{model: frames}`` where ``model`` finds a ground-truth object the other misses."""
     a, b = sources.MODELS
-    found = {n: [sources.found_objects(d.keep(min_score), g) for d, g in zip(results[n], truth)]
-             for n in (a, b)}
-    return {a: [t for t, (x, y) in enumerate(zip(found[a], found[b])) if (x & ~y).any()],
-            b: [t for t, (x, y) in enumerate(zip(found[a], found[b])) if (y & ~x).any()]}
+    found = {
+        n: [sources.found_objects(d.keep(min_score), g) for d, g in zip(results[n], truth)]
+        for n in (a, b)
+    }
+    return {
+        a: [t for t, (x, y) in enumerate(zip(found[a], found[b])) if (x & ~y).any()],
+        b: [t for t, (x, y) in enumerate(zip(found[a], found[b])) if (y & ~x).any()],
+    }
 
 
 def _timeline(results: dict, min_score: float, frame: int, marks: Optional[dict]):
-    best = {n: [float(d.scores.max()) if len(d.scores) else math.nan for d in r]
-            for n, r in results.items()}
+    best = {
+        n: [float(d.scores.max()) if len(d.scores) else math.nan for d in r]
+        for n, r in results.items()
+    }
     kept = {n: [len(d.keep(min_score).scores) for d in r] for n, r in results.items()}
     return charts.detection_timeline(best, kept, frame=frame, threshold=min_score, marks=marks)
 
@@ -65,8 +78,10 @@ def _map_table(settings: UISettings, hinted: bool = False) -> None:
             st.info(f"No VID evaluation results to show: {e}")
         return
     tables.show(tables.numbers(table, SPLITS), tables.PERCENT)
-    st.caption(f"mAP (%) from `{path}`; slow/medium/fast: FGFA motion-IoU split; corrupted: "
-               "frames marked in corruptions.json.")
+    st.caption(
+        f"mAP (%) from `{path}`; slow/medium/fast: FGFA motion-IoU split; corrupted: "
+        "frames marked in corruptions.json."
+    )
 
 
 def render(settings: UISettings) -> None:
@@ -83,8 +98,9 @@ def render(settings: UISettings) -> None:
         _map_table(settings)
         return
     truth = truth_toggle(video, KEY)
-    min_score = st.slider("Minimum score shown", sources.SCORE_FLOOR, 1.0, 0.3, 0.05,
-                          key=f"{KEY}_min_score")
+    min_score = st.slider(
+        "Minimum score shown", sources.SCORE_FLOOR, 1.0, 0.3, 0.05, key=f"{KEY}_min_score"
+    )
     st.caption(f"Detecting on {video.limit_note(settings.limits)}.")
     try:
         results = _run_detectors(specs, video)
@@ -94,25 +110,28 @@ def render(settings: UISettings) -> None:
     _browse(settings, video, results, min_score, truth)
 
 
-def _browse(settings: UISettings, video: ChosenVideo, results: dict, min_score: float,
-            truth: Optional[list]) -> None:
+def _browse(
+    settings: UISettings, video: ChosenVideo, results: dict, min_score: float, truth: Optional[list]
+) -> None:
     n = len(video.frames)
 
     def draw(i: int) -> None:
         kept = {name: results[name][i].keep(min_score) for name in sources.MODELS}
         player.show_panels(
             [render_frame(video.frames[i], kept[m], m, truth and truth[i]) for m in kept],
-            [panel_caption(m, i, n, kept[m]) for m in kept])
+            [panel_caption(m, i, n, kept[m]) for m in kept],
+        )
 
     st.markdown(PANELS)
     t = player.run(KEY, n, draw)
     marks = only_found_by(results, truth, min_score) if truth else None
-    st.plotly_chart(_timeline(results, min_score, t, marks), width="stretch",
-                    key=f"{KEY}_timeline")
+    st.plotly_chart(_timeline(results, min_score, t, marks), width="stretch", key=f"{KEY}_timeline")
     if marks is not None:
         a, b = sources.MODELS
-        st.caption(f"Marked frames: {b} finds a ground-truth object {a} misses in "
-                   f"{len(marks[b])} frame(s), {a} one {b} misses in {len(marks[a])} "
-                   "(VID matching: same class, IoU >= min(0.5, wh/((w+10)(h+10))), boxes "
-                   "above the minimum score).")
+        st.caption(
+            f"Marked frames: {b} finds a ground-truth object {a} misses in "
+            f"{len(marks[b])} frame(s), {a} one {b} misses in {len(marks[a])} "
+            "(VID matching: same class, IoU >= min(0.5, wh/((w+10)(h+10))), boxes "
+            "above the minimum score)."
+        )
     _map_table(settings)

@@ -1,6 +1,7 @@
 """Live view: a video fed frame by frame through the online recognizer, or through the TSN and
 online-TSM detectors side by side, each frame drawn as soon as it is computed
 (:mod:`ui.app.widgets.stream`)."""
+
 from __future__ import annotations
 
 import time
@@ -24,10 +25,15 @@ FRAME_WIDTH = 480  # px: the recognizer's frame on the page
 
 def render(settings: UISettings) -> None:
     st.header("Live: models fed the video frame by frame")
-    mode = st.radio("Stream through", [RECOGNIZER, DETECTORS], horizontal=True,
-                    key=f"{KEY}_mode", help="each frame is drawn as soon as the models have "
-                    "computed it; the status line gives the models' time a frame and the rate "
-                    "the page plays at")
+    mode = st.radio(
+        "Stream through",
+        [RECOGNIZER, DETECTORS],
+        horizontal=True,
+        key=f"{KEY}_mode",
+        help="each frame is drawn as soon as the models have "
+        "computed it; the status line gives the models' time a frame and the rate "
+        "the page plays at",
+    )
     if mode == RECOGNIZER:
         _recognizer(settings)
     else:
@@ -51,8 +57,7 @@ def _recognizer(settings: UISettings) -> None:
         st.info(DEMO_HINT.format(runs=settings.runs_dir))
         return
     default = comparison.default_pair(tuple(found))[1]  # the first TSM when there is one
-    path = comparison.pick_checkpoint(st, "Model streamed", KEY, "rec", found, settings,
-                                        default)
+    path = comparison.pick_checkpoint(st, "Model streamed", KEY, "rec", found, settings, default)
     video = choose_video(settings, KEY)
     if video is None or path is None:
         return
@@ -75,8 +80,11 @@ def recognition(rec: sources.LoadedRecognizer, video: ChosenVideo) -> None:
     def make() -> Callable[[int], Any]:
         online = _online(rec)
         stream = sources.LiveRecognizer(online, rec.protocol)
-        return lambda t: (stream.step(video.frames[t]), stream.running(),
-                          None if online.shift is None else stream.cache_bytes)
+        return lambda t: (
+            stream.step(video.frames[t]),
+            stream.running(),
+            None if online.shift is None else stream.cache_bytes,
+        )
 
     s = stream_for("rec", (str(rec.path), video.key), len(video.frames), make)
 
@@ -89,8 +97,10 @@ def recognition(rec: sources.LoadedRecognizer, video: ChosenVideo) -> None:
         left, right = st.columns(2)
         width = min(FRAME_WIDTH, video.frames.shape[2])
         left.image(shown(video.frames[s.t], width), width=width)
-        right.markdown(f"online top-5 after {s.t + 1} frames (mean of the frame logits)\n\n"
-                       + tables.top_k_text(sources.top_classes(running, rec.names)))
+        right.markdown(
+            f"online top-5 after {s.t + 1} frames (mean of the frame logits)\n\n"
+            + tables.top_k_text(sources.top_classes(running, rec.names))
+        )
         best = sources.top_classes(frame_p, rec.names, 1)[0][0]
         right.caption(f"this frame alone: {best}")
 
@@ -109,16 +119,18 @@ def _detectors(settings: UISettings) -> None:
     if video is None:
         return
     truth = detection_panels.truth_toggle(video, KEY)
-    min_score = st.slider("Minimum score shown", sources.SCORE_FLOOR, 1.0, 0.3, 0.05,
-                          key=f"{KEY}_min_score")
+    min_score = st.slider(
+        "Minimum score shown", sources.SCORE_FLOOR, 1.0, 0.3, 0.05, key=f"{KEY}_min_score"
+    )
     st.caption(f"Streaming {video.limit_note(settings.limits)}.")
     detectors = {n: detection_panels.detector(s, s.key) for n, s in specs.items()}
 
     def panel(name: str, t: int, dets: sources.FrameDetections, extra: str) -> tuple:
         kept = dets.keep(min_score)
-        return (detection_panels.render_frame(video.frames[t], kept, name,
-                                            truth[t] if truth else None),
-                detection_panels.panel_caption(name, t, len(video.frames), kept, extra))
+        return (
+            detection_panels.render_frame(video.frames[t], kept, name, truth[t] if truth else None),
+            detection_panels.panel_caption(name, t, len(video.frames), kept, extra),
+        )
 
     st.markdown(" · ".join(f"**{models.title(m, online=True)}**" for m in models.MODELS))
     detection(detectors, video, panel, key=tuple(s.key for s in specs.values()))
@@ -139,6 +151,7 @@ def detection(detectors: dict, video: ChosenVideo, panel: Callable, key: tuple) 
                 dets = next(stream)
                 out[n] = (dets, 1000 * (time.perf_counter() - t0), stream.cache_bytes)
             return out
+
         return step
 
     s = stream_for("det", (video.key, key), len(video.frames), make)
@@ -147,8 +160,10 @@ def detection(detectors: dict, video: ChosenVideo, panel: Callable, key: tuple) 
         if s.last is None:
             st.caption("press Stream or Step to play the video through both detectors")
             return
-        drawn = [panel(n, s.t, dets, f"{ms:.0f} ms · {cache_text(cache)}")
-                 for n, (dets, ms, cache) in s.last.items()]
+        drawn = [
+            panel(n, s.t, dets, f"{ms:.0f} ms · {cache_text(cache)}")
+            for n, (dets, ms, cache) in s.last.items()
+        ]
         st.caption(status(s))
         player.show_panels([d[0] for d in drawn], [d[1] for d in drawn])
 

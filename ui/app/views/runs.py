@@ -1,6 +1,7 @@
 """Runs view: training curves, benchmark tables, early recognition (``early.csv`` of ``tsm test
 --online``), the TSN vs TSM dissection comparison and TSM vs TSN over the training seeds
 (:mod:`.runs_seeds`)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,8 +18,15 @@ from ..widgets.dissection_run import load
 KEY = "runs"
 X_KEYS = ("step", "epoch", "iter", "iteration")
 DEFAULT_METRICS = ("loss", "top1")
-SCORES = ("accuracy", "pointing", "pointing_active", "pointing_tol", "iou_dataset", "iou_max20",
-          "temporal_auc")  # the dissection's scores in [0, 1]
+SCORES = (
+    "accuracy",
+    "pointing",
+    "pointing_active",
+    "pointing_tol",
+    "iou_dataset",
+    "iou_max20",
+    "temporal_auc",
+)  # the dissection's scores in [0, 1]
 COUNTS = {"clips": "clips scored", "pointing_frames": "frames with the actor's box"}
 
 
@@ -44,8 +52,9 @@ def _training(root: Path) -> bool:
         st.info("No training logs (`metrics.csv`) found.")
         return False
     label = {p: runs_folder.rel(Path(p).parent, root) for p in logs}
-    chosen = st.multiselect("Runs", logs, default=logs, format_func=label.get,
-                            key=f"{KEY}_logs")  # every run (every seed) by default
+    chosen = st.multiselect(
+        "Runs", logs, default=logs, format_func=label.get, key=f"{KEY}_logs"
+    )  # every run (every seed) by default
     data = {}
     for p in chosen:
         try:
@@ -61,12 +70,17 @@ def _training(root: Path) -> bool:
         st.warning(f"The logs have no {'/'.join(X_KEYS)} column or no metric column.")
         return True
     left, right = st.columns([3, 1])
-    shown = left.multiselect("Metrics", metrics, key=f"{KEY}_metrics",
-                             default=[m for m in DEFAULT_METRICS if m in metrics] or metrics[:1])
+    shown = left.multiselect(
+        "Metrics",
+        metrics,
+        key=f"{KEY}_metrics",
+        default=[m for m in DEFAULT_METRICS if m in metrics] or metrics[:1],
+    )
     x_key = right.radio("x axis", x_keys, horizontal=True, key=f"{KEY}_x")
     if shown:
-        st.plotly_chart(charts.training_curves(data, shown, x_key), width="stretch",
-                        key=f"{KEY}_curves")
+        st.plotly_chart(
+            charts.training_curves(data, shown, x_key), width="stretch", key=f"{KEY}_curves"
+        )
     return True
 
 
@@ -74,9 +88,11 @@ def _benchmarks(root: Path) -> bool:
     st.subheader("Benchmarks")
     files = _find(str(root), "bench.json")
     if not files:
-        st.info("No benchmark results (`bench.json`, written by `tsm bench`) found: `tsm demo "
-                f"--extras --out {root}` adds them (`tsm bench --quick --out "
-                f"{root}/bench/bench.json`).")
+        st.info(
+            "No benchmark results (`bench.json`, written by `tsm bench`) found: `tsm demo "
+            f"--extras --out {root}` adds them (`tsm bench --quick --out "
+            f"{root}/bench/bench.json`)."
+        )
         return False
     for p in files:
         try:
@@ -108,9 +124,11 @@ def _early(root: Path) -> bool:
     st.subheader("Early recognition")
     files = _find(str(root), EARLY_CSV)
     if not files:
-        st.info(f"No early-recognition results (`{EARLY_CSV}`, written by `tsm test ONLINE.pth "
-                f"--online ... --out DIR`) found: `tsm demo --extras --out {root}` adds them "
-                "(an online TSM, then early recognition against TSM and TSN).")
+        st.info(
+            f"No early-recognition results (`{EARLY_CSV}`, written by `tsm test ONLINE.pth "
+            f"--online ... --out DIR`) found: `tsm demo --extras --out {root}` adds them "
+            "(an online TSM, then early recognition against TSM and TSN)."
+        )
         return False
     for i, p in enumerate(files):
         name = runs_folder.rel(Path(p), root)
@@ -119,12 +137,14 @@ def _early(root: Path) -> bool:
         except (ValueError, OSError) as e:
             st.error(f"Cannot read `{name}`: {e}")
             continue
-        st.plotly_chart(early_figure(res, f"Early recognition: {name}"), width="stretch",
-                        key=f"{KEY}_early_{i}")
+        st.plotly_chart(
+            early_figure(res, f"Early recognition: {name}"), width="stretch", key=f"{KEY}_early_{i}"
+        )
         whole = whole_video(res)
         if whole:
-            st.caption("whole video: " + ", ".join(f"{label(m)} {v:.1f}% top-1"
-                                                   for m, v in whole.items()))
+            st.caption(
+                "whole video: " + ", ".join(f"{label(m)} {v:.1f}% top-1" for m, v in whole.items())
+            )
     return True
 
 
@@ -139,17 +159,24 @@ def _dissection(root: Path) -> bool:
     except (sources.Unavailable, ValueError, FileNotFoundError) as e:
         st.info(f"No dissection comparison to show: {e}")
         return False
-    scores = [k for k in SCORES
-              if any(isinstance(r.get(k), (int, float)) for r in summary.values())]
+    scores = [
+        k for k in SCORES if any(isinstance(r.get(k), (int, float)) for r in summary.values())
+    ]
     st.markdown("Scores (0 to 1, higher is better)")
     tables.show(tables.numbers(summary, scores), tables.SCORE, labels=tables.DISSECTION_SCORES)
-    st.caption(tables.per_row(summary, "mass_ratio", tables.RATIO,
-                              "mass ratio (attention in acting / still frames)"))
+    st.caption(
+        tables.per_row(
+            summary, "mass_ratio", tables.RATIO, "mass ratio (attention in acting / still frames)"
+        )
+    )
     for key, what in COUNTS.items():
         st.caption(tables.per_row(summary, key, tables.COUNT, what))
     bars = {m: {k: row.get(k) for k in scores} for m, row in summary.items()}
-    st.plotly_chart(charts.model_bars(bars, "where the maps look (higher is better)"),
-                    width="stretch", key=f"{KEY}_dissect")
+    st.plotly_chart(
+        charts.model_bars(bars, "where the maps look (higher is better)"),
+        width="stretch",
+        key=f"{KEY}_dissect",
+    )
     st.caption("from " + ", ".join(f"`{runs_folder.rel(f, root)}`" for f in run.folders.values()))
     return True
 
@@ -157,7 +184,12 @@ def _dissection(root: Path) -> bool:
 def render(settings: UISettings) -> None:
     st.header("Runs")
     root = settings.runs_dir
-    shown = [_training(root), _benchmarks(root), _early(root), _dissection(root),
-             runs_seeds.render(root)]
+    shown = [
+        _training(root),
+        _benchmarks(root),
+        _early(root),
+        _dissection(root),
+        runs_seeds.render(root),
+    ]
     if not any(shown):
         st.info(DEMO_HINT.format(runs=root))

@@ -2,6 +2,7 @@
 path or an upload; a VID snippet, a video of the runs folder or an upload; CAM or a Grad-CAM
 method; each model's top-1 or a chosen class; both models' top-5; maps side by side, in step;
 optionally a flow model's maps beside them (:mod:`ui.app.flow_panel`)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,8 +25,10 @@ UPLOADED = "(upload a checkpoint)"
 TOP1 = "each model's top-1"
 MIN_DISPLAY_WIDTH = 320
 SLOTS = ("A", "B")
-VIEWS = {"crop": "what tsm test scores (the checkpoint's test protocol)",
-         "frame": "the whole frame (shorter side at the protocol's scale)"}
+VIEWS = {
+    "crop": "what tsm test scores (the checkpoint's test protocol)",
+    "frame": "the whole frame (shorter side at the protocol's scale)",
+}
 
 
 @st.cache_data(show_spinner=False, ttl=30)
@@ -53,39 +56,56 @@ def default_pair(found: tuple) -> tuple[int, int]:
     return 0, 1
 
 
-def pick_checkpoint(col, label: str, prefix: str, slot: str, found: list[str],
-                    settings: UISettings, default: int) -> Optional[str]:
+def pick_checkpoint(
+    col, label: str, prefix: str, slot: str, found: list[str], settings: UISettings, default: int
+) -> Optional[str]:
     """The checkpoint chosen in selectbox ``label`` (widget keys ``<prefix>_ckpt_<slot>``,
     ``<prefix>_upload_<slot>``, ``<prefix>_path_<slot>``): found under the
     runs folder, uploaded (kept in the session's folder) or typed (confined to the folders the
     app may read; a relative path is read in the runs folder, as the list shows paths); None
     meanwhile."""
     options = found + [TYPED, UPLOADED]
-    choice = col.selectbox(label, options, index=min(default, len(options) - 1),
-                           key=f"{prefix}_ckpt_{slot}", format_func=lambda p: p
-                           if p in (TYPED, UPLOADED) else runs_folder.rel(Path(p), settings.runs_dir))
+    choice = col.selectbox(
+        label,
+        options,
+        index=min(default, len(options) - 1),
+        key=f"{prefix}_ckpt_{slot}",
+        format_func=lambda p: (
+            p if p in (TYPED, UPLOADED) else runs_folder.rel(Path(p), settings.runs_dir)
+        ),
+    )
     if choice == UPLOADED:
         mb, box = settings.max_checkpoint_mb, f"{prefix}_upload_{slot}"
         h = uploader.held_upload(
-            f"Checkpoint of {_lower(label)}", box, list(uploads.CHECKPOINT_SUFFIXES), mb,
+            f"Checkpoint of {_lower(label)}",
+            box,
+            list(uploads.CHECKPOINT_SUFFIXES),
+            mb,
             f"at most {mb} MB; kept while this session lasts",
-            lambda name, data: uploads.keep_checkpoint(name, data, settings.max_checkpoint_bytes,
-                                                       session.folder(settings.idle_minutes)),
-            uploads.UploadError, where=col)
+            lambda name, data: uploads.keep_checkpoint(
+                name, data, settings.max_checkpoint_bytes, session.folder(settings.idle_minutes)
+            ),
+            uploads.UploadError,
+            where=col,
+        )
         if h is not None and not h.value.is_file():  # swept with an idle session's folder
             uploader.forget(box)
-            col.warning(f"'{h.name}' was removed with this session's idle uploads; upload it "
-                        "again.")
+            col.warning(
+                f"'{h.name}' was removed with this session's idle uploads; upload it again."
+            )
             return None
         if h is not None:
             col.caption(uploader.in_use(h))
         return None if h is None else str(h.value)
     if choice != TYPED:
         return choice
-    typed = col.text_input(f"Checkpoint path of {_lower(label)}", key=f"{prefix}_path_{slot}",
-                           placeholder="/path/to/TSM_kinetics_RGB_resnet50_..._segment8_e50.pth",
-                           help="a file in the runs folder (a relative path is read there) or "
-                                "in a folder allowed with `tsm ui --allow-root DIR`")
+    typed = col.text_input(
+        f"Checkpoint path of {_lower(label)}",
+        key=f"{prefix}_path_{slot}",
+        placeholder="/path/to/TSM_kinetics_RGB_resnet50_..._segment8_e50.pth",
+        help="a file in the runs folder (a relative path is read there) or "
+        "in a folder allowed with `tsm ui --allow-root DIR`",
+    )
     if not typed.strip():
         return None
     read = in_runs(typed.strip(), settings.runs_dir)
@@ -123,11 +143,20 @@ def load(path: str) -> sources.LoadedRecognizer:
 def _sidebar() -> tuple[str, str, str]:
     st.sidebar.subheader("Attention maps")
     methods = sources.map_methods()
-    method = st.sidebar.selectbox("Map method", methods, key=f"{KEY}_method",
-                                  help="cam: the exact CAM; the others: the Grad-CAM family")
-    view = st.sidebar.radio("Input", list(VIEWS), key=f"{KEY}_view", format_func=VIEWS.get,
-                            help="each model sees the clip through its own test protocol "
-                                 "(frames, resize, crop), as tsm test and tsm dissect run do")
+    method = st.sidebar.selectbox(
+        "Map method",
+        methods,
+        key=f"{KEY}_method",
+        help="cam: the exact CAM; the others: the Grad-CAM family",
+    )
+    view = st.sidebar.radio(
+        "Input",
+        list(VIEWS),
+        key=f"{KEY}_view",
+        format_func=VIEWS.get,
+        help="each model sees the clip through its own test protocol "
+        "(frames, resize, crop), as tsm test and tsm dissect run do",
+    )
     per = st.sidebar.radio("Colour scale", ["clip", "frame"], horizontal=True, key=f"{KEY}_per")
     return method, view, per
 
@@ -142,8 +171,7 @@ def _class_choice(models: dict) -> Optional[int]:
     return None if choice == TOP1 else int(choice.split(":", 1)[0])
 
 
-def _compute(models: dict, video: ChosenVideo, method: str, view: str,
-             cls: Optional[int]) -> dict:
+def _compute(models: dict, video: ChosenVideo, method: str, view: str, cls: Optional[int]) -> dict:
     """``{slot: ModelMaps}`` and ``{"clips": {slot: ClipInput}}``: each model's answer on the
     video under its own test protocol and its maps on the protocol's first view (cached per
     checkpoint, video, view, method, class)."""
@@ -155,8 +183,11 @@ def _compute(models: dict, video: ChosenVideo, method: str, view: str,
             clip, probs = answer(rec, video, view)
             key = ("maps", _clip_key(rec, video, view), method, cls)
             out[slot] = store.get_or_compute(  # on this session's own copy of the model
-                key, lambda rec=rec, clip=clip, probs=probs: sources.model_maps(
-                    sources.for_session(rec), clip, method, cls, probs))
+                key,
+                lambda rec=rec, clip=clip, probs=probs: sources.model_maps(
+                    sources.for_session(rec), clip, method, cls, probs
+                ),
+            )
             clips[slot] = clip
     finally:
         bar.empty()
@@ -172,8 +203,9 @@ def answer(rec: sources.LoadedRecognizer, video: ChosenVideo, view: str) -> tupl
     (:func:`sources.prepare_clip`, on the video's file when it has one), cached per
     checkpoint, video and view."""
     return result_store().get_or_compute(
-        _clip_key(rec, video, view), lambda: sources.prepare_clip(
-            sources.for_session(rec), video.frames, video.path, view))
+        _clip_key(rec, video, view),
+        lambda: sources.prepare_clip(sources.for_session(rec), video.frames, video.path, view),
+    )
 
 
 def render(settings: UISettings) -> None:
@@ -182,8 +214,10 @@ def render(settings: UISettings) -> None:
     found = checkpoints(str(root))
     pair = default_pair(tuple(found))
     cols = st.columns(2)
-    paths = {s: pick_checkpoint(c, f"Model {s}", KEY, s, found, settings, pair[i])
-             for i, (s, c) in enumerate(zip(SLOTS, cols))}
+    paths = {
+        s: pick_checkpoint(c, f"Model {s}", KEY, s, found, settings, pair[i])
+        for i, (s, c) in enumerate(zip(SLOTS, cols))
+    }
     video = choose_video(settings, KEY)
     if video is None:
         return
@@ -191,8 +225,9 @@ def render(settings: UISettings) -> None:
     if video.cut or video.scale != 1.0:
         st.caption(f"Sampled from {video.limit_note(settings.limits)}.")
     if not all(paths.values()):
-        st.info("Choose two checkpoints (found under the runs folder, a path typed in, or an "
-                "upload).")
+        st.info(
+            "Choose two checkpoints (found under the runs folder, a path typed in, or an upload)."
+        )
         return
     models = {}
     for slot, path in paths.items():
@@ -214,20 +249,30 @@ def render(settings: UISettings) -> None:
     if flow is not None:
         images["flow"] = sources.maps_on_frames(clip, flow.maps, per)
     st.subheader(heading(models))
-    st.markdown(" · ".join([f"**Model {slot}: {runs_folder.rel(rec.path, root.resolve())}** — "
-                            f"{rec.kind}" for slot, rec in models.items()]
-                           + ([f"**{flow_panel.TITLE}**"] if flow is not None else [])))
+    st.markdown(
+        " · ".join(
+            [
+                f"**Model {slot}: {runs_folder.rel(rec.path, root.resolve())}** — {rec.kind}"
+                for slot, rec in models.items()
+            ]
+            + ([f"**{flow_panel.TITLE}**"] if flow is not None else [])
+        )
+    )
 
     def caption(slot: str, k: int) -> str:
         if slot == "flow":
             return sources.flow_caption(flow, k)
         m, rec, c = res[slot], models[slot], clips[slot]
-        return (f"{slot} frame {k}/{len(c.indices) - 1} (video frame "
-                f"{int(c.indices[k])}): {method} of '{rec.names[m.explained]}'")
+        return (
+            f"{slot} frame {k}/{len(c.indices) - 1} (video frame "
+            f"{int(c.indices[k])}): {method} of '{rec.names[m.explained]}'"
+        )
 
     def draw(k: int) -> None:
-        player.show_panels([upscale(images[s][k], MIN_DISPLAY_WIDTH) for s in images],
-                           [caption(s, k) for s in images])
+        player.show_panels(
+            [upscale(images[s][k], MIN_DISPLAY_WIDTH) for s in images],
+            [caption(s, k) for s in images],
+        )
 
     player.run(KEY, min(len(c.indices) for c in clips.values()), draw)
     for col, (slot, rec) in zip(st.columns(2), models.items()):
@@ -242,5 +287,4 @@ def heading(loaded: dict) -> str:
     kinds = {rec.kind.split(" ")[0] for rec in loaded.values()}
     if kinds == set(MODELS):
         return f"Where {' and '.join(MODELS)} look"
-    return "Where " + " and ".join(f"model {s} ({rec.kind})" for s, rec in loaded.items()) + \
-        " look"
+    return "Where " + " and ".join(f"model {s} ({rec.kind})" for s, rec in loaded.items()) + " look"

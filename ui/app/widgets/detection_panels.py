@@ -1,5 +1,6 @@
 """The detectors' panels: a loaded detector, a frame with its boxes (and the ground truth)
 drawn, its caption, and the ground-truth toggle; used by the Detection and the Live pages."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,14 +23,17 @@ def detector(spec: sources.DetectorSpec, stamp: str):
     return sources.load_detector(spec)
 
 
-def render_frame(frame: np.ndarray, dets: sources.FrameDetections, name: str,
-                 truth: Optional[sources.FrameTruth] = None) -> np.ndarray:
+def render_frame(
+    frame: np.ndarray,
+    dets: sources.FrameDetections,
+    name: str,
+    truth: Optional[sources.FrameTruth] = None,
+) -> np.ndarray:
     """The frame enlarged, ground truth (when given) in green, ``name``'s boxes in its colour."""
     big = upscale(frame, MIN_DISPLAY_WIDTH)
     k = big.shape[1] / frame.shape[1]
     if truth is not None and len(truth.labels):
-        big = draw_boxes(big, truth.boxes * k, ["" for _ in truth.labels],
-                         color=models.GT_COLOR)
+        big = draw_boxes(big, truth.boxes * k, ["" for _ in truth.labels], color=models.GT_COLOR)
     return draw_boxes(big, dets.boxes * k, box_labels(dets), color=models.rgb(name))
 
 
@@ -38,15 +42,19 @@ def box_labels(dets: sources.FrameDetections) -> list[str]:
     return [f"{lb} {s:.2f}" for lb, s in zip(dets.labels, dets.scores)]
 
 
-def panel_caption(name: str, i: int, num_frames: int, dets: sources.FrameDetections,
-                  extra: str = "") -> str:
+def panel_caption(
+    name: str, i: int, num_frames: int, dets: sources.FrameDetections, extra: str = ""
+) -> str:
     """``'TSM frame 2/5: 2 box(es) · <extra> — car 0.91, dog 0.40'``: every box drawn, best
     score first."""
     order = np.argsort(-np.asarray(dets.scores), kind="stable")
     labels = box_labels(dets)
     listed = ", ".join(labels[j] for j in order)
-    return (f"{name} frame {i}/{num_frames - 1}: {len(labels)} box(es)"
-            + (f" · {extra}" if extra else "") + (f" — {listed}" if listed else ""))
+    return (
+        f"{name} frame {i}/{num_frames - 1}: {len(labels)} box(es)"
+        + (f" · {extra}" if extra else "")
+        + (f" — {listed}" if listed else "")
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -66,5 +74,4 @@ def truth_toggle(video: ChosenVideo, key: str) -> Optional[list]:
         return None
     if truth is None:
         return None
-    return truth if st.checkbox("Show ground-truth boxes (green)", True, key=f"{key}_gt") \
-        else None
+    return truth if st.checkbox("Show ground-truth boxes (green)", True, key=f"{key}_gt") else None

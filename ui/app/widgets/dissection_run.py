@@ -1,5 +1,6 @@
 """The TSN/TSM dissection runs of a runs folder, loaded once (used by the Attention and the Runs
 pages)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -5,6 +5,7 @@ Frames are uint8 ``(H, W, 3)`` RGB; boxes ``(K, 4)`` pixel ``x1, y1, x2, y2``. F
 new arrays, or the encoded picture the page gets (:func:`shown`). (Attention overlays are drawn
 by :mod:`dissect.overlay`.)
 """
+
 from __future__ import annotations
 
 import io
@@ -34,8 +35,9 @@ def shown(frame: np.ndarray, width: int, quality: int = JPEG_QUALITY) -> bytes:
 
     img = Image.fromarray(np.ascontiguousarray(check_frame(frame)))
     if img.width > width:
-        img = img.resize((width, max(1, round(img.height * width / img.width))),
-                         Image.Resampling.BILINEAR)
+        img = img.resize(
+            (width, max(1, round(img.height * width / img.width))), Image.Resampling.BILINEAR
+        )
     buf = io.BytesIO()
     img.save(buf, format="JPEG", quality=quality)
     return buf.getvalue()

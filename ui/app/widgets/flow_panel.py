@@ -4,6 +4,7 @@ checkpoint (found under the runs folder or a typed path) and the video's flow fo
 holding it); the flow model's maps on the flow stacks of the clip's segments
 (:func:`ui.app.sources.flow_maps`). Nothing changes on the page while no flow checkpoint is
 chosen."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,14 +34,20 @@ def choose(found: list[str], settings: UISettings) -> Optional[tuple[str, str]]:
     root = settings.runs_dir
     with st.expander("Flow stream (optional): the flow CAM beside the RGB maps"):
         left, right = st.columns(2)
-        choice = left.selectbox("Flow checkpoint", [NONE] + found + [TYPED], key=f"{KEY}_ckpt",
-                                format_func=lambda p: p if p in (NONE, TYPED)
-                                else runs_folder.rel(Path(p), root))
+        choice = left.selectbox(
+            "Flow checkpoint",
+            [NONE] + found + [TYPED],
+            key=f"{KEY}_ckpt",
+            format_func=lambda p: p if p in (NONE, TYPED) else runs_folder.rel(Path(p), root),
+        )
         if choice == TYPED:
             choice = left.text_input("Flow checkpoint path", key=f"{KEY}_path").strip() or NONE
         folder = right.text_input(
-            "Flow folder", key=f"{KEY}_dir", placeholder="/path/to/flow/<video>",
-            help="this video's flow_x_00001.jpg... (tsm flow extract VIDEO --out DIR), or DIR")
+            "Flow folder",
+            key=f"{KEY}_dir",
+            placeholder="/path/to/flow/<video>",
+            help="this video's flow_x_00001.jpg... (tsm flow extract VIDEO --out DIR), or DIR",
+        )
     if choice == NONE:
         return None
     if not folder.strip():
@@ -54,8 +61,14 @@ def choose(found: list[str], settings: UISettings) -> Optional[tuple[str, str]]:
         return None
 
 
-def compute(choice: Optional[tuple[str, str]], video: ChosenVideo, clip: sources.ClipInput,
-            method: str, size: int, cls: Optional[int]) -> Optional[sources.FlowMaps]:
+def compute(
+    choice: Optional[tuple[str, str]],
+    video: ChosenVideo,
+    clip: sources.ClipInput,
+    method: str,
+    size: int,
+    cls: Optional[int],
+) -> Optional[sources.FlowMaps]:
     """The flow model's maps on ``clip`` (cached), or None with the reason on the page."""
     if choice is None:
         return None
@@ -67,11 +80,30 @@ def compute(choice: Optional[tuple[str, str]], video: ChosenVideo, clip: sources
             raise ValueError(f"checkpoint not found: {path}")
         rec = _recognizer(str(path.resolve()), path.stat().st_mtime)
         folder = sources.video_flow_folder(Path(flow_dir), video.path, video.label)
-        key = ("flow", str(rec.path), rec.path.stat().st_mtime, str(folder), video.key,
-               tuple(int(i) for i in clip.indices), size, method, cls)
-        return result_store().get_or_compute(key, lambda: sources.flow_maps(
-            sources.for_session(rec), folder, clip, size, method, cls, video.total or None,
-            video.label))
+        key = (
+            "flow",
+            str(rec.path),
+            rec.path.stat().st_mtime,
+            str(folder),
+            video.key,
+            tuple(int(i) for i in clip.indices),
+            size,
+            method,
+            cls,
+        )
+        return result_store().get_or_compute(
+            key,
+            lambda: sources.flow_maps(
+                sources.for_session(rec),
+                folder,
+                clip,
+                size,
+                method,
+                cls,
+                video.total or None,
+                video.label,
+            ),
+        )
     except (ValueError, FileNotFoundError, RuntimeError) as e:
         st.error(f"Flow stream: {e}")
         return None

@@ -13,6 +13,7 @@ one frame per run every ``1/fps`` seconds, as the live mode does — every widge
 working while it plays, and Pause stops at the frame shown. When playing ends the page is drawn
 again at the last frame.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -46,8 +47,13 @@ def playing(key: str) -> bool:
     return bool(st.session_state.get(_playing(key)))
 
 
-def run(key: str, num_frames: int, draw: Callable[[int], None], label: str = "Frame",
-        fps: float = DEFAULT_FPS) -> int:
+def run(
+    key: str,
+    num_frames: int,
+    draw: Callable[[int], None],
+    label: str = "Frame",
+    fps: float = DEFAULT_FPS,
+) -> int:
     """Draw the player of ``num_frames`` frames and frame ``t`` through ``draw(t)``; return ``t``
     as the page shows it (the first frame to play from while the fragment plays)."""
     if num_frames < 1:
@@ -83,11 +89,21 @@ def run(key: str, num_frames: int, draw: Callable[[int], None], label: str = "Fr
 def _controls(key: str, num_frames: int, label: str, timer: bool) -> None:
     play_col, slider_col = st.columns([1, 9], vertical_alignment="bottom")
     if timer:
-        play_col.button("⏸ Pause", key=f"{key}__pause", on_click=_stop, args=(key,),
-                        help="stop at the frame shown")
+        play_col.button(
+            "⏸ Pause",
+            key=f"{key}__pause",
+            on_click=_stop,
+            args=(key,),
+            help="stop at the frame shown",
+        )
     else:
-        play_col.button("▶ Play", key=f"{key}__play", on_click=_start, args=(key, num_frames),
-                        help="play from the current frame")
+        play_col.button(
+            "▶ Play",
+            key=f"{key}__play",
+            on_click=_start,
+            args=(key, num_frames),
+            help="play from the current frame",
+        )
     slider_col.slider(label, 0, num_frames - 1, key=key, disabled=timer)
 
 

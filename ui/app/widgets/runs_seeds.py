@@ -1,6 +1,7 @@
 """Runs view section: TSM vs TSN over the training seeds of a ``tsm demo`` run folder — the
 report's headline table (mean [min, max], per-seed differences, whether each claimed effect
 holds at every seed) and its figure (a point per seed, the mean with a [min, max] bar)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,12 +21,13 @@ def render(root: Path) -> bool:
     st.subheader("TSM vs TSN over training seeds")
     found = spreads(root)
     if not found:
-        st.info("No TSM-vs-TSN results of both models found (`tsm demo` writes them for "
-                "several training seeds: recognizers/, detection/, dissect/ and seeds/<k>/).")
+        st.info(
+            "No TSM-vs-TSN results of both models found (`tsm demo` writes them for "
+            "several training seeds: recognizers/, detection/, dissect/ and seeds/<k>/)."
+        )
         return False
     rows = [[cell or None for cell in row] for row in spread_rows(found)]
-    tables.show(pd.DataFrame(rows, columns=list(HEADER)), {}, hide_index=True,
-                key=f"{KEY}_table")
+    tables.show(pd.DataFrame(rows, columns=list(HEADER)), {}, hide_index=True, key=f"{KEY}_table")
     st.caption(spread_note(root, found))
     fig = spread_figure(found)
     if fig is not None:

@@ -11,6 +11,7 @@ page stays responsive: any widget click stops the loop (Streamlit interrupts a r
 element when a rerun is asked for), the page runs again with the click applied and shows the
 last frame computed, and a stream still playing goes on from there.
 """
+
 from __future__ import annotations
 
 import copy
@@ -44,6 +45,7 @@ class Stream:
     left out); ``played`` the wall-clock times at which the frames computed while playing were
     done (the current run of Play only), so :meth:`rate` is the rate the user sees while playing
     -- models and drawing together -- and stays as it was while paused."""
+
     key: tuple
     num_frames: int
     step: Callable[[int], Any]
@@ -91,8 +93,9 @@ class Stream:
         return statistics.median(self.latency_ms) if self.latency_ms else None
 
 
-def stream_for(name: str, key: tuple, num_frames: int,
-               make: Callable[[], Callable[[int], Any]]) -> Stream:
+def stream_for(
+    name: str, key: tuple, num_frames: int, make: Callable[[], Callable[[int], Any]]
+) -> Stream:
     """The session's stream ``name``; a new one (``make()`` gives its step) when ``key``
     (video, models, settings) changed."""
     s = st.session_state.get(f"live_{name}")
@@ -125,10 +128,16 @@ def controls(name: str, s: Stream) -> None:
     """Play / Pause / Step / Restart. Callbacks change the stream before the page is drawn, so
     the buttons match the new state."""
     c = st.columns(4)
-    c[0].button("▶ Stream" if s.t < 0 else "▶ Resume", key=f"live_{name}_play",
-                disabled=s.playing or s.done, on_click=_play, args=(s,))
-    c[1].button("Pause", key=f"live_{name}_pause", disabled=not s.playing, on_click=_pause,
-                args=(s,))
+    c[0].button(
+        "▶ Stream" if s.t < 0 else "▶ Resume",
+        key=f"live_{name}_play",
+        disabled=s.playing or s.done,
+        on_click=_play,
+        args=(s,),
+    )
+    c[1].button(
+        "Pause", key=f"live_{name}_pause", disabled=not s.playing, on_click=_pause, args=(s,)
+    )
     c[2].button("Step", key=f"live_{name}_step", disabled=s.done, on_click=_step, args=(s,))
     c[3].button("Restart", key=f"live_{name}_restart", on_click=drop, args=(name,))
 
@@ -164,6 +173,7 @@ def run(s: Stream, draw: Callable[[Stream], None], name: str) -> None:
     def show(shot: Stream) -> None:
         with slot.container():
             draw(shot)
+
     try:
         show(s.snapshot())
         play(s, show)
@@ -193,6 +203,9 @@ def status(s: Stream, extra: str = "") -> str:
     state = "playing" if s.playing else ("finished" if s.done else "paused")
     rate = s.rate()
     played = f"{rate:.1f} frames/s while playing" if rate is not None else "not played yet"
-    return (f"{state}: frame {max(s.t, 0)}/{s.num_frames - 1} · last frame {last}"
-            + (f" · model median {median:.0f} ms" if median is not None else "")
-            + f" · {played}" + (f" · {extra}" if extra else ""))
+    return (
+        f"{state}: frame {max(s.t, 0)}/{s.num_frames - 1} · last frame {last}"
+        + (f" · model median {median:.0f} ms" if median is not None else "")
+        + f" · {played}"
+        + (f" · {extra}" if extra else "")
+    )

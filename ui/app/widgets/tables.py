@@ -4,6 +4,7 @@ empty cell shown as a dash — never ``None`` or ``nan``.
 Kinds: scores in [0, 1] (3 decimals), percentages (1 decimal), ratios (2 decimals, ``x``),
 counts (whole numbers), probabilities (3 decimals).
 """
+
 from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence
@@ -37,17 +38,24 @@ def _number(v: object) -> float:
     return float(v)
 
 
-def show(df: pd.DataFrame, fmt: str | Mapping[str, str], hide_index: bool = False,
-         key: Optional[str] = None, labels: Optional[Mapping[str, str]] = None) -> None:
+def show(
+    df: pd.DataFrame,
+    fmt: str | Mapping[str, str],
+    hide_index: bool = False,
+    key: Optional[str] = None,
+    labels: Optional[Mapping[str, str]] = None,
+) -> None:
     """``df`` with ``fmt`` (one format, or one per column; other columns as text), every row
     shown (no inner scroll), empty cells as :data:`MISSING`, headers through ``labels``
     (column -> words; others as they are)."""
-    st.dataframe(styled(df, fmt, labels), width="stretch", hide_index=hide_index, key=key,
-                 height="content")
+    st.dataframe(
+        styled(df, fmt, labels), width="stretch", hide_index=hide_index, key=key, height="content"
+    )
 
 
-def styled(df: pd.DataFrame, fmt: str | Mapping[str, str],
-           labels: Optional[Mapping[str, str]] = None):
+def styled(
+    df: pd.DataFrame, fmt: str | Mapping[str, str], labels: Optional[Mapping[str, str]] = None
+):
     """The Styler :func:`show` draws. A column with an empty cell becomes text (formatted
     numbers and :data:`MISSING`): the browser's grid writes a null cell as "None" whatever the
     Styler says; a full column of numbers stays numbers (sortable), formatted by the Styler."""
@@ -57,8 +65,11 @@ def styled(df: pd.DataFrame, fmt: str | Mapping[str, str],
         if c not in formats or df[c].isna().any():
             shown[c] = [_text(v, formats.get(c)) for v in df[c]]
     names = {c: (labels or {}).get(c, c) for c in df.columns}
-    numeric = {names[c]: f for c, f in formats.items() if c in names
-               and pd.api.types.is_numeric_dtype(shown[c])}
+    numeric = {
+        names[c]: f
+        for c, f in formats.items()
+        if c in names and pd.api.types.is_numeric_dtype(shown[c])
+    }
     return shown.rename(columns=names).style.format(numeric, na_rep=MISSING)
 
 
@@ -72,16 +83,25 @@ def _text(v: object, fmt: Optional[str] = None) -> str:
 
 def per_row(rows: Mapping[str, Mapping[str, object]], key: str, fmt: str, what: str) -> str:
     """``'<what>: TSN 1.23x, TSM –'``: one figure of every row, formatted, for a caption."""
-    cells = [f"{name} " + (fmt.format(float(v)) if not isinstance(v, bool)
-                           and isinstance(v, (int, float)) and v == v else MISSING)
-             for name, v in ((n, values.get(key)) for n, values in rows.items())]
+    cells = [
+        f"{name} "
+        + (
+            fmt.format(float(v))
+            if not isinstance(v, bool) and isinstance(v, (int, float)) and v == v
+            else MISSING
+        )
+        for name, v in ((n, values.get(key)) for n, values in rows.items())
+    ]
     return f"{what}: " + ", ".join(cells)
 
 
 def top_k_table(rows: list[tuple[str, float]]) -> None:
     """A top-k table: class and probability."""
-    show(pd.DataFrame(rows, columns=["class", "probability"]), {"probability": PROBABILITY},
-         hide_index=True)
+    show(
+        pd.DataFrame(rows, columns=["class", "probability"]),
+        {"probability": PROBABILITY},
+        hide_index=True,
+    )
 
 
 def size_text(num_bytes: int) -> str:

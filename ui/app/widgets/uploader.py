@@ -9,6 +9,7 @@ naming the limit, while the page still names the file in use. A file the app its
 (``keep`` raises the caller's ``refusal``, e.g. ``sources.uploads.UploadError``) empties the
 box too, the page naming the file and why.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from .tables import size_text
 class Held:
     """The upload in use: the name the user gave the file, its size (bytes) and what ``keep``
     made of it."""
+
     name: str
     size: int
     value: Any
@@ -50,16 +52,24 @@ def forget(key: str) -> None:
     st.session_state.pop(_held(key), None)
 
 
-def held_upload(label: str, key: str, types: list, max_mb: int, help: str,
-                keep: Callable[[str, bytes], Any], refusal: type[Exception],
-                where=st) -> Optional[Held]:
+def held_upload(
+    label: str,
+    key: str,
+    types: list,
+    max_mb: int,
+    help: str,
+    keep: Callable[[str, bytes], Any],
+    refusal: type[Exception],
+    where=st,
+) -> Optional[Held]:
     """Draw upload box ``key`` (in ``where``: ``st`` or a column) and return its file in use.
     A new file goes through ``keep(name, data)``; kept, it becomes the file in use and the page
     runs again with an empty box; refused (``keep`` raised ``refusal``), the box is emptied and the
     error shown (naming the file and the limit or reason), the previous file staying in use."""
     gen = st.session_state.get(_gen(key), 0)
-    up = where.file_uploader(label, type=types, key=f"{key}_{gen}", max_upload_size=max_mb,
-                             help=help)
+    up = where.file_uploader(
+        label, type=types, key=f"{key}_{gen}", max_upload_size=max_mb, help=help
+    )
     if up is not None:
         st.session_state[_gen(key)] = gen + 1  # the next box is an empty one
         data = up.getvalue()

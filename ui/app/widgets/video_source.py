@@ -7,6 +7,7 @@ its session's folder and decoded into its session's state, so both go when the s
 The models read a video's file (the upload's kept copy) through the one clip pipeline, so their
 answer is ``tsm test``'s at any working size; the decoded frames are for display.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,6 +33,7 @@ class ChosenVideo(sources.Decoded):
     ``len(frames)`` of ``total`` at the working size, and the video's own frame size), the cache
     key naming their source, a label, and the snippet folder or file they came from (an
     upload's kept copy for an upload)."""
+
     key: str
     label: str
     path: Optional[Path] = None
@@ -39,22 +41,31 @@ class ChosenVideo(sources.Decoded):
     def limit_note(self, limits: DecodeLimits) -> str:
         """What the limits did, for a caption."""
         n, (h, w) = len(self.frames), self.frames.shape[1:3]
-        which = f"the first {n} of the video's {self.total} frames" if self.cut \
+        which = (
+            f"the first {n} of the video's {self.total} frames"
+            if self.cut
             else f"all {n} frames of the video"
+        )
         size = f"{w}x{h}"
         if self.scale != 1.0:
-            size = (f"{w}x{h}, downscaled from {self.source_size[0]}x{self.source_size[1]} to "
-                    f"the working resolution")
-        return (f"{which} at {size} (limits: {limits.max_frames} frames, shorter side "
-                f"{limits.short_side} px, {limits.max_pixels / 1e6:g} megapixels decoded; "
-                f"{LIMIT_OPTIONS})")
+            size = (
+                f"{w}x{h}, downscaled from {self.source_size[0]}x{self.source_size[1]} to "
+                f"the working resolution"
+            )
+        return (
+            f"{which} at {size} (limits: {limits.max_frames} frames, shorter side "
+            f"{limits.short_side} px, {limits.max_pixels / 1e6:g} megapixels decoded; "
+            f"{LIMIT_OPTIONS})"
+        )
 
 
 @st.cache_data(show_spinner="Listing videos...", ttl=60)
 def _listing(root: str) -> tuple[list[str], list[str]]:
     base = Path(root)
-    return ([str(p) for p in runs_folder.find_vid_snippets(base)],
-            [str(p) for p in runs_folder.find_videos(base)])
+    return (
+        [str(p) for p in runs_folder.find_vid_snippets(base)],
+        [str(p) for p in runs_folder.find_videos(base)],
+    )
 
 
 # cache_resource, not cache_data: the frames are shared read-only, never copied per rerun
@@ -69,14 +80,23 @@ def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
     def keep(name: str, data: bytes) -> tuple:
         with st.spinner("Decoding upload..."):
             return hashlib.sha1(data).hexdigest()[:16], keep_video(
-                name, data, settings.max_upload_bytes, settings.limits,
-                session.folder(settings.idle_minutes))
+                name,
+                data,
+                settings.max_upload_bytes,
+                settings.limits,
+                session.folder(settings.idle_minutes),
+            )
 
     box = f"{key}_upload"
-    h = uploader.held_upload("Video file", box, [s.lstrip(".") for s in
-                                                 runs_folder.VIDEO_SUFFIXES], mb,
-                             f"at most {mb} MB; decoded within the limits below", keep,
-                             UploadError)
+    h = uploader.held_upload(
+        "Video file",
+        box,
+        [s.lstrip(".") for s in runs_folder.VIDEO_SUFFIXES],
+        mb,
+        f"at most {mb} MB; decoded within the limits below",
+        keep,
+        UploadError,
+    )
     if h is None:
         st.info("Choose a video file to upload.")
         return None
@@ -86,8 +106,14 @@ def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
         st.warning(f"'{h.name}' was removed with this session's idle uploads; upload it again.")
         return None
     st.caption(uploader.in_use(h))
-    return ChosenVideo(decoded.frames, decoded.total, decoded.source_size,
-                       key=f"upload:{digest}:{settings.limits}", label=h.name, path=path)
+    return ChosenVideo(
+        decoded.frames,
+        decoded.total,
+        decoded.source_size,
+        key=f"upload:{digest}:{settings.limits}",
+        label=h.name,
+        path=path,
+    )
 
 
 def choose_video(settings: UISettings, key: str) -> Optional[ChosenVideo]:
@@ -99,15 +125,26 @@ def choose_video(settings: UISettings, key: str) -> Optional[ChosenVideo]:
     if kind == UPLOAD:
         return _upload(settings, key)
     paths = snippets if kind == SNIPPET else videos
-    path = st.selectbox("Snippet" if kind == SNIPPET else "File", paths, key=f"{key}_path",
-                        format_func=lambda p: runs_folder.rel(Path(p), root))
+    path = st.selectbox(
+        "Snippet" if kind == SNIPPET else "File",
+        paths,
+        key=f"{key}_path",
+        format_func=lambda p: runs_folder.rel(Path(p), root),
+    )
     if path is None:
         return None
     try:
         got = _frames_of(path, Path(path).stat().st_mtime, settings.limits)
     except (sources.VideoDecodeError, OSError, ValueError) as e:
-        st.error(f"Cannot read `{runs_folder.rel(Path(path), root)}`: "
-                 f"{getattr(e, 'reason', None) or e}")
+        st.error(
+            f"Cannot read `{runs_folder.rel(Path(path), root)}`: {getattr(e, 'reason', None) or e}"
+        )
         return None
-    return ChosenVideo(got.frames, got.total, got.source_size, key=f"file:{path}:{settings.limits}",
-                       label=runs_folder.rel(Path(path), root), path=Path(path))
+    return ChosenVideo(
+        got.frames,
+        got.total,
+        got.source_size,
+        key=f"file:{path}:{settings.limits}",
+        label=runs_folder.rel(Path(path), root),
+        path=Path(path),
+    )

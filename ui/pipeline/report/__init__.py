@@ -4,6 +4,7 @@ panel per metric, then the pictures). First every comparison over the training s
 CAM strips of clips chosen by rule and detection frames where online TSM finds what TSN
 misses. :mod:`.tables` reads the JSON files the steps wrote,
 :mod:`.charts` draws the panels, :mod:`.pictures` the strips and frames."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,10 @@ from .tables import DET_KEYS, build_tables
 
 __all__ = ["DET_KEYS", "build_tables", "write_report"]
 
-STYLE = ("body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:"
-         "collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}")
+STYLE = (
+    "body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:"
+    "collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+)
 
 
 def write_report(root: str | os.PathLike) -> tuple:
@@ -27,13 +30,20 @@ def write_report(root: str | os.PathLike) -> tuple:
 
     root = Path(root)
     tables = [spread_table(root)] + build_tables(root)
-    md = ("# TSM Apps demo report\n\nCAM strips and detection frames: see REPORT.html.\n\n"
-          + "\n".join(t.markdown() for t in tables))
-    page = ("<!doctype html><html><head><meta charset='utf-8'><title>TSM Apps demo report</title>"
-            f"<style>{STYLE}</style><script>{plotly.offline.get_plotlyjs()}</script></head><body>"
-            "<h1>TSM Apps demo report</h1>" + "\n".join(t.html() for t in tables[:4])
-            + cam_section(root) + detection_section(root)
-            + "\n".join(t.html() for t in tables[4:]) + "</body></html>")
+    md = (
+        "# TSM Apps demo report\n\nCAM strips and detection frames: see REPORT.html.\n\n"
+        + "\n".join(t.markdown() for t in tables)
+    )
+    page = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>TSM Apps demo report</title>"
+        f"<style>{STYLE}</style><script>{plotly.offline.get_plotlyjs()}</script></head><body>"
+        "<h1>TSM Apps demo report</h1>"
+        + "\n".join(t.html() for t in tables[:4])
+        + cam_section(root)
+        + detection_section(root)
+        + "\n".join(t.html() for t in tables[4:])
+        + "</body></html>"
+    )
     md_path, html_path = root / "REPORT.md", root / "REPORT.html"
     atomic_write_text(md_path, md)
     atomic_write_text(html_path, page)

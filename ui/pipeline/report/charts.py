@@ -1,6 +1,7 @@
 """The report's charts: one panel per metric (its own y axis and unit), a bar per model, and
 chance and the baselines as dashed reference lines — a class count or a chance level is never a
 bar beside accuracies. Colours: :mod:`ui.models` (each model and each reference its own)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ MAX_COLUMNS = 4
 class Panel:
     """One metric: ``bars[model] -> value`` (None: no bar) and ``refs[name] -> value`` drawn as
     horizontal lines; ``unit`` labels the y axis."""
+
     title: str
     unit: str
     bars: Mapping[str, Optional[float]]
@@ -37,27 +39,54 @@ def panels_figure(title: str, panels: Sequence[Panel]):
         return None
     cols = min(MAX_COLUMNS, len(panels))
     rows = -(-len(panels) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[p.title for p in panels],
-                        horizontal_spacing=0.08, vertical_spacing=0.22 if rows > 1 else 0.1)
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=[p.title for p in panels],
+        horizontal_spacing=0.08,
+        vertical_spacing=0.22 if rows > 1 else 0.1,
+    )
     shown = set()
     for i, p in enumerate(panels):
         r, c = i // cols + 1, i % cols + 1
         names = list(p.bars)
         for m in names:
-            fig.add_trace(go.Bar(x=[m], y=[_number(p.bars[m])], name=m, legendgroup=m,
-                                 showlegend=m not in shown, marker_color=models.css(m)),
-                          row=r, col=c)
+            fig.add_trace(
+                go.Bar(
+                    x=[m],
+                    y=[_number(p.bars[m])],
+                    name=m,
+                    legendgroup=m,
+                    showlegend=m not in shown,
+                    marker_color=models.css(m),
+                ),
+                row=r,
+                col=c,
+            )
             shown.add(m)
         for k, (ref, v) in enumerate(p.refs.items()):
             if _number(v) is None:
                 continue
-            fig.add_trace(go.Scatter(x=[names[0], names[-1]], y=[v, v], mode="lines",
-                                     name=ref, legendgroup=ref, showlegend=ref not in shown,
-                                     line=dict(color=models.css(ref),
-                                               dash=REF_DASH[k % len(REF_DASH)])),
-                          row=r, col=c)
+            fig.add_trace(
+                go.Scatter(
+                    x=[names[0], names[-1]],
+                    y=[v, v],
+                    mode="lines",
+                    name=ref,
+                    legendgroup=ref,
+                    showlegend=ref not in shown,
+                    line=dict(color=models.css(ref), dash=REF_DASH[k % len(REF_DASH)]),
+                ),
+                row=r,
+                col=c,
+            )
             shown.add(ref)
         fig.update_yaxes(title_text=p.unit, rangemode="tozero", row=r, col=c)
-    fig.update_layout(title=title, height=300 * rows + 80, margin=dict(l=50, r=20, t=80, b=40),
-                      legend=dict(orientation="h", y=-0.12), bargap=0.35)
+    fig.update_layout(
+        title=title,
+        height=300 * rows + 80,
+        margin=dict(l=50, r=20, t=80, b=40),
+        legend=dict(orientation="h", y=-0.12),
+        bargap=0.35,
+    )
     return fig

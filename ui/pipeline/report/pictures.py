@@ -8,6 +8,7 @@ with ground truth in green; a ground-truth object counts as found under the VID 
 rule (same class, IoU >= min(0.5, wh/((w+10)(h+10)))) by a box scoring at least
 :data:`MIN_SCORE`.
 """
+
 from __future__ import annotations
 
 import base64
@@ -34,8 +35,10 @@ MAX_DETECTION_FRAMES = 4
 
 def _img(png: bytes, alt: str, width: Optional[int] = None) -> str:
     w = f" width='{width}'" if width else ""
-    return (f"<img alt='{html.escape(alt)}'{w} style='image-rendering:pixelated;max-width:100%' "
-            f"src='data:image/png;base64,{base64.b64encode(png).decode()}'>")
+    return (
+        f"<img alt='{html.escape(alt)}'{w} style='image-rendering:pixelated;max-width:100%' "
+        f"src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
+    )
 
 
 def _png(arr: np.ndarray) -> bytes:
@@ -51,10 +54,15 @@ def choose_clips(records: dict, per_rule: int = 1) -> list[tuple[str, str]]:
     maps a clip id to ``{"tsn": record, "tsm": record}`` (``pred`` and ``label`` each)."""
     out = []
     for rule, test in RULES:
-        hits = [cid for cid in sorted(records)
-                if records[cid]["tsn"].get("label") is not None
-                and test(records[cid]["tsn"]["pred"] == records[cid]["tsn"]["label"],
-                         records[cid]["tsm"]["pred"] == records[cid]["tsm"]["label"])]
+        hits = [
+            cid
+            for cid in sorted(records)
+            if records[cid]["tsn"].get("label") is not None
+            and test(
+                records[cid]["tsn"]["pred"] == records[cid]["tsn"]["label"],
+                records[cid]["tsm"]["pred"] == records[cid]["tsm"]["label"],
+            )
+        ]
         out += [(rule, cid) for cid in hits[:per_rule]]
     return out
 
@@ -71,21 +79,29 @@ def cam_section(root: Path, per_rule: int = 1) -> str:
     runs = {m: load_run(f) for m, f in folders.items()}
     common = set(runs["tsn"].clips) & set(runs["tsm"].clips)
     records = {c: {m: runs[m].clips[c].record for m in runs} for c in common}
-    out = [head, "<p>One clip per rule (the first by id); rows: TSN, then TSM; the frames the "
-                 "recognizers saw with the CAM of the predicted class (per-clip colour scale) "
-                 "and the actor's box in green.</p>"]
+    out = [
+        head,
+        "<p>One clip per rule (the first by id); rows: TSN, then TSM; the frames the "
+        "recognizers saw with the CAM of the predicted class (per-clip colour scale) "
+        "and the actor's box in green.</p>",
+    ]
     chosen = choose_clips(records, per_rule)
     if not chosen:
         return head + "<p>no labelled clip in both runs</p>"
     for rule, cid in chosen:
         rec = records[cid]
-        out.append(f"<h3>{html.escape(rule)}: clip {html.escape(cid)} — class "
-                   f"{html.escape(str(rec['tsn'].get('label_name') or rec['tsn']['label']))}</h3>")
+        out.append(
+            f"<h3>{html.escape(rule)}: clip {html.escape(cid)} — class "
+            f"{html.escape(str(rec['tsn'].get('label_name') or rec['tsn']['label']))}</h3>"
+        )
         for m in ("tsn", "tsm"):
             png = runs[m].clips[cid].png
             pred = rec[m].get("pred_name") or rec[m]["pred"]
-            cell = _img(png.read_bytes(), f"{m} {cid}") if png and png.is_file() else \
-                "(run without overlays)"
+            cell = (
+                _img(png.read_bytes(), f"{m} {cid}")
+                if png and png.is_file()
+                else "(run without overlays)"
+            )
             out.append(f"<p><b>{m.upper()}</b> predicts {html.escape(str(pred))}<br>{cell}</p>")
     return "\n".join(out)
 
@@ -100,8 +116,10 @@ def missed_by_tsn(root: Path) -> list[dict]:
     """Frames where online TSM finds a ground-truth object TSN misses, corrupted frames first,
     then frames with a fast object (motion IoU < 0.7), then the rest (each in frame order)."""
     lay = RunLayout(root)
-    res = {m: read_json(lay.detector(m) / "test" / "results.json", missing_ok=True)
-           for m in ("tsn", "tsm")}
+    res = {
+        m: read_json(lay.detector(m) / "test" / "results.json", missing_ok=True)
+        for m in ("tsn", "tsm")
+    }
     if any(r is None for r in res.values()):
         return []
     from detection.records import FrameDetections
@@ -117,16 +135,28 @@ def missed_by_tsn(root: Path) -> list[dict]:
         for m in ("tsn", "tsm"):
             f = dets[m][p]
             keep = np.asarray(f["scores"], float) >= MIN_SCORE
-            found[m] = found_truth(FrameDetections(np.asarray(f["boxes"], float).reshape(-1, 4)[
-                keep], np.asarray(f["scores"], float)[keep], np.asarray(f["labels"])[keep]),
-                truths[p])
+            found[m] = found_truth(
+                FrameDetections(
+                    np.asarray(f["boxes"], float).reshape(-1, 4)[keep],
+                    np.asarray(f["scores"], float)[keep],
+                    np.asarray(f["labels"])[keep],
+                ),
+                truths[p],
+            )
         extra = found["tsm"] & ~found["tsn"]
         if extra.any():
             t = truths[p]
             fast = t.motion_iou is not None and bool((t.motion_iou[extra] < 0.7).any())
-            out.append({"path": p, "corruption": t.corruption, "fast": fast,
-                        "objects": [classes[int(c)] for c in t.label_ids[extra]],
-                        "truth": t, "dets": {m: dets[m][p] for m in dets}})
+            out.append(
+                {
+                    "path": p,
+                    "corruption": t.corruption,
+                    "fast": fast,
+                    "objects": [classes[int(c)] for c in t.label_ids[extra]],
+                    "truth": t,
+                    "dets": {m: dets[m][p] for m in dets},
+                }
+            )
     return sorted(out, key=lambda d: (d["corruption"] is None, not d["fast"]))
 
 
@@ -139,8 +169,10 @@ def _draw(path: str, truth, det: dict, model: str, classes: list) -> bytes:
     img = draw_boxes(img, truth.boxes, ["" for _ in truth.boxes], color=models.GT_COLOR)
     keep = np.asarray(det["scores"], float) >= MIN_SCORE
     boxes = np.asarray(det["boxes"], float).reshape(-1, 4)[keep]
-    caps = [f"{classes[int(c)]} {s:.2f}" for c, s in zip(np.asarray(det["labels"])[keep],
-                                                          np.asarray(det["scores"])[keep])]
+    caps = [
+        f"{classes[int(c)]} {s:.2f}"
+        for c, s in zip(np.asarray(det["labels"])[keep], np.asarray(det["scores"])[keep])
+    ]
     return _png(draw_boxes(img, boxes, caps, color=models.rgb(model)))
 
 
@@ -153,15 +185,32 @@ def detection_section(root: Path, limit: int = MAX_DETECTION_FRAMES) -> str:
     if not frames:
         return head + "<p>none (or detection/{tsn,tsm}/test/results.json missing)</p>"
     res = read_json(RunLayout(root).detector("tsm") / "test" / "results.json")
-    out = [head, f"<p>{len(frames)} such frames; the first {min(limit, len(frames))} shown "
-                 "(corrupted, then fast-moving objects first). Left: TSN, right: online TSM; "
-                 f"ground truth in green; boxes scoring >= {MIN_SCORE}.</p>"]
+    out = [
+        head,
+        f"<p>{len(frames)} such frames; the first {min(limit, len(frames))} shown "
+        "(corrupted, then fast-moving objects first). Left: TSN, right: online TSM; "
+        f"ground truth in green; boxes scoring >= {MIN_SCORE}.</p>",
+    ]
     for f in frames[:limit]:
-        tags = ", ".join(x for x in (f["corruption"] and f"corrupted ({f['corruption']})",
-                                     f["fast"] and "fast object") if x) or "clean, slow/medium"
-        out.append(f"<h3>{html.escape(Path(f['path']).parent.name)}/"
-                   f"{html.escape(Path(f['path']).name)} — {html.escape(tags)}; TSM alone finds "
-                   f"{html.escape(', '.join(f['objects']))}</h3><p>" + " ".join(
-                       _img(_draw(f["path"], f["truth"], f["dets"][m], m, res["classes"]),
-                            m, 360) for m in ("tsn", "tsm")) + "</p>")
+        tags = (
+            ", ".join(
+                x
+                for x in (
+                    f["corruption"] and f"corrupted ({f['corruption']})",
+                    f["fast"] and "fast object",
+                )
+                if x
+            )
+            or "clean, slow/medium"
+        )
+        out.append(
+            f"<h3>{html.escape(Path(f['path']).parent.name)}/"
+            f"{html.escape(Path(f['path']).name)} — {html.escape(tags)}; TSM alone finds "
+            f"{html.escape(', '.join(f['objects']))}</h3><p>"
+            + " ".join(
+                _img(_draw(f["path"], f["truth"], f["dets"][m], m, res["classes"]), m, 360)
+                for m in ("tsn", "tsm")
+            )
+            + "</p>"
+        )
     return "\n".join(out)

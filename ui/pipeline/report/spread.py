@@ -2,6 +2,7 @@
 as mean [min, max] per model and of TSM minus TSN, with the per-seed differences drawn as
 points beside the mean and its [min, max] bar. The app's Runs view shows the same rows and
 figure."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,8 +12,7 @@ from ... import models
 from ..seeds import Spread, interval, seed_layouts, signed, spreads
 from .tables import Table
 
-HEADER = ("comparison", "TSN", "TSM", "TSM - TSN", "TSM - TSN per seed",
-          "TSM ahead at every seed")
+HEADER = ("comparison", "TSN", "TSM", "TSM - TSN", "TSM - TSN per seed", "TSM ahead at every seed")
 GROUPS = ("recognition", "detection", "dissection")
 SEED_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "star")
 
@@ -24,8 +24,17 @@ def _per_seed(s: Spread) -> str:
 def spread_rows(found: Sequence[Spread]) -> list:
     """Rows of :data:`HEADER` (strings); the last column is blank for figures not claimed."""
     verdict = {True: "yes", False: "no", None: ""}
-    return [[s.comparison.title, s.text(s.tsn), s.text(s.tsm), s.text(s.diff, sign=True),
-             _per_seed(s), verdict[s.holds]] for s in found]
+    return [
+        [
+            s.comparison.title,
+            s.text(s.tsn),
+            s.text(s.tsm),
+            s.text(s.diff, sign=True),
+            _per_seed(s),
+            verdict[s.holds],
+        ]
+        for s in found
+    ]
 
 
 def _short(title: str) -> str:
@@ -41,9 +50,13 @@ def spread_figure(found: Sequence[Spread]) -> Optional[Any]:
     groups = [g for g in GROUPS if any(s.comparison.group == g for s in found)]
     if not groups:
         return None
-    fig = make_subplots(rows=1, cols=len(groups), subplot_titles=groups,
-                        column_widths=[max(1, sum(s.comparison.group == g for s in found))
-                                       for g in groups], horizontal_spacing=0.07)
+    fig = make_subplots(
+        rows=1,
+        cols=len(groups),
+        subplot_titles=groups,
+        column_widths=[max(1, sum(s.comparison.group == g for s in found)) for g in groups],
+        horizontal_spacing=0.07,
+    )
     seeds = list(dict.fromkeys(seed for s in found for seed in s.seeds))
     shown = set()
     for c, g in enumerate(groups, 1):
@@ -53,26 +66,57 @@ def spread_figure(found: Sequence[Spread]) -> Optional[Any]:
             xs = [n for n, s in zip(names, part) if seed in s.seeds]
             ys = [s.diff[s.seeds.index(seed)] for s in part if seed in s.seeds]
             label = f"seed {seed}" if seed is not None else "run"
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=label, legendgroup=label,
-                                     showlegend=label not in shown, marker=dict(
-                                         size=7, color=models.css(models.TSM), opacity=0.45,
-                                         symbol=SEED_SYMBOLS[k % len(SEED_SYMBOLS)])),
-                          row=1, col=c)
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="markers",
+                    name=label,
+                    legendgroup=label,
+                    showlegend=label not in shown,
+                    marker=dict(
+                        size=7,
+                        color=models.css(models.TSM),
+                        opacity=0.45,
+                        symbol=SEED_SYMBOLS[k % len(SEED_SYMBOLS)],
+                    ),
+                ),
+                row=1,
+                col=c,
+            )
             shown.add(label)
         stats = [interval(s.diff) for s in part]
-        fig.add_trace(go.Scatter(
-            x=names, y=[m for m, _, _ in stats], mode="markers", name="mean [min, max]",
-            legendgroup="mean", showlegend="mean" not in shown,
-            marker=dict(size=12, symbol="line-ew-open", color=models.css(models.TSM),
-                        line=dict(width=3)),
-            error_y=dict(type="data", symmetric=False, array=[hi - m for m, _, hi in stats],
-                         arrayminus=[m - lo for m, lo, _ in stats], width=8)), row=1, col=c)
+        fig.add_trace(
+            go.Scatter(
+                x=names,
+                y=[m for m, _, _ in stats],
+                mode="markers",
+                name="mean [min, max]",
+                legendgroup="mean",
+                showlegend="mean" not in shown,
+                marker=dict(
+                    size=12, symbol="line-ew-open", color=models.css(models.TSM), line=dict(width=3)
+                ),
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=[hi - m for m, _, hi in stats],
+                    arrayminus=[m - lo for m, lo, _ in stats],
+                    width=8,
+                ),
+            ),
+            row=1,
+            col=c,
+        )
         shown.add("mean")
         fig.add_hline(y=0, line=dict(color=models.css(models.CHANCE), dash="dash"), row=1, col=c)
         fig.update_yaxes(title_text=f"TSM - TSN ({part[0].comparison.unit})", row=1, col=c)
-    fig.update_layout(title="TSM minus TSN at each training seed (points) and mean [min, max]",
-                      height=420, margin=dict(l=60, r=20, t=80, b=120),
-                      legend=dict(orientation="h", y=-0.35))
+    fig.update_layout(
+        title="TSM minus TSN at each training seed (points) and mean [min, max]",
+        height=420,
+        margin=dict(l=60, r=20, t=80, b=120),
+        legend=dict(orientation="h", y=-0.35),
+    )
     return fig
 
 
@@ -83,13 +127,18 @@ def spread_note(root: Path, found: Sequence[Spread]) -> str:
     if seeds and det and det[0] != seeds:
         which += f" (the detectors': {', '.join(map(str, det[0]))})"
     failing = [s.comparison.title for s in found if s.holds is False]
-    claims = ("every claimed effect (last column) holds at every seed: its [min, max] interval "
-              "excludes zero" if not failing else
-              f"NOT every claimed effect holds at every seed: {'; '.join(failing)} (its [min, "
-              "max] interval reaches zero or below)")
-    return (f"mean [min, max] over {which} (one data set); detection on the synthetic VID "
-            f"set's held-out test snippets, recognition and dissection on the held-out test "
-            f"clips; {claims}. The tables below are the first seed's runs.")
+    claims = (
+        "every claimed effect (last column) holds at every seed: its [min, max] interval "
+        "excludes zero"
+        if not failing
+        else f"NOT every claimed effect holds at every seed: {'; '.join(failing)} (its [min, "
+        "max] interval reaches zero or below)"
+    )
+    return (
+        f"mean [min, max] over {which} (one data set); detection on the synthetic VID "
+        f"set's held-out test snippets, recognition and dissection on the held-out test "
+        f"clips; {claims}. The tables below are the first seed's runs."
+    )
 
 
 def spread_table(root: Path) -> Table:
@@ -97,5 +146,6 @@ def spread_table(root: Path) -> Table:
     found = spreads(root)
     if not found:
         return Table(title, [], [], "no comparison yet: no seed has both models' results")
-    return Table(title, list(HEADER), spread_rows(found), spread_note(root, found),
-                 spread_figure(found))
+    return Table(
+        title, list(HEADER), spread_rows(found), spread_note(root, found), spread_figure(found)
+    )

@@ -6,6 +6,7 @@ Reads only the JSON files the steps wrote (layout: :mod:`ui.pipeline.layout`):
 step timings ``timing.json``.
 A missing file leaves its section saying which file is missing, never a made-up number.
 """
+
 from __future__ import annotations
 
 import html
@@ -32,8 +33,14 @@ class Table:
     """A titled table, rendered as Markdown and as HTML (followed by ``figure``, a Plotly
     figure, when given)."""
 
-    def __init__(self, title: str, header: Sequence[str], rows: Sequence[Sequence[Any]],
-                 note: str = "", figure: Any = None) -> None:
+    def __init__(
+        self,
+        title: str,
+        header: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        note: str = "",
+        figure: Any = None,
+    ) -> None:
         self.title, self.header, self.rows, self.note = title, header, rows, note
         self.figure = figure
 
@@ -53,10 +60,13 @@ class Table:
         if self.note:
             out.append(f"<p>{html.escape(self.note)}</p>")
         if self.rows:
-            out.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
-                       + "</tr>")
-            out += ["<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in r) + "</tr>"
-                    for r in self.rows]
+            out.append(
+                "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in self.header) + "</tr>"
+            )
+            out += [
+                "<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in r) + "</tr>"
+                for r in self.rows
+            ]
             out.append("</table>")
         if self.rows and self.figure is not None:
             out.append(self.figure.to_html(full_html=False, include_plotlyjs=False))
@@ -84,22 +94,44 @@ def recognition_table(root: Path) -> Table:
             continue
         te = read_json(runs.recognizer_test(m), missing_ok=True) or {}
         k = len(ev.get("classes") or []) or None
-        rows.append([m.upper(), ev.get("top1"), ev.get("top5"), te.get("top1"), te.get("top5"), k,
-                     100.0 / k if k else None])
-    note = f"missing: {', '.join(missing)}" if missing else \
-        "top-1 / top-5 (%) on the synthetic temporal set, 1 clip, centre crop: val, and the " \
+        rows.append(
+            [
+                m.upper(),
+                ev.get("top1"),
+                ev.get("top5"),
+                te.get("top1"),
+                te.get("top5"),
+                k,
+                100.0 / k if k else None,
+            ]
+        )
+    note = (
+        f"missing: {', '.join(missing)}"
+        if missing
+        else "top-1 / top-5 (%) on the synthetic temporal set, 1 clip, centre crop: val, and the "
         "held-out test split scored with best.pth (chosen on val)"
+    )
     k = _classes(root)
     chance = {"chance": 100.0 / k if k else None}
-    panels = [Panel("top-1", "accuracy (%)", {r[0]: r[1] for r in rows}, chance),
-              Panel("top-5", "accuracy (%)", {r[0]: r[2] for r in rows},
-                    {"chance": min(100.0, 500.0 / k) if k else None})]
+    panels = [
+        Panel("top-1", "accuracy (%)", {r[0]: r[1] for r in rows}, chance),
+        Panel(
+            "top-5",
+            "accuracy (%)",
+            {r[0]: r[2] for r in rows},
+            {"chance": min(100.0, 500.0 / k) if k else None},
+        ),
+    ]
     if any(r[3] is not None for r in rows):
         panels.insert(0, Panel("test top-1", "accuracy (%)", {r[0]: r[3] for r in rows}, chance))
     fig = panels_figure("Recognition accuracy (one panel per metric)", panels)
-    return Table("Recognition (synthetic temporal set)",
-                 ["model", "top-1", "top-5", "test top-1", "test top-5", "classes", "chance (%)"],
-                 rows, note, fig)
+    return Table(
+        "Recognition (synthetic temporal set)",
+        ["model", "top-1", "top-5", "test top-1", "test top-5", "classes", "chance (%)"],
+        rows,
+        note,
+        fig,
+    )
 
 
 def detection_table(root: Path) -> Table:
@@ -109,21 +141,43 @@ def detection_table(root: Path) -> Table:
         if met is None:
             missing.append(runs.rel(runs.detection_metrics(m)))
             continue
-        rows.append([{"tsn": "TSN R-FCN", "tsm": "online-TSM R-FCN"}[m]]
-                    + [met.get(k) for k in DET_KEYS])
-    note = f"missing: {', '.join(missing)}" if missing else (
-        "mAP (%) on the synthetic ImageNet-VID held-out test snippets: overall, by motion speed, "
-        "corrupted frames")
+        rows.append(
+            [{"tsn": "TSN R-FCN", "tsm": "online-TSM R-FCN"}[m]] + [met.get(k) for k in DET_KEYS]
+        )
+    note = (
+        f"missing: {', '.join(missing)}"
+        if missing
+        else (
+            "mAP (%) on the synthetic ImageNet-VID held-out test snippets: overall, by motion speed, "
+            "corrupted frames"
+        )
+    )
     names = ["overall", "slow", "medium", "fast", "corrupted"]
-    fig = panels_figure("Detection mAP by split (one panel per split)", [
-        Panel(n, "mAP (%)", {r[0].split()[0]: r[j + 1] for r in rows})
-        for j, n in enumerate(names)])
-    return Table("Video object detection (synthetic ImageNet-VID)",
-                 ["model", "mAP", "slow", "medium", "fast", "corrupted"], rows, note, fig)
+    fig = panels_figure(
+        "Detection mAP by split (one panel per split)",
+        [
+            Panel(n, "mAP (%)", {r[0].split()[0]: r[j + 1] for r in rows})
+            for j, n in enumerate(names)
+        ],
+    )
+    return Table(
+        "Video object detection (synthetic ImageNet-VID)",
+        ["model", "mAP", "slow", "medium", "fast", "corrupted"],
+        rows,
+        note,
+        fig,
+    )
 
 
-DISSECT_METRICS = ("pointing", "pointing_active", "pointing_tol", "temporal_auc", "mass_ratio",
-                   "iou_dataset", "iou_max20")
+DISSECT_METRICS = (
+    "pointing",
+    "pointing_active",
+    "pointing_tol",
+    "temporal_auc",
+    "mass_ratio",
+    "iou_dataset",
+    "iou_max20",
+)
 
 
 def dissection_table(root: Path) -> Table:
@@ -132,35 +186,68 @@ def dissection_table(root: Path) -> Table:
     title = "Dissection (where and when the networks look)"
     layout = RunLayout(root)
     runs = {m: read_json(layout.dissection(m) / "metrics.json", missing_ok=True) for m in MODELS}
-    missing = [layout.rel(layout.dissection(m) / "metrics.json")
-               for m, v in runs.items() if v is None]
+    missing = [
+        layout.rel(layout.dissection(m) / "metrics.json") for m, v in runs.items() if v is None
+    ]
     if missing:
         return Table(title, [], [], f"missing: {', '.join(missing)}")
     agg = {m: v.get("aggregate", {}) for m, v in runs.items()}
-    rows = [[k, agg["tsn"].get("method", {}).get(k), agg["tsm"].get("method", {}).get(k),
-             agg["tsm"].get("centre", {}).get(k), agg["tsm"].get("random", {}).get(k),
-             agg["tsn"].get("sanity", {}).get(k), agg["tsm"].get("sanity", {}).get(k)]
-            for k in DISSECT_METRICS]
-    rows.append(["accuracy", runs["tsn"].get("accuracy"), runs["tsm"].get("accuracy"),
-                 None, None, None, None])
-    units = {m: read_json(layout.dissection(m) / "units.json", missing_ok=True) or {}
-             for m in MODELS}
-    for layer in (units["tsm"].get("layers") or {}):
-        rows.append([f"detector units {layer}",
-                     units["tsn"].get("layers", {}).get(layer, {}).get("detectors"),
-                     units["tsm"]["layers"][layer].get("detectors"), None, None, None, None])
+    rows = [
+        [
+            k,
+            agg["tsn"].get("method", {}).get(k),
+            agg["tsm"].get("method", {}).get(k),
+            agg["tsm"].get("centre", {}).get(k),
+            agg["tsm"].get("random", {}).get(k),
+            agg["tsn"].get("sanity", {}).get(k),
+            agg["tsm"].get("sanity", {}).get(k),
+        ]
+        for k in DISSECT_METRICS
+    ]
+    rows.append(
+        [
+            "accuracy",
+            runs["tsn"].get("accuracy"),
+            runs["tsm"].get("accuracy"),
+            None,
+            None,
+            None,
+            None,
+        ]
+    )
+    units = {
+        m: read_json(layout.dissection(m) / "units.json", missing_ok=True) or {} for m in MODELS
+    }
+    for layer in units["tsm"].get("layers") or {}:
+        rows.append(
+            [
+                f"detector units {layer}",
+                units["tsn"].get("layers", {}).get(layer, {}).get("detectors"),
+                units["tsm"]["layers"][layer].get("detectors"),
+                None,
+                None,
+                None,
+                None,
+            ]
+        )
     clips = agg["tsm"].get("method", {}).get("clips")
-    data = ((read_json(layout.dissection("tsm") / "run.json", missing_ok=True) or {})
-            .get("settings", {}).get("data"))
+    data = (
+        (read_json(layout.dissection("tsm") / "run.json", missing_ok=True) or {})
+        .get("settings", {})
+        .get("data")
+    )
     source = Path(data).name if data else "the data set"
-    return Table(title, ["metric", "TSN", "TSM", "centre prior", "random map",
-                         "TSN randomised", "TSM randomised"], rows, figure=_dissection_figure(
-                             rows, _classes(root)), note=
-                 f"{clips} clips of {source}, CAM of the predicted class; pointing: the map's maximum "
-                 "lies on the actor's box (frames with a box; _active: frames where it acts; _tol: "
-                 "within the game's standard tolerance, 15 px at 224 = 7.5 px at 112); "
-                 "temporal_auc / mass_ratio: map mass in acting vs still frames; IoU of the "
-                 "thresholded map with the box. Side-by-side report: dissect/compare/compare.html")
+    return Table(
+        title,
+        ["metric", "TSN", "TSM", "centre prior", "random map", "TSN randomised", "TSM randomised"],
+        rows,
+        figure=_dissection_figure(rows, _classes(root)),
+        note=f"{clips} clips of {source}, CAM of the predicted class; pointing: the map's maximum "
+        "lies on the actor's box (frames with a box; _active: frames where it acts; _tol: "
+        "within the game's standard tolerance, 15 px at 224 = 7.5 px at 112); "
+        "temporal_auc / mass_ratio: map mass in acting vs still frames; IoU of the "
+        "thresholded map with the box. Side-by-side report: dissect/compare/compare.html",
+    )
 
 
 def _dissection_figure(rows: list, classes: Optional[int]) -> Any:
@@ -188,9 +275,14 @@ def early_table(root: Path) -> Table:
 
     title, lay = "Early recognition (top-1 vs fraction of the video seen)", RunLayout(root)
     if not lay.early_csv.is_file():
-        return Table(title, [], [], "not part of this run: `tsm demo --extras` adds it (`tsm "
-                     "test ONLINE.pth --online --offline-checkpoint TSM.pth --tsn-checkpoint "
-                     f"TSN.pth --data DATA --out {lay.early_csv.parent}`)")
+        return Table(
+            title,
+            [],
+            [],
+            "not part of this run: `tsm demo --extras` adds it (`tsm "
+            "test ONLINE.pth --online --offline-checkpoint TSM.pth --tsn-checkpoint "
+            f"TSN.pth --data DATA --out {lay.early_csv.parent}`)",
+        )
     try:
         res = read_early_csv(lay.early_csv)
     except ValueError as e:
@@ -198,22 +290,44 @@ def early_table(root: Path) -> Table:
     rows = [[label(m)] + list(v) for m, v in res["top1"].items()]
     whole = ", ".join(f"{label(m)} {v:.1f}%" for m, v in whole_video(res).items())
     note = f"top-1 (%) from {lay.rel(lay.early_csv)}" + (f"; whole video: {whole}" if whole else "")
-    return Table(title, ["method"] + [f"{100 * p:g}%" for p in res["fractions"]], rows, note,
-                 early_figure(res, title))
+    return Table(
+        title,
+        ["method"] + [f"{100 * p:g}%" for p in res["fractions"]],
+        rows,
+        note,
+        early_figure(res, title),
+    )
 
 
 def bench_table(root: Path) -> Table:
     bench = RunLayout(root).bench
     b = read_json(bench, missing_ok=True)
     if b is None:
-        return Table("Performance (tsm bench)", [], [], "not part of this run: `tsm demo "
-                     f"--extras` adds it (`tsm bench --quick --out {bench}`)")
-    rows = [[f["name"], f["value"], f["unit"], f.get("goal") or "",
-             "" if f.get("met") is None else ("yes" if f["met"] else "no"), f["device"]]
-            for f in b["figures"]]
+        return Table(
+            "Performance (tsm bench)",
+            [],
+            [],
+            "not part of this run: `tsm demo "
+            f"--extras` adds it (`tsm bench --quick --out {bench}`)",
+        )
+    rows = [
+        [
+            f["name"],
+            f["value"],
+            f["unit"],
+            f.get("goal") or "",
+            "" if f.get("met") is None else ("yes" if f["met"] else "no"),
+            f["device"],
+        ]
+        for f in b["figures"]
+    ]
     m = b.get("machine", {})
-    return Table("Performance (tsm bench)", ["figure", "value", "unit", "goal", "met", "device"],
-                 rows, f"machine: {m.get('platform')}, {m.get('cpus')} CPUs, torch {m.get('torch')}")
+    return Table(
+        "Performance (tsm bench)",
+        ["figure", "value", "unit", "goal", "met", "device"],
+        rows,
+        f"machine: {m.get('platform')}, {m.get('cpus')} CPUs, torch {m.get('torch')}",
+    )
 
 
 def timing_table(root: Path) -> Table:
@@ -223,18 +337,38 @@ def timing_table(root: Path) -> Table:
     t = read_json(RunLayout(root).timing, missing_ok=True) or {}
     rows = []
     for k, v in t.items():
-        secs, cpu, reused = (v.get("seconds"), v.get("cpu_seconds"), v.get("reused")) \
-            if isinstance(v, dict) else (v if not isinstance(v, str) else None, None,
-                                         isinstance(v, str))
-        rows.append([k, "" if secs is None else f"{secs:.1f}",
-                     "" if cpu is None else f"{cpu:.1f}", "reused" if reused else "ran"])
+        secs, cpu, reused = (
+            (v.get("seconds"), v.get("cpu_seconds"), v.get("reused"))
+            if isinstance(v, dict)
+            else (v if not isinstance(v, str) else None, None, isinstance(v, str))
+        )
+        rows.append(
+            [
+                k,
+                "" if secs is None else f"{secs:.1f}",
+                "" if cpu is None else f"{cpu:.1f}",
+                "reused" if reused else "ran",
+            ]
+        )
     demo = t.get("demo") if isinstance(t.get("demo"), dict) else {}
-    note = (f"demo: {demo.get('cpus')} CPUs ({demo.get('cpu') or 'unknown CPU'}), load average "
+    note = (
+        (
+            f"demo: {demo.get('cpus')} CPUs ({demo.get('cpu') or 'unknown CPU'}), load average "
             f"{demo.get('load', 0):.2f} before and {demo.get('load_after', 0):.2f} after; CPU "
-            "seconds do not depend on the load") if demo else ""
+            "seconds do not depend on the load"
+        )
+        if demo
+        else ""
+    )
     return Table("Steps", ["step", "seconds (when it ran)", "CPU seconds", "this run"], rows, note)
 
 
 def build_tables(root: Path) -> list:
-    return [recognition_table(root), detection_table(root), dissection_table(root),
-            early_table(root), bench_table(root), timing_table(root)]
+    return [
+        recognition_table(root),
+        detection_table(root),
+        dissection_table(root),
+        early_table(root),
+        bench_table(root),
+        timing_table(root),
+    ]
