@@ -1,7 +1,8 @@
 """The training configuration: typed dataclasses in sections, loadable from JSON/TOML/YAML,
 saved resolved.
 
-Sections (:mod:`~tsm_apps.train.sections`): ``model``, ``data``, ``optim``, ``test`` (the test
+Sections (:mod:`~tsm_apps.train.sections`, :mod:`~tsm_apps.train.optimisation`): ``model``,
+``data``, ``optim``, ``test`` (the test
 protocol a checkpoint records), ``multigrid`` and ``averaging``; the run's own fields (work dir,
 device, seed, logging, checkpoints) sit at the top. Every field is a ``tsm train`` flag named
 by the field (``optim.batch_size`` -> ``--batch-size``). Configs written before the sections
@@ -35,9 +36,10 @@ from ..data.protocol import TestProtocol
 from ..io import atomic_write_text
 from ..options import from_mapping, option
 from .averaging import AveragingConfig
-from .multigrid import MultigridConfig
+from .multigrid_config import MultigridConfig
 from .presets import PRESETS
-from .sections import DataConfig, ModelConfig, OptimConfig, TestViews
+from .optimisation import OptimConfig
+from .sections import DataConfig, ModelConfig, TestViews
 
 SECTIONS = {
     "model": ModelConfig,
