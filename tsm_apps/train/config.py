@@ -2,12 +2,12 @@
 saved resolved.
 
 Sections (:mod:`~tsm_apps.train.sections`, :mod:`~tsm_apps.train.optimisation`): ``model``,
-``data``, ``optim``, ``test`` (the test
-protocol a checkpoint records), ``multigrid`` and ``averaging``; the run's own fields (work dir,
-device, seed, logging, checkpoints) sit at the top. Every field is a ``tsm train`` flag named
-by the field (``optim.batch_size`` -> ``--batch-size``). Configs written before the sections
-existed (flat: ``{"arch": ..., "batch_size": ...}``, e.g. in older checkpoints' meta) still
-read: :func:`sectioned` moves each flat key into its section.
+``data``, ``optim``, ``test`` (the test protocol a checkpoint records), ``multigrid`` and
+``averaging``; the run's own fields (work dir, device, seed, logging, checkpoints) sit at the
+top. Every field is a ``tsm train`` flag named by the field (``optim.batch_size`` ->
+``--batch-size``). Configs written before the sections existed (flat: ``{"arch": ...,
+"batch_size": ...}``, e.g. in older checkpoints' meta) still read: :func:`sectioned` moves each
+flat key into its section.
 
 Precedence: dataclass defaults < config file < command-line flags. The resolved config is
 written as ``<work_dir>/config.json`` beside the checkpoints; it loads back with
@@ -37,8 +37,8 @@ from ..io import atomic_write_text
 from ..options import from_mapping, option
 from .averaging import AveragingConfig
 from .multigrid_config import MultigridConfig
-from .presets import PRESETS
 from .optimisation import OptimConfig
+from .presets import PRESETS
 from .sections import DataConfig, ModelConfig, TestViews
 
 SECTIONS = {
