@@ -18,13 +18,7 @@ from torch import nn
 from torchvision.models.mobilenetv2 import InvertedResidual
 
 from tsm_apps import build_recognizer
-from tsm_apps.checkpoint.identity import parse_official_name
-from tsm_apps.checkpoint.reading import (
-    load_checkpoint,
-    load_weights,
-    read_checkpoint,
-    save_checkpoint,
-)
+from tsm_apps.checkpoint.reading import load_checkpoint, save_checkpoint
 
 H = 32
 
@@ -242,124 +236,6 @@ def test_mmaction2_checkpoint_and_bare_state_dict(tmp_path):
         assert (bare(x) - ref(x)).abs().max().item() <= 1e-5
 
 
-@pytest.mark.parametrize(
-    "name,expected",
-    [
-        (
-            "TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e50.pth",
-            dict(
-                arch="resnet50",
-                shift="offline",
-                fold_div=8,
-                place="blockres",
-                num_segments=8,
-                non_local=False,
-                temporal_pool=False,
-            ),
-        ),
-        (
-            "TSM_something_RGB_resnet50_shift8_blockres_avg_segment8_e45.pth",
-            dict(
-                arch="resnet50",
-                shift="offline",
-                fold_div=8,
-                place="blockres",
-                num_segments=8,
-                non_local=False,
-                temporal_pool=False,
-            ),
-        ),
-        (
-            "TSM_kinetics_RGB_resnet50_shift8_blockres_avg_segment8_e100_dense_nl.pth",
-            dict(
-                arch="resnet50",
-                shift="offline",
-                fold_div=8,
-                place="blockres",
-                num_segments=8,
-                non_local=True,
-                temporal_pool=False,
-            ),
-        ),
-        (
-            "TSM_kinetics_RGB_mobilenetv2_shift8_blockres_avg_segment8_e100_dense.pth",
-            dict(
-                arch="mobilenetv2",
-                shift="offline",
-                fold_div=8,
-                place="blockres",
-                num_segments=8,
-                non_local=False,
-                temporal_pool=False,
-            ),
-        ),
-        (
-            "TSM_kinetics_RGB_resnet50_shift4_block_tpool_avg_segment16_e50.pth.tar",
-            dict(
-                arch="resnet50",
-                shift="offline",
-                fold_div=4,
-                place="block",
-                num_segments=16,
-                non_local=False,
-                temporal_pool=True,
-            ),
-        ),
-        (
-            "TSM_kinetics_RGB_resnet50_avg_segment5_e50.pth",
-            dict(arch="resnet50", shift=None, num_segments=5, non_local=False, temporal_pool=False),
-        ),
-        ("ckpt.best.pth.tar", {}),
-    ],
-)
-def test_parse_official_name(name, expected):
-    assert parse_official_name(name) == expected
-
-
-def test_parse_official_name_refuses_rgbdiff():  # Flow loads: tests/test_tsm_apps/test_flow.py
-    with pytest.raises(ValueError, match="RGBDiff"):
-        parse_official_name("TSM_kinetics_RGBDiff_resnet50_shift8_blockres_avg_segment8_e50.pth")
-
-
-def test_mismatch_lists_missing_unexpected_and_shapes(tmp_path):
-    ref = RefTSN("resnet18", 7, 2)
-    sd = ref.state_dict()
-    del sd["base_model.layer1.0.bn1.weight"]
-    sd["base_model.extra.weight"] = torch.zeros(3)
-    sd["base_model.layer2.0.conv2.weight"] = torch.zeros(128, 128, 1, 1)
-    path = tmp_path / "TSM_kinetics_RGB_resnet18_shift8_blockres_avg_segment2_e50.pth"
-    torch.save({"state_dict": sd}, path)
-    with pytest.raises(ValueError) as e:
-        load_checkpoint(path)
-    msg = str(e.value)
-    assert str(path) in msg and "official layout" in msg
-    assert (
-        msg.endswith(
-            " does not match the model: missing keys (1): "
-            "backbone.layer1.0.bn1.weight; unexpected keys (1): backbone.extra.weight; "
-            "shape conflicts (1): backbone.layer2.0.conv2.weight: checkpoint "
-            "(128, 128, 1, 1) vs model (128, 128, 3, 3)"
-        )
-        and "\n" not in msg
-    )
-
-
-def test_load_weights_names_requested_model(tmp_path):
-    torch.save({"state_dict": RefTSN("resnet18", 7, 2).state_dict()}, tmp_path / "c.pth")
-    model = build_recognizer("resnet18", num_classes=3, num_segments=2)
-    fc = model.fc.weight.clone()
-    with pytest.raises(
-        ValueError,
-        match=r"requested model \(arch=resnet18, num_classes=3\)(.|\n)*"
-        r"fc.weight: checkpoint \(7, 512\) vs model \(3, 512\)",
-    ):
-        load_weights(model, tmp_path / "c.pth")
-    load_weights(model, tmp_path / "c.pth", ignore=("fc.",))  # fine-tuning on new classes
-    ckpt = torch.load(tmp_path / "c.pth", weights_only=True)["state_dict"]
-    assert torch.equal(model.backbone.conv1.weight, ckpt["base_model.conv1.weight"])
-    assert torch.equal(model.fc.weight, fc)
-
-
 def test_our_format_round_trip_with_overrides(tmp_path):
     torch.manual_seed(0)
     model = randomize(build_recognizer("mobilenetv2", 4, num_segments=4, width=0.5))
@@ -376,31 +252,3 @@ def test_our_format_round_trip_with_overrides(tmp_path):
         assert torch.equal(online(x[:, :2]), expected(x[:, :2]))
     with pytest.raises(ValueError, match="recognizer config: unknown keys"):
         load_checkpoint(tmp_path / "m.pt", segments=2)
-
-
-class Payload:
-    """A custom class: unpickling it would run arbitrary code paths."""
-
-
-def test_weights_only_refuses_custom_objects(tmp_path):
-    model = build_recognizer("resnet18", 2, num_segments=2, width=0.125)
-    for zipped in (True, False):
-        torch.save(
-            {"state_dict": model.state_dict(), "extra": Payload()},
-            tmp_path / "evil.pth",
-            _use_new_zipfile_serialization=zipped,
-        )
-        with pytest.raises(ValueError) as e:
-            read_checkpoint(tmp_path / "evil.pth")
-        msg = str(e.value)
-        assert msg.startswith(f"{tmp_path / 'evil.pth'}: contains objects a safe load refuses (")
-        tail = msg[len(str(tmp_path / "evil.pth")) :]  # the folder's name holds the test's name
-        assert "Payload" in tail and "weights_only" not in tail and "\n" not in msg
-    with pytest.raises(FileNotFoundError, match="nope.pth"):
-        load_checkpoint(tmp_path / "nope.pth")
-
-
-def test_unknown_layout_is_named(tmp_path):
-    torch.save({"encoder.weight": torch.zeros(2)}, tmp_path / "x.pth")
-    with pytest.raises(ValueError, match=r"unrecognised checkpoint layout \(1 keys, e.g. encoder"):
-        load_checkpoint(tmp_path / "x.pth")
