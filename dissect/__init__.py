@@ -9,7 +9,8 @@ Public API (what the UI and scripts call):
 - :func:`load_run` (a ``tsm dissect run`` folder: settings, metrics, units, per-clip files)
 - :func:`overlay` / :func:`overlay_in_frame` / :func:`normalize_for_display` (display only)
 - metrics, thresholds and unit dissection in :mod:`dissect.metrics`, :mod:`dissect.threshold`,
-  :mod:`dissect.units`; batch jobs in :mod:`dissect.job`, reports in :mod:`dissect.report`.
+  :mod:`dissect.units`; batch jobs in :mod:`dissect.job`
+  (settings: :mod:`dissect.job_config`), reports in :mod:`dissect.report`.
 
 Never imports mmdet/mmengine/mmcv.
 """

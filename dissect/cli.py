@@ -19,8 +19,9 @@ from typing import List, Optional
 
 from tsm_apps.options import add_options, option, options_from
 
-from .job import JobConfig, run_job
-from .report import write_compare_report
+from .comparison import write_compare_report
+from .job import run_job
+from .job_config import JobConfig
 
 
 def _run_parser(sub) -> None:

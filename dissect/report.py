@@ -1,5 +1,6 @@
 """HTML reports of dissection runs with Plotly charts (plotly.js inlined once: no CDN, works
-offline): one run (``report.html`` in the run folder) and TSM vs TSN side by side (``compare``).
+offline): one run (``report.html`` in the run folder) or several side by side (TSM vs TSN:
+:mod:`dissect.comparison`).
 """
 
 from __future__ import annotations
@@ -7,10 +8,10 @@ from __future__ import annotations
 import html
 import os
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 from .layout import Run, load_run
-from .storage import atomic_write_bytes, write_json
+from .storage import atomic_write_bytes
 
 ROWS = (
     ("pointing", "pointing game (all frames with a box)"),
@@ -270,34 +271,3 @@ def write_run_report(root) -> Path:
     return write_report(
         [run], [run_name(run)], Path(root) / "report.html", f"Dissection: {run_name(run)}"
     )
-
-
-def write_compare_report(run_a, run_b, out, names: Optional[Sequence[str]] = None) -> Path:
-    """Side-by-side report of two runs (e.g. TSM vs TSN) in ``out/compare.html``."""
-    runs = [load_run(run_a), load_run(run_b)]
-    names = list(names) if names else [run_name(r) for r in runs]
-    if names[0] == names[1]:
-        names = [f"A: {names[0]}", f"B: {names[1]}"]
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "compare.json", compare_table(runs, names))
-    return write_report(runs, names, out / "compare.html", f"{names[0]} vs {names[1]}")
-
-
-def compare_table(runs: Sequence[Run], names: Sequence[str]) -> dict:
-    """Aggregates of each run, its sanity check and detector-unit counts, plus the baselines."""
-    out = {"runs": {}, "baselines": runs[0].metrics.get("aggregate", {})}
-    out["baselines"] = {k: v for k, v in out["baselines"].items() if k in ("centre", "random")}
-    for run, name in zip(runs, names):
-        agg = run.metrics.get("aggregate", {})
-        layers = run.units.get("layers", {})
-        out["runs"][name] = {
-            "root": str(run.root),
-            "maps": agg.get("method"),
-            "sanity": agg.get("sanity"),
-            "flow": agg.get("flow"),
-            "flow_accuracy": run.metrics.get("flow_accuracy"),
-            "accuracy": run.metrics.get("accuracy"),
-            "detector_units": {k: v["detectors"] for k, v in layers.items()},
-        }
-    return out

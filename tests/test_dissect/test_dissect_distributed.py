@@ -30,7 +30,8 @@ def data(tmp_path_factory):
 
 
 def _single(data, out, method):
-    from dissect.job import JobConfig, run_job
+    from dissect.job import run_job
+    from dissect.job_config import JobConfig
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

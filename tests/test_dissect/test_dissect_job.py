@@ -9,7 +9,8 @@ import pytest
 import tqdm  # noqa: F401
 
 from dissect.cli import main  # noqa: E402
-from dissect.job import JobConfig, run_job  # noqa: E402
+from dissect.job import run_job  # noqa: E402
+from dissect.job_config import JobConfig  # noqa: E402
 from dissect.layout import load_run  # noqa: E402
 from dissect.metrics import has_box, pointing_hits  # noqa: E402
 from dissect_fixtures import AS_STORED, tiny_model, write_tiny_set  # noqa: E402

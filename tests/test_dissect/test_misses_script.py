@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dissect.job import JobConfig, run_job
+from dissect.job import run_job
+from dissect.job_config import JobConfig
 from dissect.layout import load_run
 from dissect.metrics import has_box
 from tsm_apps import build_recognizer

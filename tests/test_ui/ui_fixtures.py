@@ -26,7 +26,8 @@ def write_dissection_runs(
     """TSN and TSM checkpoints under ``runs/train/{tsn,tsm}`` and their dissection runs under
     ``runs/dissect/{tsn,tsm}`` (``limit`` clips each, no units/sanity, overlays only when asked,
     to stay fast); ``flow = (flow checkpoint, flow data)``: the TSM run's flow stream."""
-    from dissect.job import JobConfig, run_job
+    from dissect.job import run_job
+    from dissect.job_config import JobConfig
     from tsm_apps.checkpoint.reading import save_checkpoint
 
     classes = json.loads((data / "annotations.json").read_text())["classes"]
