@@ -16,13 +16,8 @@ from tsm_apps.data.video import read_video_frames, set_decode_threads
 from tsm_apps.distributed import DistEnv
 from tsm_apps.train.cli import build_parser, config_from_args
 from tsm_apps.train.config import load_config
-from tsm_apps.train.data_path_bench import (
-    VARIANTS,
-    bench_trainer,
-    figures,
-    tiny_setting,
-    write_videos,
-)
+from tsm_apps.train.data_path_bench import VARIANTS, bench_trainer, figures
+from tsm_apps.train.data_path_setting import tiny_setting, write_videos
 from tsm_apps.train.loader import DECODE_THREADS, PREFETCH, train_loader
 from tsm_apps.train.run import train_augmentation
 from tsm_apps.train.trainer import Trainer

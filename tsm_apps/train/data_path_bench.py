@@ -1,11 +1,8 @@
 """``tsm bench datapath``: does ``tsm train`` on video files keep one GPU busy? (the
 ``datapath`` entry of the ``tsm.bench`` group)
 
-A small Kinetics-like set is written to a temporary folder: mp4 files (H.264 at crf 18, one
-keyframe a second) of ``height x width`` frames larger than the crop (340x256, Kinetics'
-short-side-256 copies), in class folders, listed in ``train.txt`` / ``val.txt`` (``path
-num_frames label``) beside ``classes.txt``, the layout ``tsm train --data`` reads. The clips
-are the synthetic temporal set's (:mod:`tsm_apps.synth.temporal`), drawn small and resized.
+A small Kinetics-like set of mp4 files is written to a temporary folder
+(:func:`~tsm_apps.train.data_path_setting.write_videos`).
 
 The run is ``tsm train``'s own: :func:`~tsm_apps.train.inputs.check_inputs`,
 :func:`~tsm_apps.train.run.clip_sets` (decoding per clip, no cache: a Kinetics-sized set does
@@ -19,8 +16,9 @@ of that step (a) fed by the loader and (b) on one batch already on the device; t
 after (a), its rate the mean of the two. The full run (not ``quick``) also times the loader
 with each of :data:`VARIANTS` (the loader's earlier or other options) against the same (b).
 
-Every function takes a :class:`Setting`, so the same code runs on the CPU at a tiny size
-(:func:`tiny_setting`, the tests).
+Every function takes a :class:`~tsm_apps.train.data_path_setting.Setting`, so the same code
+runs on the CPU at a tiny size (:func:`~tsm_apps.train.data_path_setting.tiny_setting`, the
+tests).
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -37,22 +35,15 @@ import torch
 from torch.utils.data import default_collate
 
 from ..bench.timing import Figure, load_average, synchronize
-from ..data.lists import write_tsm_list
-from ..data.record import VideoSource
-from ..data.resize import resize_frames
-from ..data.video import write_video
 from ..distributed import DistEnv, pick_device
-from ..io import atomic_write_text
-from ..synth.jobs import run_jobs
-from ..synth.temporal import CLASSES, plan_clip, render_clip
 from .config import load_config
+from .data_path_setting import Setting, write_videos
 from .inputs import check_inputs
 from .loader import DECODE_THREADS, on_device
 from .recipe import set_train_mode
 from .run import clip_sets
 from .trainer import Trainer
 
-CRF = 18  # x264's "visually lossless": a lossy file to decode, as a real set's are
 LOADED_BUDGET_S = 20.0  # a loaded warm-up, or timed block, stops after this many seconds
 VARIANTS = {  # name: (data.normalize, loader options), each timed in the full run (detail)
     "normalize_worker": ("worker", {}),
@@ -60,87 +51,6 @@ VARIANTS = {  # name: (data.normalize, loader options), each timed in the full r
     "prefetch_2": ("auto", {"prefetch": 2}),
     "decode_threads_auto": ("auto", {"decode_threads": 0}),
 }
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One measured setting: ``preset`` with the ``model`` overrides, ``batch`` clips, videos of
-    ``frames`` frames of ``height x width`` at ``fps``; ``warmup`` loaded steps (default: one
-    per worker, plus 2), ``steps`` timed steps (default: ``3 x workers``, at least 12),
-    ``workers`` loader processes (default: the CPU count less 2)."""
-
-    preset: str = "kinetics"
-    model: tuple = ()  # ((name, value), ...) config overrides, e.g. (("arch", "resnet18"),)
-    size: int = 224
-    batch: int = 8
-    frames: int = 96
-    height: int = 256
-    width: int = 340
-    fps: int = 25
-    workers: Optional[int] = None
-    warmup: Optional[int] = None
-    steps: Optional[int] = None
-    tensor_warmup: int = 5
-    variants: bool = True  # also time the loader with the older options (detail)
-
-    @property
-    def num_workers(self) -> int:
-        return self.workers if self.workers is not None else max(1, (os.cpu_count() or 2) - 2)
-
-    @property
-    def warmup_steps(self) -> int:
-        return self.warmup if self.warmup is not None else self.num_workers + 2
-
-    @property
-    def timed_steps(self) -> int:
-        return self.steps if self.steps is not None else max(12, 3 * self.num_workers)
-
-    @property
-    def train_videos(self) -> int:
-        """Enough that one loader run reads no video twice (warm-up, timed steps, one more)."""
-        return (self.warmup_steps + self.timed_steps + 2) * self.batch
-
-
-def tiny_setting() -> Setting:
-    """The CPU setting of the tests: ResNet-18 at 1/8 width, 4 segments, 32 px crops of 48x64
-    frames, batch 2, one worker, two timed steps."""
-    model = (("arch", "resnet18"), ("width", 0.125), ("segments", 4))
-    return Setting(
-        model=model,
-        size=32,
-        batch=2,
-        frames=16,
-        height=48,
-        width=64,
-        workers=1,
-        warmup=1,
-        steps=2,
-        tensor_warmup=1,
-        variants=False,
-    )
-
-
-def _video_job(job: tuple) -> tuple:
-    root, index, frames, height, width, fps = job
-    label = index % len(CLASSES)
-    rel = f"videos/{CLASSES[label].replace(' ', '_')}/{index:05d}.mp4"
-    small = max(32, height // 2 // 2 * 2)  # drawn small (cheap), resized to the frame size
-    clip = render_clip(plan_clip(0, index, frames, small, label), small)
-    write_video(Path(root) / rel, resize_frames(clip, (height, width)), fps, crf=CRF, threads=1)
-    return rel, label
-
-
-def write_videos(root: Path, setting: Setting, val_videos: int = 2) -> Path:
-    """The set of ``setting`` under ``root`` (module docstring); returns ``root``."""
-    s = setting
-    n = s.train_videos + val_videos
-    jobs = [(str(root), i, s.frames, s.height, s.width, s.fps) for i in range(n)]
-    made = run_jobs(_video_job, jobs, None, False, "datapath videos")
-    records = [VideoSource(root / rel, s.frames, label) for rel, label in made]
-    write_tsm_list(root / "train.txt", records[: s.train_videos])
-    write_tsm_list(root / "val.txt", records[s.train_videos :])
-    atomic_write_text(root / "classes.txt", "".join(c + "\n" for c in CLASSES))
-    return root
 
 
 def bench_config(setting: Setting, root: Path, device: str, normalize: str = "auto"):
