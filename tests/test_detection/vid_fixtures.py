@@ -3,14 +3,15 @@
 from pathlib import Path
 
 import numpy as np
+import torch
 from PIL import Image
 
+from tsm_apps.data.vid_image_sets import write_image_sets
 from tsm_apps.data.vid_layout import (
     VIDFrame,
     VIDObject,
     frame_to_xml,
     read_frame_xml,
-    write_image_sets,
 )
 
 CAR, DOG, CAT = "n02958343", "n02084071", "n02121808"
@@ -44,6 +45,31 @@ def val_frames() -> list:
         [car, VIDObject(1, DOG, (20, 4, 29, 13))],
         [car, VIDObject(1, DOG, (25, 4, 34, 13)), VIDObject(2, CAT, (0, 20, 9, 29))],
     ]
+
+
+# val_frames() as the metric is handed it: edge-coordinate boxes (XML max + 1) and label indices
+# among the 30 VID classes
+CAR_LABEL, DOG_LABEL, CAT_LABEL = 6, 8, 9
+GT = {
+    0: [([2, 3, 12, 13], CAR_LABEL)],
+    1: [([2, 3, 12, 13], CAR_LABEL), ([20, 4, 30, 14], DOG_LABEL)],
+    2: [([2, 3, 12, 13], CAR_LABEL), ([25, 4, 35, 14], DOG_LABEL), ([0, 20, 10, 30], CAT_LABEL)],
+}
+
+
+def sample(root: Path, t: int, boxes: list) -> dict:
+    """An mmdet data sample of val frame ``t`` as the test loop hands it to the metric
+    (``to_dict()`` form); ``boxes``: ``(box, label)`` pairs, scored 0.9 down to 0.5."""
+    b = torch.tensor([x for x, _ in boxes], dtype=torch.float32).reshape(-1, 4)
+    return {
+        "img_path": str(root / "Data" / "VID" / "val" / VAL / f"{t:06d}.JPEG"),
+        "img_id": f"val/{VAL}/{t:06d}",
+        "pred_instances": {
+            "bboxes": b,
+            "scores": torch.linspace(0.9, 0.5, len(boxes)),
+            "labels": torch.tensor([c for _, c in boxes], dtype=torch.long),
+        },
+    }
 
 
 def make_vid(root: Path) -> Path:
