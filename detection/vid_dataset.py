@@ -4,33 +4,16 @@ frame-level mmdet data, with the MSRA/FGFA key-frame sampling for training.
 Config (paths relative to ``data_root``)::
 
     dict(type='ImageNetVIDDataset', data_root='data/ILSVRC2015/',
-         ann_file='ImageSets/VID_train_15frames.txt',   # see the accepted lists below
+         ann_file='ImageSets/VID_train_15frames.txt',   # lists: see detection.vid_index
          det_ann_file='ImageSets/DET_train_30classes.txt',  # optional DET images
          frames_per_video=None,                    # k evenly spaced key frames per snippet
          metainfo=dict(classes=('car', 'dog')),    # default: the 30 VID classes
          clip_boxes=None,                          # default: clip in training, not in test_mode
          on_bad_frame='raise', pipeline=[...])
 
-Accepted ``ann_file`` lists (one format per file; an entry may start with its split,
-``train/``/``val/``, and is then relative to ``Data/VID`` as FGFA reads it, otherwise the split
-is ``split=``, or ``'val'``/``'test'`` for a list whose name starts with it, else ``'train'``):
-
-* frame lines ``<snippet>/%06d <n>`` (devkit ``val.txt``, ``train.txt``; FGFA's
-  ``VID_val_frames.txt`` ``val/ILSVRC2015_val_00000000/000000 1``): the listed frames;
-* snippet lines ``<snippet> 1`` (devkit ``train_<k>.txt``,
-  ``ILSVRC2015_VID_train_0000/ILSVRC2015_train_00000000 1``): every frame of the snippet;
-* MSRA four-column lines ``<split>/<snippet> <n> <frame> <frames>``: in training
-  (``VID_train_15frames.txt``, ``train/ILSVRC2015_VID_train_0000/ILSVRC2015_train_00000000 1 10
-  300``) the 0-based ``frame`` is a key frame of the snippet (its other frames load as clip
-  context); in ``test_mode`` (``VID_val_videos.txt``, ``val/ILSVRC2015_val_00000000 1 0 464``)
-  the line is the whole ``frames``-long video.
-
-``det_ann_file`` adds ImageNet DET images as one-frame videos: MSRA's
-``DET_train_30classes.txt`` (``train/ILSVRC2013_train/n01503061/n01503061_5 1``, relative to
-``Data/DET``) or lines ``<image> <n>`` relative to ``Data/DET/train`` (lines with ``n < 0``,
-DET's negatives, skipped); annotations ``Annotations/DET/<split>/<image>.xml``. Objects of classes
-outside ``metainfo['classes']`` (names or WordNet ids; the 170 non-VID DET classes always) are
-dropped.
+The list formats ``ann_file`` and ``det_ann_file`` accept (devkit, FGFA/MSRA, DET) are described
+in :mod:`detection.vid_index`. Objects of classes outside ``metainfo['classes']`` (names or WordNet
+ids; the 170 non-VID DET classes always) are dropped.
 
 Each entry: ``img_path``, ``img_id`` (``"<split>/<snippet>/%06d"``; ``"DET/train/<image>"``),
 ``height``, ``width``, ``instances`` (``bbox`` float ``[xmin, ymin, xmax + 1, ymax + 1]``: pixel
@@ -41,14 +24,13 @@ snippet on disk), ``key_frame``, ``corruption`` (the synthetic corruption of the
 :class:`~detection.clips.KeyFrameIndex`: the key frame of its training clip).
 
 Key frames and clips: the listed key frames of an MSRA list, else with ``frames_per_video=k``
-``k`` evenly spaced key frames per video (the centres of ``k`` equal segments, FGFA's
-``floor(n*(2i+1)/(2k))``; all frames when shorter); DET images are key frames;
-``filter_cfg=dict(filter_empty_gt=True)`` (training) takes frames without objects out of the key
-frames. ``len(dataset)`` is the number of key frames and indices ``[0, len)`` are the key frames,
-so any mmengine sampler draws key frames only; the other frames of the listed videos follow at
-indices ``>= len`` and are loaded like any other (``dataset[i]``). ``video_index`` maps each
-video to the indices of all its frames in frame order (what
-:class:`detection.clips.ClipBatchSampler` turns into clips of consecutive frames).
+``k`` evenly spaced key frames per video (:func:`detection.vid_index.key_positions`; all frames
+when shorter); DET images are key frames; ``filter_cfg=dict(filter_empty_gt=True)`` (training)
+takes frames without objects out of the key frames. ``len(dataset)`` is the number of key
+frames and indices ``[0, len)`` are the key frames, so any mmengine sampler draws key frames
+only; the other frames of the listed videos follow at indices ``>= len`` and are loaded like any
+other (``dataset[i]``). ``video_index`` maps each video to the indices of all its frames in frame
+order (what :class:`detection.clips.ClipBatchSampler` turns into clips of consecutive frames).
 ``indices=`` (mmengine subsets) is not supported: it would break that order, and an mmengine
 ``ConcatDataset`` only reaches the key frames: add DET images with ``det_ann_file`` instead.
 
@@ -67,7 +49,6 @@ logs how many were skipped (``skipped_frames`` lists them).
 from __future__ import annotations
 
 import colorsys
-import os
 import os.path as osp
 from typing import Optional, Sequence
 
@@ -82,27 +63,17 @@ from tsm_apps.data.vid_layout import (
     WNID_TO_NAME,
     VIDFrame,
     annotation_path,
-    annotation_root,
     edge_box,
     image_path,
     read_frame_xml,
-    read_list,
 )
 from tsm_apps.progress import progress_bar
 
 from .clips import KeyFrameIndex, clip_for_key
 from .corruptions import frame_corruption, load_corruptions
+from .vid_index import det_entries, key_frames_first, list_split, snippet_length, vid_snippets
 
 BAD_FRAME_MODES = ("raise", "skip")
-SPLITS = ("train", "val", "test")
-
-
-def key_positions(n: int, k: Optional[int]) -> list[int]:
-    """Positions of ``k`` evenly spaced key frames among ``n`` (segment centres); all if
-    ``k`` is None or ``n <= k``."""
-    if k is None or n <= k:
-        return list(range(n))
-    return sorted({int((i + 0.5) * n / k) for i in range(k)})
 
 
 def clip_box(box: Sequence[int], width: int, height: int) -> Optional[list[float]]:
@@ -114,13 +85,6 @@ def clip_box(box: Sequence[int], width: int, height: int) -> Optional[list[float
     if x1 > x2 or y1 > y2:
         return None
     return edge_box((x1, y1, x2, y2))
-
-
-def _split_prefix(entry: str, default: str) -> tuple[str, str]:
-    """``("train", rest)`` of ``"train/rest"`` (MSRA lists, relative to ``Data/VID|DET``);
-    ``(default, entry)`` for an entry without a split (devkit lists)."""
-    head, _, rest = entry.partition("/")
-    return (head, rest) if head in SPLITS and rest else (default, entry)
 
 
 def _palette(n: int) -> list[tuple[int, int, int]]:
@@ -177,9 +141,6 @@ class ImageNetVIDDataset(BaseDetDataset):
                 )
             out[wnid] = i
         return out
-
-    def _path(self, *parts: str) -> str:
-        return osp.join(self.data_root or "", *parts)
 
     def _bad(self, msg: str) -> None:
         if self.on_bad_frame == "raise":
@@ -243,52 +204,16 @@ class ImageNetVIDDataset(BaseDetDataset):
             "corruption": frame_corruption(self._corruptions, img_id),
         }
 
-    def _vid_snippets(self, split: str) -> dict[tuple[str, str], dict]:
-        """``{(split, snippet): {"frames": listed frame ids or None (all), "keys": key frame ids
-        or None (by frames_per_video), "length": frames or None (count the XML files)}}``."""
-        snippets: dict[tuple[str, str], dict] = {}
-        for line in read_list(self.ann_file):
-            entry_split, entry = _split_prefix(line[0], split)
-            head, _, tail = entry.rpartition("/")
-            if len(line) == 4:  # MSRA: a key frame (training) or a whole video (test)
-                spec = snippets.setdefault(
-                    (entry_split, entry), {"frames": None, "keys": [], "length": line[3]}
-                )
-                if not self.test_mode:
-                    spec["keys"].append(line[2])
-            elif head and tail.isdigit() and len(tail) == 6:
-                spec = snippets.setdefault(
-                    (entry_split, head), {"frames": [], "keys": None, "length": None}
-                )
-                if spec["frames"] is not None:
-                    spec["frames"].append(int(tail))
-            else:
-                snippets[(entry_split, entry)] = {"frames": None, "keys": None, "length": None}
-        for spec in snippets.values():
-            spec["keys"] = spec["keys"] or None  # test mode: every frame
-        return snippets
-
-    def _snippet_length(self, split: str, snippet: str) -> int:
-        folder = osp.join(annotation_root(self.data_root or "", "VID", split), snippet)
-        try:
-            return sum(1 for f in os.listdir(folder) if f.endswith(".xml"))
-        except OSError as e:
-            raise ValueError(
-                f"{self.ann_file}: snippet {snippet!r} has no annotation folder "
-                f"{folder} ({e.strerror})"
-            ) from None
-
     def _load_videos(self, labels: dict[str, int]) -> list[tuple[list[dict], Optional[set]]]:
         """``(frame infos in frame order, explicit key frame ids or None)`` per video: VID
         snippets, then DET images."""
-        name = osp.basename(self.ann_file)
-        split = self.split or next((sp for sp in ("val", "test") if name.startswith(sp)), "train")
-        videos = []
-        snippets = self._vid_snippets(split)
+        split = list_split(self.ann_file, self.split)
+        root, videos = self.data_root or "", []
+        snippets = vid_snippets(self.ann_file, split, self.test_mode)
         for (sp, snippet), spec in progress_bar(
             snippets.items(), desc="VID snippets", unit="video", enabled=len(snippets) >= 50
         ):
-            n = spec["length"] or self._snippet_length(sp, snippet)
+            n = spec["length"] or snippet_length(root, self.ann_file, sp, snippet)
             ids = sorted(set(spec["frames"])) if spec["frames"] is not None else list(range(n))
             infos = [
                 self._frame_info("VID", sp, f"{snippet}/{f:06d}", snippet, f, n, labels)
@@ -297,10 +222,7 @@ class ImageNetVIDDataset(BaseDetDataset):
             keys = None if spec["keys"] is None else set(spec["keys"])
             videos.append(([i for i in infos if i is not None], keys))
         if self.det_ann_file:
-            det_file = (
-                self.det_ann_file if osp.isabs(self.det_ann_file) else self._path(self.det_ann_file)
-            )
-            entries = [_split_prefix(e, "train") for e, n, *_ in read_list(det_file) if n >= 0]
+            entries = det_entries(root, self.det_ann_file)
             for sp, entry in progress_bar(
                 entries, desc="DET images", unit="img", enabled=len(entries) >= 500
             ):
@@ -331,22 +253,9 @@ class ImageNetVIDDataset(BaseDetDataset):
         filter_empty = not self.test_mode and bool(
             (self.filter_cfg or {}).get("filter_empty_gt", False)
         )
-        keys, rest = [], []
-        for frames, explicit in videos:
-            pos = (
-                set(key_positions(len(frames), self.frames_per_video))
-                if explicit is None
-                else {p for p, info in enumerate(frames) if info["frame_id"] in explicit}
-            )
-            for p, info in enumerate(frames):
-                info["key_frame"] = p in pos and not (filter_empty and not info["instances"])
-                (keys if info["key_frame"] else rest).append(info)
-        data_list = keys + rest
-        index: dict[str, list[tuple[int, int]]] = {}
-        for i, info in enumerate(data_list):
-            index.setdefault(info["video"], []).append((info["frame_id"], i))
-        self.video_index = {v: [i for _, i in sorted(fr)] for v, fr in index.items()}
-        self._num_keys = len(keys)
+        data_list, self.video_index, self._num_keys = key_frames_first(
+            videos, self.frames_per_video, filter_empty
+        )
         return data_list
 
     def filter_data(self) -> list[dict]:

@@ -8,7 +8,8 @@ from mmdet.registry import DATASETS
 from mmengine.registry import init_default_scope
 
 from detection.clips import KeyFrameIndex
-from detection.vid_dataset import ImageNetVIDDataset, clip_box, key_positions
+from detection.vid_dataset import ImageNetVIDDataset, clip_box
+from detection.vid_index import key_positions
 from vid_fixtures import (
     TRAIN_A,
     TRAIN_B,
