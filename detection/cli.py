@@ -24,102 +24,16 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from tsm_apps.distributed import env_from, pick_backend, pick_device
+from tsm_apps.distributed import env_from
 from tsm_apps.errors import UserError
 from tsm_apps.io import atomic_write_text
 from tsm_apps.progress import progress_bar
-
-DATASET_LOADERS = ("train_dataloader", "val_dataloader", "test_dataloader")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from .cli_options import build_parser as options_parser
 
     return options_parser(__doc__.splitlines()[0])
-
-
-def apply_data_root(cfg, options: dict) -> None:
-    """Propagate ``data_root`` given in ``--cfg-options`` to every dataset of ``cfg`` (also
-    wrapped ones: ``dataset.dataset``, ``datasets[i]``) unless the option set theirs too."""
-    if "data_root" not in options:
-        return
-    root = options["data_root"]
-
-    def visit(ds, key):
-        if not isinstance(ds, dict):
-            return
-        if (
-            f"{key}.data_root" not in options
-            and "type" in ds
-            and "dataset" not in ds
-            and "datasets" not in ds
-        ):
-            ds["data_root"] = root
-        if "dataset" in ds:
-            visit(ds["dataset"], f"{key}.dataset")
-        for i, d in enumerate(ds.get("datasets") or []):
-            visit(d, f"{key}.datasets.{i}")
-
-    for loader in DATASET_LOADERS:
-        if cfg.get(loader):
-            visit(cfg[loader].get("dataset"), f"{loader}.dataset")
-
-
-def apply_img_scale(cfg, options: dict) -> None:
-    """Set ``scale`` of every ``Resize`` in the dataloaders' pipelines to ``img_scale`` given in
-    ``--cfg-options`` (``(long side, short side)`` bounds, as mmdet's ``keep_ratio`` Resize)."""
-    if "img_scale" not in options:
-        return
-    scale = options["img_scale"]
-    if not (isinstance(scale, (list, tuple)) and len(scale) == 2):
-        raise UserError(f"--cfg-options img_scale must be two numbers W,H, got {scale!r}")
-
-    def visit(ds):
-        if not isinstance(ds, dict):
-            return
-        for t in ds.get("pipeline") or []:
-            if isinstance(t, dict) and t.get("type") == "Resize":
-                t["scale"] = tuple(int(v) for v in scale)
-        visit(ds.get("dataset"))
-        for d in ds.get("datasets") or []:
-            visit(d)
-
-    for loader in DATASET_LOADERS:
-        if cfg.get(loader):
-            visit(cfg[loader].get("dataset"))
-
-
-def _config(path: str, options: dict):
-    from .inference import load_config
-
-    cfg = load_config(path, options)
-    apply_data_root(cfg, options)
-    apply_img_scale(cfg, options)
-    env = env_from()  # torchrun's (or SLURM's) variables, read as every batch job reads them
-    cfg.launcher = "pytorch" if env.distributed else "none"
-    if env.distributed:
-        _setup_distributed(cfg)
-    return cfg
-
-
-def _setup_distributed(cfg) -> None:
-    """torchrun: NCCL on CUDA. Without CUDA, mmengine's ``pytorch`` launcher would call
-    ``torch.cuda.set_device``, so join the gloo process group here (the Runner then skips its own
-    init) and wrap the model in a device-less DDP."""
-    import torch.distributed as dist
-
-    backend = pick_backend(pick_device("auto", env_from()))
-    cfg.setdefault("env_cfg", {}).setdefault("dist_cfg", {})["backend"] = backend
-    if backend == "nccl":
-        return
-    if not dist.is_initialized():
-        dist.init_process_group(backend="gloo")
-    cfg.model_wrapper_cfg = dict(
-        type="MMDistributedDataParallel",
-        device_ids=None,
-        broadcast_buffers=False,
-        find_unused_parameters=cfg.get("find_unused_parameters", False),
-    )
 
 
 def train(a: argparse.Namespace) -> int:
@@ -129,9 +43,10 @@ def train(a: argparse.Namespace) -> int:
     from .backbone import check_random_frozen
     from .checkpoint import safe_loading, save_final
     from .hooks import PlainCheckpointHook
+    from .runner_config import runner_config
     from .schedule import batch_note
 
-    cfg = _config(a.config, a.cfg_options)
+    cfg = runner_config(a.config, a.cfg_options)
     env = env_from()
     note = batch_note(
         cfg.get("solver"), env.world_size, int(cfg.train_dataloader.get("batch_size", 1))
@@ -180,12 +95,13 @@ def test(a: argparse.Namespace) -> int:
 
     from .checkpoint import load_detector_weights, read_detector_checkpoint, safe_loading
     from .results import format_table, write_metrics
+    from .runner_config import runner_config
 
     out = Path(a.out) if a.out else Path(a.checkpoint).parent / "test" / "results.json"
     if out.suffix != ".json":
         raise UserError(f"--out must be a .json file, got {out}")
     read_detector_checkpoint(a.checkpoint)  # fail fast, naming the file
-    cfg = _config(a.config, a.cfg_options)
+    cfg = runner_config(a.config, a.cfg_options)
     out.parent.mkdir(parents=True, exist_ok=True)
     cfg.work_dir = str(out.parent)
     cfg.load_from, cfg.resume = None, False
@@ -205,7 +121,8 @@ def test(a: argparse.Namespace) -> int:
 
 
 def _video_fps(path: Path) -> Optional[float]:
-    from tsm_apps.data.video import VideoDecodeError, frame_rate
+    from tsm_apps.data.decoder import VideoDecodeError
+    from tsm_apps.data.video import frame_rate
 
     try:
         return frame_rate(path)
@@ -216,7 +133,8 @@ def _video_fps(path: Path) -> Optional[float]:
 def video(a: argparse.Namespace) -> int:
     import numpy as np
 
-    from tsm_apps.data.video import VideoDecodeError, count_frames, read_video_frames, write_video
+    from tsm_apps.data.decoder import VideoDecodeError
+    from tsm_apps.data.video import count_frames, read_video_frames, write_video
 
     from .inference import draw_detections, load_detector
 

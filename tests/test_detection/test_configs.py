@@ -9,7 +9,7 @@ from mmengine.config import Config
 from mmengine.registry import init_default_scope
 
 import detection  # noqa: F401
-from detection.cli import apply_data_root, apply_img_scale
+from detection.runner_config import apply_data_root, apply_img_scale
 
 CONFIGS = Path(detection.__file__).parent / "configs"
 PAPER = ("rfcn_r101_vid_tsm_online.py", "rfcn_r101_vid_tsn.py")
