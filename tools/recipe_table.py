@@ -1,5 +1,5 @@
 """The recipe reference table (``docs/recipes.md``) read as data, for the drift tests and
-``tools/check_citations.py``.
+``tools/citations.py``.
 
 The file has one section per recipe (``## <recipe>``: a detection config path or
 ``preset <name>``), each holding one Markdown table with the columns::
