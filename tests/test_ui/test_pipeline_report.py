@@ -2,7 +2,8 @@
 
 import json
 
-from ui.pipeline.demo import plan, summary
+from ui.pipeline.demo import summary
+from ui.pipeline.plan import plan
 from ui.pipeline.report import write_report
 from ui.pipeline.steps import merge_timing
 
