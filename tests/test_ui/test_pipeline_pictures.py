@@ -8,8 +8,9 @@ import json
 import pytest
 
 from ui.pipeline.report import write_report
+from ui.pipeline.report.dissection import dissection_table
 from ui.pipeline.report.pictures import choose_clips, detection_section, missed_by_tsn
-from ui.pipeline.report.tables import dissection_table, recognition_table
+from ui.pipeline.report.tables import recognition_table
 from ui_fixtures import write_vid_annotations, write_vid_snippet
 
 SNIPPET = "ILSVRC2015_val_00000000"

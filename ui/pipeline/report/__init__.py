@@ -2,7 +2,7 @@
 panel per metric, then the pictures). First every comparison over the training seeds
 (:mod:`.spread`: mean [min, max], a point per seed), then the first seed's tables and pictures:
 CAM strips of clips chosen by rule and detection frames where online TSM finds what TSN
-misses. :mod:`.tables` reads the JSON files the steps wrote,
+misses. :mod:`.tables` and :mod:`.dissection` read the JSON files the steps wrote,
 :mod:`.charts` draws the panels, :mod:`.pictures` the strips and frames."""
 
 from __future__ import annotations
@@ -12,9 +12,17 @@ from pathlib import Path
 
 from tsm_apps.io import atomic_write_text
 
+from .dissection import dissection_table
 from .pictures import cam_section, detection_section
 from .spread import spread_table
-from .tables import DET_KEYS, build_tables
+from .tables import (
+    DET_KEYS,
+    bench_table,
+    detection_table,
+    early_table,
+    recognition_table,
+    timing_table,
+)
 
 __all__ = ["DET_KEYS", "build_tables", "write_report"]
 
@@ -22,6 +30,18 @@ STYLE = (
     "body{font-family:sans-serif;max-width:1100px;margin:auto}table{border-collapse:"
     "collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
 )
+
+
+def build_tables(root: Path) -> list:
+    """The first seed's tables, in the report's order."""
+    return [
+        recognition_table(root),
+        detection_table(root),
+        dissection_table(root),
+        early_table(root),
+        bench_table(root),
+        timing_table(root),
+    ]
 
 
 def write_report(root: str | os.PathLike) -> tuple:

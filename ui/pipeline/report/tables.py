@@ -1,9 +1,9 @@
-"""The report's tables: every measured table of a run folder, as Markdown and as HTML with charts.
+"""The report's tables: :class:`Table` (Markdown, and HTML with charts) and every measured table
+of a run folder but the dissection's (:mod:`.dissection`).
 
 Reads only the JSON files the steps wrote (layout: :mod:`ui.pipeline.layout`):
 ``recognizers/{tsn,tsm}/eval.json``, ``detection/{tsn,tsm}/test/metrics.json``,
-``dissect/{tsn,tsm}/metrics.json``, ``early/early.csv`` (optional), ``bench/bench.json`` and the
-step timings ``timing.json``.
+``early/early.csv`` (optional), ``bench/bench.json`` and the step timings ``timing.json``.
 A missing file leaves its section saying which file is missing, never a made-up number.
 """
 
@@ -73,7 +73,7 @@ class Table:
         return "\n".join(out)
 
 
-def _classes(root: Path) -> Optional[int]:
+def class_count(root: Path) -> Optional[int]:
     """The class count of the recognizers (from their ``eval.json``), or None."""
     runs = RunLayout(root)
     for m in MODELS:
@@ -111,7 +111,7 @@ def recognition_table(root: Path) -> Table:
         else "top-1 / top-5 (%) on the synthetic temporal set, 1 clip, centre crop: val, and the "
         "held-out test split scored with best.pth (chosen on val)"
     )
-    k = _classes(root)
+    k = class_count(root)
     chance = {"chance": 100.0 / k if k else None}
     panels = [
         Panel("top-1", "accuracy (%)", {r[0]: r[1] for r in rows}, chance),
@@ -167,105 +167,6 @@ def detection_table(root: Path) -> Table:
         note,
         fig,
     )
-
-
-DISSECT_METRICS = (
-    "pointing",
-    "pointing_active",
-    "pointing_tol",
-    "temporal_auc",
-    "mass_ratio",
-    "iou_dataset",
-    "iou_max20",
-)
-
-
-def dissection_table(root: Path) -> Table:
-    """One row per metric: TSN, TSM, and the baselines beside them (the centre prior and the
-    random map are model-free; the randomised-weights sanity check is per model)."""
-    title = "Dissection (where and when the networks look)"
-    layout = RunLayout(root)
-    runs = {m: read_json(layout.dissection(m) / "metrics.json", missing_ok=True) for m in MODELS}
-    missing = [
-        layout.rel(layout.dissection(m) / "metrics.json") for m, v in runs.items() if v is None
-    ]
-    if missing:
-        return Table(title, [], [], f"missing: {', '.join(missing)}")
-    agg = {m: v.get("aggregate", {}) for m, v in runs.items()}
-    rows = [
-        [
-            k,
-            agg["tsn"].get("method", {}).get(k),
-            agg["tsm"].get("method", {}).get(k),
-            agg["tsm"].get("centre", {}).get(k),
-            agg["tsm"].get("random", {}).get(k),
-            agg["tsn"].get("sanity", {}).get(k),
-            agg["tsm"].get("sanity", {}).get(k),
-        ]
-        for k in DISSECT_METRICS
-    ]
-    rows.append(
-        [
-            "accuracy",
-            runs["tsn"].get("accuracy"),
-            runs["tsm"].get("accuracy"),
-            None,
-            None,
-            None,
-            None,
-        ]
-    )
-    units = {
-        m: read_json(layout.dissection(m) / "units.json", missing_ok=True) or {} for m in MODELS
-    }
-    for layer in units["tsm"].get("layers") or {}:
-        rows.append(
-            [
-                f"detector units {layer}",
-                units["tsn"].get("layers", {}).get(layer, {}).get("detectors"),
-                units["tsm"]["layers"][layer].get("detectors"),
-                None,
-                None,
-                None,
-                None,
-            ]
-        )
-    clips = agg["tsm"].get("method", {}).get("clips")
-    data = (
-        (read_json(layout.dissection("tsm") / "run.json", missing_ok=True) or {})
-        .get("settings", {})
-        .get("data")
-    )
-    source = Path(data).name if data else "the data set"
-    return Table(
-        title,
-        ["metric", "TSN", "TSM", "centre prior", "random map", "TSN randomised", "TSM randomised"],
-        rows,
-        figure=_dissection_figure(rows, _classes(root)),
-        note=f"{clips} clips of {source}, CAM of the predicted class; pointing: the map's maximum "
-        "lies on the actor's box (frames with a box; _active: frames where it acts; _tol: "
-        "within the game's standard tolerance, 15 px at 224 = 7.5 px at 112); "
-        "temporal_auc / mass_ratio: map mass in acting vs still frames; IoU of the "
-        "thresholded map with the box. Side-by-side report: dissect/compare/compare.html",
-    )
-
-
-def _dissection_figure(rows: list, classes: Optional[int]) -> Any:
-    """One panel per dissection metric: TSN and TSM bars; the centre prior, the random map and
-    (accuracy) chance as reference lines."""
-    panels = []
-    for r in rows:
-        name = str(r[0])
-        if name == "accuracy":
-            refs = {"chance": 1.0 / classes if classes else None}
-            unit = "fraction of clips"
-        elif name.startswith("detector units"):
-            refs, unit = {}, "units"
-        else:
-            refs = {"centre prior": r[3], "random map": r[4]}
-            unit = "ratio" if name == "mass_ratio" else "score"
-        panels.append(Panel(name, unit, {"TSN": r[1], "TSM": r[2]}, refs))
-    return panels_figure("Dissection metrics (one panel per metric)", panels)
 
 
 def early_table(root: Path) -> Table:
@@ -361,14 +262,3 @@ def timing_table(root: Path) -> Table:
         else ""
     )
     return Table("Steps", ["step", "seconds (when it ran)", "CPU seconds", "this run"], rows, note)
-
-
-def build_tables(root: Path) -> list:
-    return [
-        recognition_table(root),
-        detection_table(root),
-        dissection_table(root),
-        early_table(root),
-        bench_table(root),
-        timing_table(root),
-    ]
