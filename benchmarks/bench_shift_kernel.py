@@ -102,7 +102,8 @@ def host_costs(calls: int = 3000) -> dict:
 
     from torch import nn
 
-    from tsm_apps.models.shift import TemporalShift, cuda_shift_path
+    from tsm_apps.models.shift import cuda_shift_path
+    from tsm_apps.models.shift_wrapper import TemporalShift
 
     x = torch.randn(8, 64, 8, 8, device="cuda")
     out = torch.empty_like(x)

@@ -8,7 +8,8 @@ import torch
 
 from tsm_apps.bench import shift_cost
 from tsm_apps.bench.core import FIGURES, cuda_shift_cost
-from tsm_apps.models.shift import TemporalShift
+from tsm_apps.bench.spec import build
+from tsm_apps.models.shift_wrapper import TemporalShift
 
 
 def test_every_shift_cost_figure_runs_on_cpu_at_small_sizes():
@@ -54,9 +55,9 @@ def test_the_cuda_variants_run_their_code_on_cpu():
 
 def test_the_official_op_model_shifts_like_ours_with_the_official_op():
     spec = shift_cost.tiny_specs()["inference_bs1"]
-    ours = shift_cost.build(spec, "offline", "cpu").eval()
-    official = shift_cost.build(spec, "offline", "cpu", official=True).eval()
-    tsn = shift_cost.build(spec, None, "cpu").eval()
+    ours = build(spec, "offline", "cpu").eval()
+    official = build(spec, "offline", "cpu", official=True).eval()
+    tsn = build(spec, None, "cpu").eval()
     assert not any(isinstance(m, TemporalShift) for m in official.modules())
     assert sum(isinstance(m, TemporalShift) for m in ours.modules()) == 8  # every block
     x = torch.randn(2, spec.segments, 3, spec.size, spec.size)

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from ..models.backbone import set_memory_format
-from ..models.shift import TemporalShift
+from ..models.shift_wrapper import TemporalShift
 
 NCHW = torch.contiguous_format
 

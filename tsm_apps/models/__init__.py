@@ -1,8 +1,8 @@
-"""Models: the temporal shift (:mod:`.shift`), ResNet/MobileNetV2 backbones with TSM
-(:mod:`.backbone`), recognizers (:mod:`.recognizer`), the online (causal) recognizer
-(:mod:`.online`), input modalities (:mod:`.modality`), non-local blocks and the I3D twin
-(:mod:`.inflate`). The names below load on first use, so importing one light module (e.g.
-:mod:`.modality`) does not import torchvision's model zoo."""
+"""Models: the temporal shift (:mod:`.shift`) and its layer wrapper (:mod:`.shift_wrapper`),
+ResNet/MobileNetV2 backbones with TSM (:mod:`.backbone`), recognizers (:mod:`.recognizer`), the
+online (causal) recognizer (:mod:`.online`), input modalities (:mod:`.modality`), non-local
+blocks and the I3D twin (:mod:`.inflate`). The names below load on first use, so importing one
+light module (e.g. :mod:`.modality`) does not import torchvision's model zoo."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ _API = {
     ".online": ("OnlineRecognizer", "OnlineStep", "shift_modules", "streaming"),
     ".recognizer": ("Recognizer", "RecognizerConfig", "build_recognizer", "recognizer_from_config"),
     ".temporal_pool": ("TemporalPool",),
-    ".shift": ("TemporalShift", "online_shift_step", "temporal_shift"),
+    ".shift": ("online_shift_step", "temporal_shift"),
+    ".shift_wrapper": ("TemporalShift",),
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _API)

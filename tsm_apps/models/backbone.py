@@ -20,7 +20,8 @@ from torchvision.models import mobilenet_v2
 from torchvision.models.resnet import BasicBlock, Bottleneck
 
 from .non_local import NonLocalWrapper
-from .shift import DEFAULT_FOLD_DIV, TemporalShift
+from .shift import DEFAULT_FOLD_DIV
+from .shift_wrapper import TemporalShift
 from .temporal_pool import TemporalPool
 
 RESNET_SPECS = {

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from .cuda_graph import CapturedCall
-from .shift import TemporalShift
+from .shift_wrapper import TemporalShift
 
 MODES = ("auto", "eager", "static", "graph")
 

@@ -20,7 +20,8 @@ under ``torch.compile`` too, so the compiler sees plain tensor ops it can fuse.
 Inference (autograd off) needs no shifted copy at all: :func:`shifted_in_place` moves only the
 shifted folds inside the input for the duration of the wrapped layer and then puts them back, so
 the layer reads exactly the official shifted values and the caller gets its tensor back bit for
-bit (``TemporalShift`` and the streaming step use it on the CPU whenever autograd is off).
+bit (:class:`.shift_wrapper.TemporalShift`, the module that wraps a layer with the shift,
+and its streaming step use it on the CPU whenever autograd is off).
 
 On CUDA tensors the shift is one Triton kernel (:mod:`.shift_kernel`) in training and
 inference (out of place, one launch: the in-place pair, two launches that move only the
@@ -35,7 +36,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from .memory_format import is_channels_last
 from .shift_copy import OFFLINE, ONLINE, CopyShift, at, frames_view, shift_cat, shift_folds
@@ -276,58 +277,3 @@ def online_step_into(x: Tensor, buffer: Tensor, fold_div: int = DEFAULT_FOLD_DIV
     out[:, fold:] = x[:, fold:]
     buffer.copy_(x[:, :fold])
     return out
-
-
-def _own(y: Tensor, x: Tensor) -> Tensor:
-    """``y``, copied if it shares memory with ``x`` (which is about to be restored)."""
-    if y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
-        return y.clone()
-    return y
-
-
-class TemporalShift(nn.Module):
-    """Shift the input of ``net`` (official wrapper layout: the wrapped module is ``.net``).
-
-    ``num_segments`` may be changed at run time (multigrid). In streaming mode (see
-    :func:`tsm_apps.models.online.streaming`) each call receives one frame per stream,
-    ``(N, C, H, W)``, and the module keeps the previous frame's shifted channels in ``buffer``:
-    a new tensor each step, or, with ``static`` set, one preallocated tensor written in place
-    (:func:`online_step_into`). On CUDA the shift is one Triton kernel.
-    """
-
-    def __init__(
-        self,
-        net: nn.Module,
-        num_segments: int = 8,
-        fold_div: int = DEFAULT_FOLD_DIV,
-        online: bool = False,
-    ) -> None:
-        super().__init__()
-        self.net = net
-        self.num_segments = num_segments
-        self.fold_div = fold_div
-        self.online = online
-        self.streaming = False
-        self.static = False
-        self.buffer: Tensor | None = None
-
-    def forward(self, x: Tensor) -> Tensor:
-        if self.streaming and self.static:
-            return self.net(online_step_into(x, self.buffer, self.fold_div))
-        if self.streaming and _writable_view(x):
-            with online_step_in_place(x, self.buffer, self.fold_div) as new:
-                y = _own(self.net(x), x)
-            self.buffer = new
-            return y
-        if self.streaming:
-            x, self.buffer = online_shift_step(x, self.buffer, self.fold_div)
-        elif _in_place(x):
-            with shifted_in_place(x, self.num_segments, self.fold_div, self.online):
-                return _own(self.net(x), x)
-        else:
-            x = temporal_shift(x, self.num_segments, self.fold_div, self.online)
-        return self.net(x)
-
-    def extra_repr(self) -> str:
-        mode = "online" if self.online else "offline"
-        return f"num_segments={self.num_segments}, fold_div={self.fold_div}, {mode}"
