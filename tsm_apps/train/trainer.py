@@ -17,20 +17,19 @@ from typing import Optional, Sequence
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from ..checkpoint.reading import read_checkpoint
 from ..distributed import CommCounter, DistEnv
 from .averaging import KStepAverager, merge_bn_
 from .config import TrainConfig
 from .hooks import HookBase, default_hooks
 from .loader import train_loader
-from .model import load_pretrained, model_and_optimizer, wrap_ddp
+from .loop_state import resume, state_dict, summary
+from .model import model_and_optimizer, wrap_ddp
 from .multigrid import MultigridSchedule
 from .recipe import LRSchedule, run_schedule, set_lr, set_train_mode, step_lrs
 from .sampler import EpochBatches, FixedShape, per_process
-from .state import rng_state, set_rng_state
-from .step import step_seed, train_step
+from .step import train_step
 
-__all__ = ["Trainer", "load_pretrained", "step_seed"]
+__all__ = ["Trainer"]
 
 
 class Trainer:
@@ -38,6 +37,8 @@ class Trainer:
     epoch (``epochs``: ``cfg.optim.epochs``, times multigrid's epoch factor)."""
 
     train_step = train_step  # (x, y) -> mean loss: one optimisation step (tsm_apps.train.step)
+    # checkpoint entries, restore from last.pth, the run's summary (tsm_apps.train.loop_state)
+    state_dict, resume, summary = state_dict, resume, summary
 
     def __init__(
         self,
@@ -180,44 +181,8 @@ class Trainer:
         self.epoch, self.step_in_epoch = self.epoch + 1, 0
         self._call("after_epoch")
 
-    def state_dict(self) -> dict:
-        """Checkpoint entries of the loop itself (the hooks add theirs)."""
-        s = self.schedule
-        return {
-            "optimizer": self.optimizer.state_dict(),
-            "scaler": self.scaler.state_dict(),
-            "scheduler": {
-                "base_lr": s.base_lr,
-                "epochs": s.epochs,
-                "warmup_epochs": s.warmup_epochs,
-                "policy": s.policy,
-            },
-            "epoch": self.epoch,
-            "step_in_epoch": self.step_in_epoch,
-            "step": self.step,
-            "rng": rng_state(),
-            "comm": {"sync": self.sync_comm.state_dict(), "metrics": self.metric_comm.state_dict()},
-        }
-
-    def resume(self) -> bool:
-        """Restore from ``last.pth`` if present (a fresh start otherwise, as torchrun restarts)."""
-        path = self.work_dir / "last.pth"
-        if not path.is_file():
-            return False
-        ck = read_checkpoint(path)
-        self.model.load_state_dict(ck["state_dict"])
-        self.optimizer.load_state_dict(ck["optimizer"])
-        self.scaler.load_state_dict(ck["scaler"])
-        self.epoch, self.step_in_epoch, self.step = ck["epoch"], ck["step_in_epoch"], ck["step"]
-        self.sync_comm.load_state_dict(ck["comm"]["sync"])
-        self.metric_comm.load_state_dict(ck["comm"]["metrics"])
-        for hook in self.hooks:
-            hook.load_state_dict(ck)
-        set_rng_state(ck["rng"])
-        return True
-
     def fit(self) -> dict:
-        """Train to ``epochs`` (or until stopped); returns a summary dict."""
+        """Train to ``epochs`` (or until stopped); returns :meth:`summary`."""
         if self.cfg.resume:
             self.resume()
         with ExitStack() as self.scope:
@@ -226,21 +191,4 @@ class Trainer:
                 self.run_epoch()
         self.stopped = self.stopped and self.epoch < self.epochs
         self._call("after_train")
-        out = dict(
-            signal=0, val_top1=None, val_top5=None, best_top1=-1.0, best_epoch=None, wall_s=0.0
-        )
-        for hook in self.hooks:
-            out.update(hook.summary())
-        sync, metric = self.sync_comm, self.metric_comm
-        return dict(
-            out,
-            epochs=self.epoch,
-            steps=self.step,
-            stopped=self.stopped,
-            signal=out["signal"] if self.stopped else 0,
-            syncs=sync.syncs,
-            sync_allreduce_calls=sync.calls,
-            sync_allreduce_bytes=sync.bytes,
-            metric_allreduce_calls=metric.calls,
-            work_dir=str(self.work_dir),
-        )
+        return self.summary()
