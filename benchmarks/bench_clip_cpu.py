@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from tsm_apps.bench.timing import load_average
-from tsm_apps.data.video import set_decode_threads
+from tsm_apps.data.decoder import set_decode_threads
 from tsm_apps.train.data_path_bench import bench_config
 from tsm_apps.train.data_path_setting import Setting, write_videos
 from tsm_apps.train.run import clip_sets

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tsm_apps.data import video
+from tsm_apps.data import decoder
 from tsm_apps.data.sampling import sample_train
 from tsm_apps.data.video import read_video_frames, write_video
 
@@ -73,7 +73,7 @@ def decode_all(path: Path, idx: np.ndarray, lazy: bool) -> np.ndarray:
 
 def sparse(path: Path, idx: np.ndarray, cold: bool) -> np.ndarray:
     if cold:
-        video._cached_index.cache_clear()
+        decoder._cached_index.cache_clear()
     return read_video_frames(path, idx)
 
 

@@ -132,7 +132,8 @@ def _per_frame(entry: ClipEntry, values: np.ndarray, idx: np.ndarray, what: str)
 def load_clip(entry: ClipEntry, num_segments: int, protocol: TestProtocol) -> Clip:
     """Decode and preprocess one clip under ``protocol``'s dissection view (raises
     ``VideoDecodeError`` for unreadable videos)."""
-    from tsm_apps.data.video import VideoDecodeError, read_video_frames
+    from tsm_apps.data.decoder import VideoDecodeError
+    from tsm_apps.data.video import read_video_frames
 
     v = entry.video
     if v.error is not None:

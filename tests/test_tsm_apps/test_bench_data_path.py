@@ -10,9 +10,10 @@ import torch
 
 from tsm_apps.bench.timing import Figure
 from tsm_apps.data.dataset import VideoDataset
+from tsm_apps.data.decoder import set_decode_threads
 from tsm_apps.data.lists import read_tsm_list
 from tsm_apps.data.normalization import normalize_uint8
-from tsm_apps.data.video import read_video_frames, set_decode_threads
+from tsm_apps.data.video import read_video_frames
 from tsm_apps.distributed import DistEnv
 from tsm_apps.train.cli import build_parser, config_from_args
 from tsm_apps.train.config import load_config

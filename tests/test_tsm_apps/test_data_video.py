@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tsm_apps.data import video
-from tsm_apps.data.video import VideoDecodeError, count_frames, read_video_frames, write_video
+from tsm_apps.data import decoder
+from tsm_apps.data.decoder import VideoDecodeError
+from tsm_apps.data.video import count_frames, read_video_frames, write_video
 
 
 def smooth_clip(t=40, h=48, w=64):
@@ -50,7 +51,7 @@ def test_sparse_read_seeks_instead_of_decoding_everything(tmp_path, monkeypatch)
         tmp_path / "long.mp4", smooth_clip(t=100, h=32, w=32), fps=10, keyframe_interval=10
     )
     decoded = []
-    real_open = video._open
+    real_open = decoder.open_video
 
     class Spy:
         def __init__(self, c):
@@ -64,7 +65,7 @@ def test_sparse_read_seeks_instead_of_decoding_everything(tmp_path, monkeypatch)
                 decoded.append(f.pts)
                 yield f
 
-    monkeypatch.setattr(video, "_open", lambda p: Spy(real_open(p)))
+    monkeypatch.setattr(decoder, "open_video", lambda p: Spy(real_open(p)))
     read_video_frames(path, [1, 95])
     assert 0 < len(decoded) <= 20, f"decoded {len(decoded)} frames for 2 wanted of 100"
     decoded.clear()

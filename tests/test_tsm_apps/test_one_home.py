@@ -110,7 +110,10 @@ IDEAS = {  # idea: (home files or folders, does this node write it?)
         ("tsm_apps/data/transforms.py",),
         lambda n: isinstance(n, (ast.List, ast.Tuple)) and len(_numbers(n) & CROP_SCALES) >= 2,
     ),
-    "av.open": (("tsm_apps/data/video.py",), lambda n: _call_of(n, "av", "open")),
+    "av.open": (
+        ("tsm_apps/data/video.py", "tsm_apps/data/decoder.py"),
+        lambda n: _call_of(n, "av", "open"),
+    ),
     "torch.load": (("tsm_apps/io.py",), lambda n: _call_of(n, "torch", "load")),
     '"Annotations"': (
         ("tsm_apps/data/vid_layout.py",),

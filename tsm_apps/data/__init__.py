@@ -7,6 +7,7 @@ ImageNet-VID layout, the FGFA motion split). The synthetic generators live in
 # The FGFA motion split (numpy only at import).
 from . import motion
 from .dataset import VideoDataset, collate_skip_none
+from .decoder import VideoDecodeError
 from .lists import (
     SSv2Record,
     read_ssv2,
@@ -44,7 +45,7 @@ from .transforms import (
     ToTensor,
     train_transform,
 )
-from .video import VideoDecodeError, count_frames, read_video_frames, write_video
+from .video import count_frames, read_video_frames, write_video
 
 __all__ = [
     "VideoDataset",

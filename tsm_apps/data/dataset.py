@@ -35,12 +35,12 @@ import torch
 from torch.utils.data import Dataset, default_collate
 
 from ..progress import progress_bar
+from .decoder import VideoDecodeError
 from .pipeline import clip_indices, flow_stacks, views_from_frames
 from .protocol import TestProtocol, official_scale_size
 from .record import VideoSource
 from .sampling import DENSE_WINDOW, make_sampler
 from .transforms import train_transform
-from .video import VideoDecodeError
 
 log = logging.getLogger(__name__)
 Key = Union[int, Sequence[int]]

@@ -85,7 +85,7 @@ def counted_source(
     """The record of ``path`` (``frames``: its count when the input states it; ``counter(path)
     -> int`` replaces the decoder's count). A video whose frames cannot be counted raises
     ValueError when ``keep_unreadable`` is False, else is kept with its ``error``."""
-    from .video import VideoDecodeError
+    from .decoder import VideoDecodeError
 
     try:
         return _counted(path, name, frames, label, counter)

@@ -86,7 +86,8 @@ def _is_video_file(path: Path) -> bool:
         return True
     if suffix in NOT_VIDEO or path.name.startswith("."):
         return False
-    from .video import VideoDecodeError, count_frames
+    from .decoder import VideoDecodeError
+    from .video import count_frames
 
     try:  # unknown suffix: ask the demuxer (header only)
         return count_frames(path) > 0

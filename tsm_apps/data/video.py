@@ -1,33 +1,26 @@
-"""Reading and writing video: files decoded with PyAV, and pre-extracted frame folders.
+"""Reading and writing video: the entry points for video files and pre-extracted frame folders.
 
 Frames are uint8 RGB arrays ``(T, H, W, 3)``; frame indices are 0-based positions in
 presentation order. A frame folder holds one image per frame named by a template
 (``img_{:05d}.jpg`` and ``start_index=1`` by default, the official TSM layout; ImageNet-VID
 snippets are ``{:06d}.JPEG`` from 0). printf templates (``img_%05d.jpg``) work too.
 
-Sparse reads never decode a whole video: the container is demuxed once (packets only, no
-decoding; the result is cached per file) to learn every frame's timestamp and which frames are
-keyframes. For each wanted frame the reader seeks to the last keyframe at or before it when
-that keyframe lies ahead of the current decoding position, then decodes forward.
-
-PyAV is imported lazily, so importing this module is cheap.
+Sparse reads of a video file never decode the whole video (:mod:`tsm_apps.data.decoder`: the
+keyframe index, seeking, decoder threads, :class:`VideoDecodeError`). PyAV is imported lazily,
+so importing this module is cheap.
 """
 
 from __future__ import annotations
 
-import bisect
-import os
-from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Union
+from typing import Iterable, Iterator, Optional
 
 import numpy as np
 
 from ..io import atomic_path
+from .decoder import PathLike, VideoDecodeError, decode_frames, open_video, pyav, video_index
 
-PathLike = Union[str, os.PathLike]
 DEFAULT_FRAME_TEMPLATE = "img_{:05d}.jpg"
 DEFAULT_START_INDEX = 1
 _WRITE_FORMATS = {
@@ -39,50 +32,16 @@ _WRITE_FORMATS = {
 }
 
 __all__ = [
-    "VideoDecodeError",
     "read_video_frames",
     "frame_stream",
     "count_frames",
     "frame_rate",
     "write_video",
-    "set_decode_threads",
     "DEFAULT_FRAME_TEMPLATE",
     "DEFAULT_START_INDEX",
 ]
-_DECODE = {"threads": 0}  # sparse reads' decoder threads in this process (0: FFmpeg's choice)
 
 
-def set_decode_threads(threads: int) -> None:
-    """Decoder threads of :func:`read_video_frames` in this process: 0 (default) lets FFmpeg
-    choose (slice + frame threads, one per core: the fastest read of one video at a time); 1
-    for data-loading workers, where the workers are the parallelism (the same frames, less CPU
-    a clip: ``benchmarks/bench_clip_cpu.py``)."""
-    if threads < 0:
-        raise ValueError(f"decoder threads must be >= 0, got {threads}")
-    _DECODE["threads"] = int(threads)
-
-
-class VideoDecodeError(RuntimeError):
-    """A video or frame folder that cannot be read: ``VideoDecodeError(path, reason)``."""
-
-    def __init__(self, path: PathLike, reason: str) -> None:
-        self.path = Path(path)
-        self.reason = str(reason)
-        super().__init__(f"{self.path}: {self.reason}")
-
-    def __reduce__(self):  # picklable across DataLoader workers
-        return (type(self), (self.path, self.reason))
-
-
-def _av():
-    try:
-        import av
-    except ImportError as e:  # pragma: no cover - av is a declared dependency
-        raise ImportError("reading video files needs PyAV: pip install av") from e
-    return av
-
-
-# ----------------------------------------------------------------------------- frame folders
 def _frame_name(template: str, number: int) -> str:
     return template % number if "%" in template and "{" not in template else template.format(number)
 
@@ -124,117 +83,6 @@ def _read_folder(path: Path, wanted: np.ndarray, template: str, start_index: int
     return out
 
 
-# ----------------------------------------------------------------------------- video files
-@dataclass(frozen=True)
-class _Index:
-    """Timestamps (stream time base) of every frame in presentation order, and keyframe rows."""
-
-    pts: tuple
-    keyframes: tuple  # sorted frame indices of keyframes
-    declared: int = 0  # frame count stated by the container (0: none)
-
-    def __len__(self) -> int:
-        return len(self.pts)
-
-
-def _open(path: Path):
-    av = _av()
-    if not path.exists():
-        raise VideoDecodeError(path, "file not found")
-    if path.stat().st_size == 0:
-        raise VideoDecodeError(path, "file is empty (0 bytes)")
-    try:
-        container = av.open(str(path), mode="r")
-    except (av.FFmpegError, OSError, ValueError) as e:
-        raise VideoDecodeError(path, f"cannot open: {e}") from None
-    if not container.streams.video:
-        container.close()
-        raise VideoDecodeError(path, "no video stream (empty or audio-only file)")
-    return container
-
-
-def _build_index(path: Path) -> _Index:
-    av = _av()
-    container = _open(path)
-    try:
-        stream = container.streams.video[0]
-        declared = int(stream.frames or 0)
-        rows = []
-        for packet in container.demux(stream):
-            if packet.size == 0 or getattr(packet, "is_discard", False):
-                continue  # the end-of-stream flush; frames an edit list drops (never output)
-            ts = packet.pts if packet.pts is not None else packet.dts
-            rows.append((ts, bool(packet.is_keyframe)))
-    except av.FFmpegError as e:
-        raise VideoDecodeError(path, f"cannot demux: {e}") from None
-    finally:
-        container.close()
-    if any(ts is None for ts, _ in rows):  # no timestamps: sequential decoding only
-        return _Index(tuple(range(len(rows))), (0,) if rows else (), declared)
-    rows.sort(key=lambda r: r[0])
-    keyframes = tuple(i for i, (_, k) in enumerate(rows) if k) or ((0,) if rows else ())
-    return _Index(tuple(ts for ts, _ in rows), keyframes, declared)
-
-
-@lru_cache(maxsize=256)
-def _cached_index(path: str, mtime_ns: int, size: int) -> _Index:
-    return _build_index(Path(path))
-
-
-def _index(path: Path) -> _Index:
-    if not path.exists():
-        raise VideoDecodeError(path, "file not found")
-    st = path.stat()
-    return _cached_index(str(path.resolve()), st.st_mtime_ns, st.st_size)
-
-
-def _decode_file(path: Path, wanted: np.ndarray, index: _Index) -> dict:
-    """Decode the sorted unique frame indices ``wanted``; seek only when it skips work."""
-    av = _av()
-    pos = {ts: i for i, ts in enumerate(index.pts)}
-    out: dict = {}
-    container = _open(path)
-    try:
-        stream = container.streams.video[0]
-        stream.thread_type = "AUTO"  # slice + frame threads: ~2x on 2 cores, bit-exact output
-        if _DECODE["threads"]:
-            stream.codec_context.thread_count = _DECODE["threads"]
-        frames, cur = None, -1  # cur: index of the last decoded frame
-        for target in wanted.tolist():
-            k = index.keyframes[max(bisect.bisect_right(index.keyframes, target) - 1, 0)]
-            if frames is None or k > cur + 1 or target <= cur:
-                container.seek(int(index.pts[k]), stream=stream, backward=True, any_frame=False)
-                frames, cur = container.decode(stream), None
-            while True:
-                frame = next(frames, None)
-                if frame is None:
-                    raise VideoDecodeError(
-                        path,
-                        f"stream ended before frame {target} (the "
-                        f"container lists {len(index)} frames): "
-                        f"truncated or corrupt file",
-                    )
-                if cur is None:  # first frame after a seek: locate it by timestamp
-                    ts = frame.pts if frame.pts is not None else frame.dts
-                    cur = pos.get(ts, bisect.bisect_left(index.pts, ts) if ts is not None else k)
-                else:
-                    cur += 1
-                if cur == target:
-                    out[target] = frame.to_ndarray(format="rgb24")
-                    break
-                if cur > target:
-                    raise VideoDecodeError(
-                        path,
-                        f"frame {target} could not be decoded (decoding resumed at frame {cur})",
-                    )
-    except av.FFmpegError as e:
-        raise VideoDecodeError(path, f"decoding failed: {e}") from None
-    finally:
-        container.close()
-    return out
-
-
-# ----------------------------------------------------------------------------- public API
 def _as_indices(indices: Iterable[int], path: Path) -> np.ndarray:
     idx = np.asarray(list(indices) if not isinstance(indices, np.ndarray) else indices)
     if idx.ndim != 1:
@@ -268,7 +116,7 @@ def read_video_frames(
     if path.is_dir():
         got = _read_folder(path, wanted, frame_template or DEFAULT_FRAME_TEMPLATE, start_index)
     else:
-        index = _index(path)
+        index = video_index(path)
         if len(index) == 0:
             raise VideoDecodeError(path, "video has zero frames")
         if wanted[-1] >= len(index):
@@ -282,7 +130,7 @@ def read_video_frames(
                 f"frame {int(wanted[-1])} requested but the video has "
                 f"{len(index)} frames (0..{len(index) - 1}){note}",
             )
-        got = _decode_file(path, wanted, index)
+        got = decode_frames(path, wanted, index)
     return np.stack([got[i] for i in idx.tolist()])
 
 
@@ -298,7 +146,7 @@ def frame_stream(
     if path.is_dir():
         yield from _folder_stream(path, frame_template or DEFAULT_FRAME_TEMPLATE, start_index)
         return
-    av = _av()
+    av = pyav()
     try:
         with av.open(str(path)) as container:
             if not container.streams.video:
@@ -348,8 +196,8 @@ def count_frames(
     if path.is_dir():
         return _count_folder(path, frame_template or DEFAULT_FRAME_TEMPLATE, start_index)
     if not exact:
-        av = _av()
-        container = _open(path)
+        av = pyav()
+        container = open_video(path)
         try:
             s = container.streams.video[0]
             if s.frames:
@@ -360,7 +208,7 @@ def count_frames(
             raise VideoDecodeError(path, f"cannot read the container: {e}") from None
         finally:
             container.close()
-    return len(_index(path))
+    return len(video_index(path))
 
 
 def frame_rate(path: PathLike) -> Optional[float]:
@@ -369,7 +217,7 @@ def frame_rate(path: PathLike) -> Optional[float]:
     path = Path(path)
     if path.is_dir():
         return None
-    container = _open(path)
+    container = open_video(path)
     try:
         rate = container.streams.video[0].average_rate
         return float(rate) if rate else None
@@ -431,7 +279,7 @@ def _encode(
     keyframe_interval: Optional[int],
     threads: Optional[int],
 ) -> None:
-    av = _av()
+    av = pyav()
     rate = Fraction(fps).limit_denominator(1001)
     options = {"crf": str(crf), "preset": preset} if codec == "libx264" else {}
     with av.open(str(tmp), mode="w", format=fmt) as container:

@@ -22,8 +22,8 @@ import torch
 from torch import Tensor
 from torch.utils.data import DataLoader, Dataset, Sampler
 
+from ..data.decoder import set_decode_threads
 from ..data.normalization import normalize_uint8
-from ..data.video import set_decode_threads
 
 PREFETCH = 4  # batches queued per worker (DataLoader's default: 2)
 DECODE_THREADS = 1  # a worker's decoder threads: the workers are the parallelism
@@ -43,7 +43,7 @@ def loader_options(
     decode_threads: int = DECODE_THREADS,
 ) -> dict:
     """``DataLoader`` keywords: ``workers`` processes, ``prefetch`` batches each, each decoding
-    with ``decode_threads`` threads (:func:`~tsm_apps.data.video.set_decode_threads`), pinned
+    with ``decode_threads`` threads (:func:`~tsm_apps.data.decoder.set_decode_threads`), pinned
     memory when ``pin`` (default: ``device`` is CUDA)."""
     if workers < 0:
         raise ValueError(f"workers must be >= 0, got {workers}")

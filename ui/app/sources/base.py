@@ -16,8 +16,9 @@ from typing import Callable, Iterator, Optional
 
 import numpy as np
 
+from tsm_apps.data.decoder import VideoDecodeError
 from tsm_apps.data.vid_layout import VID_FRAME_TEMPLATE
-from tsm_apps.data.video import VideoDecodeError, count_frames, frame_stream, read_video_frames
+from tsm_apps.data.video import count_frames, frame_stream, read_video_frames
 
 from ...models import MODELS
 from ..settings import DecodeLimits
