@@ -27,7 +27,8 @@ import numpy as np
 from detection.records import FrameDetections, FrameTruth
 from detection.vid_eval import evaluate_vid
 from tsm_apps.data.motion import snippet_motion_iou, write_motion_iou_mat
-from tsm_apps.data.vid_layout import VID_CLASSES, read_frame_xml, read_list
+from tsm_apps.data.vid_image_sets import read_list
+from tsm_apps.data.vid_layout import VID_CLASSES, read_frame_xml
 from tsm_apps.io import read_json
 
 RANGES = {

@@ -36,6 +36,7 @@ from mmengine.evaluator import BaseMetric
 from mmengine.logging import MMLogger
 
 from tsm_apps.data.motion import WINDOW, read_motion_iou_mat, snippet_motion_iou
+from tsm_apps.data.vid_image_sets import read_list
 from tsm_apps.data.vid_layout import (
     NAME_TO_WNID,
     WNID_TO_NAME,
@@ -43,7 +44,6 @@ from tsm_apps.data.vid_layout import (
     annotation_root,
     edge_box,
     read_frame_xml,
-    read_list,
 )
 from tsm_apps.io import atomic_write_text
 

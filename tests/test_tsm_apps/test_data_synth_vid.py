@@ -9,7 +9,8 @@ import pytest
 from PIL import Image
 
 from tsm_apps.data.motion import count_motion_classes, snippet_motion_iou
-from tsm_apps.data.vid_layout import NAME_TO_WNID, read_frame_xml, read_image_set, read_list
+from tsm_apps.data.vid_image_sets import read_image_set, read_list
+from tsm_apps.data.vid_layout import NAME_TO_WNID, read_frame_xml
 from tsm_apps.synth import vid as synth_vid
 from tsm_apps.synth.cli import main as synth_main
 from tsm_apps.synth.vid_corruptions import KINDS

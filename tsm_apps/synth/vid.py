@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..data.motion import count_motion_classes, snippet_motion_iou
+from ..data.vid_image_sets import msra_lines, write_image_sets
 from ..data.vid_layout import (
     FRAME_NAME,
     NAME_TO_WNID,
@@ -49,11 +50,9 @@ from ..data.vid_layout import (
     annotation_path,
     frame_to_xml,
     image_path,
-    msra_lines,
     train_snippet,
     val_snippet,
     vid_test_snippet,
-    write_image_sets,
 )
 from ..io import atomic_write_text, read_json
 from ..progress import progress_bar
