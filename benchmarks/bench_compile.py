@@ -18,7 +18,7 @@ import time
 import torch
 from torch import nn
 
-from tsm_apps.bench.shift_cost import Spec, _Cast, build
+from tsm_apps.bench.spec import Spec, _Cast, build
 from tsm_apps.bench.timing import medians, paired_ratio, time_rounds
 
 

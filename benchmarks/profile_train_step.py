@@ -17,7 +17,7 @@ import torch
 from torch import nn
 from torch.profiler import ProfilerActivity, profile
 
-from tsm_apps.bench.shift_cost import Spec, _autocast, build
+from tsm_apps.bench.spec import Spec, _autocast, build
 
 
 def step_fn(model: nn.Module, spec: Spec, device: str):

@@ -7,65 +7,24 @@ of per-round ratios).
 
 The figures are written for CUDA (``tsm bench --device cuda``: ResNet-50, 8 segments, 224 px;
 on CUDA the shift is one Triton kernel and the online step a replayed CUDA graph). Every
-function takes a :class:`Spec`, so the same code runs on the CPU at small sizes (the tests).
+function takes a :class:`~tsm_apps.bench.spec.Spec`, so the same code runs on the CPU at small
+sizes (the tests).
 """
 
 from __future__ import annotations
 
-from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass, replace
+from contextlib import ExitStack
+from dataclasses import replace
 
 import torch
 from torch import nn
 
-from ..models.backbone import set_memory_format
 from ..models.cuda_graph import GraphedForward
 from ..models.online import OnlineRecognizer
-from ..models.recognizer import build_recognizer
 from ..models.shift import cuda_shift_path
-from .official_shift import NCHW, official_style
+from .official_shift import NCHW
+from .spec import Spec, _autocast, _Cast, build
 from .timing import Figure, load_average, medians, paired_ratio, time_rounds
-
-CL = torch.channels_last
-
-
-@dataclass(frozen=True)
-class Spec:
-    """One measured setting: ``batch`` clips of ``segments`` frames of ``size`` px."""
-
-    arch: str = "resnet50"
-    batch: int = 1
-    segments: int = 8
-    size: int = 224
-    width: float = 1.0
-    classes: int = 400
-    fmt: torch.memory_format = CL
-    dtype: torch.dtype | None = None  # autocast dtype (None: fp32)
-    rounds: int = 20
-
-    @property
-    def label(self) -> str:
-        dt = str(self.dtype).replace("torch.", "") if self.dtype else "fp32"
-        fmt = "channels-last" if self.fmt == CL else "NCHW"
-        return f"{self.arch}, {self.segments}x{self.size}, bs{self.batch}, {dt}, {fmt}"
-
-
-def build(spec: Spec, shift, device: str, official: bool = False) -> nn.Module:
-    """The recognizer of ``spec`` (seed 0) on ``device`` in ``spec.fmt``; ``official``: every
-    offline shift runs the official op (which makes its input NCHW first)."""
-    torch.manual_seed(0)
-    m = build_recognizer(spec.arch, spec.classes, spec.segments, shift, width=spec.width)
-    if official:
-        official_style(m)
-    set_memory_format(m.backbone, spec.fmt)
-    return m.to(device)
-
-
-def _autocast(spec: Spec, device: str, cache: bool = True):
-    """``spec``'s autocast (``cache=False`` inside captured graphs, as CUDA graphs require)."""
-    if spec.dtype is None:
-        return nullcontext()
-    return torch.autocast(torch.device(device).type, dtype=spec.dtype, cache_enabled=cache)
 
 
 def _wrap(fn, *contexts):
@@ -158,22 +117,6 @@ def inference(
             d,
         ),
     ]
-
-
-class _Cast(nn.Module):
-    """``model`` under ``spec``'s autocast and, if given, the CUDA shift ``path`` (so a graph
-    captures the casts and that path's kernels)."""
-
-    def __init__(self, model: nn.Module, spec: Spec, device: str, path: str | None = None) -> None:
-        super().__init__()
-        self.model, self.spec, self.device, self.path = model, spec, device, path
-
-    def forward(self, x):
-        with (
-            _autocast(self.spec, self.device, cache=False),
-            nullcontext() if self.path is None else cuda_shift_path(self.path),
-        ):
-            return self.model(x)
 
 
 def training_step(spec: Spec, device: str, goal: str = "<= 1.05") -> list:
