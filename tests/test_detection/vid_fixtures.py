@@ -4,6 +4,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from mmdet.registry import DATASETS
+from mmengine.registry import init_default_scope
 from PIL import Image
 
 from tsm_apps.data.vid_image_sets import write_image_sets
@@ -119,6 +121,14 @@ def make_vid(root: Path) -> Path:
         "ILSVRC2013_train/n02958343/n02958343_9 -1\n"
     )
     return root
+
+
+def build(root: Path, **kw):
+    """An ``ImageNetVIDDataset`` on the tree ``root``, built through mmdet's registry; the
+    annotation list ``ImageSets/VID/val.txt`` unless ``ann_file`` is given."""
+    init_default_scope("mmdet")
+    kw.setdefault("ann_file", "ImageSets/VID/val.txt")
+    return DATASETS.build(dict(type="ImageNetVIDDataset", data_root=str(root), **kw))
 
 
 def write_msra_lists(root: Path) -> Path:
