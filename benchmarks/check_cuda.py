@@ -25,9 +25,9 @@ import torch
 
 from tsm_apps.bench.official_shift import naive_shift
 from tsm_apps.models import shift as shift_mod
-from tsm_apps.models.backbone import set_memory_format
 from tsm_apps.models.online import OnlineRecognizer
 from tsm_apps.models.recognizer import build_recognizer
+from tsm_apps.models.trunk import set_memory_format
 
 FORMATS = {"nchw": torch.contiguous_format, "channels_last": torch.channels_last}
 DTYPES = (torch.float32, torch.bfloat16, torch.float16)

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from tsm_apps import build_recognizer
-from tsm_apps.models.backbone import set_memory_format
 from tsm_apps.models.online import OnlineRecognizer, shift_modules
 from tsm_apps.models.shift import online_step_into
+from tsm_apps.models.trunk import set_memory_format
 
 STREAMS = ((1, 3, 32, 32), (2, 3, 48, 40))
 

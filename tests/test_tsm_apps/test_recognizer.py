@@ -191,7 +191,7 @@ def test_online_cache_mobilenetv2_owns_storage():
 
 @pytest.mark.parametrize("arch", ["resnet50", "mobilenetv2"])
 def test_channels_last_by_default_and_same_values_in_nchw(arch):
-    from tsm_apps.models.backbone import set_memory_format
+    from tsm_apps.models.trunk import set_memory_format
 
     m = _tiny("offline", arch=arch)
     x = torch.randn(1, 4, 3, 32, 32)

@@ -16,11 +16,11 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from ..models.backbone import set_memory_format
 from ..models.inflate import I3D
 from ..models.online import OnlineRecognizer
 from ..models.recognizer import build_recognizer
 from ..models.shift import temporal_shift
+from ..models.trunk import set_memory_format
 from .official_shift import NCHW, naive_shift, official_style
 from .timing import Figure, load_average, medians, paired_ratio, time_many, time_rounds
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..models.backbone import set_memory_format
 from ..models.shift_wrapper import TemporalShift
+from ..models.trunk import set_memory_format
 
 NCHW = torch.contiguous_format
 

@@ -33,7 +33,7 @@ from typing import Mapping, Sequence
 
 from torch import Tensor
 
-from ..models.backbone import RESNET_SPECS
+from ..models.trunk import RESNET_SPECS
 
 LAYOUTS = ("tsm_apps", "official", "mmaction2", "torchvision", "mmpretrain")
 IMAGENET_LAYOUTS = ("torchvision", "mmpretrain")  # no shift wrappers in their keys

@@ -1,8 +1,9 @@
 """Models: the temporal shift (:mod:`.shift`) and its layer wrapper (:mod:`.shift_wrapper`),
-ResNet/MobileNetV2 backbones with TSM (:mod:`.backbone`), recognizers (:mod:`.recognizer`), the
-online (causal) recognizer (:mod:`.online`), input modalities (:mod:`.modality`), non-local
-blocks and the I3D twin (:mod:`.inflate`). The names below load on first use, so importing one
-light module (e.g. :mod:`.modality`) does not import torchvision's model zoo."""
+ResNet/MobileNetV2 trunks (:mod:`.trunk`) and backbones with TSM (:mod:`.backbone`), recognizers
+(:mod:`.recognizer`), the online (causal) recognizer (:mod:`.online`), input modalities
+(:mod:`.modality`), non-local blocks and the I3D twin (:mod:`.inflate`). The names below load on
+first use, so importing one light module (e.g. :mod:`.modality`) does not import torchvision's
+model zoo."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TSM / TSN backbones: torchvision ResNet and MobileNetV2 definitions with temporal shift.
+"""TSM / TSN backbones: the 2D trunks of :mod:`.trunk` with temporal shift inserted.
 
 Input ``(N*T, 3, H, W)`` with the ``T`` frames of a clip contiguous. Module names follow
 torchvision (``conv1``, ``bn1``, ``layer1.0.conv1`` ...) and the official TSM wrappers
@@ -16,21 +16,13 @@ from typing import Optional, Sequence
 
 import torch
 from torch import Tensor, nn
-from torchvision.models import mobilenet_v2
-from torchvision.models.resnet import BasicBlock, Bottleneck
 
 from .non_local import NonLocalWrapper
 from .shift import DEFAULT_FOLD_DIV
 from .shift_wrapper import TemporalShift
 from .temporal_pool import TemporalPool
+from .trunk import RESNET_SPECS, MobileNetV2, ResNet, set_memory_format
 
-RESNET_SPECS = {
-    "resnet18": (BasicBlock, (2, 2, 2, 2)),
-    "resnet34": (BasicBlock, (3, 4, 6, 3)),
-    "resnet50": (Bottleneck, (3, 4, 6, 3)),
-    "resnet101": (Bottleneck, (3, 4, 23, 3)),
-    "resnet152": (Bottleneck, (3, 8, 36, 3)),
-}
 ARCHS = tuple(RESNET_SPECS) + ("mobilenetv2",)
 DEFAULT_MEMORY_FORMAT = torch.channels_last
 """Trunks run channels-last by default: faster on CPU for TSN and TSM alike, with a shift written
@@ -87,80 +79,6 @@ def stage_strides(output_stride: int) -> tuple:
     return OUTPUT_STRIDES[output_stride]
 
 
-def _channels(base: int, width: float) -> int:
-    return max(int(round(base * width)), 8)
-
-
-def _dilate(block: nn.Module, dilation: int) -> None:
-    """Give every 3x3 conv of a torchvision block the dilation (and matching padding)."""
-    for conv in block.modules():
-        if isinstance(conv, nn.Conv2d) and conv.kernel_size == (3, 3):
-            conv.dilation, conv.padding = (dilation, dilation), (dilation, dilation)
-
-
-class ResNet(nn.Module):
-    """torchvision ResNet trunk (no pooling/fc) with a channel ``width`` and per-stage stride/dilation.
-
-    ``forward_stages(x)`` returns the four stage outputs ``[(N*T, C_i, h_i, w_i)]``.
-    """
-
-    def __init__(
-        self,
-        arch: str = "resnet50",
-        width: float = 1.0,
-        strides: Sequence[int] = (1, 2, 2, 2),
-        dilations: Sequence[int] = (1, 1, 1, 1),
-    ) -> None:
-        super().__init__()
-        self.memory_format = torch.contiguous_format
-        block, layers = RESNET_SPECS[arch]
-        stem = _channels(64, width)
-        self.conv1 = nn.Conv2d(3, stem, 7, 2, 3, bias=False)
-        self.bn1 = nn.BatchNorm2d(stem)
-        self.relu = nn.ReLU(inplace=True)
-        self.maxpool = nn.MaxPool2d(3, 2, 1)
-        inplanes = stem
-        self.stage_channels = []
-        for i, (n, s, d) in enumerate(zip(layers, strides, dilations)):
-            planes = _channels(64 * 2**i, width)
-            blocks = []
-            for j in range(n):
-                stride = s if j == 0 else 1
-                down = None
-                if j == 0 and (stride != 1 or inplanes != planes * block.expansion):
-                    down = nn.Sequential(
-                        nn.Conv2d(inplanes, planes * block.expansion, 1, stride, bias=False),
-                        nn.BatchNorm2d(planes * block.expansion),
-                    )
-                b = block(inplanes, planes, stride, down)
-                if d > 1:
-                    _dilate(b, d)
-                blocks.append(b)
-                inplanes = planes * block.expansion
-            setattr(self, f"layer{i + 1}", nn.Sequential(*blocks))
-            self.stage_channels.append(inplanes)
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-        self.out_channels = inplanes
-
-    @property
-    def stages(self) -> list:
-        return [self.layer1, self.layer2, self.layer3, self.layer4]
-
-    def forward_stages(self, x: Tensor) -> list:
-        x = x.contiguous(memory_format=self.memory_format)
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-        outs = []
-        for stage in self.stages:
-            x = stage(x)
-            outs.append(x)
-        return outs
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.forward_stages(x)[-1]
-
-
 def _stage_segments(cfg: BackboneConfig) -> list:
     t = cfg.num_segments
     return [t, t // 2, t // 2, t // 2] if cfg.temporal_pool else [t] * 4
@@ -193,43 +111,12 @@ def _block_out(block: nn.Module) -> int:
     return (b.bn3 if hasattr(b, "bn3") else b.bn2).num_features
 
 
-class MobileNetV2(nn.Module):
-    """torchvision MobileNetV2 feature trunk; shift before the first (expansion) conv of residual blocks."""
-
-    def __init__(self, width: float = 1.0) -> None:
-        super().__init__()
-        self.memory_format = torch.contiguous_format
-        self.features = mobilenet_v2(weights=None, width_mult=width).features
-        self.out_channels = self.features[-1][0].out_channels
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.features(x.contiguous(memory_format=self.memory_format))
-
-
 def add_shift_to_mobilenet(net: MobileNetV2, cfg: BackboneConfig) -> None:
     for m in net.features:
         if getattr(m, "use_res_connect", False) and len(m.conv) == 4:
             m.conv[0] = TemporalShift(
                 m.conv[0], cfg.num_segments, cfg.fold_div, cfg.shift == "online"
             )
-
-
-def set_memory_format(trunk: nn.Module, memory_format: torch.memory_format) -> nn.Module:
-    """Run ``trunk`` (a :class:`ResNet` or :class:`MobileNetV2`) in ``memory_format``.
-
-    ``torch.channels_last`` or ``torch.contiguous_format``: the trunk's 4-D weights are stored in
-    that format and its input is converted on entry, so every activation ``(N*T, C, H, W)`` has it.
-    Values agree across formats up to float rounding (the conv kernels differ).
-    """
-    if memory_format not in (torch.channels_last, torch.contiguous_format):
-        raise ValueError(
-            f"memory_format must be channels_last or contiguous_format, got {memory_format}"
-        )
-    trunk.memory_format = memory_format
-    for p in trunk.parameters():
-        if p.dim() == 4:
-            p.data = p.data.contiguous(memory_format=memory_format)
-    return trunk
 
 
 def build_trunk(cfg: BackboneConfig) -> nn.Module:
