@@ -25,7 +25,7 @@ from dissect.layout import load_run
 from dissect.metrics import has_box
 from tsm_apps.io import atomic_write_json, read_json
 from tsm_apps.synth.draw import L_SHAPE, bbox, place
-from tsm_apps.synth.temporal import plan_clip
+from tsm_apps.synth.temporal_clips import plan_clip
 
 
 def _inside(x: float, y: float, box) -> bool:

@@ -16,6 +16,7 @@ from tsm_apps.checkpoint.reading import save_checkpoint
 from tsm_apps.data.protocol import TestProtocol
 from tsm_apps.synth import temporal as synth_temporal
 from tsm_apps.synth.draw import L_SHAPE, bbox, place
+from tsm_apps.synth.temporal_clips import plan_clip
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "dissect_misses.py"
 SIZE, FRAMES = 64, 8
@@ -64,7 +65,7 @@ def test_maxima_on_actor_distractor_and_background(tmp_path):
     for cid, clip in sorted(run.clips.items()):
         arr = dict(clip.load_maps())
         index = int(cid.rsplit("_", 1)[-1])
-        plan = synth_temporal.plan_clip(0, index, FRAMES, SIZE, distractors=(2, 2))
+        plan = plan_clip(0, index, FRAMES, SIZE, distractors=(2, 2))
         other = bbox(place(L_SHAPE, *plan.distractors[0]), SIZE, SIZE)
         maps = []
         for t, box in enumerate(arr["boxes"]):

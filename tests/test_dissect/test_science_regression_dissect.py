@@ -27,7 +27,7 @@ from dissect.metrics import clip_scores, summarise
 from tsm_apps.checkpoint.reading import load_checkpoint
 from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.data.pipeline import load_views
-from tsm_apps.synth.temporal import plan_clip, render_clip
+from tsm_apps.synth.temporal_clips import plan_clip, render_clip
 from tsm_apps.train import load_config, train
 
 FRAMES = 8

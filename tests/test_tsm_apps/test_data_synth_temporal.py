@@ -9,6 +9,7 @@ import pytest
 from tsm_apps.data.video import read_video_frames
 from tsm_apps.synth import draw as synth_draw
 from tsm_apps.synth import temporal as synth_temporal
+from tsm_apps.synth import temporal_clips as synth_clips
 from tsm_apps.synth.cli import main as synth_main
 
 FRAMES, SIZE = 8, 32
@@ -33,7 +34,7 @@ def test_lists_classes_and_annotations(tiny):
     ann = json.loads((tiny / "annotations.json").read_text())
     assert (
         ann["classes"]
-        == list(synth_temporal.CLASSES)
+        == list(synth_clips.CLASSES)
         == (tiny / "classes.txt").read_text().splitlines()
     )
     assert len(ann["classes"]) == 10
@@ -56,19 +57,17 @@ def test_lists_classes_and_annotations(tiny):
 def test_decoded_frames_match_rendering(tiny):
     frames = read_video_frames(tiny / "videos" / "00004.mp4", list(range(FRAMES)))
     assert frames.shape == (FRAMES, SIZE, SIZE, 3) and frames.dtype == np.uint8
-    plan = synth_temporal.plan_clip(3, 4, FRAMES, SIZE)
-    rendered = synth_temporal.render_clip(plan, SIZE)
+    plan = synth_clips.plan_clip(3, 4, FRAMES, SIZE)
+    rendered = synth_clips.render_clip(plan, SIZE)
     assert np.abs(frames.astype(int) - rendered).mean() < 5  # lossless, but 4:2:0 chroma
 
 
-@pytest.mark.parametrize("layout", synth_temporal.LAYOUTS)
+@pytest.mark.parametrize("layout", synth_clips.LAYOUTS)
 @pytest.mark.parametrize("label", range(10))
 def test_change_between_frames_is_on_the_actor(label, layout):
     size, frames = 64, 8
-    plan = synth_temporal.plan_clip(
-        1, 7, frames, size, label=label, distractors=(2, 2), layout=layout
-    )
-    video = synth_temporal.render_clip(plan, size).astype(int)
+    plan = synth_clips.plan_clip(1, 7, frames, size, label=label, distractors=(2, 2), layout=layout)
+    video = synth_clips.render_clip(plan, size).astype(int)
     boxes = plan.boxes(size)
     assert len(plan.distractors) == 2
     inside = total = 0
@@ -83,13 +82,13 @@ def test_change_between_frames_is_on_the_actor(label, layout):
     assert total > 0 and inside == total  # the background and distractors never change
 
 
-@pytest.mark.parametrize("layout", synth_temporal.LAYOUTS)
+@pytest.mark.parametrize("layout", synth_clips.LAYOUTS)
 @pytest.mark.parametrize("family", range(5))
 def test_paired_classes_are_time_reversals(family, layout):
     """Class 2k+1 is class 2k played backwards: same frames, same set of frames."""
-    a = synth_temporal.plan_clip(0, 11, FRAMES, SIZE, label=2 * family, layout=layout)
-    b = synth_temporal.plan_clip(0, 11, FRAMES, SIZE, label=2 * family + 1, layout=layout)
-    va, vb = synth_temporal.render_clip(a, SIZE), synth_temporal.render_clip(b, SIZE)
+    a = synth_clips.plan_clip(0, 11, FRAMES, SIZE, label=2 * family, layout=layout)
+    b = synth_clips.plan_clip(0, 11, FRAMES, SIZE, label=2 * family + 1, layout=layout)
+    va, vb = synth_clips.render_clip(a, SIZE), synth_clips.render_clip(b, SIZE)
     np.testing.assert_array_equal(va[::-1], vb)
     assert a.boxes(SIZE)[::-1] == b.boxes(SIZE)
     np.testing.assert_array_equal(a.active[::-1], b.active)
@@ -125,23 +124,23 @@ def test_deterministic_by_seed_and_resumes(tiny, tmp_path):
 def test_distractor_count_is_the_same_for_every_class():
     for label in range(10):
         for want in (0, 1, 2):
-            plan = synth_temporal.plan_clip(
+            plan = synth_clips.plan_clip(
                 2, label, FRAMES, 64, label=label, distractors=(want, want)
             )
             assert len(plan.distractors) == want
     # the default draws 0-2 independently of the class
-    counts = [len(synth_temporal.plan_clip(0, i, FRAMES, 64).distractors) for i in range(30)]
+    counts = [len(synth_clips.plan_clip(0, i, FRAMES, 64).distractors) for i in range(30)]
     assert set(counts) == {0, 1, 2}
 
 
 @pytest.mark.parametrize("family", range(5))
 def test_stage_layout_keeps_the_path_in_a_square_the_distractors_avoid(family):
     size = 112
-    w = synth_temporal.STAGE * size
-    lo, hi = (f * size for f in synth_temporal.STAGE_SIDES)
+    w = synth_clips.STAGE * size
+    lo, hi = (f * size for f in synth_clips.STAGE_SIDES)
     sides = []
     for i in range(20):
-        plan = synth_temporal.plan_clip(
+        plan = synth_clips.plan_clip(
             4, i, 16, size, label=2 * family, distractors=(2, 2), layout="stage"
         )
         boxes = np.array([b for b in plan.boxes(size) if b is not None])
@@ -172,7 +171,7 @@ def test_stage_layout_hides_the_axis_of_motion_in_the_distractors_placement():
     def spread(layout, family):
         v = []
         for i in range(200):
-            p = synth_temporal.plan_clip(
+            p = synth_clips.plan_clip(
                 5, i, 16, 112, label=2 * family, distractors=(1, 1), layout=layout
             )
             (ax, ay), (dx, dy) = p.states[8, :2], p.distractors[0, :2]
@@ -198,7 +197,7 @@ def test_layout_is_recorded_only_when_not_the_default(tmp_path):
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="layout"):
-        synth_temporal.plan_clip(0, 0, 8, 32, layout="grid")
+        synth_clips.plan_clip(0, 0, 8, 32, layout="grid")
     with pytest.raises(ValueError, match="videos"):
         synth_temporal.generate("/nonexistent/x", videos=1)
     with pytest.raises(ValueError, match="even"):
@@ -206,7 +205,7 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="distractors"):
         synth_temporal.generate("/nonexistent/x", distractors=(2, 1))
     with pytest.raises(ValueError, match="label"):
-        synth_temporal.plan_clip(0, 0, 8, 32, label=10)
+        synth_clips.plan_clip(0, 0, 8, 32, label=10)
 
 
 def test_cli_exit_codes(tmp_path, capsys):
@@ -267,7 +266,7 @@ def test_cli_layout_choices_are_the_generators():
 
     temporal = build_parser()._subparsers._group_actions[0].choices["temporal"]
     layout = next(a for a in temporal._actions if a.dest == "layout")
-    assert tuple(layout.choices) == synth_temporal.LAYOUTS and layout.default is None
+    assert tuple(layout.choices) == synth_clips.LAYOUTS and layout.default is None
 
 
 def test_held_out_split_sizes():

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from tsm_apps.data.dataset import VideoDataset
-from tsm_apps.synth.temporal import plan_clip, render_clip
+from tsm_apps.synth.temporal_clips import plan_clip, render_clip
 from tsm_apps.train import load_config, train
 
 FRAMES, SIZE = 8, 64

@@ -68,7 +68,7 @@ class TemporalOptions:
     )
     layout: Optional[str] = field(
         default=None,
-        **option(  # synth_temporal.LAYOUTS
+        **option(  # temporal_clips.LAYOUTS
             "path: distractors clear of the actor's path (default); stage: the actor moves inside "
             "a square the distractors stay out of, one object size range for all, so a single "
             "frame does not tell the motion family",
