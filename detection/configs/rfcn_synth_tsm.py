@@ -25,7 +25,7 @@ dataset_type = "ImageNetVIDDataset"
 clip_len = 4
 max_iters = 900
 img_scale = (160, 128)  # (max long side, max short side), aspect kept: tsm synth vid's size
-# the four VID classes that `tsm synth vid` draws (tsm_apps/data/synth_vid.py CLASSES)
+# the four VID classes that `tsm synth vid` draws (tsm_apps/synth/vid_snippets.py CLASSES)
 classes = ("airplane", "car", "zebra", "watercraft")
 stream_meta = ("img_id", "img_path", "ori_shape", "img_shape", "scale_factor", "video", "frame_id")
 train_meta = stream_meta + ("clip_key",)  # the key frame of each clip

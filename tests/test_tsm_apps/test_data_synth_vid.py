@@ -12,6 +12,7 @@ from tsm_apps.data.motion import count_motion_classes, snippet_motion_iou
 from tsm_apps.data.vid_image_sets import read_image_set, read_list
 from tsm_apps.data.vid_layout import NAME_TO_WNID, read_frame_xml
 from tsm_apps.synth import vid as synth_vid
+from tsm_apps.synth import vid_snippets as synth_snippets
 from tsm_apps.synth.cli import main as synth_main
 from tsm_apps.synth.vid_corruptions import KINDS
 from tsm_apps.synth.vid_objects import draw_object, paste_moving_object
@@ -43,7 +44,7 @@ def test_layout_and_xml_read_back(vid):
     assert len(list(sets.glob("train_*.txt"))) == 30
     assert len(_snippets(vid, "train")) == 3 and len(_snippets(vid, "val")) == 3
     assert read_image_set(sets / "val.txt")[0] == ("ILSVRC2015_val_00000000/000000", 1)
-    wnids = {NAME_TO_WNID[c] for c in synth_vid.CLASSES}
+    wnids = {NAME_TO_WNID[c] for c in synth_snippets.CLASSES}
     seen = set()
     for split in ("train", "val", "test"):
         for snippet in _snippets(vid, split):
@@ -102,7 +103,7 @@ def test_the_test_split_is_held_out_apart_from_val(vid):
         val, test = (_frames(vid, s, _snippets(vid, s)[i]) for s in ("val", "test"))
         assert [o.box for o in val[0].objects] != [o.box for o in test[0].objects]
     summary = json.loads((vid / "synth.json").read_text())
-    assert summary["test_videos"] == 3 and summary["motion_blur"] == synth_vid.MOTION_BLUR
+    assert summary["test_videos"] == 3 and summary["motion_blur"] == synth_snippets.MOTION_BLUR
 
 
 @pytest.mark.parametrize("split", ["val", "test"])
@@ -134,10 +135,10 @@ def test_all_motion_classes_present(vid):
 
 def test_speed_for_hits_the_target_motion_iou():
     for target in (0.95, 0.8, 0.5):
-        v = synth_vid.speed_for(40, 20, 0.3, target)
+        v = synth_snippets.speed_for(40, 20, 0.3, target)
         iou = np.mean(
             [
-                synth_vid._shift_iou(40, 20, v * k * np.cos(0.3), v * k * np.sin(0.3))
+                synth_snippets._shift_iou(40, 20, v * k * np.cos(0.3), v * k * np.sin(0.3))
                 for k in range(1, 11)
             ]
         )
@@ -254,8 +255,10 @@ def test_fast_objects_are_blurred_slow_ones_sharp_in_the_snippet():
 
     changed = {}  # mean absolute change inside each box, by motion class
     for index in range(3):
-        sharp, objects, _ = synth_vid.render_snippet(0, "val", index, 24, 96, 80, motion_blur=0)
-        blurred, again, _ = synth_vid.render_snippet(0, "val", index, 24, 96, 80)
+        sharp, objects, _ = synth_snippets.render_snippet(
+            0, "val", index, 24, 96, 80, motion_blur=0
+        )
+        blurred, again, _ = synth_snippets.render_snippet(0, "val", index, 24, 96, 80)
         assert objects == again  # the same boxes and tracks
         motion = snippet_motion_iou(
             [VIDFrame("s", f"{t:06d}", 96, 80, o) for t, o in enumerate(objects)]
