@@ -235,3 +235,13 @@ def test_the_old_flags_keep_their_meaning():
     # a flag not given leaves the preset's value (flags < preset would be a bug)
     cfg = config_from_args(build_parser().parse_args(["--preset", "kinetics", "--data", "d"]))
     assert (cfg.data.flip, cfg.test.clips) == (True, 10)
+
+
+def test_one_vocabulary_of_training_samplings():
+    """The config's choices and the dataset's check read the same two names: TSN's segments and
+    one dense window."""
+    from tsm_apps.data import dataset, sampling
+    from tsm_apps.train import sections
+
+    assert sampling.TRAIN_SAMPLINGS == ("tsn", "dense")
+    assert sections.TRAIN_SAMPLINGS is dataset.TRAIN_SAMPLINGS is sampling.TRAIN_SAMPLINGS

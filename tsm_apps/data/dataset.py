@@ -39,12 +39,11 @@ from .decoder import VideoDecodeError
 from .pipeline import clip_indices, flow_stacks, views_from_frames
 from .protocol import TestProtocol, official_scale_size
 from .record import VideoSource
-from .sampling import DENSE_WINDOW, make_sampler
+from .sampling import DENSE_WINDOW, TRAIN_SAMPLINGS, make_sampler
 from .transforms import train_transform
 
 log = logging.getLogger(__name__)
 Key = Union[int, Sequence[int]]
-SAMPLINGS = ("tsn", "dense")
 
 __all__ = ["VideoDataset", "collate_skip_none"]
 
@@ -84,8 +83,8 @@ class VideoDataset(Dataset):
             raise ValueError(f"mode must be 'train' or 'val', got {mode!r}")
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-        if sampling not in SAMPLINGS:
-            raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+        if sampling not in TRAIN_SAMPLINGS:
+            raise ValueError(f"sampling must be one of {TRAIN_SAMPLINGS}, got {sampling!r}")
         if num_segments < 1 or size < 1:
             raise ValueError(f"num_segments and size must be >= 1, got {num_segments}, {size}")
         self.records = list(records)

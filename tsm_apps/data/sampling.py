@@ -15,6 +15,8 @@ from typing import Callable, Optional
 import numpy as np
 
 DENSE_WINDOW = 64
+# how training clips are sampled: TSN's segments or one dense window (``make_sampler(dense=)``)
+TRAIN_SAMPLINGS = ("tsn", "dense")
 DENSE_TEST_CLIPS = 10
 Sampler = Callable[[int, Optional[np.random.Generator]], np.ndarray]
 

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..data.protocol import official_scale_size
+from ..data.sampling import TRAIN_SAMPLINGS
 from ..data.transforms import MULTI_SCALES
 from ..models.modality import MODALITIES
 from ..options import numbers, option
 
 SHIFTS = ("offline", "online", "none")
 CROPS = ("area", "multiscale")
-SAMPLINGS = ("tsn", "dense")
 NORMALIZE_ON = ("auto", "worker", "device")
 
 
@@ -141,7 +141,7 @@ class DataConfig:
         **option(
             "frame sampling in training and test: tsn (one frame per segment), dense (I3D: a "
             "64-frame window)",
-            choices=SAMPLINGS,
+            choices=TRAIN_SAMPLINGS,
         ),
     )
     cache: bool = field(
@@ -165,8 +165,8 @@ class DataConfig:
                 (0 < self.min_area <= 1, f"min_area must be in (0, 1], got {self.min_area}"),
                 (self.crop in CROPS, f"crop must be one of {CROPS}, got {self.crop!r}"),
                 (
-                    self.sampling in SAMPLINGS,
-                    f"sampling must be one of {SAMPLINGS}, got {self.sampling!r}",
+                    self.sampling in TRAIN_SAMPLINGS,
+                    f"sampling must be one of {TRAIN_SAMPLINGS}, got {self.sampling!r}",
                 ),
                 (
                     self.normalize in NORMALIZE_ON,
