@@ -18,7 +18,7 @@ import time
 import torch
 from torch import nn
 
-from tsm_apps.bench.spec import Spec, _Cast, build
+from tsm_apps.bench.spec import Spec, SpecCast, build
 from tsm_apps.bench.timing import medians, paired_ratio, time_rounds
 
 
@@ -47,9 +47,9 @@ def main(argv: list) -> int:
     fns, compile_s = {}, {}
     for name, shift in (("tsm", "offline"), ("tsn", None)):
         eager = build(spec, shift, device).train()
-        fns[name] = step_fn(eager, _Cast(eager, spec, device), x, y)
+        fns[name] = step_fn(eager, SpecCast(eager, spec, device), x, y)
         model = build(spec, shift, device).train()
-        compiled = torch.compile(_Cast(model, spec, device))
+        compiled = torch.compile(SpecCast(model, spec, device))
         step = step_fn(model, compiled, x, y)
         t0 = time.perf_counter()
         step()

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 from torch.profiler import ProfilerActivity, profile
 
-from tsm_apps.bench.spec import Spec, _autocast, build
+from tsm_apps.bench.spec import Spec, build, spec_autocast
 
 
 def step_fn(model: nn.Module, spec: Spec, device: str):
@@ -29,7 +29,7 @@ def step_fn(model: nn.Module, spec: Spec, device: str):
 
     def step():
         opt.zero_grad(set_to_none=True)
-        with _autocast(spec, device):
+        with spec_autocast(spec, device):
             loss = nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
@@ -52,7 +52,7 @@ def host_split(model: nn.Module, spec: Spec, device: str, steps: int = 20) -> st
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        with _autocast(spec, device):
+        with spec_autocast(spec, device):
             loss = nn.functional.cross_entropy(model(x).float(), y)
         t1 = time.perf_counter()
         loss.backward()

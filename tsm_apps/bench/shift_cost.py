@@ -23,7 +23,7 @@ from ..models.cuda_graph import GraphedForward
 from ..models.online import OnlineRecognizer
 from ..models.shift import cuda_shift_path
 from .official_shift import NCHW
-from .spec import Spec, _autocast, _Cast, build
+from .spec import Spec, SpecCast, build, spec_autocast
 from .timing import Figure, load_average, medians, paired_ratio, time_rounds
 
 
@@ -69,7 +69,7 @@ def inference(
     for m in models.values():
         m.eval()
     x = torch.randn(spec.batch, spec.segments, 3, spec.size, spec.size, device=device)
-    cast = (lambda: _autocast(spec, device),)
+    cast = (lambda: spec_autocast(spec, device),)
     fns = {k: _wrap(lambda m=m: m(x), *cast) for k, m in models.items()}
     pairs = [("tsm", "tsn"), ("tsm", "official_tsm"), ("official_tsm", "tsn")]
     graphs = {}
@@ -83,7 +83,7 @@ def inference(
             ("tsn", models["tsn"], None),
             ("tsm_kernel", models["tsm"], "kernel"),
         ):
-            under = _Cast(model, spec, device, path).eval()
+            under = SpecCast(model, spec, device, path).eval()
             graphs[k] = (under, GraphedForward(under))  # the module lives while timed
             fns[f"{k}_graph"] = lambda g=graphs[k][1]: g(x)
         pairs += [
@@ -138,9 +138,9 @@ def training_step(spec: Spec, device: str, goal: str = "<= 1.05") -> list:
         m.train()
         opt = torch.optim.SGD(m.parameters(), lr=1e-3, momentum=0.9)
         if graphed:  # forward and backward replayed from CUDA graphs, autocast inside them
-            forward = torch.cuda.make_graphed_callables(_Cast(m, spec, device), (x,))
+            forward = torch.cuda.make_graphed_callables(SpecCast(m, spec, device), (x,))
         else:
-            forward = _Cast(m, spec, device)
+            forward = SpecCast(m, spec, device)
 
         def step():
             opt.zero_grad(set_to_none=True)

@@ -2,8 +2,8 @@
 
 :class:`Spec`: ``batch`` clips ``(N, T, 3, H, W)`` of ``segments`` frames of ``size`` px, the
 backbone's memory format and the autocast dtype. :func:`build` builds a recognizer of a spec
-(seed 0; with the official shift op if asked), :func:`_autocast` enters its autocast and
-:class:`_Cast` wraps a model so a CUDA graph captures the casts and a CUDA shift path. Used by
+(seed 0; with the official shift op if asked), :func:`spec_autocast` enters its autocast and
+:class:`SpecCast` wraps a model so a CUDA graph captures the casts and a CUDA shift path. Used by
 the shift-cost figures (:mod:`tsm_apps.bench.shift_cost`) and the benchmarks beside them.
 """
 
@@ -55,14 +55,14 @@ def build(spec: Spec, shift, device: str, official: bool = False) -> nn.Module:
     return m.to(device)
 
 
-def _autocast(spec: Spec, device: str, cache: bool = True):
+def spec_autocast(spec: Spec, device: str, cache: bool = True):
     """``spec``'s autocast (``cache=False`` inside captured graphs, as CUDA graphs require)."""
     if spec.dtype is None:
         return nullcontext()
     return torch.autocast(torch.device(device).type, dtype=spec.dtype, cache_enabled=cache)
 
 
-class _Cast(nn.Module):
+class SpecCast(nn.Module):
     """``model`` under ``spec``'s autocast and, if given, the CUDA shift ``path`` (so a graph
     captures the casts and that path's kernels)."""
 
@@ -72,7 +72,7 @@ class _Cast(nn.Module):
 
     def forward(self, x):
         with (
-            _autocast(self.spec, self.device, cache=False),
+            spec_autocast(self.spec, self.device, cache=False),
             nullcontext() if self.path is None else cuda_shift_path(self.path),
         ):
             return self.model(x)

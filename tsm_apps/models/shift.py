@@ -65,7 +65,7 @@ def _check(x: Tensor, num_segments: int, fold_div: int) -> int:
     return fold
 
 
-def _writable_view(x: Tensor) -> bool:
+def writable_view(x: Tensor) -> bool:
     """True when ``x`` may be shifted in place: autograd off, no tracing, a dense memory format."""
     return (
         not torch.is_grad_enabled()
@@ -75,7 +75,7 @@ def _writable_view(x: Tensor) -> bool:
 
 
 def _require_writable(x: Tensor, who: str) -> None:
-    if not _writable_view(x):
+    if not writable_view(x):
         raise ValueError(
             f"{who} needs autograd off and a dense NCHW or channels-last tensor, "
             f"got shape {tuple(x.shape)} strides {x.stride()}"
@@ -139,13 +139,13 @@ def cuda_shift_path(path: str) -> Iterator[None]:
         _CUDA_PATH.pop()
 
 
-def _in_place(x: Tensor) -> bool:
-    """Whether inference shifts ``x`` in place (:func:`_writable_view`). On CUDA the
+def shifts_in_place(x: Tensor) -> bool:
+    """Whether inference shifts ``x`` in place (:func:`writable_view`). On CUDA the
     one-launch out-of-place kernel is the default: eagerly, inference at small batches waits
     on launches and the in-place pair launches twice; replayed from a CUDA graph the pair's
     second kernel costs more than the bytes it saves at batch 1, and they are level at batch 16
     (docs/results.md §6.5). ``cuda_shift_path("kernel")`` takes the in-place pair."""
-    if not _writable_view(x):
+    if not writable_view(x):
         return False
     return not x.is_cuda or _CUDA_PATH[-1:] == ["kernel"]
 

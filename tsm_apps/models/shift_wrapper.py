@@ -15,13 +15,13 @@ from torch import Tensor, nn
 
 from .shift import (
     DEFAULT_FOLD_DIV,
-    _in_place,
-    _writable_view,
     online_shift_step,
     online_step_in_place,
     online_step_into,
     shifted_in_place,
+    shifts_in_place,
     temporal_shift,
+    writable_view,
 )
 
 
@@ -61,14 +61,14 @@ class TemporalShift(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         if self.streaming and self.static:
             return self.net(online_step_into(x, self.buffer, self.fold_div))
-        if self.streaming and _writable_view(x):
+        if self.streaming and writable_view(x):
             with online_step_in_place(x, self.buffer, self.fold_div) as new:
                 y = _own(self.net(x), x)
             self.buffer = new
             return y
         if self.streaming:
             x, self.buffer = online_shift_step(x, self.buffer, self.fold_div)
-        elif _in_place(x):
+        elif shifts_in_place(x):
             with shifted_in_place(x, self.num_segments, self.fold_div, self.online):
                 return _own(self.net(x), x)
         else:
