@@ -240,3 +240,30 @@ def test_edit_list_discarded_frames_are_not_counted(tmp_path):
     assert np.allclose([g.mean() for g in got], [8 * 3, 8 * 29], atol=2)  # shown frames 3 and 29
     with pytest.raises(VideoDecodeError, match="frame 27 requested but the video has 27 frames"):
         read_video_frames(dst, [27])
+
+
+def test_frame_stream_refuses_bad_files_as_the_reader_does(mp4, tmp_path):
+    """The lazy stream opens files as :func:`read_video_frames` does: the same one-line errors
+    for an empty, a missing and an audio-only file, and the frames of a good one."""
+    from tsm_apps.data.video import frame_stream
+
+    empty = tmp_path / "empty.mp4"
+    empty.write_bytes(b"")
+    with pytest.raises(VideoDecodeError, match="empty.mp4: file is empty"):
+        next(frame_stream(empty))
+    with pytest.raises(VideoDecodeError, match="nope.mp4: file not found"):
+        next(frame_stream(tmp_path / "nope.mp4"))
+    audio = tmp_path / "audio.m4a"
+    with av.open(str(audio), "w") as c:
+        s = c.add_stream("aac", rate=8000)
+        frame = av.AudioFrame.from_ndarray(
+            np.zeros((1, 1024), np.float32), format="fltp", layout="mono"
+        )
+        frame.sample_rate = 8000
+        for packet in [*s.encode(frame), *s.encode(None)]:
+            c.mux(packet)
+    with pytest.raises(VideoDecodeError, match="audio.m4a: no video stream"):
+        next(frame_stream(audio))
+    path, frames = mp4
+    sizes = [size for size, _ in frame_stream(path)]
+    assert sizes == [(64, 48)] * len(frames)

@@ -147,10 +147,9 @@ def frame_stream(
         yield from _folder_stream(path, frame_template or DEFAULT_FRAME_TEMPLATE, start_index)
         return
     av = pyav()
+    container = open_video(path)  # missing, empty, unreadable or without video: raised here
     try:
-        with av.open(str(path)) as container:
-            if not container.streams.video:
-                raise VideoDecodeError(path, "no video stream (empty or audio-only file)")
+        with container:
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
             for frame in container.decode(stream):
