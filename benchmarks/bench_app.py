@@ -29,7 +29,7 @@ WAIT_MS = 600_000
 
 def letterboxed_clip(out: Path) -> Path:
     from tools.sample_videos import sample_video
-    from tsm_apps.data.video import write_video
+    from tsm_apps.data.video_writer import write_video
     from ui.app import sources
 
     frames = sources.read_frames(sample_video("bikes.mp4"), 300)  # (250, 272, 640, 3)

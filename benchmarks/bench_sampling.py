@@ -27,7 +27,8 @@ import numpy as np
 
 from tsm_apps.data import decoder
 from tsm_apps.data.sampling import sample_train
-from tsm_apps.data.video import read_video_frames, write_video
+from tsm_apps.data.video import read_video_frames
+from tsm_apps.data.video_writer import write_video
 
 
 def parse(argv=None) -> argparse.Namespace:

@@ -2,15 +2,15 @@
 
 Clip mode (training, offline TSM): input ``(N*T, 3, H, W)`` with the ``T = num_segments`` frames
 of each clip contiguous; output a tuple of stage maps ``(N*T, C_i, h_i, w_i)`` for
-``out_indices``. Streaming mode (online TSM at test time, :meth:`TSMResNet.start_stream`): each
-call takes one frame per stream ``(S, 3, H, W)`` and the shift modules keep the previous
-frame's shifted channels (one buffer per shifted block), so frame-by-frame outputs equal the
-whole-clip outputs of the causal (online) shift.
+``out_indices``. A streaming step (online TSM at test time, :meth:`TSMResNet.step`) takes one
+frame per stream ``(S, 3, H, W)`` and the streams' :class:`~tsm_apps.models.ShiftState` (the
+previous frame's shifted channels, one buffer per shifted block, owned by the caller), so
+frame-by-frame outputs equal the whole-clip outputs of the causal (online) shift.
 """
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import Optional, Sequence
 
 import torch
 from mmdet.registry import MODELS
@@ -20,8 +20,9 @@ from torch import Tensor, nn
 
 from tsm_apps.checkpoint.reading import backbone_weights, state_dict_mismatch
 from tsm_apps.models.backbone import BackboneConfig, build_trunk, set_num_segments
-from tsm_apps.models.online import shift_modules
+from tsm_apps.models.online import online_modules
 from tsm_apps.models.shift import DEFAULT_FOLD_DIV
+from tsm_apps.models.stream_state import ShiftState, stepping
 
 
 @MODELS.register_module()
@@ -98,7 +99,6 @@ class TSMResNet(BaseModule):
         self.frozen_stages, self.norm_eval = frozen_stages, norm_eval
         self.frozen_bn_affine = frozen_bn_affine
         self.checkpoint, self.allow_random_frozen = checkpoint, allow_random_frozen
-        self._streaming = False
         self._freeze()
 
     # -- clip mode -------------------------------------------------------------------------
@@ -114,61 +114,47 @@ class TSMResNet(BaseModule):
         self.cfg.num_segments = num_segments
 
     def forward(self, x: Tensor) -> tuple:
-        """``(N*T, 3, H, W)`` (clip mode) or ``(S, 3, H, W)`` (streaming) -> tuple of maps."""
+        """``(N*T, 3, H, W)`` clips -> tuple of maps (one frame per stream: :meth:`step`)."""
         if not isinstance(x, Tensor):
             raise TypeError(f"TSMResNet expects a Tensor, got {type(x).__name__}")
         if x.dim() != 4 or x.shape[1] != 3:
             raise ValueError(f"TSMResNet expects (N*T, 3, H, W), got {tuple(x.shape)}")
-        if not self._streaming and x.shape[0] % self.num_segments:
+        if x.shape[0] % self.num_segments:
             raise ValueError(
                 f"TSMResNet: batch of {x.shape[0]} frames (shape {tuple(x.shape)}) "
                 f"is not a whole number of clips of num_segments={self.num_segments}"
             )
+        return self.stages(x)
+
+    def stages(self, x: Tensor) -> tuple:
+        """The maps of ``out_indices`` for ``x`` (no shape check: clips, or one frame per stream
+        inside a :func:`~tsm_apps.models.stream_state.stepping` block)."""
         outs = self.trunk.forward_stages(x)
         return tuple(outs[i] for i in self.out_indices)
 
-    # -- streaming mode (online shift) -----------------------------------------------------
+    # -- streaming (online shift) -----------------------------------------------------------
     @property
-    def streaming(self) -> bool:
-        return self._streaming
-
-    def start_stream(self) -> None:
-        """Enter streaming mode with empty buffers (``shift='offline'`` is refused)."""
+    def shift_modules(self) -> list:
+        """The shift modules a stream's state belongs to (``[]`` for TSN: nothing carried);
+        ValueError for ``shift='offline'``, which cannot stream."""
         if self.cfg.shift == "offline":
             raise ValueError(
                 "streaming needs shift='online' (causal) or None; this backbone "
                 "was built with shift='offline'"
             )
-        for m in shift_modules(self.trunk):
-            m.streaming, m.buffer = True, None
-        self._streaming = True
+        return online_modules(self.trunk)
 
-    def stop_stream(self) -> None:
-        """Back to clip mode; buffers are dropped."""
-        for m in shift_modules(self.trunk):
-            m.streaming, m.buffer = False, None
-        self._streaming = False
+    def new_state(self) -> ShiftState:
+        """A stream's state before its first frame (zeros)."""
+        return ShiftState(len(self.shift_modules))
 
-    def reset(self) -> None:
-        """Forget the past (a new video starts): every shift buffer back to zeros."""
-        for m in shift_modules(self.trunk):
-            m.buffer = None
-
-    def get_buffers(self) -> List[Optional[Tensor]]:
-        """The shift buffers ``[(S, C_i // fold_div, h_i, w_i) | None]`` in module order."""
-        return [m.buffer for m in shift_modules(self.trunk)]
-
-    def set_buffers(self, buffers: Sequence[Optional[Tensor]]) -> None:
-        mods = shift_modules(self.trunk)
-        if len(buffers) != len(mods):
-            raise ValueError(f"expected {len(mods)} shift buffers, got {len(buffers)}")
-        for m, b in zip(mods, buffers):
-            m.buffer = b
-
-    @property
-    def cache_bytes(self) -> int:
-        """Bytes held by the shift buffers now."""
-        return sum(b.numel() * b.element_size() for b in self.get_buffers() if b is not None)
+    def step(self, x: Tensor, state: ShiftState) -> tuple:
+        """One frame per stream ``(S, 3, H, W)`` -> the stage maps; ``state`` (``S`` rows, or
+        empty before the first frame) is advanced in place."""
+        if not isinstance(x, Tensor) or x.dim() != 4 or x.shape[1] != 3:
+            raise ValueError(f"TSMResNet.step expects (S, 3, H, W), got {getattr(x, 'shape', x)}")
+        with stepping(self.shift_modules, state):
+            return self.stages(x)
 
     # -- training behaviour ----------------------------------------------------------------
     def _frozen_modules(self) -> list:

@@ -134,7 +134,8 @@ def video(a: argparse.Namespace) -> int:
     import numpy as np
 
     from tsm_apps.data.decoder import VideoDecodeError
-    from tsm_apps.data.video import count_frames, read_video_frames, write_video
+    from tsm_apps.data.video import count_frames, read_video_frames
+    from tsm_apps.data.video_writer import write_video
 
     from .inference import draw_detections, load_detector
 

@@ -52,14 +52,16 @@ from mmdet.structures import SampleList
 from mmengine.config import ConfigDict
 from torch import Tensor
 
-from .online_stream import STREAM_GAPS, STREAM_META_KEYS, OnlineStream
+from tsm_apps.models.stream_state import ShiftState
+
+from .online_stream import STREAM_GAPS, STREAM_META_KEYS, TestStream, own_extent
 
 TEST_MODES = ("stream", "clip")
 LOSS_FRAMES = ("key", "clip")
 
 
 @MODELS.register_module()
-class ClipRFCN(OnlineStream, TwoStageDetector):
+class ClipRFCN(TwoStageDetector):
     """R-FCN on a TSM/TSN backbone, trained on clips, tested online frame by frame.
 
     Args: ``backbone``, ``rpn_head``, ``roi_head``, ``train_cfg``, ``test_cfg``, ``neck``,
@@ -109,7 +111,7 @@ class ClipRFCN(OnlineStream, TwoStageDetector):
             )
         self.test_mode, self.stream_gap = test_mode, stream_gap
         self.rpn_feat_index, self.loss_frames = rpn_feat_index, loss_frames
-        self._stream: Optional[dict] = None  # {'video', 'frame_id', 'buffers'}
+        self.test_stream = TestStream(self.backbone.new_state, stream_gap)
 
     # -- training ----------------------------------------------------------------------------
     @property
@@ -205,6 +207,34 @@ class ClipRFCN(OnlineStream, TwoStageDetector):
     def train(self, mode: bool = True) -> "ClipRFCN":
         self.reset_stream()  # weights may change: never carry buffers across train/eval
         return super().train(mode)
+
+    def reset_stream(self) -> None:
+        """Forget the test stream (the next test frame starts a new video)."""
+        if hasattr(self, "test_stream"):
+            self.test_stream.forget()
+
+    def step_feat(self, frames: Tensor, state: ShiftState) -> tuple:
+        """Backbone (and neck) maps of one frame per stream ``(S, 3, H, W)``; the streams'
+        ``state`` is advanced in place (:meth:`~detection.backbone.TSMResNet.step`)."""
+        x = self.backbone.step(frames, state)
+        return self.neck(x) if self.with_neck else x
+
+    def predict_stream(
+        self, batch_inputs: Tensor, batch_data_samples: SampleList, rescale: bool = True
+    ) -> SampleList:
+        """Frame by frame through the online backbone, the state kept across calls
+        (:class:`~detection.online_stream.TestStream`)."""
+        out = []
+        pad = getattr(self.data_preprocessor, "pad_size_divisor", 1)
+        try:
+            for i, sample in enumerate(batch_data_samples):
+                frame = own_extent(batch_inputs[i : i + 1], sample, pad)
+                state = self.test_stream.advance(sample.metainfo)
+                out.extend(self.heads_predict(self.step_feat(frame, state), [sample], rescale))
+        except BaseException:
+            self.test_stream.forget()
+            raise
+        return out
 
     def predict(
         self, batch_inputs: Tensor, batch_data_samples: SampleList, rescale: bool = True

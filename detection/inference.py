@@ -10,9 +10,8 @@ come back in the frame's own pixels.
 
 from __future__ import annotations
 
-import itertools
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
@@ -29,7 +28,7 @@ from .records import FrameDetections
 CONFIG_NAMES = ("config.py",)
 CHECKPOINT_NAMES = ("final.pth", "latest.pth")
 DEFAULT_SCORE_THR = 0.3
-_video_ids = itertools.count()
+BOX_COLOR = (255, 64, 64)  # detections drawn on frames (tsm detect video, tsm live)
 
 
 @dataclass
@@ -190,7 +189,9 @@ def _check_frames(frames: np.ndarray) -> np.ndarray:
     return frames
 
 
-def _result(i: int, sample, classes: Sequence[str], score_thr: float) -> FrameDetections:
+def frame_result(i: int, sample, classes: Sequence[str], score_thr: float) -> FrameDetections:
+    """Frame ``i``'s :class:`FrameDetections` from an mmdet data sample's ``pred_instances``:
+    boxes scoring at least ``score_thr``, best first, named by ``classes``."""
     pred = sample.pred_instances
     scores = pred.scores.detach().cpu().float().numpy()
     keep = np.flatnonzero(scores >= score_thr)
@@ -201,31 +202,25 @@ def _result(i: int, sample, classes: Sequence[str], score_thr: float) -> FrameDe
     return FrameDetections(boxes.astype(np.float32), scores[keep].astype(np.float32), ids, names, i)
 
 
-@torch.no_grad()
 def stream_frames(
     detector: Detector, frames: Iterable[np.ndarray], score_thr: float = DEFAULT_SCORE_THR
 ) -> Iterator[FrameDetections]:
     """Detections of each uint8 ``(H, W, 3)`` RGB frame of ``frames`` (any iterable: a decoder
-    can feed it chunk by chunk), one stream: shift buffers carried from frame to frame,
-    starting from zeros."""
-    from mmengine.dataset import pseudo_collate
+    can feed it chunk by chunk), one stream from empty state: the live engine
+    (:class:`~detection.live.DetectorStepper`) with a single stream."""
+    from tsm_apps.live.engine import BatchedEngine
 
-    model = detector.model
-    if hasattr(model, "reset_stream"):
-        model.reset_stream()
-    video = f"stream-{os.getpid()}-{next(_video_ids)}"
+    from .live import DetectorStepper
+
+    stepper = DetectorStepper(detector, score_thr)
+    engine = BatchedEngine(stepper)
+    state = engine.new_state()
     for i, frame in enumerate(frames):
-        frame = np.asarray(frame)
-        if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[-1] != 3:
-            raise ValueError(
-                f"frame {i}: expected uint8 (H, W, 3) RGB, got {frame.dtype} {frame.shape}"
-            )
-        bgr = np.ascontiguousarray(frame[..., ::-1])  # mmdet configs expect BGR (bgr_to_rgb)
-        data = detector.pipeline(dict(img=bgr, img_id=i, video=video, frame_id=i))
-        sample = model.test_step(pseudo_collate([data]))[0]
-        yield _result(i, sample, detector.classes, score_thr)
-    if hasattr(model, "reset_stream"):
-        model.reset_stream()
+        try:
+            prepared = stepper.prepare(frame)
+        except ValueError as e:
+            raise ValueError(f"frame {i}: {e}") from None
+        yield replace(engine.step([state], [prepared])[0], frame=i)
 
 
 def detect_video(
@@ -246,7 +241,7 @@ def detect_video(
     return out
 
 
-def draw_detections(frame: np.ndarray, result: FrameDetections, color=(255, 64, 64)) -> np.ndarray:
+def draw_detections(frame: np.ndarray, result: FrameDetections, color=BOX_COLOR) -> np.ndarray:
     """A copy of uint8 RGB ``frame (H, W, 3)`` with ``result``'s boxes outlined and captioned
     ``"<label> <score>"``."""
     captions = [f"{name} {score:.2f}" for name, score in zip(result.labels, result.scores.tolist())]

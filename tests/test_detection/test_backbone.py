@@ -43,9 +43,8 @@ def test_stream_frame_by_frame_equals_whole_clip_online():
     net, x = tiny(), clip()
     with torch.no_grad():
         whole = net(x)
-        net.start_stream()
-        steps = [net(x[i : i + 1]) for i in range(4)]
-        net.stop_stream()
+        state = net.new_state()
+        steps = [net.step(x[i : i + 1], state) for i in range(4)]
     for lvl in range(2):
         diff = (torch.cat([s[lvl] for s in steps]) - whole[lvl]).abs().max().item()
         assert diff <= 1e-5
@@ -66,14 +65,14 @@ def test_online_is_causal_offline_is_not():
 def test_reset_starts_a_new_video_with_zero_buffers():
     net, x = tiny(), clip()
     with torch.no_grad():
-        net.start_stream()
-        first = net(x[:1])[-1]
-        net(x[1:2])
-        assert net.cache_bytes > 0
-        net.reset()
-        again = net(x[:1])[-1]
-        net.stop_stream()
-    assert torch.equal(first, again)
+        state = net.new_state()
+        first = net.step(x[:1], state)[-1]
+        net.step(x[1:2], state)
+        assert state.nbytes > 0
+        carried = net.step(x[:1], state)[-1]
+        state.reset()
+        again = net.step(x[:1], state)[-1]
+    assert torch.equal(first, again) and not torch.equal(first, carried)
 
 
 def test_clips_do_not_leak_into_each_other():
@@ -92,7 +91,7 @@ def test_bad_input_and_mode_errors():
     with pytest.raises(ValueError, match=r"\(N\*T, 3, H, W\)"):
         net(torch.zeros(4, 1, 8, 8))
     with pytest.raises(ValueError, match="shift='offline'"):
-        tiny("offline").start_stream()
+        tiny("offline").new_state()
     with pytest.raises(ValueError, match="out_indices"):
         tiny(out_indices=(4,))
 
@@ -124,13 +123,12 @@ def test_init_from_a_tsm_apps_recognizer_checkpoint(tmp_path):
 def test_paper_backbone_r101_streams_like_the_clip():
     torch.manual_seed(0)
     net = TSMResNet(arch="resnet101", num_segments=3, shift="online", out_indices=(2, 3)).eval()
-    assert len(net.get_buffers()) == 18  # every other block of ResNet-101 is shifted
+    assert len(net.new_state()) == 18  # every other block of ResNet-101 is shifted
     x = torch.randn(3, 3, 64, 64)
     with torch.no_grad():
         whole = net(x)
-        net.start_stream()
-        steps = [net(x[i : i + 1]) for i in range(3)]
-        net.stop_stream()
+        state = net.new_state()
+        steps = [net.step(x[i : i + 1], state) for i in range(3)]
     for lvl in range(2):
         got = torch.cat([s[lvl] for s in steps])
         rel = ((got - whole[lvl]).abs().max() / whole[lvl].abs().max()).item()

@@ -91,7 +91,8 @@ def test_stream_features_equal_whole_clip_online_features():
     x = frames(4)
     with torch.no_grad():
         whole = model.extract_feat(x)
-        steps = model.stream_features([x[i : i + 1] for i in range(4)])
+        state = model.backbone.new_state()
+        steps = [model.step_feat(x[i : i + 1], state) for i in range(4)]
     for lvl in range(2):
         diff = (torch.cat([s[lvl] for s in steps]) - whole[lvl]).abs().max().item()
         assert diff <= 1e-5
@@ -160,9 +161,9 @@ def test_train_mode_forgets_the_stream():
     model = build().eval()
     with torch.no_grad():
         model.predict(frames(1), samples("a", (0,)))
-    assert model._stream is not None
+    assert model.test_stream.state is not None and model.test_stream.cache_bytes > 0
     model.train()
-    assert model._stream is None
+    assert model.test_stream.state is None and model.test_stream.cache_bytes == 0
 
 
 def test_tensor_mode_forward():

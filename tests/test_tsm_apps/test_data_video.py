@@ -9,7 +9,8 @@ from PIL import Image
 
 from tsm_apps.data import decoder
 from tsm_apps.data.decoder import VideoDecodeError
-from tsm_apps.data.video import count_frames, read_video_frames, write_video
+from tsm_apps.data.video import count_frames, read_video_frames
+from tsm_apps.data.video_writer import write_video
 
 
 def smooth_clip(t=40, h=48, w=64):

@@ -67,7 +67,7 @@ def test_online_step_parity_with_fed_back_buffers(tmp_path, arch):
     with OnlineRecognizer(model) as rec:
         for frame in frames:
             ref = rec.step(frame).numpy()
-            ref_buffers = [m.buffer.numpy() for m in rec._mods]
+            ref_buffers = [b.numpy() for b in rec.state.buffers]
             logits, *buffers = sess.run(
                 None, {"frame": frame.numpy(), **{f"buffer_{i}": b for i, b in enumerate(buffers)}}
             )

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tsm_apps import build_recognizer
-from tsm_apps.models.online import OnlineRecognizer, shift_modules
+from tsm_apps.models.online import OnlineRecognizer
 from tsm_apps.models.shift import online_step_into
 from tsm_apps.models.trunk import set_memory_format
 
@@ -54,27 +54,26 @@ def test_static_buffers_keep_their_storage_and_reset_zeroes_them_in_place():
     g = torch.Generator().manual_seed(2)
     with OnlineRecognizer(m, mode="static") as rec:
         rec.step(torch.randn(STREAMS[1], generator=g))
-        bufs = [s.buffer for s in shift_modules(m)]
+        bufs = list(rec.state.buffers)
         ptrs = [b.data_ptr() for b in bufs]
         rec.step(torch.randn(STREAMS[1], generator=g))
-        assert [s.buffer.data_ptr() for s in shift_modules(m)] == ptrs
+        assert rec.state.static and [b.data_ptr() for b in rec.state.buffers] == ptrs
         assert all(b.abs().sum() > 0 for b in bufs)
         rec.reset()
-        assert [s.buffer.data_ptr() for s in shift_modules(m)] == ptrs
+        assert [b.data_ptr() for b in rec.state.buffers] == ptrs
         assert all(torch.count_nonzero(b) == 0 for b in bufs)
         # a new stream size is accepted right after reset(); mid-stream it is refused
         rec.step(torch.randn(STREAMS[0], generator=g))
-        assert shift_modules(m)[0].buffer.shape[0] == 1
+        assert rec.state.buffers[0].shape[0] == 1
         with pytest.raises(ValueError, match=r"\(2, 3, 48, 40\).*reset"):
             rec.step(torch.randn(STREAMS[1], generator=g))
-    assert all(not s.streaming and not s.static and s.buffer is None for s in shift_modules(m))
 
 
 def test_auto_mode_is_eager_on_cpu_and_bad_mode_is_refused():
     m = _model(torch.channels_last)
     with OnlineRecognizer(m) as rec:
         rec.step(torch.zeros(STREAMS[0]))
-        assert not any(s.static for s in shift_modules(m))
+        assert not rec.state.static
     with pytest.raises(ValueError, match="'graphs'"):
         OnlineRecognizer(m, mode="graphs")
 

@@ -6,11 +6,13 @@ import torch
 
 from tsm_apps import (
     OnlineRecognizer,
+    ShiftState,
     build_backbone,
     build_recognizer,
     shift_modules,
-    streaming,
+    stepping,
 )
+from tsm_apps.models.stream_state import bound_slot
 
 
 def _tiny(shift="online", arch="resnet18", **kw):
@@ -72,23 +74,29 @@ def test_online_stream_equals_clip_and_is_causal():
             for t in range(4):
                 f = online.step_features(x[:, t])
                 assert (f - clip[:, t]).abs().max().item() <= 1e-5
-            assert online.cache_bytes == sum(b.buffer.numel() * 4 for b in shift_modules(m))
+            assert online.cache_bytes == sum(b.numel() * 4 for b in online.state.buffers)
         x2 = x.clone()
         x2[:, 3] += 1.0
         clip2 = m.features(x2)
     assert torch.equal(clip2[:, :3], clip[:, :3])
     assert not torch.equal(clip2[:, 3], clip[:, 3])
-    assert all(not s.streaming and s.buffer is None for s in shift_modules(m))
+    # the model holds no stream state: a clip after streaming is the clip before
+    assert torch.equal(m.features(x), clip)
 
 
-def test_streaming_rejects_offline_model_and_cleans_up():
+def test_streaming_rejects_offline_model_and_the_binding_ends_with_its_block():
     with pytest.raises(ValueError, match="offline"):
         OnlineRecognizer(_tiny("offline"))
     m = _tiny("online")
+    mods = shift_modules(m)
     with pytest.raises(RuntimeError):
-        with streaming(m):
+        with stepping(mods, ShiftState(len(mods))):
+            assert bound_slot(mods[0]) is not None
             raise RuntimeError("boom")
-    assert all(not s.streaming for s in shift_modules(m))
+    assert all(bound_slot(s) is None for s in mods)
+    with pytest.raises(ValueError, match="3 buffers cannot step a model with 8"):
+        with stepping(mods, ShiftState(3)):
+            pass
 
 
 def test_resnet50_cache_bytes_224():
@@ -171,7 +179,7 @@ def test_online_cache_bytes_are_the_retained_storage():
     m = _tiny("online", arch="resnet50")
     with OnlineRecognizer(m) as online:
         online.step(torch.randn(2, 3, 64, 64))
-        bufs = [s.buffer for s in shift_modules(m)]
+        bufs = online.state.buffers
         # fold = C_in // 8 channels of each shifted block's input, 2 streams, fp32 (hand count:
         # layer1 (1+4+4)*16*16, layer2 4*16*16 + 3*8*8*8, layer3 8*8*8 + 5*16*4*4,
         # layer4 16*4*4 + 2*32*2*2 = 7168 values per stream)
@@ -184,7 +192,7 @@ def test_online_cache_mobilenetv2_owns_storage():
     m = _tiny("online", arch="mobilenetv2")
     with OnlineRecognizer(m) as online:
         online.step(torch.randn(1, 3, 32, 32))
-        bufs = [s.buffer for s in shift_modules(m)]
+        bufs = online.state.buffers
         assert all(b.untyped_storage().nbytes() == b.numel() * 4 for b in bufs)
         assert online.cache_bytes == sum(b.shape[1] * b.shape[2] * b.shape[3] * 4 for b in bufs)
 

@@ -55,7 +55,7 @@ def test_two_sessions_stream_one_detector_at_once(tmp_path):
             np.testing.assert_array_equal(dets.boxes, alone[t].boxes)
             np.testing.assert_array_equal(dets.scores, alone[t].scores)
             assert dets.labels == alone[t].labels
-    assert streams[0].cache_bytes > 0 and detector.model.stream_cache_bytes() == 0
+    assert streams[0].cache_bytes > 0 and detector.model.test_stream.cache_bytes == 0
 
 
 def test_live_recognizers_of_two_sessions_on_different_videos(tmp_path):

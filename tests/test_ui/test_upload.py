@@ -74,7 +74,7 @@ def test_temporary_copy_removed_on_error():
 
 
 def test_decodes_a_small_video_whole(tmp_path):
-    from tsm_apps.data.video import write_video
+    from tsm_apps.data.video_writer import write_video
 
     rng = np.random.default_rng(0)
     frames = rng.integers(0, 255, (6, 32, 48, 3), dtype=np.uint8)

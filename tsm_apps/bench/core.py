@@ -111,7 +111,7 @@ def _cache(arch: str, device: str) -> Figure:
     m = _build("online", arch, device)
     with OnlineRecognizer(m) as online:
         online.step(torch.randn(1, 3, 224, 224, device=device))
-        bufs = [s.buffer for s in online._mods]
+        bufs = online.state.buffers
         claimed = sum(b.numel() * b.element_size() for b in bufs)
         stored = sum(b.untyped_storage().nbytes() for b in bufs)
         cache = online.cache_bytes

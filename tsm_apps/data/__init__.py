@@ -45,7 +45,8 @@ from .transforms import (
     ToTensor,
     train_transform,
 )
-from .video import count_frames, read_video_frames, write_video
+from .video import count_frames, read_video_frames
+from .video_writer import write_video
 
 __all__ = [
     "VideoDataset",

@@ -30,7 +30,14 @@ from .record import VideoSource
 from .sampling import dense_sample_test, sample_multi_clip, sample_test, sample_twice
 from .transforms import GroupScale, GroupViews, ToTensor
 
-__all__ = ["ClipViews", "clip_indices", "flow_stacks", "load_views", "views_from_frames"]
+__all__ = [
+    "ClipViews",
+    "clip_indices",
+    "flow_stacks",
+    "frame_input",
+    "load_views",
+    "views_from_frames",
+]
 
 
 @dataclass
@@ -186,3 +193,15 @@ def load_views(
         idx,
         protocol,
     )
+
+
+def frame_input(frame: np.ndarray, protocol: TestProtocol) -> Tensor:
+    """One uint8 ``(H, W, 3)`` RGB frame as the input ``(1, 3, S, S)`` of an online step: the
+    first view ``protocol`` takes of it (its centre crop, or the whole frame with
+    ``view='frame'``), resized and normalised as every clip is."""
+    frame = np.asarray(frame)
+    if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[-1] != 3:
+        raise ValueError(f"a frame must be uint8 (H, W, 3) RGB, got {frame.dtype} {frame.shape}")
+    proto = protocol.with_options(clips=1, crops=1, sampling="tsn")
+    views = views_from_frames(lambda i: frame[None], np.zeros((1, 1), np.int64), proto)
+    return views.input[0]

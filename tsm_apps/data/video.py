@@ -5,38 +5,28 @@ presentation order. A frame folder holds one image per frame named by a template
 (``img_{:05d}.jpg`` and ``start_index=1`` by default, the official TSM layout; ImageNet-VID
 snippets are ``{:06d}.JPEG`` from 0). printf templates (``img_%05d.jpg``) work too.
 
-Sparse reads of a video file never decode the whole video (:mod:`tsm_apps.data.decoder`: the
+Writing is :mod:`tsm_apps.data.video_writer`'s. Sparse reads of a video file never decode the whole video (:mod:`tsm_apps.data.decoder`: the
 keyframe index, seeking, decoder threads, :class:`VideoDecodeError`). PyAV is imported lazily,
 so importing this module is cheap.
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
 import numpy as np
 
-from ..io import atomic_path
 from .decoder import PathLike, VideoDecodeError, decode_frames, open_video, pyav, video_index
 
 DEFAULT_FRAME_TEMPLATE = "img_{:05d}.jpg"
 DEFAULT_START_INDEX = 1
-_WRITE_FORMATS = {
-    ".mp4": ("mp4", "libx264"),
-    ".m4v": ("mp4", "libx264"),
-    ".mov": ("mov", "libx264"),
-    ".mkv": ("matroska", "libx264"),
-    ".avi": ("avi", "mpeg4"),
-}
 
 __all__ = [
     "read_video_frames",
     "frame_stream",
     "count_frames",
     "frame_rate",
-    "write_video",
     "DEFAULT_FRAME_TEMPLATE",
     "DEFAULT_START_INDEX",
 ]
@@ -222,78 +212,3 @@ def frame_rate(path: PathLike) -> Optional[float]:
         return float(rate) if rate else None
     finally:
         container.close()
-
-
-def write_video(
-    path: PathLike,
-    frames: np.ndarray,
-    fps: float,
-    crf: int = 18,
-    preset: str = "veryfast",
-    keyframe_interval: Optional[int] = None,
-    threads: Optional[int] = None,
-) -> Path:
-    """Write uint8 RGB ``frames (T, H, W, 3)`` as H.264 yuv420p (mp4/mov/mkv; MPEG-4 for avi).
-
-    ``keyframe_interval`` frames between keyframes (default: one per second, so sparse reads
-    can seek); ``crf`` 0 is lossless (decoded frames equal the frames after 4:2:0 chroma
-    subsampling); ``threads``: encoder threads (None: the codec's choice). H and W must be even
-    (4:2:0 chroma). The file appears atomically (written to a temporary file in the same
-    folder, then renamed). Returns the path.
-    """
-    path = Path(path)
-    frames = np.asarray(frames)
-    if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[-1] != 3:
-        raise ValueError(
-            f"{path}: frames must be uint8 (T, H, W, 3), got {frames.dtype} {frames.shape}"
-        )
-    t, h, w = frames.shape[:3]
-    if t == 0:
-        raise ValueError(f"{path}: no frames to write")
-    if h % 2 or w % 2:
-        raise ValueError(
-            f"{path}: H.264 yuv420p needs an even width and height, got {w}x{h}; "
-            f"crop or pad the frames"
-        )
-    if path.suffix.lower() not in _WRITE_FORMATS:
-        raise ValueError(
-            f"{path}: cannot write {path.suffix!r}; use one of {sorted(_WRITE_FORMATS)}"
-        )
-    if not fps > 0:
-        raise ValueError(f"{path}: fps must be > 0, got {fps}")
-    fmt, codec = _WRITE_FORMATS[path.suffix.lower()]
-    with atomic_path(path) as tmp:
-        _encode(tmp, frames, fps, fmt, codec, crf, preset, keyframe_interval, threads)
-    return path
-
-
-def _encode(
-    tmp: Path,
-    frames: np.ndarray,
-    fps: float,
-    fmt: str,
-    codec: str,
-    crf: int,
-    preset: str,
-    keyframe_interval: Optional[int],
-    threads: Optional[int],
-) -> None:
-    av = pyav()
-    rate = Fraction(fps).limit_denominator(1001)
-    options = {"crf": str(crf), "preset": preset} if codec == "libx264" else {}
-    with av.open(str(tmp), mode="w", format=fmt) as container:
-        stream = container.add_stream(codec, rate=rate, options=options)
-        stream.width, stream.height = frames.shape[2], frames.shape[1]
-        stream.pix_fmt = "yuv420p"
-        stream.codec_context.gop_size = max(1, int(keyframe_interval or round(float(rate))))
-        if threads is not None:
-            stream.codec_context.thread_count = int(threads)
-        if codec != "libx264":
-            pixels = frames.shape[1] * frames.shape[2]
-            stream.codec_context.bit_rate = 8 * pixels * int(float(rate) + 1)
-        for t, arr in enumerate(frames):
-            frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(arr), format="rgb24")
-            frame = frame.reformat(format="yuv420p")
-            frame.pts, frame.time_base = t, 1 / rate
-            container.mux(stream.encode(frame))
-        container.mux(stream.encode(None))

@@ -11,7 +11,8 @@ from ..lazy import lazy_exports
 
 _API = {
     ".backbone": ("ARCHS", "Backbone", "BackboneConfig", "build_backbone", "set_num_segments"),
-    ".online": ("OnlineRecognizer", "OnlineStep", "shift_modules", "streaming"),
+    ".online": ("OnlineRecognizer", "OnlineStep", "online_modules", "shift_modules"),
+    ".stream_state": ("ShiftState", "stepping"),
     ".recognizer": ("Recognizer", "RecognizerConfig", "build_recognizer", "recognizer_from_config"),
     ".temporal_pool": ("TemporalPool",),
     ".shift": ("online_shift_step", "temporal_shift"),

@@ -1,25 +1,29 @@
 """Online (streaming) TSM: one frame in, one prediction out, one shift buffer per shifted block.
 
 A model built with ``shift='online'`` gives, frame by frame, exactly the per-frame features it
-gives on the whole clip at once, because the online shift only reads the past.
+gives on the whole clip at once, because the online shift only reads the past. The buffers a
+stream carries from frame to frame are a :class:`~.stream_state.ShiftState` owned by the
+stream, bound to the model for one step (:func:`~.stream_state.stepping`); the model holds none,
+so any number of streams can share it.
 
-:class:`OnlineRecognizer` runs a step one of three ways (``mode``): ``"eager"`` (a new buffer
-per block and step), ``"static"`` (preallocated buffers written in place, zeroed by ``reset()``)
-and ``"graph"`` (the static step captured once into a CUDA graph and replayed: one launch per
-frame instead of one per kernel). ``"auto"``, the default, is ``"graph"`` on CUDA and
-``"eager"`` elsewhere.
+:class:`OnlineRecognizer` steps ``N`` streams together one of three ways (``mode``): ``"eager"``
+(a new buffer per block and step), ``"static"`` (preallocated buffers written in place, zeroed
+by ``reset()``) and ``"graph"`` (the static step captured once into a CUDA graph and replayed:
+one launch per frame instead of one per kernel). ``"auto"``, the default, is ``"graph"`` on
+CUDA and ``"eager"`` elsewhere. Many streams that join and leave at any frame are the
+batched engine's (:mod:`tsm_apps.live`).
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import torch
 from torch import Tensor, nn
 
-from .cuda_graph import CapturedCall
+from .cuda_graph import CUDA, CapturedCall, CudaBackend, autocast_state
 from .shift_wrapper import TemporalShift
+from .stream_state import ShiftState, stepping
 
 MODES = ("auto", "eager", "static", "graph")
 
@@ -29,7 +33,9 @@ def shift_modules(model: nn.Module) -> list:
     return [m for m in model.modules() if isinstance(m, TemporalShift)]
 
 
-def _check_online(model: nn.Module) -> list:
+def online_modules(model: nn.Module) -> list:
+    """The shift modules of a model that can stream (all causal; no temporal pool or non-local
+    block); ValueError naming what is in the way otherwise."""
     mods = shift_modules(model)
     offline = [m for m in mods if not m.online]
     if offline:
@@ -44,53 +50,39 @@ def _check_online(model: nn.Module) -> list:
     return mods
 
 
-@contextmanager
-def streaming(model: nn.Module) -> Iterator[list]:
-    """Put every shift module of ``model`` in streaming mode with empty buffers.
-
-    Inside the block the model takes one frame per stream, ``(N, 3, H, W)``. On exit (also on
-    error) the modules return to clip mode and the buffers are dropped.
-    """
-    mods = _check_online(model)
-    for m in mods:
-        m.streaming, m.static, m.buffer = True, False, None
-    try:
-        yield mods
-    finally:
-        for m in mods:
-            m.streaming, m.static, m.buffer = False, False, None
-
-
 @torch.no_grad()
-def static_buffers(model: nn.Module, mods: list, frame: Tensor) -> list:
-    """Give every streaming shift module of ``model`` a zeroed static buffer for frames like
-    ``frame`` ``(N, 3, H, W)`` (shapes and memory formats from one eager dry step); returns
-    the buffers ``(N, C_i // fold_div, h_i, w_i)`` in module order."""
-    for m in mods:
-        m.static, m.buffer = False, None
-    model.backbone(torch.zeros_like(frame))
-    for m in mods:
-        m.static, m.buffer = True, torch.zeros_like(m.buffer)
-    return [m.buffer for m in mods]
+def static_state(run, mods: Sequence[nn.Module], frame: Tensor) -> ShiftState:
+    """A static :class:`ShiftState` of zeroed buffers for frames like ``frame`` ``(N, 3, H, W)``
+    (shapes and memory formats from one eager dry step ``run(frame)`` on a fresh state)."""
+    dry = ShiftState(len(mods))
+    with stepping(mods, dry):
+        run(torch.zeros_like(frame))
+    state = ShiftState(len(mods), static=True)
+    state.buffers = [torch.zeros_like(b) for b in dry.buffers]
+    return state
 
 
 class OnlineRecognizer:
-    """Stream frames through an online-TSM :class:`~tsm_apps.models.recognizer.Recognizer`.
+    """Stream frames of ``N`` streams together through an online-TSM
+    :class:`~tsm_apps.models.recognizer.Recognizer`.
 
     ``step(frame (N, 3, H, W)) -> logits (N, num_classes)`` of that frame; ``reset()`` starts
-    new streams. Use as a context manager, or call ``close()``, to leave streaming mode.
-    ``mode`` (module docstring): ``"auto"`` captures a CUDA graph on CUDA; ``"eager"`` turns it
-    off. With static buffers a new frame shape is accepted right after ``reset()`` (or at the
-    first step) and re-allocates the buffers (and re-captures the graph).
+    new streams. Its :class:`ShiftState` is its own (``state``): several recognizers may share
+    one model. ``mode`` (module docstring): ``"auto"`` captures a CUDA graph on CUDA; ``"eager"``
+    turns it off. With static buffers a new frame shape is accepted right after ``reset()`` (or
+    at the first step) and re-allocates the buffers (and re-captures the graph). Usable as a
+    context manager; ``close()`` drops the graph. ``backend``: what captures the graph
+    (:data:`~tsm_apps.models.cuda_graph.CUDA`; a test stands a recording double in).
     """
 
-    def __init__(self, model: nn.Module, mode: str = "auto") -> None:
+    def __init__(self, model: nn.Module, mode: str = "auto", backend: CudaBackend = CUDA) -> None:
         if mode not in MODES:
             raise ValueError(f"OnlineRecognizer mode must be one of {MODES}, got {mode!r}")
         self.model = model
         self.mode = mode
-        self._ctx = streaming(model)
-        self._mods = self._ctx.__enter__()
+        self.backend = backend
+        self._mods = online_modules(model)
+        self.state = ShiftState(len(self._mods))
         self._shape = None  # frame signature the static buffers (and graph) are built for
         self._fresh = True  # buffers hold zeros: a new frame shape may start here
         self._graph: CapturedCall | None = None
@@ -102,34 +94,30 @@ class OnlineRecognizer:
 
     def reset(self) -> None:
         """Start new streams: eager buffers are dropped, static buffers zeroed in place."""
-        for m in self._mods:
-            if m.static:
-                m.buffer.zero_()
-            else:
-                m.buffer = None
+        self.state.reset()
         self._fresh = True
 
-    def _features(self, frame: Tensor) -> Tensor:
-        return self.model.backbone(frame)
-
     def _both(self, frame: Tensor) -> tuple:
-        f = self.model.backbone(frame)
+        with stepping(self._mods, self.state):
+            f = self.model.backbone(frame)
         return f, self.model.fc(f.mean(dim=(2, 3)))
 
     def _prepare(self, frame: Tensor, mode: str) -> None:
         """Allocate static buffers (and capture the graph) for ``frame``'s shape if needed."""
         key = (tuple(frame.shape), frame.dtype, frame.device, frame.stride())
+        key += (autocast_state(frame.device.type),)
         if key == self._shape:
             return
         if not self._fresh:
             raise ValueError(
                 f"OnlineRecognizer: frame {tuple(frame.shape)} differs from the "
-                f"stream's {self._shape[0]}; call reset() to start new streams"
+                f"stream's {self._shape[0]} (or autocast changed); call reset() to start "
+                "new streams"
             )
-        static_buffers(self.model, self._mods, frame)
+        self.state = static_state(self.model.backbone, self._mods, frame)
         self._graph = None
         if mode == "graph":
-            self._graph = CapturedCall(self._both, [frame], settle=self.reset)
+            self._graph = CapturedCall(self._both, [frame], settle=self.reset, backend=self.backend)
         self._shape = key
 
     @torch.no_grad()
@@ -140,8 +128,8 @@ class OnlineRecognizer:
             )
         mode = self._resolved(frame)
         if mode == "eager":
-            f = self._features(frame)
-            return f, None
+            with stepping(self._mods, self.state):
+                return self.model.backbone(frame), None
         self._prepare(frame, mode)
         self._fresh = False
         if self._graph is not None:
@@ -165,11 +153,10 @@ class OnlineRecognizer:
         Each buffer is a compact copy of its block's ``fold`` channels that owns its storage, so
         this is the memory the stream retains between frames (the frames themselves are freed).
         """
-        return sum(m.buffer.untyped_storage().nbytes() for m in self._mods if m.buffer is not None)
+        return self.state.nbytes
 
     def close(self) -> None:
         self._graph = None
-        self._ctx.__exit__(None, None, None)
 
     def __enter__(self) -> "OnlineRecognizer":
         return self
@@ -188,23 +175,21 @@ class OnlineStep(nn.Module):
     def __init__(self, model: nn.Module) -> None:
         super().__init__()
         self.model = model
-        self.mods = _check_online(model)
+        self.mods = online_modules(model)
 
     def forward(self, frame: Tensor, *buffers: Tensor) -> tuple:
         if len(buffers) != len(self.mods):
             raise ValueError(f"OnlineStep expects {len(self.mods)} buffers, got {len(buffers)}")
-        with streaming(self.model):
-            for m, b in zip(self.mods, buffers):
-                m.buffer = b
+        state = ShiftState(len(self.mods))
+        state.buffers = list(buffers)
+        with stepping(self.mods, state):
             f = self.model.backbone(frame)
-            new = tuple(m.buffer for m in self.mods)
-        return (self.model.fc(f.mean(dim=(2, 3))),) + new
+        return (self.model.fc(f.mean(dim=(2, 3))),) + tuple(state.buffers)
 
     @torch.no_grad()
     def buffer_shapes(self, frame_shape: Sequence[int]) -> list:
         """Buffer shapes for frames of ``frame_shape`` ``(N, 3, H, W)``, found by one dry step
         (on the model's device, in its dtype)."""
         p = next(self.model.parameters())
-        with streaming(self.model):
-            self.model.backbone(torch.zeros(*frame_shape, device=p.device, dtype=p.dtype))
-            return [tuple(m.buffer.shape) for m in self.mods]
+        frame = torch.zeros(*frame_shape, device=p.device, dtype=p.dtype)
+        return [tuple(b.shape) for b in static_state(self.model.backbone, self.mods, frame).buffers]

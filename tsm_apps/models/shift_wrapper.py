@@ -1,7 +1,9 @@
 """The shift wrapper: :class:`TemporalShift` shifts the input of the module it wraps.
 
 Layout: ``(N*T, C, H, W)`` with the ``T`` frames of one clip contiguous (NCHW or channels-last),
-or, in streaming mode, ``(N, C, H, W)``: one frame per stream. The wrapped module is ``.net``, as
+or, while a :func:`.stream_state.stepping` block binds a :class:`.stream_state.ShiftState` to the
+module, ``(N, C, H, W)``: one frame per stream, the previous frame's folds read from and written
+to that state (the module itself holds none). The wrapped module is ``.net``, as
 in the official wrapper, so official checkpoint keys (``layer1.0.conv1.net.weight``) map by
 prefix. Each call picks one form of the shift from :mod:`.shift`: in place for the duration of
 the wrapped module's call when autograd is off (:func:`.shift.shifted_in_place`,
@@ -23,6 +25,7 @@ from .shift import (
     temporal_shift,
     writable_view,
 )
+from .stream_state import ShiftState, bound_slot
 
 
 def _own(y: Tensor, x: Tensor) -> Tensor:
@@ -35,11 +38,12 @@ def _own(y: Tensor, x: Tensor) -> Tensor:
 class TemporalShift(nn.Module):
     """Shift the input of ``net`` (official wrapper layout: the wrapped module is ``.net``).
 
-    ``num_segments`` may be changed at run time (multigrid). In streaming mode (see
-    :func:`tsm_apps.models.online.streaming`) each call receives one frame per stream,
-    ``(N, C, H, W)``, and the module keeps the previous frame's shifted channels in ``buffer``:
-    a new tensor each step, or, with ``static`` set, one preallocated tensor written in place
-    (:func:`online_step_into`). On CUDA the shift is one Triton kernel.
+    ``num_segments`` may be changed at run time (multigrid). Inside a
+    :func:`~tsm_apps.models.stream_state.stepping` block that binds this module, each call
+    receives one frame per stream, ``(N, C, H, W)``, and the previous frame's shifted channels
+    come from the bound :class:`~tsm_apps.models.stream_state.ShiftState`: replaced by a new
+    tensor each step, or, for a static state, written in place (:func:`online_step_into`). On
+    CUDA the shift is one Triton kernel.
     """
 
     def __init__(
@@ -54,25 +58,26 @@ class TemporalShift(nn.Module):
         self.num_segments = num_segments
         self.fold_div = fold_div
         self.online = online
-        self.streaming = False
-        self.static = False
-        self.buffer: Tensor | None = None
 
     def forward(self, x: Tensor) -> Tensor:
-        if self.streaming and self.static:
-            return self.net(online_step_into(x, self.buffer, self.fold_div))
-        if self.streaming and writable_view(x):
-            with online_step_in_place(x, self.buffer, self.fold_div) as new:
-                y = _own(self.net(x), x)
-            self.buffer = new
-            return y
-        if self.streaming:
-            x, self.buffer = online_shift_step(x, self.buffer, self.fold_div)
-        elif shifts_in_place(x):
+        slot = bound_slot(self)
+        if slot is not None:
+            return self._step(x, *slot)
+        if shifts_in_place(x):
             with shifted_in_place(x, self.num_segments, self.fold_div, self.online):
                 return _own(self.net(x), x)
-        else:
-            x = temporal_shift(x, self.num_segments, self.fold_div, self.online)
+        return self.net(temporal_shift(x, self.num_segments, self.fold_div, self.online))
+
+    def _step(self, x: Tensor, state: ShiftState, i: int) -> Tensor:
+        """One frame per stream ``(N, C, H, W)``; ``state.buffers[i]`` the previous frame's folds."""
+        if state.static:
+            return self.net(online_step_into(x, state.buffers[i], self.fold_div))
+        if writable_view(x):
+            with online_step_in_place(x, state.buffers[i], self.fold_div) as new:
+                y = _own(self.net(x), x)
+            state.buffers[i] = new
+            return y
+        x, state.buffers[i] = online_shift_step(x, state.buffers[i], self.fold_div)
         return self.net(x)
 
     def extra_repr(self) -> str:

@@ -79,13 +79,13 @@ def clutter(
 
 def write_mp4(path: Path, frames: np.ndarray, fps: int) -> Path:
     """Encode uint8 ``(T, H, W, 3)`` RGB frames as lossless H.264 mp4 (yuv420p, one keyframe a
-    second, one encoder thread), atomically (:func:`tsm_apps.data.video.write_video`).
+    second, one encoder thread), atomically (:func:`tsm_apps.data.video_writer.write_video`).
 
     Lossless because x264 (as built into PyAV here) is not bit-reproducible: the same frames
     encoded twice at crf 18 sometimes decode to frames a few levels apart. At crf 0 every
     encoding decodes to the same pixels (the rendered frames after 4:2:0 chroma subsampling),
     so the set's decoded frames are a function of the seed. Synthetic clips stay small
     (~33 KB for 16 frames at 112x112)."""
-    from ..data.video import write_video
+    from ..data.video_writer import write_video
 
     return write_video(path, frames, fps, crf=CRF, keyframe_interval=max(1, int(fps)), threads=1)

@@ -22,7 +22,7 @@ from typing import Optional
 from ..data.lists import write_tsm_list
 from ..data.record import VideoSource
 from ..data.resize import resize_frames
-from ..data.video import write_video
+from ..data.video_writer import write_video
 from ..io import atomic_write_text
 from ..synth.jobs import run_jobs
 from ..synth.temporal_clips import CLASSES, plan_clip, render_clip

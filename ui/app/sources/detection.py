@@ -91,32 +91,34 @@ def _own(detector: Any) -> Any:
 
 class DetectorStream:
     """One stream of frames through a detector loaded once per server: ``next(stream)`` gives
-    the next frame's :class:`detection.records.FrameDetections`. The stream has its own module
-    tree (weights shared, :func:`.shared.session_copy`), so its shift buffers and position are
-    its own: any number of sessions can stream through the same detector at once."""
+    the next frame's :class:`detection.records.FrameDetections`. The stream owns its shift state
+    (:class:`tsm_apps.live.engine.BatchedEngine`), so any number of sessions can stream through
+    the same detector at once."""
 
     def __init__(self, detector: Any, frames: Iterable[np.ndarray]) -> None:
-        from detection.inference import stream_frames
+        from detection.live import DetectorStepper
+        from tsm_apps.live.engine import BatchedEngine
 
-        self._detector = _own(detector)
-        self._results = stream_frames(self._detector, frames, score_thr=SCORE_FLOOR)
+        self._stepper = DetectorStepper(detector, SCORE_FLOOR)
+        self._engine = BatchedEngine(self._stepper)
+        self._state = self._engine.new_state()
+        self._frames = iter(frames)
+        self._count = 0
 
     def __iter__(self) -> "DetectorStream":
         return self
 
     def __next__(self) -> FrameDetections:
-        return next(self._results)
+        prepared = self._stepper.prepare(next(self._frames))
+        result = self._engine.step([self._state], [prepared])[0]
+        self._count += 1
+        return replace(result, frame=self._count - 1)
 
     @property
     def cache_bytes(self) -> Optional[int]:
         """Bytes held now in the online shift buffers carried to the next frame; ``None`` for a
         model without a temporal shift (TSN: nothing is carried)."""
-        model = self._detector.model
-        shifts = getattr(getattr(model, "backbone", None), "get_buffers", None)
-        if callable(shifts) and not shifts():  # no shift module in the backbone
-            return None
-        fn = getattr(model, "stream_cache_bytes", None)
-        return int(fn()) if callable(fn) else None
+        return self._state.nbytes if self._stepper.modules else None
 
 
 def vid_results(runs: Path) -> tuple[dict[str, dict[str, float]], Path]:

@@ -1,0 +1,175 @@
+"""Many streams, one model: the batched online step gives every stream, bit for bit, what the
+stream gets stepped alone, while streams join, leave, reset and change size; a stream whose frame
+cannot be used fails alone; the mailbox keeps only the newest frame."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from tsm_apps import build_recognizer
+from tsm_apps.data.protocol import TestProtocol
+from tsm_apps.live.engine import BatchedEngine
+from tsm_apps.live.recognition import RecognizerStepper
+from tsm_apps.live.scheduler import Scheduler
+from tsm_apps.live.stream import Frame
+
+NAMES = [f"c{i}" for i in range(7)]
+
+
+def _stepper(arch="resnet18", shift="online", view="crop"):
+    torch.manual_seed(0)
+    m = build_recognizer(arch, 7, 8, shift, width=0.25).eval()
+    return RecognizerStepper(m, TestProtocol(crop_size=64, scale_size=72, view=view), NAMES)
+
+
+def _video(seed, t=6, h=90, w=120):
+    return np.random.default_rng(seed).integers(0, 256, (t, h, w, 3), dtype=np.uint8)
+
+
+def _alone(stepper, frames):
+    """The stream stepped by itself: one frame a step, batch 1."""
+    engine = BatchedEngine(stepper)
+    state = engine.new_state()
+    return [engine.step([state], [stepper.prepare(f)])[0] for f in frames]
+
+
+def _frame(image, i):
+    return Frame(image, i, i / 25, 0.0)
+
+
+@pytest.mark.parametrize("arch", ["resnet18", "mobilenetv2"])
+def test_streams_joining_leaving_and_resetting_get_what_they_get_alone(arch):
+    """Four streams on one scheduler: A from tick 0, B joins at tick 1, C at tick 2 and leaves
+    after tick 3, A resets before tick 4, D joins at tick 4; each tick steps every stream with a
+    frame in ONE batch (checked), and every result equals the stream stepped alone."""
+    st = _stepper(arch)
+    videos = {k: _video(i) for i, k in enumerate("ABCD")}
+    sched = Scheduler(BatchedEngine(st))
+    got = {k: [] for k in videos}
+    streams, sent = {}, {k: [] for k in videos}
+    plan = {0: "A", 1: "AB", 2: "ABC", 3: "ABC", 4: "ABD", 5: "ABD"}
+    batches = []
+    for tick, names in plan.items():
+        for k in names:
+            if k not in streams:
+                streams[k] = sched.open(k, on_result=lambda r, k=k: got[k].append(r))
+        if tick == 4:
+            streams["A"].reset()
+            sent["A"].append("reset")
+        if tick == 4 and "C" in streams:
+            streams.pop("C").close()
+        for k in names:
+            image = videos[k][len([x for x in sent[k] if not isinstance(x, str)])]
+            streams[k].submit(_frame(image, tick))
+            sent[k].append(image)
+        assert sched.tick() == len(names)
+        batches.append(sched.engine.stats.batch)
+    assert batches == [1, 2, 3, 3, 3, 3]
+    for k, seq in sent.items():
+        pieces, cur = [], []
+        for x in seq:  # a reset starts the stream afresh: compare each piece with a fresh stream
+            if isinstance(x, str):
+                pieces.append(cur)
+                cur = []
+            else:
+                cur.append(x)
+        pieces.append(cur)
+        want = [o for piece in pieces for o in _alone(st, piece)]
+        assert len(got[k]) == len(want) > 0
+        for r, w in zip(got[k], want):
+            assert torch.equal(r.output, w), (k, r.frame.index)
+
+
+def test_a_reset_changes_the_answer_and_tsn_carries_nothing():
+    st = _stepper()
+    frames = _video(1, t=3)
+    carried = _alone(st, frames)
+    fresh = _alone(st, frames[2:])
+    assert not torch.equal(carried[2], fresh[0])  # TSM: frame 2 depends on frames 0-1
+    tsn = _stepper(shift=None)
+    assert tsn.modules == [] and BatchedEngine(tsn).new_state().buffers == []
+    assert torch.equal(_alone(tsn, frames)[2], _alone(tsn, frames[2:])[0])
+
+
+def test_frames_of_other_sizes_step_in_their_own_group_and_a_size_change_resets():
+    st = _stepper(view="frame")  # the whole frame: the input size follows the frame's
+    small, big = _video(2, h=72, w=96), _video(3, h=72, w=120)
+    sched = Scheduler(BatchedEngine(st))
+    got = {"s": [], "b": []}
+    s = sched.open("s", on_result=lambda r: got["s"].append(r))
+    b = sched.open("b", on_result=lambda r: got["b"].append(r))
+    for t in range(3):
+        s.submit(_frame(small[t], t))
+        b.submit(_frame(big[t], t))
+        assert sched.tick() == 2
+        assert sched.engine.stats.batch == 1  # two groups of one
+    for k, v in (("s", small), ("b", big)):
+        assert all(torch.equal(r.output, w) for r, w in zip(got[k], _alone(st, v[:3])))
+    # stream s now sends the big frames: a cut-over, from zeros, in b's group
+    s.submit(_frame(big[3], 3))
+    b.submit(_frame(big[3], 3))
+    assert sched.tick() == 2 and sched.engine.stats.batch == 2
+    assert torch.equal(got["s"][-1].output, _alone(st, big[3:4])[0])
+    assert torch.equal(got["b"][-1].output, _alone(st, big[:4])[3])
+
+
+def test_a_bad_frame_fails_its_stream_with_one_line_and_the_others_go_on():
+    st = _stepper()
+    sched = Scheduler(BatchedEngine(st))
+    errors, got = [], []
+    bad = sched.open("cam-2", on_error=errors.append)
+    good = sched.open("cam-1", on_result=got.append)
+    frames = _video(4, t=2)
+    bad.submit(_frame(frames[0].astype(np.float32), 0))
+    good.submit(_frame(frames[0], 0))
+    assert sched.tick() == 1
+    assert len(errors) == 1 and errors[0].startswith("cam-2: frame 0 cannot be used")
+    assert "uint8 (H, W, 3)" in errors[0] and "\n" not in errors[0]
+    assert not bad.submit(_frame(frames[1], 1))  # a failed stream takes no more frames
+    good.submit(_frame(frames[1], 1))
+    assert sched.tick() == 1 and len(got) == 2 and [s.name for s in sched.streams] == ["cam-1"]
+
+
+def test_the_mailbox_keeps_the_newest_frame_and_counts_the_dropped_ones():
+    st = _stepper()
+    sched = Scheduler(BatchedEngine(st))
+    got = []
+    s = sched.open("cam", on_result=got.append)
+    frames = _video(5, t=4)
+    for i in range(4):  # a source four frames ahead of the model
+        s.submit(_frame(frames[i], i))
+    assert sched.tick() == 1
+    assert s.dropped == 3 and s.received == 4 and got[0].frame.index == 3 and got[0].dropped == 3
+    assert torch.equal(got[0].output, _alone(st, frames[3:])[0])
+    # a file waits instead: the second submit blocks until the model took the first
+    s.submit(_frame(frames[0], 0), block=True)
+    done = threading.Event()
+    threading.Thread(
+        target=lambda: (s.submit(_frame(frames[1], 1), block=True), done.set())
+    ).start()
+    assert not done.wait(0.2)
+    sched.tick()
+    assert done.wait(5) and s.dropped == 3
+    sched.tick()
+    assert [r.frame.index for r in got] == [3, 0, 1]
+
+
+def test_the_scheduler_thread_steps_what_arrives_and_closed_streams_are_forgotten():
+    st = _stepper()
+    frames = _video(6, t=5)
+    got = []
+    with Scheduler(BatchedEngine(st)) as sched:
+        s = sched.open("file", on_result=got.append)
+        for i, f in enumerate(frames):
+            assert s.submit(_frame(f, i), block=True, timeout=30)
+        s.end()
+        assert s.wait_done(timeout=30)
+        s.close()
+        assert sched.streams == []
+    want = _alone(st, frames)
+    assert len(got) == 5 and all(torch.equal(r.output, w) for r, w in zip(got, want))
+    assert all(r.latency_ms >= 0 and r.model_ms > 0 for r in got)

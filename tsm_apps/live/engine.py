@@ -1,0 +1,231 @@
+"""One batched online step for many streams of one model.
+
+Each stream owns its :class:`~tsm_apps.models.stream_state.ShiftState` (one row). A step takes
+the newest frame of every stream in a group (frames of one input size), gathers their states into
+one batch, steps the model once, and hands every stream its own row back: the result of each
+stream is the result of stepping it alone.
+
+* CPU: the step runs eagerly with oneDNN off (:func:`batch_invariant`). PyTorch's native
+  convolution computes each row of a batch exactly as it computes a batch of one, while oneDNN
+  picks its kernel by batch size (a batch of 5 differs from five batches of 1 in the last bits);
+  the class scores of a stream are then bit for bit those of the stream stepped alone.
+* CUDA: the step is replayed from a CUDA graph per (batch bucket, input shape, dtype, device,
+  autocast state), captured through :class:`~tsm_apps.models.cuda_graph.CapturedCall` (on the
+  model's device, one capture at a time, autocast-safe). A group of ``n`` streams takes the
+  smallest bucket ``>= n``; the rows past ``n`` are padding, never read back.
+
+What varies between models (a recognizer, a detector) is a :class:`Stepper`: how a frame becomes
+an input row, the part of the step that runs on the batch (the graph's part), and what each row
+yields.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional, Protocol, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from ..models.cuda_graph import CUDA, CapturedCall, CudaBackend, autocast_state
+from ..models.online import static_state
+from ..models.stream_state import ShiftState, stepping
+
+BUCKETS = (1, 2, 4, 8, 16, 32)
+"""Batch sizes a CUDA graph is captured for; a group steps in the smallest that holds it."""
+
+
+@dataclass
+class Prepared:
+    """A frame made ready for the model: ``input (1, 3, H, W)`` (on the CPU or the model's
+    device), ``key`` (streams of one key step as one batch: the input's size) and ``meta``
+    (what the stepper's ``finish`` needs of the frame, e.g. the detector's data sample)."""
+
+    input: Tensor
+    key: tuple
+    meta: Any = None
+
+
+class Stepper(Protocol):
+    """A model family's online step (:class:`tsm_apps.live.recognition.RecognizerStepper`,
+    ``detection.live.DetectorStepper``).
+
+    ``modules``: the model's shift modules in registration order (``[]``: a TSN, nothing
+    carried). ``device``: where the model lives. ``prepare(frame uint8 (H, W, 3) RGB)`` is
+    called on the stepping thread; ``forward(batch (B, 3, H, W))`` runs inside a
+    :func:`~tsm_apps.models.stream_state.stepping` block and returns a tuple of tensors with
+    ``B`` rows (captured into a CUDA graph on CUDA); ``finish(outputs, prepared)`` turns the
+    first ``len(prepared)`` rows into one result per stream.
+    """
+
+    modules: Sequence[nn.Module]
+    device: torch.device
+
+    def prepare(self, frame: np.ndarray) -> Prepared: ...
+
+    def forward(self, batch: Tensor) -> tuple: ...
+
+    def finish(self, outputs: tuple, prepared: Sequence[Prepared]) -> list: ...
+
+
+_ONEDNN = {"lock": threading.Lock(), "users": 0, "before": True}
+
+
+@contextmanager
+def batch_invariant(device: torch.device) -> Iterator[None]:
+    """On the CPU, oneDNN off for the block (see the module docstring); elsewhere nothing.
+    The switch is process-wide (threads stepping at once share it: oneDNN is back on when the
+    last one leaves); other threads' CPU convolutions inside the block also take PyTorch's
+    native kernels (the same values within float rounding)."""
+    if device.type != "cpu":
+        yield
+        return
+    with _ONEDNN["lock"]:
+        if _ONEDNN["users"] == 0:
+            _ONEDNN["before"] = torch.backends.mkldnn.enabled
+            torch.backends.mkldnn.enabled = False
+        _ONEDNN["users"] += 1
+    try:
+        yield
+    finally:
+        with _ONEDNN["lock"]:
+            _ONEDNN["users"] -= 1
+            if _ONEDNN["users"] == 0:
+                torch.backends.mkldnn.enabled = _ONEDNN["before"]
+
+
+@dataclass
+class _Graph:
+    call: CapturedCall
+    state: ShiftState  # the static buffers the graph reads and writes
+
+
+@dataclass
+class StepStats:
+    """The last step: its batch size and milliseconds; counts over the engine's life."""
+
+    batch: int = 0
+    ms: float = 0.0
+    steps: int = 0
+    rows: int = 0
+    graphs: int = 0
+    sizes: dict = field(default_factory=dict)
+
+
+class BatchedEngine:
+    """Steps groups of streams of one :class:`Stepper` model (module docstring).
+
+    ``graphs``: replay CUDA graphs (default: on CUDA). ``max_batch``: the largest group stepped
+    at once (larger groups step in chunks). Thread-safe: one step at a time.
+    """
+
+    def __init__(
+        self,
+        stepper: Stepper,
+        graphs: Optional[bool] = None,
+        max_batch: int = BUCKETS[-1],
+        backend: CudaBackend = CUDA,
+    ) -> None:
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        self.stepper = stepper
+        self.modules = list(stepper.modules)
+        self.backend = backend
+        self.graphs = torch.device(stepper.device).type == "cuda" if graphs is None else graphs
+        self.max_batch = max_batch
+        self.lock = threading.Lock()
+        self.stats = StepStats()
+        self._graphs: dict = {}
+
+    def new_state(self) -> ShiftState:
+        """A stream's state before its first frame."""
+        return ShiftState(len(self.modules))
+
+    def step(self, states: Sequence[ShiftState], prepared: Sequence[Prepared]) -> list:
+        """One result per stream, in order; each state advanced in place by one frame. The
+        streams must share one ``key`` (ValueError naming the keys otherwise)."""
+        if len(states) != len(prepared) or not states:
+            raise ValueError(
+                f"step needs one state per frame, got {len(states)} and {len(prepared)}"
+            )
+        keys = {p.key for p in prepared}
+        if len(keys) != 1:
+            raise ValueError(
+                f"streams of one step need one input size, got {sorted(map(str, keys))}"
+            )
+        out = []
+        for i in range(0, len(states), self.max_batch):
+            out += self._step(states[i : i + self.max_batch], prepared[i : i + self.max_batch])
+        return out
+
+    @torch.no_grad()
+    def _step(self, states: Sequence[ShiftState], prepared: Sequence[Prepared]) -> list:
+        device = torch.device(self.stepper.device)
+        with self.lock, batch_invariant(device):
+            t0 = time.perf_counter()
+            batch = torch.cat([p.input for p in prepared]).to(device, non_blocking=True)
+            if self.graphs:
+                outputs = self._replay(states, batch)
+            else:
+                outputs = self._eager(states, batch)
+            results = self.stepper.finish(outputs, prepared)
+            self._count(len(states), time.perf_counter() - t0)
+        return results
+
+    def _eager(self, states: Sequence[ShiftState], batch: Tensor) -> tuple:
+        gathered = ShiftState.gather(states)
+        with stepping(self.modules, gathered):
+            outputs = self.stepper.forward(batch)
+        for s, row in zip(states, gathered.split(len(states))):
+            s.buffers = row.buffers
+        return outputs
+
+    def _graph_for(self, batch: Tensor, bucket: int) -> _Graph:
+        shape = (bucket,) + tuple(batch.shape[1:])
+        key = (shape, batch.dtype, batch.device, autocast_state(batch.device.type))
+        g = self._graphs.get(key)
+        if g is None:
+            like = torch.zeros(shape, dtype=batch.dtype, device=batch.device)
+            state = static_state(self.stepper.forward, self.modules, like)
+
+            def run(x: Tensor) -> tuple:
+                with stepping(self.modules, state):
+                    return self.stepper.forward(x)
+
+            g = self._graphs[key] = _Graph(CapturedCall(run, [like], backend=self.backend), state)
+            self.stats.graphs = len(self._graphs)
+        return g
+
+    def _replay(self, states: Sequence[ShiftState], batch: Tensor) -> tuple:
+        n = batch.shape[0]
+        bucket = next(b for b in BUCKETS + (n,) if b >= n)
+        g = self._graph_for(batch, bucket)
+        for i, rows in enumerate(ShiftState.gather(states).buffers):
+            if rows is None:
+                g.state.buffers[i][:n].zero_()
+            else:
+                g.state.buffers[i][:n].copy_(rows)
+        if bucket > n:
+            pad = batch.new_zeros((bucket - n,) + tuple(batch.shape[1:]))
+            batch = torch.cat([batch, pad])
+        outputs = g.call(batch)
+        for i, b in enumerate(g.state.buffers):  # one copy a block; each stream a row of it
+            for s, row in zip(states, b[:n].clone().split(1)):
+                s.buffers[i] = row
+        return tuple(o[:n].clone() for o in outputs)
+
+    def _count(self, n: int, seconds: float) -> None:
+        st = self.stats
+        st.batch, st.ms = n, 1000 * seconds
+        st.steps += 1
+        st.rows += n
+        st.sizes[n] = st.sizes.get(n, 0) + 1
+
+    def close(self) -> None:
+        """Drop the captured graphs (their memory is freed with them)."""
+        with self.lock:
+            self._graphs.clear()

@@ -1,0 +1,141 @@
+"""Many streams, one model: every live stream of a model stepped in one batched step per tick.
+
+A :class:`Scheduler` owns a :class:`~tsm_apps.live.engine.BatchedEngine` and its streams. At
+each tick it takes the newest frame of every stream that has one, prepares them, groups them by
+input size and steps each group once (Triton Inference Server's sequence batcher does the same
+for stateful models: each sequence's state kept between requests, many sequences in one batch).
+Streams join and leave at any tick; a stream that resets (or whose frames change size: a
+cut-over) starts from zeros alone, the others keep their state. A stream whose frame cannot be
+used fails with one line naming it; the others go on.
+
+The scheduler runs on its own thread (:meth:`Scheduler.start`), or tick by tick from the
+caller (:meth:`Scheduler.tick`, which tests use to fix the order of joins and frames).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Callable, Optional
+
+from .engine import BatchedEngine
+from .stream import LiveStream, Result, now
+
+log = logging.getLogger(__name__)
+
+
+class Scheduler:
+    """The streams of one model and the thread that steps them (module docstring)."""
+
+    def __init__(self, engine: BatchedEngine, name: str = "live") -> None:
+        self.engine = engine
+        self.name = name
+        self._wake = threading.Condition()
+        self._streams: list[LiveStream] = []
+        self._thread: Optional[threading.Thread] = None
+        self._stop = False
+
+    def open(
+        self,
+        name: str,
+        on_result: Optional[Callable[[Result], None]] = None,
+        on_error: Optional[Callable[[str], None]] = None,
+    ) -> LiveStream:
+        """A new stream of this model, from empty state, stepped from the next tick on."""
+        stream = LiveStream(name, self.engine.new_state(), self._wake, on_result, on_error)
+        with self._wake:
+            self._streams.append(stream)
+        return stream
+
+    @property
+    def streams(self) -> list:
+        with self._wake:
+            return [s for s in self._streams if not s.closed]
+
+    def _take(self) -> list:
+        """``[(stream, frame)]`` of every stream with a frame waiting; closed and failed streams
+        are forgotten here."""
+        with self._wake:
+            self._streams = [s for s in self._streams if s.open]
+            items = [(s, s.take()) for s in self._streams]
+            self._wake.notify_all()  # blocked submitters: the mailbox is free
+        return [(s, f) for s, f in items if f is not None]
+
+    def _prepare(self, items: list) -> dict:
+        """``{input key: [(stream, frame, prepared)]}``; a stream whose frame fails is failed."""
+        groups: dict = {}
+        for s, frame in items:
+            size = tuple(frame.image.shape[:2]) if hasattr(frame.image, "shape") else None
+            try:
+                prepared = self.engine.stepper.prepare(frame.image)
+            except (ValueError, TypeError, RuntimeError) as e:
+                s.fail(f"{s.name}: frame {frame.index} cannot be used: {e}")
+                continue
+            if s.size is not None and size != s.size:
+                log.info(
+                    "%s: frame size changed from %s to %s; the stream starts afresh",
+                    s.name,
+                    s.size,
+                    size,
+                )
+                s.state.reset()
+            s.size = size
+            groups.setdefault(prepared.key, []).append((s, frame, prepared))
+        return groups
+
+    def tick(self) -> int:
+        """Step every stream with a frame waiting, one batched step per input size; returns the
+        number of frames stepped."""
+        items = self._take()
+        done = 0
+        for group in self._prepare(items).values():
+            streams = [s for s, _, _ in group]
+            try:
+                outputs = self.engine.step([s.state for s in streams], [p for _, _, p in group])
+            except (ValueError, TypeError, RuntimeError) as e:
+                for s in streams:
+                    s.fail(f"{s.name}: the model failed on this stream's frame: {e}")
+                continue
+            end = now()
+            stats = self.engine.stats
+            for (s, frame, _), out in zip(group, outputs):
+                s.deliver(Result(s.name, frame, out, stats.ms, stats.batch, end, s.dropped))
+            done += len(group)
+        with self._wake:
+            self._wake.notify_all()  # wait_done() of ended streams
+        return done
+
+    def _pending(self) -> bool:
+        return self._stop or any(s._pending is not None for s in self._streams)
+
+    def _loop(self) -> None:
+        while True:
+            with self._wake:
+                self._wake.wait_for(self._pending, timeout=0.5)
+                if self._stop:
+                    return
+            self.tick()
+
+    def start(self) -> "Scheduler":
+        """Step on a thread of its own until :meth:`close`."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name=f"tsm-{self.name}", daemon=True)
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop the thread; every stream is closed."""
+        with self._wake:
+            self._stop = True
+            for s in self._streams:
+                s.closed = True
+            self._wake.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+        self._thread = None
+
+    def __enter__(self) -> "Scheduler":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
