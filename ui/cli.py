@@ -26,12 +26,15 @@ from .app.settings import (
     DEFAULT_PORT,
     ENV_ALLOW_ROOTS,
     ENV_FRAME_SIZE,
+    ENV_ICE_SERVERS,
     ENV_IDLE_MINUTES,
     ENV_MAX_CHECKPOINT_MB,
     ENV_MAX_DECODED_MP,
     ENV_MAX_FRAMES,
     ENV_MAX_UPLOAD_MB,
+    ENV_RECORD_LIVE,
     ENV_RUNS,
+    ENV_STREAM_HOSTS,
     ENV_TOKEN,
     MIN_TOKEN_LENGTH,
     default_runs_dir,
@@ -98,6 +101,32 @@ class UIOptions:
     idle_minutes: float = field(
         default=DEFAULT_IDLE_MINUTES,
         **option("a session's uploads are removed after this long unused, or when it ends"),
+    )
+    allow_stream_hosts: list = field(
+        default_factory=list,
+        **option(
+            "a host name, address or network (10.0.0.0/8; * for any) whose streams the Live "
+            "view may open besides public addresses (repeatable); loopback, private and "
+            "link-local addresses are refused without it",
+            action="append",
+            metavar="HOST",
+        ),
+    )
+    ice_server: list = field(
+        default_factory=list,
+        **option(
+            "a STUN/TURN server for the Live view's WebRTC (stun:host:port; repeatable): "
+            "browsers on other networks need one; none on this machine or a LAN",
+            action="append",
+            metavar="URL",
+        ),
+    )
+    record_live: Optional[Path] = field(
+        default=None,
+        **option(
+            "keep every frame the Live view's models answer, with the answers, in this folder "
+            "(to re-run a live session offline)"
+        ),
     )
 
 
@@ -193,6 +222,9 @@ def streamlit_command(args: UIOptions) -> tuple[list[str], dict[str, str]]:
             ENV_MAX_DECODED_MP: str(args.max_decoded_mp),
             ENV_IDLE_MINUTES: str(args.idle_minutes),
             ENV_ALLOW_ROOTS: os.pathsep.join(str(r.resolve()) for r in args.allow_root),
+            ENV_STREAM_HOSTS: ",".join(args.allow_stream_hosts),
+            ENV_ICE_SERVERS: ",".join(args.ice_server),
+            ENV_RECORD_LIVE: str(args.record_live.resolve()) if args.record_live else "",
         }
     )
     if token is not None:

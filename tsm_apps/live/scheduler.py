@@ -27,9 +27,12 @@ log = logging.getLogger(__name__)
 class Scheduler:
     """The streams of one model and the thread that steps them (module docstring)."""
 
-    def __init__(self, engine: BatchedEngine, name: str = "live") -> None:
+    def __init__(
+        self, engine: BatchedEngine, name: str = "live", idle_close: Optional[float] = None
+    ) -> None:
         self.engine = engine
         self.name = name
+        self.idle_close = idle_close  # s without a frame before a stream is closed (None: never)
         self._wake = threading.Condition()
         self._streams: list[LiveStream] = []
         self._thread: Optional[threading.Thread] = None
@@ -54,7 +57,12 @@ class Scheduler:
 
     def _take(self) -> list:
         """``[(stream, frame)]`` of every stream with a frame waiting; closed and failed streams
-        are forgotten here."""
+        are forgotten here, and streams idle for ``idle_close`` seconds (a viewer who left)."""
+        if self.idle_close is not None:
+            t = now()
+            for s in self.streams:
+                if t - s.last_frame > self.idle_close:
+                    s.fail(f"{s.name}: no frame for {self.idle_close:g} s: closed")
         with self._wake:
             self._streams = [s for s in self._streams if s.open]
             items = [(s, s.take()) for s in self._streams]

@@ -79,6 +79,7 @@ class LiveStream:
         self.size: Optional[tuple] = None  # (H, W) of the frames stepped so far
         self.received = self.dropped = self.stepped = 0
         self.latest: Optional[Result] = None
+        self.last_frame = now()  # when the source last offered a frame (or the stream opened)
         self.error: Optional[str] = None
         self.ended = self.closed = False
         self._latency: deque = deque(maxlen=LATENCY_WINDOW)
@@ -97,6 +98,7 @@ class LiveStream:
                 self.dropped += 1
             self._pending = frame
             self.received += 1
+            self.last_frame = now()
             self._wake.notify_all()
         return True
 

@@ -22,6 +22,9 @@ ENV_MAX_DECODED_MP = "TSM_UI_MAX_DECODED_MP"
 ENV_ALLOW_ROOTS = "TSM_UI_ALLOW_ROOTS"
 ENV_TOKEN = "TSM_UI_TOKEN"
 ENV_IDLE_MINUTES = "TSM_UI_IDLE_MINUTES"
+ENV_STREAM_HOSTS = "TSM_UI_ALLOW_STREAM_HOSTS"
+ENV_ICE_SERVERS = "TSM_UI_ICE_SERVERS"
+ENV_RECORD_LIVE = "TSM_UI_RECORD_LIVE"
 
 DEFAULT_MAX_UPLOAD_MB = 50
 DEFAULT_MAX_CHECKPOINT_MB = 500  # a ResNet-101 TSM checkpoint is about 170 MB
@@ -98,6 +101,16 @@ class UISettings:
     allow_roots: tuple = ()
     idle_minutes: float = DEFAULT_IDLE_MINUTES
     token: Optional[str] = field(default=None, repr=False)
+    allow_stream_hosts: tuple = ()
+    ice_servers: tuple = ()
+    record_live: Optional[Path] = None
+
+    @property
+    def stream_policy(self):
+        """Which stream URLs the server opens (:class:`tsm_apps.live.policy.StreamPolicy`)."""
+        from tsm_apps.live.policy import StreamPolicy
+
+        return StreamPolicy(allow_hosts=self.allow_stream_hosts)
 
     @property
     def max_upload_bytes(self) -> int:
@@ -126,4 +139,14 @@ class UISettings:
             allow_roots=tuple(Path(r) for r in roots),
             idle_minutes=_env_number(ENV_IDLE_MINUTES, DEFAULT_IDLE_MINUTES),
             token=os.environ.get(ENV_TOKEN) or None,
+            allow_stream_hosts=_env_list(ENV_STREAM_HOSTS),
+            ice_servers=_env_list(ENV_ICE_SERVERS),
+            record_live=Path(os.environ[ENV_RECORD_LIVE])
+            if os.environ.get(ENV_RECORD_LIVE)
+            else None,
         )
+
+
+def _env_list(name: str) -> tuple:
+    """A comma-separated list from the environment (empty: none)."""
+    return tuple(x.strip() for x in os.environ.get(name, "").split(",") if x.strip())

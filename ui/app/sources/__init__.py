@@ -6,7 +6,7 @@ this package only.
 ``detection`` (mmdet) and ``dissect`` are imported inside the functions that use them, so a
 view that needs neither starts fast; results that are absent raise :class:`Unavailable`, which
 the views show as a message. One module per concern: :mod:`.base` (video), :mod:`.detection`,
-:mod:`.dissection`, :mod:`.recognition` (checkpoints, maps and streaming on any video),
+:mod:`.dissection`, :mod:`.recognition` (checkpoints and maps on any video), :mod:`.live` (live streams),
 :mod:`.flow` (the flow stream's maps beside the RGB ones).
 """
 
@@ -26,7 +26,6 @@ from .checkpoints import model_of_checkpoint
 from .detection import (
     SCORE_FLOOR,
     DetectorSpec,
-    DetectorStream,
     detect,
     find_detectors,
     found_objects,
@@ -49,17 +48,14 @@ from .dissection import (
 from .flow import FlowMaps, flow_caption, flow_maps, load_flow_recognizer, video_flow_folder
 from .recognition import (
     ClipInput,
-    LiveRecognizer,
     LoadedRecognizer,
     ModelMaps,
     for_session,
-    load_online,
     load_recognizer,
     map_methods,
     maps_on_frames,
     model_maps,
     prepare_clip,
-    prepare_frame,
     top_classes,
 )
 
@@ -76,7 +72,6 @@ __all__ = [
     "working_size",
     "model_of_checkpoint",
     "DetectorSpec",
-    "DetectorStream",
     "SCORE_FLOOR",
     "detect",
     "find_detectors",
@@ -100,16 +95,13 @@ __all__ = [
     "load_flow_recognizer",
     "video_flow_folder",
     "ClipInput",
-    "LiveRecognizer",
     "LoadedRecognizer",
     "ModelMaps",
     "for_session",
-    "load_online",
     "load_recognizer",
     "map_methods",
     "maps_on_frames",
     "model_maps",
     "prepare_clip",
-    "prepare_frame",
     "top_classes",
 ]

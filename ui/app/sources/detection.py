@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
 from ...pipeline.layout import DEFAULT_ROOT, RunLayout
 from .base import MODELS, Progress
 from .config_data import checked_copy
-from .shared import session_copy
 
 if TYPE_CHECKING:  # the records are detection's (imported with mmdet, so not at start-up)
     from detection.records import FrameDetections, FrameTruth
@@ -23,7 +22,6 @@ __all__ = [
     "find_detectors",
     "load_detector",
     "detect",
-    "DetectorStream",
     "vid_results",
     "read_truth",
     "found_objects",
@@ -76,49 +74,11 @@ def detect(
     detector: Any, frames: np.ndarray, progress: Optional[Progress] = None
 ) -> list[FrameDetections]:
     """Run ``detector`` over frames ``(T, H, W, 3)`` in order (online TSM keeps its shift
-    buffers across frames); one :class:`detection.records.FrameDetections` per frame. The run
-    has its own module tree (:func:`.shared.session_copy`), so other sessions may use
-    ``detector`` meanwhile."""
+    state across frames); one :class:`detection.records.FrameDetections` per frame. The run's
+    state is its own (the model holds none), so other sessions may use ``detector`` meanwhile."""
     from detection.inference import detect_video
 
-    own = _own(detector)
-    return detect_video(own, frames, progress=progress, score_thr=SCORE_FLOOR)
-
-
-def _own(detector: Any) -> Any:
-    return replace(detector, model=session_copy(detector.model))
-
-
-class DetectorStream:
-    """One stream of frames through a detector loaded once per server: ``next(stream)`` gives
-    the next frame's :class:`detection.records.FrameDetections`. The stream owns its shift state
-    (:class:`tsm_apps.live.engine.BatchedEngine`), so any number of sessions can stream through
-    the same detector at once."""
-
-    def __init__(self, detector: Any, frames: Iterable[np.ndarray]) -> None:
-        from detection.live import DetectorStepper
-        from tsm_apps.live.engine import BatchedEngine
-
-        self._stepper = DetectorStepper(detector, SCORE_FLOOR)
-        self._engine = BatchedEngine(self._stepper)
-        self._state = self._engine.new_state()
-        self._frames = iter(frames)
-        self._count = 0
-
-    def __iter__(self) -> "DetectorStream":
-        return self
-
-    def __next__(self) -> FrameDetections:
-        prepared = self._stepper.prepare(next(self._frames))
-        result = self._engine.step([self._state], [prepared])[0]
-        self._count += 1
-        return replace(result, frame=self._count - 1)
-
-    @property
-    def cache_bytes(self) -> Optional[int]:
-        """Bytes held now in the online shift buffers carried to the next frame; ``None`` for a
-        model without a temporal shift (TSN: nothing is carried)."""
-        return self._state.nbytes if self._stepper.modules else None
+    return detect_video(detector, frames, progress=progress, score_thr=SCORE_FLOOR)
 
 
 def vid_results(runs: Path) -> tuple[dict[str, dict[str, float]], Path]:

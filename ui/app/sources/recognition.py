@@ -24,14 +24,11 @@ __all__ = [
     "ModelMaps",
     "ClipInput",
     "load_recognizer",
-    "load_online",
     "prepare_clip",
-    "prepare_frame",
     "model_maps",
     "top_classes",
     "maps_on_frames",
     "map_methods",
-    "LiveRecognizer",
     "for_session",
 ]
 
@@ -133,13 +130,6 @@ def for_session(rec: LoadedRecognizer) -> LoadedRecognizer:
     return LoadedRecognizer(model, rec.names, rec.path, ck)
 
 
-def load_online(path: Path) -> LoadedRecognizer:
-    """The checkpoint's recognizer with the causal (online) shift for streaming; a TSN stays
-    TSN (per-frame, nothing carried)."""
-    first = load_recognizer(path)
-    return first if first.shift is None else load_recognizer(path, shift="online")
-
-
 def _display(
     frames: Optional[np.ndarray], indices: np.ndarray, path: Optional[Path], views
 ) -> tuple:
@@ -176,16 +166,6 @@ def prepare_clip(
     context, box = _display(frames, idx, Path(path) if use_file else None, views)
     clip = ClipInput(views.input[0], views.frames[0], idx, proto, context, box)
     return clip, pred.probs.numpy()
-
-
-def prepare_frame(frame: np.ndarray, protocol):
-    """One uint8 ``(H, W, 3)`` frame as the input ``(1, 3, S, S)`` of an online step: the
-    pipeline's centre view under ``protocol``."""
-    from tsm_apps.data.pipeline import views_from_frames
-
-    proto = protocol.with_options(clips=1, crops=1, sampling="tsn")
-    views = views_from_frames(lambda i: frame[None], np.zeros((1, 1), np.int64), proto)
-    return views.input[0]
 
 
 def model_maps(
@@ -226,49 +206,3 @@ def maps_on_frames(clip: ClipInput, maps: np.ndarray, per: str = "clip") -> np.n
     from dissect import overlay_in_frame
 
     return overlay_in_frame(clip.context, maps, clip.box, per=per)
-
-
-class LiveRecognizer:
-    """The online recognizer on a video, frame by frame: ``step(frame)`` returns that frame's
-    probabilities and keeps the running mean of the logits of the frames seen so far.
-
-    The shift buffers belong to this object (:class:`tsm_apps.OnlineStep`: explicit buffers in
-    and out) and it steps its own module tree (weights shared, :func:`.shared.session_copy`),
-    so several streams, of any sessions, can share one loaded model."""
-
-    def __init__(self, rec: LoadedRecognizer, protocol: Any) -> None:
-        import torch
-
-        from tsm_apps import OnlineStep
-
-        self.rec, self.protocol = rec, protocol
-        self.stepper = OnlineStep(session_copy(rec.model))
-        size = protocol.crop_size
-        with torch.no_grad():
-            shapes = self.stepper.buffer_shapes((1, 3, size, size))
-        p = next(rec.model.parameters())
-        self.buffers = tuple(torch.zeros(s, dtype=p.dtype, device=p.device) for s in shapes)
-        self.seen, self._sum = 0, None
-
-    def step(self, frame: np.ndarray) -> np.ndarray:
-        """The probabilities ``(K,)`` of uint8 ``(H, W, 3)`` ``frame`` given the frames before."""
-        import torch
-
-        with torch.no_grad():
-            out = self.stepper(prepare_frame(frame, self.protocol).to(_device()), *self.buffers)
-        self.buffers = tuple(out[1:])
-        logits = out[0][0].float().cpu()
-        self._sum = logits if self._sum is None else self._sum + logits
-        self.seen += 1
-        return torch.softmax(logits, 0).numpy()
-
-    def running(self) -> np.ndarray:
-        """Probabilities of the mean logits of every frame seen."""
-        import torch
-
-        return torch.softmax(self._sum / self.seen, 0).numpy()
-
-    @property
-    def cache_bytes(self) -> int:
-        """Bytes of the shift buffers carried to the next frame."""
-        return sum(b.numel() * b.element_size() for b in self.buffers)
