@@ -152,5 +152,6 @@ def test_quick_mode_picks_the_small_setting_per_device(monkeypatch):
     live.figures(False, "cpu")
     assert seen == [(live.QUICK_CPU, "cpu"), (live.QUICK_CUDA, "cuda"), (live.FULL, "cpu")]
     assert live.QUICK_CPU.archs == ("mobilenetv2",) and live.QUICK_CPU.streams == (1, 4)
+    assert live.QUICK_CPU.onednn_archs == ("mobilenetv2",)
     assert live.FULL.streams == (1, 4, 8, 16) and live.FULL.archs == live.ARCHS
     assert 16 in live.QUICK_CUDA.streams and 1 in live.QUICK_CUDA.streams

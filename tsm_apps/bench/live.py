@@ -1,20 +1,17 @@
 """``tsm bench`` figures of the batched live engine (:mod:`tsm_apps.live.engine`): many online
 streams of one model stepped as one batch against each stream stepped by itself.
 
-Per architecture (random weights, 400 classes, online shift, the default test protocol's
-224 crop) one :class:`~tsm_apps.live.engine.BatchedEngine` steps ``n`` streams a tick two ways:
-*batched* (the ``n`` frames in one ``step``) and *alone* (``n`` steps of one stream each, the same
-engine). Each side owns its streams' states; both get the same frames, prepared once before any
-timing (on the model's device), so only the engine step is timed. Every stream count and both
-sides of one architecture run round-robin in one process
-(:func:`~tsm_apps.bench.timing.time_rounds`): ratios are medians of per-round ratios. The two
-sides' outputs are kept and compared: ``identical`` in a figure's detail says the benchmark timed
-equal work (bit for bit on the CPU, where the engine steps with oneDNN off).
+Per architecture (random weights, 400 classes, online shift, the default protocol's 224 crop)
+one :class:`~tsm_apps.live.engine.BatchedEngine` steps ``n`` streams a tick two ways: *batched*
+(one ``step`` of ``n`` frames) and *alone* (``n`` steps of one stream, the same engine). Each side
+owns its states; both get the same frames, prepared once before any timing (on the model's
+device): only the engine step is timed. Every stream count and both sides of an architecture
+run round-robin in one process (ratios: medians of per-round ratios). Both sides' outputs are
+compared: ``identical`` in the detail says the timed work was equal (bit for bit on the CPU).
 
-On the CPU, the ``batch-invariant`` figures say what that costs: the same step (forward of a
-batch of 1 or 4 frames, shift buffers carried) with oneDNN on and off, no goal. On CUDA the engine
-replays a CUDA graph per batch bucket; the goals there: 16 streams give >= 8x one stream's
-frames/s, at <= 3x one stream's p95 step latency.
+CPU: the engine steps with oneDNN off (batch-invariant); the ``batch-invariant`` figures give
+that cost (one step at batch 1 and 4, oneDNN off / on, no goal). CUDA: a CUDA graph per batch
+bucket; goals: 16 streams >= 8x one stream's frames/s, at <= 3x its p95 step latency.
 """
 
 from __future__ import annotations
@@ -46,9 +43,8 @@ SCALE_GOAL, LATENCY_GOAL = ">= 8", "<= 3"  # CUDA: 16 streams against one
 
 @dataclass(frozen=True)
 class Setting:
-    """What one run measures: architectures, stream counts, the crop (``scale``: the shorter
-    side before cropping), model width, rounds; the oneDNN on/off cost's architectures and
-    batch sizes (CPU only)."""
+    """What a run measures; ``scale``: the frames' shorter side before the crop; the
+    ``onednn_*`` fields: the oneDNN off/on cost (CPU only)."""
 
     archs: tuple = ARCHS
     streams: tuple = STREAMS
@@ -68,7 +64,12 @@ class Setting:
 
 FULL = Setting()
 QUICK_CPU = Setting(
-    archs=("mobilenetv2",), streams=(1, 4), repeats=3, warmup=1, onednn_archs=(), onednn_repeats=2
+    archs=("mobilenetv2",),
+    streams=(1, 4),
+    repeats=3,
+    warmup=1,
+    onednn_archs=("mobilenetv2",),
+    onednn_repeats=3,
 )
 QUICK_CUDA = Setting(streams=(1, 4, 16), repeats=20, warmup=3, onednn_archs=())
 
@@ -85,11 +86,11 @@ def frame_bank(stepper: RecognizerStepper, count: int, scale: int, seed: int = 0
     """``count`` random uint8 frames (``scale`` x 4/3 ``scale``) prepared under the stepper's
     protocol, their inputs moved to the model's device."""
     rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(count):
-        p = stepper.prepare(rng.integers(0, 256, (scale, scale * 4 // 3, 3), dtype=np.uint8))
-        out.append(Prepared(p.input.to(stepper.device), p.key, p.meta))
-    return out
+    shape = (scale, scale * 4 // 3, 3)
+    frames = [rng.integers(0, 256, shape, dtype=np.uint8) for _ in range(count)]
+    return [
+        Prepared(p.input.to(stepper.device), p.key, p.meta) for p in map(stepper.prepare, frames)
+    ]
 
 
 class Side:
