@@ -1,6 +1,6 @@
-"""The figures of a load test (:mod:`tools.loadtest`): the frames a page showed of a live stream,
-the summary of a run over its sessions, the lines ``benchmarks/load_app.py`` prints, and the
-exception reports of a server log."""
+"""The figures of a load test (:mod:`tools.loadtest`): the Live page's latency meter, the summary
+of a run over its sessions, the lines ``benchmarks/load_app.py`` prints, and the exception
+reports of a server log."""
 
 from __future__ import annotations
 
@@ -8,35 +8,46 @@ import re
 import statistics
 from dataclasses import dataclass
 
-MODEL_MS = re.compile(r" · model median (\d+) ms")
-KINDS = {"recognizer": "online recognizer", "detectors": "both detectors side by side"}
+METER = re.compile(
+    r"answered (\d+) \(([\d.]+)/s\) · shown (\d+) \(([\d.]+) of answered\) · dropped (\d+) · "
+    r"capture → answer (?:p50 (\d+) / p95 (\d+) ms|-) · capture → shown "
+    r"(?:p50 (\d+) / p95 (\d+) ms|-) · batch (\d+)"
+)
+KINDS = {"recognizer": "online recognizers (TSN, TSM)", "detectors": "detectors (TSN, TSM)"}
 
 
 @dataclass
-class Shown:
-    """The frames of one stream as the page showed them: ``(time ms, frame index, status
-    line)`` each, in order (frames the page never showed are not in it)."""
+class Meter:
+    """One model's latency meter as the Live page shows it: answers computed (and per second),
+    answers shown (and their share of the answered), frames dropped, capture-to-answer and
+    capture-to-shown latency (ms, p50 / p95; NaN before any), the batch of its last step."""
 
-    frames: list
+    answered: int
+    rate: float
+    shown: int
+    share: float
+    dropped: int
+    answer_ms: tuple
+    shown_ms: tuple
+    batch: int
 
-    @property
-    def count(self) -> int:
-        return len(self.frames)
-
-    def intervals_ms(self) -> list:
-        """Milliseconds between consecutive frames shown."""
-        return [b[0] - a[0] for a, b in zip(self.frames, self.frames[1:])]
-
-    def fps(self) -> float:
-        """Frames shown per second, first to last; NaN below two frames."""
-        if self.count < 2 or self.frames[-1][0] <= self.frames[0][0]:
-            return float("nan")
-        return 1000 * (self.count - 1) / (self.frames[-1][0] - self.frames[0][0])
-
-    def model_ms(self) -> float:
-        """The models' median time a frame, as the last status line shown gives it."""
-        m = MODEL_MS.search(self.frames[-1][2]) if self.frames else None
-        return float(m.group(1)) if m else float("nan")
+    @classmethod
+    def parse(cls, text: str) -> "Meter":
+        m = METER.search(text)
+        if m is None:
+            raise ValueError(f"not a latency meter: {text!r}")
+        g = m.groups()
+        ms = [float("nan") if v is None else float(v) for v in g[5:9]]
+        return cls(
+            int(g[0]),
+            float(g[1]),
+            int(g[2]),
+            float(g[3]),
+            int(g[4]),
+            (ms[0], ms[1]),
+            (ms[2], ms[3]),
+            int(g[9]),
+        )
 
 
 def percentile(values: list, q: float) -> float:
@@ -63,16 +74,25 @@ def summary(results: list, peak_bytes: int) -> dict:
         "server_peak_mb": peak_bytes / 2**20,
     }
     for kind in KINDS:
-        ms = [v for r in results for v in r.intervals_ms[kind]]
-        out[f"{kind}_frames"] = [r.frames.get(kind, 0) for r in results]
-        out[f"{kind}_ms_median"] = statistics.median(ms) if ms else float("nan")
-        out[f"{kind}_ms_p95"] = percentile(ms, 95)
-        fps = [r.fps.get(kind, float("nan")) for r in results]
-        model = [r.model_ms.get(kind, float("nan")) for r in results]
-        out[f"{kind}_fps"] = fps
-        out[f"{kind}_model_ms"] = model
-        # frames shown a second over the models' own rate (1 / their time a frame)
-        out[f"{kind}_ratio"] = [f * m / 1000 for f, m in zip(fps, model)]
+        meters = [r.meters.get(kind, {}) for r in results]
+        out[f"{kind}_answered"] = [
+            min((m.answered for m in ms.values()), default=0) for ms in meters
+        ]
+        out[f"{kind}_rate"] = [ms["TSM"].rate if "TSM" in ms else float("nan") for ms in meters]
+        out[f"{kind}_share"] = [
+            min((m.share for m in ms.values()), default=float("nan")) for ms in meters
+        ]
+        out[f"{kind}_shown_p50"] = [
+            ms["TSM"].shown_ms[0] if "TSM" in ms else float("nan") for ms in meters
+        ]
+        out[f"{kind}_shown_p95"] = [
+            ms["TSM"].shown_ms[1] if "TSM" in ms else float("nan") for ms in meters
+        ]
+        out[f"{kind}_batch"] = max((m.batch for ms in meters for m in ms.values()), default=0)
+        rates = [x for x in out[f"{kind}_rate"] if x == x]
+        # each session's rate over its share of the model's total rate (1.0: an equal share)
+        fair = [x * len(rates) / sum(rates) for x in rates] if rates and sum(rates) else []
+        out[f"{kind}_fair"] = fair
     return out
 
 
@@ -85,16 +105,11 @@ def report(fig: dict) -> str:
     ]
     for kind, what in KINDS.items():
         lines.append(
-            f"live, {what}: frames/s shown {_figures(fig[f'{kind}_fps'], '.1f')}; "
-            f"the models' time a frame {_figures(fig[f'{kind}_model_ms'], '.0f')} ms "
-            f"(their rate {_figures([1000 / m for m in fig[f'{kind}_model_ms']], '.1f')}"
-            f" frames/s); shown / model rate {_figures(fig[f'{kind}_ratio'], '.2f')} "
-            "(per session)"
-        )
-        lines.append(
-            f"  interval between frames shown: median {fig[f'{kind}_ms_median']:.0f} ms,"
-            f" 95th percentile {fig[f'{kind}_ms_p95']:.0f} ms (frames shown per "
-            f"session: {fig[f'{kind}_frames']})"
+            f"live, {what}, per session (TSM): answered/s {_figures(fig[f'{kind}_rate'], '.1f')}"
+            f" (over an equal share of the model's total: {_figures(fig[f'{kind}_fair'], '.2f')});"
+            f" shown / answered {_figures(fig[f'{kind}_share'], '.2f')}; capture → shown p50 "
+            f"{_figures(fig[f'{kind}_shown_p50'], '.0f')} ms, p95 "
+            f"{_figures(fig[f'{kind}_shown_p95'], '.0f')} ms; largest batch {fig[f'{kind}_batch']}"
         )
     lines.append(f"errors: {len(fig['errors'])}" + "".join(f"\n  {e}" for e in fig["errors"]))
     lines += [f"the page on the upload: {n}" for n in fig["limits_notes"]]

@@ -1,8 +1,10 @@
 """The app under load, reduced: four headless Chromium sessions at once on a loopback ``tsm ui``
 (attention on a 1280x720 upload, downscaled and cut by the decoded-size limit, then in the Live
-view the online recognizer and both detectors streamed for four frames each, within a bounded
-time). No session may see an error; every session gets its maps and its frames;
-every session's upload folder is gone once its page is closed. The full run and its figures:
+view the browser's camera through the online recognizers and the detectors, TSN and TSM, until
+each model answered four frames, within a bounded time). No session may see an error; every
+session gets its maps and its answers, shown on the page; the sessions' streams of a model were
+stepped together (a batch of more than one); every session's upload folder is gone once its page
+is closed. The full run and its figures:
 ``benchmarks/load_app.py`` (docs/results.md)."""
 
 from __future__ import annotations
@@ -37,12 +39,12 @@ def test_four_sessions_at_once(tmp_path):
         "megapixels decoded; tsm ui --max-frames N --frame-size PX --max-decoded-mp MP changes "
         "them)."
     ]
-    assert all(n >= FRAMES for n in fig["recognizer_frames"]), fig["recognizer_frames"]
-    assert all(n >= FRAMES for n in fig["detectors_frames"]), fig["detectors_frames"]
-    assert fig["recognizer_ms_median"] > 0 and fig["detectors_ms_median"] > 0
-    for kind in ("recognizer", "detectors"):  # the page's rate and the models' own, per session
-        assert all(f > 0 for f in fig[f"{kind}_fps"]), fig[f"{kind}_fps"]
-        assert all(m >= 0 for m in fig[f"{kind}_model_ms"]), fig[f"{kind}_model_ms"]
+    for kind in ("recognizer", "detectors"):
+        assert all(n >= FRAMES for n in fig[f"{kind}_answered"]), fig[f"{kind}_answered"]
+        assert all(r > 0 for r in fig[f"{kind}_rate"]), fig[f"{kind}_rate"]
+        assert all(0 < s <= 1 for s in fig[f"{kind}_share"]), fig[f"{kind}_share"]
+        assert all(p >= 0 for p in fig[f"{kind}_shown_p50"]), fig[f"{kind}_shown_p50"]
+    assert fig["recognizer_batch"] > 1  # the sessions' streams were stepped together
     assert fig["folders_made"] == SESSIONS and fig["folders_left"] == 0
     assert 100 < fig["server_peak_mb"] < 8000
 
@@ -92,22 +94,28 @@ def test_server_log_reports_are_counted_and_streamlits_disconnects_told_apart():
     ) == (1, 0)
 
 
-def test_frames_shown_give_the_rate_and_the_models_time():
-    """The frames a page showed (time ms, frame, status line): frames/s from first to last,
-    the intervals between them, the models' median time from the last status line."""
-    from tools.load_figures import Shown
+def test_the_live_meter_is_read_as_the_page_writes_it():
+    from tools.load_figures import Meter
+    from ui.app.views.live import meter_text
 
-    line = "playing: frame {}/249 · last frame 70 ms · model median {} ms · 9.0 frames/s"
-    shown = Shown(
-        [
-            (1000.0, 3, line.format(3, 71)),
-            (1100.0, 4, line.format(4, 70)),
-            (1300.0, 6, line.format(6, 69)),
-            (1400.0, 7, line.format(7, 68)),
-        ]
+    f = {
+        "answered": 120,
+        "shown": 114,
+        "dropped": 40,
+        "answered_ms": {"p50": 52.4, "p95": 90.0},
+        "shown_ms": {"p50": None, "p95": None},
+        "batch": 2,
+        "cache_bytes": 1536,
+    }
+    m = Meter.parse(meter_text(f, 6.0))
+    assert (m.answered, m.rate, m.shown, m.share, m.dropped, m.batch) == (
+        120,
+        20.0,
+        114,
+        0.95,
+        40,
+        2,
     )
-    assert shown.count == 4 and shown.intervals_ms() == [100.0, 200.0, 100.0]
-    assert shown.fps() == pytest.approx(3 / 0.4)  # frame 5 never reached the page: not counted
-    assert shown.model_ms() == 68.0
-    assert math.isnan(Shown([(5.0, 0, line.format(0, 9))]).fps())  # one frame: no rate
-    assert math.isnan(Shown([]).fps()) and math.isnan(Shown([]).model_ms())
+    assert m.answer_ms == (52.0, 90.0) and all(math.isnan(x) for x in m.shown_ms)
+    with pytest.raises(ValueError, match="not a latency meter"):
+        Meter.parse("playing: frame 3/249")
