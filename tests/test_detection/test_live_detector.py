@@ -1,7 +1,7 @@
 """The online detector on the live engine: streams joining, leaving and resetting in one batched
-step get, box for box and bit for bit, what each stream gets alone; ``tsm detect video``'s
-single stream is the same engine; ``tsm live --detector`` streams it (the ``tsm.live`` entry
-point)."""
+step get, box for box and bit for bit (the exact mode), what each stream gets alone; ``tsm detect
+video``'s single stream is the same engine; ``tsm live --detector`` streams it (the ``tsm.live``
+entry point)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,14 @@ def _frames(seed, t=4, h=128, w=160):
     return np.random.default_rng(seed).integers(0, 256, (t, h, w, 3), dtype=np.uint8)
 
 
+def _alone(detector, frames):
+    """``frames`` through ``detector`` as one stream by itself (exact engine, batch 1)."""
+    st = DetectorStepper(detector, score_thr=0.05)
+    engine = BatchedEngine(st, exact=True)
+    state = engine.new_state()
+    return [engine.step([state], [st.prepare(f)])[0] for f in frames]
+
+
 def _same(a, b):
     return (
         np.array_equal(a.boxes, b.boxes)
@@ -38,7 +46,7 @@ def _same(a, b):
 def test_streams_joining_leaving_and_resetting_get_what_they_get_alone(folders):
     st = DetectorStepper(load_detector(folders["tsm"], device="cpu"), score_thr=0.05)
     videos = {"A": _frames(0), "B": _frames(1), "C": _frames(2, h=96, w=160)}  # C: another size
-    sched = Scheduler(BatchedEngine(st))
+    sched = Scheduler(BatchedEngine(st, exact=True))
     got = {k: [] for k in videos}
     streams = {}
     plan = [("A", "B"), ("A", "B", "C"), ("A", "B", "C"), ("A", "C")]  # B leaves after tick 2
@@ -55,14 +63,11 @@ def test_streams_joining_leaving_and_resetting_get_what_they_get_alone(folders):
         sched.tick()
         sizes.append(sched.engine.stats.sizes.copy())
     assert sched.engine.stats.sizes.get(2, 0) >= 2  # A and B stepped together
-    alone = {
-        k: list(stream_frames(load_detector(folders["tsm"], device="cpu"), v, 0.05))
-        for k, v in videos.items()
-    }
+    alone = {k: _alone(st.detector, v) for k, v in videos.items()}
     assert all(_same(g, w) for g, w in zip(got["B"], alone["B"][:3]))
     assert all(_same(g, w) for g, w in zip(got["C"], alone["C"][:3]))
     assert all(_same(g, w) for g, w in zip(got["A"][:3], alone["A"][:3]))
-    fresh = next(stream_frames(load_detector(folders["tsm"], device="cpu"), videos["A"][3:], 0.05))
+    fresh = _alone(st.detector, videos["A"][3:])[0]
     assert _same(got["A"][3], fresh) and not _same(got["A"][3], alone["A"][3])
     assert sum(len(d.scores) for d in got["A"]) > 0  # boxes were found (random weights)
 

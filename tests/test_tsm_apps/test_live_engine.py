@@ -1,6 +1,7 @@
-"""Many streams, one model: the batched online step gives every stream, bit for bit, what the
-stream gets stepped alone, while streams join, leave, reset and change size; a stream whose frame
-cannot be used fails alone; the mailbox keeps only the newest frame."""
+"""Many streams, one model: the batched online step gives every stream what the stream gets
+stepped alone (bit for bit in the exact mode, to float rounding by default), while streams join,
+leave, reset and change size; a stream whose frame cannot be used fails alone; the mailbox keeps
+only the newest frame."""
 
 from __future__ import annotations
 
@@ -30,9 +31,9 @@ def _video(seed, t=6, h=90, w=120):
     return np.random.default_rng(seed).integers(0, 256, (t, h, w, 3), dtype=np.uint8)
 
 
-def _alone(stepper, frames):
+def _alone(stepper, frames, exact=True):
     """The stream stepped by itself: one frame a step, batch 1."""
-    engine = BatchedEngine(stepper)
+    engine = BatchedEngine(stepper, exact=exact)
     state = engine.new_state()
     return [engine.step([state], [stepper.prepare(f)])[0] for f in frames]
 
@@ -48,7 +49,7 @@ def test_streams_joining_leaving_and_resetting_get_what_they_get_alone(arch):
     frame in ONE batch (checked), and every result equals the stream stepped alone."""
     st = _stepper(arch)
     videos = {k: _video(i) for i, k in enumerate("ABCD")}
-    sched = Scheduler(BatchedEngine(st))
+    sched = Scheduler(BatchedEngine(st, exact=True))
     got = {k: [] for k in videos}
     streams, sent = {}, {k: [] for k in videos}
     plan = {0: "A", 1: "AB", 2: "ABC", 3: "ABC", 4: "ABD", 5: "ABD"}
@@ -98,7 +99,7 @@ def test_a_reset_changes_the_answer_and_tsn_carries_nothing():
 def test_frames_of_other_sizes_step_in_their_own_group_and_a_size_change_resets():
     st = _stepper(view="frame")  # the whole frame: the input size follows the frame's
     small, big = _video(2, h=72, w=96), _video(3, h=72, w=120)
-    sched = Scheduler(BatchedEngine(st))
+    sched = Scheduler(BatchedEngine(st, exact=True))
     got = {"s": [], "b": []}
     s = sched.open("s", on_result=lambda r: got["s"].append(r))
     b = sched.open("b", on_result=lambda r: got["b"].append(r))
@@ -136,7 +137,7 @@ def test_a_bad_frame_fails_its_stream_with_one_line_and_the_others_go_on():
 
 def test_the_mailbox_keeps_the_newest_frame_and_counts_the_dropped_ones():
     st = _stepper()
-    sched = Scheduler(BatchedEngine(st))
+    sched = Scheduler(BatchedEngine(st, exact=True))
     got = []
     s = sched.open("cam", on_result=got.append)
     frames = _video(5, t=4)
@@ -162,7 +163,7 @@ def test_the_scheduler_thread_steps_what_arrives_and_closed_streams_are_forgotte
     st = _stepper()
     frames = _video(6, t=5)
     got = []
-    with Scheduler(BatchedEngine(st)) as sched:
+    with Scheduler(BatchedEngine(st, exact=True)) as sched:
         s = sched.open("file", on_result=got.append)
         for i, f in enumerate(frames):
             assert s.submit(_frame(f, i), block=True, timeout=30)
@@ -173,3 +174,31 @@ def test_the_scheduler_thread_steps_what_arrives_and_closed_streams_are_forgotte
     want = _alone(st, frames)
     assert len(got) == 5 and all(torch.equal(r.output, w) for r, w in zip(got, want))
     assert all(r.latency_ms >= 0 and r.model_ms > 0 for r in got)
+
+
+def test_the_default_mode_batches_to_float_rounding_and_exact_mode_changes_nothing_else():
+    """Without ``exact`` the CPU keeps its fast kernels: batched rows equal the rows alone up
+    to float rounding; the exact mode's answers are the default's up to rounding too."""
+    st = _stepper()
+    videos = [_video(i, t=3) for i in range(3)]
+    fast = BatchedEngine(st)
+    states = [fast.new_state() for _ in videos]
+    batched = [fast.step(states, [st.prepare(v[t]) for v in videos]) for t in range(3)]
+    for i, v in enumerate(videos):
+        for t, (fast_alone, exact_alone) in enumerate(zip(_alone(st, v, False), _alone(st, v))):
+            scale = fast_alone.abs().max()
+            assert (batched[t][i] - fast_alone).abs().max() <= 1e-5 * scale
+            assert (exact_alone - fast_alone).abs().max() <= 1e-5 * scale
+
+
+def test_strict_mkl_is_asked_for_unless_the_environment_says_otherwise(monkeypatch):
+    from tsm_apps.live.exact import request_strict_mkl
+
+    monkeypatch.delenv("MKL_CBWR", raising=False)
+    request_strict_mkl()
+    import os
+
+    assert os.environ["MKL_CBWR"] == "AUTO,STRICT"
+    monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
+    request_strict_mkl()
+    assert os.environ["MKL_CBWR"] == "COMPATIBLE"

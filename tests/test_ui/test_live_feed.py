@@ -1,5 +1,6 @@
 """The app's live feeds (server side, no browser): every viewer's frames through the server's one
-model per checkpoint, batched across viewers; each viewer's answers equal its stream run alone;
+model per checkpoint, batched across viewers; each viewer's answers equal its stream run alone
+(to float rounding: the app keeps the CPU's fast kernels);
 the frame sent back shows both models side by side; the meter counts what was answered and
 shown; the recorder keeps the frames answered; a viewer who leaves is forgotten."""
 
@@ -75,7 +76,7 @@ def test_two_viewers_share_each_model_in_one_batch_and_get_their_own_answers(tmp
                 for g, w in zip(got, want):  # the recorded running top-k: the window of `want`
                     assert g["top"][0]["index"] == int(torch.argmax(w))
                     probs = torch.softmax(w, 0)
-                    assert all(abs(t["prob"] - float(probs[t["index"]])) <= 1e-7 for t in g["top"])
+                    assert all(abs(t["prob"] - float(probs[t["index"]])) <= 1e-5 for t in g["top"])
                 saved = np.asarray(Image.open(tmp_path / "rec" / f"v{i}" / name / "000003.png"))
                 assert np.array_equal(saved, video[3])  # the frame the model stepped, lossless
             fig = feed.figures()

@@ -5,10 +5,10 @@ the newest frame of every stream in a group (frames of one input size), gathers 
 one batch, steps the model once, and hands every stream its own row back: the result of each
 stream is the result of stepping it alone.
 
-* CPU: the step runs eagerly with oneDNN off (:func:`batch_invariant`). PyTorch's native
-  convolution computes each row of a batch exactly as it computes a batch of one, while oneDNN
-  picks its kernel by batch size (a batch of 5 differs from five batches of 1 in the last bits);
-  the class scores of a stream are then bit for bit those of the stream stepped alone.
+* CPU: the step runs eagerly with the default kernels: each stream's answer equals its answer
+  alone up to float rounding (the kernels pick their arithmetic by batch size). With
+  ``exact=True`` (:mod:`.exact`: oneDNN off, NCHW, MKL's strict mode, heads a row at a time) it
+  equals it bit for bit, at a cost in speed.
 * CUDA: the step is replayed from a CUDA graph per (batch bucket, input shape, dtype, device,
   autocast state), captured through :class:`~tsm_apps.models.cuda_graph.CapturedCall` (on the
   model's device, one capture at a time, autocast-safe). A group of ``n`` streams takes the
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Protocol, Sequence
+from typing import Any, Optional, Protocol, Sequence
 
 import numpy as np
 import torch
@@ -34,6 +34,7 @@ from torch import Tensor, nn
 from ..models.cuda_graph import CUDA, CapturedCall, CudaBackend, autocast_state
 from ..models.online import static_state
 from ..models.stream_state import ShiftState, stepping
+from .exact import batch_invariant, check_exact, exact_model
 
 BUCKETS = (1, 2, 4, 8, 16, 32)
 """Batch sizes a CUDA graph is captured for; a group steps in the smallest that holds it."""
@@ -54,14 +55,15 @@ class Stepper(Protocol):
     """A model family's online step (:class:`tsm_apps.live.recognition.RecognizerStepper`,
     ``detection.live.DetectorStepper``).
 
-    ``modules``: the model's shift modules in registration order (``[]``: a TSN, nothing
-    carried). ``device``: where the model lives. ``prepare(frame uint8 (H, W, 3) RGB)`` is
+    ``model``: the network; ``modules``: its shift modules in registration order (``[]``: a
+    TSN, nothing carried). ``device``: where the model lives. ``prepare(frame uint8 (H, W, 3) RGB)`` is
     called on the stepping thread; ``forward(batch (B, 3, H, W))`` runs inside a
     :func:`~tsm_apps.models.stream_state.stepping` block and returns a tuple of tensors with
     ``B`` rows (captured into a CUDA graph on CUDA); ``finish(outputs, prepared)`` turns the
     first ``len(prepared)`` rows into one result per stream.
     """
 
+    model: nn.Module
     modules: Sequence[nn.Module]
     device: torch.device
 
@@ -70,32 +72,6 @@ class Stepper(Protocol):
     def forward(self, batch: Tensor) -> tuple: ...
 
     def finish(self, outputs: tuple, prepared: Sequence[Prepared]) -> list: ...
-
-
-_ONEDNN = {"lock": threading.Lock(), "users": 0, "before": True}
-
-
-@contextmanager
-def batch_invariant(device: torch.device) -> Iterator[None]:
-    """On the CPU, oneDNN off for the block (see the module docstring); elsewhere nothing.
-    The switch is process-wide (threads stepping at once share it: oneDNN is back on when the
-    last one leaves); other threads' CPU convolutions inside the block also take PyTorch's
-    native kernels (the same values within float rounding)."""
-    if device.type != "cpu":
-        yield
-        return
-    with _ONEDNN["lock"]:
-        if _ONEDNN["users"] == 0:
-            _ONEDNN["before"] = torch.backends.mkldnn.enabled
-            torch.backends.mkldnn.enabled = False
-        _ONEDNN["users"] += 1
-    try:
-        yield
-    finally:
-        with _ONEDNN["lock"]:
-            _ONEDNN["users"] -= 1
-            if _ONEDNN["users"] == 0:
-                torch.backends.mkldnn.enabled = _ONEDNN["before"]
 
 
 @dataclass
@@ -120,7 +96,9 @@ class BatchedEngine:
     """Steps groups of streams of one :class:`Stepper` model (module docstring).
 
     ``graphs``: replay CUDA graphs (default: on CUDA). ``max_batch``: the largest group stepped
-    at once (larger groups step in chunks). Thread-safe: one step at a time.
+    at once (larger groups step in chunks). ``exact``: on the CPU, every row bit for bit as alone
+    (:mod:`.exact`; the stepper's model is put in NCHW; ValueError if MKL is not in its strict
+    mode). Thread-safe: one step at a time.
     """
 
     def __init__(
@@ -129,9 +107,14 @@ class BatchedEngine:
         graphs: Optional[bool] = None,
         max_batch: int = BUCKETS[-1],
         backend: CudaBackend = CUDA,
+        exact: bool = False,
     ) -> None:
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
+        self.exact = exact and torch.device(stepper.device).type == "cpu"
+        if self.exact:
+            check_exact()
+            exact_model(stepper.model)
         self.stepper = stepper
         self.modules = list(stepper.modules)
         self.backend = backend
@@ -165,7 +148,7 @@ class BatchedEngine:
     @torch.no_grad()
     def _step(self, states: Sequence[ShiftState], prepared: Sequence[Prepared]) -> list:
         device = torch.device(self.stepper.device)
-        with self.lock, batch_invariant(device):
+        with self.lock, batch_invariant(device) if self.exact else nullcontext():
             t0 = time.perf_counter()
             batch = torch.cat([p.input for p in prepared]).to(device, non_blocking=True)
             if self.graphs:
