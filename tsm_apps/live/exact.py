@@ -17,8 +17,8 @@ that wants equality. The exact mode removes every source:
   :func:`check_exact` tells whether it took);
 * pooling and classifier a row at a time (the recognizer's stepper).
 
-It costs speed: on 2 cores of an AMD EPYC, MobileNetV2 at 224 px 57-76 ms a frame instead of
-12-17, ResNet-50 103-106 instead of 57-72 (docs/results.md). ``tsm live --exact`` turns it on.
+It costs speed (``tsm bench live`` measures exact against default; docs/results.md has the
+figures), so it is a mode: ``BatchedEngine(..., exact=True)``, ``tsm live --exact``.
 """
 
 from __future__ import annotations
