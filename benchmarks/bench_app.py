@@ -121,10 +121,17 @@ def _fps(step, frames, warmup: int = 3) -> float:
 
 
 def live(work: Path) -> None:
+    """One stream through each live model as the app's Live view steps it (the live engine,
+    default CPU kernels): frames/s a model allows one viewer."""
+    from types import SimpleNamespace
+
     import torch
 
+    from detection.live import live_model as detector_model
     from tools.random_models import write_detectors
     from tsm_apps import build_recognizer, save_checkpoint
+    from tsm_apps.live.engine import BatchedEngine
+    from tsm_apps.live.recognition import live_model
     from ui.app import sources
 
     frames = (
@@ -132,29 +139,25 @@ def live(work: Path) -> None:
         if (work / "clip_640x360.mp4").exists()
         else sources.read_frames(letterboxed_clip(work / "clip_640x360.mp4"), 60)
     )
-    write_detectors(work / "det")
-    for name in ("TSN", "TSM"):
-        det = sources.load_detector(
-            sources.DetectorSpec(name, work / "det/detection" / name.lower())
+    folders = write_detectors(work / "det")
+    models = {
+        f"{name.upper()} detector (synthetic config) at 640x360": detector_model(
+            str(folder), None, "cpu", SimpleNamespace(score_thr=0.3)
         )
-        stream = sources.DetectorStream(det, iter(frames))
-        print(
-            f"live: {name} detector (synthetic config) at 640x360: "
-            f"{_fps(lambda f: next(stream), frames):.1f} frames/s"
-        )
+        for name, folder in folders.items()
+    }
     for arch in ("mobilenetv2", "resnet50"):
         torch.manual_seed(0)
         path = save_checkpoint(
             work / f"{arch}.pth",
             build_recognizer(arch, num_classes=400, num_segments=8, shift="offline"),
         )
-        online = sources.load_online(path)
-        rec = sources.LiveRecognizer(online, online.protocol)
-        print(
-            f"live: online TSM recognizer {arch} at {online.protocol.crop_size} px: "
-            f"{_fps(rec.step, frames):.1f} frames/s, shift cache "
-            f"{rec.cache_bytes / 2**20:.2f} MB"
-        )
+        models[f"online TSM recognizer {arch} at 224 px"] = live_model(path, "cpu")
+    for what, model in models.items():
+        engine = BatchedEngine(model.stepper)
+        state = engine.new_state()
+        fps = _fps(lambda f: engine.step([state], [model.stepper.prepare(f)]), frames)
+        print(f"live: {what}: {fps:.1f} frames/s, shift cache {state.nbytes / 2**20:.2f} MB")
 
 
 if __name__ == "__main__":
