@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_live_streams.py --out benchmarks/results/live_streams_cpu.json \\
         [--device cpu|cuda] [--archs mobilenetv2 resnet50] [--streams 1 4 8 16] [--repeats 10] \\
-        [--arch-repeats resnet50=5] [--threads 2]
+        [--arch-repeats resnet50=5] [--threads 2] [--exact]
 
 For each architecture (random weights, 400 classes, online shift, the default test protocol's 224
 crop) one :class:`~tsm_apps.live.engine.BatchedEngine` steps ``n`` streams a tick, batched (one
@@ -10,10 +10,13 @@ engine step) and alone (one step a stream, the same engine), every stream count 
 round-robin in one process (:func:`tsm_apps.bench.live.measure_streams`; frames prepared
 before the timing, only the engine step timed). Prints a table a row per (arch, streams):
 frames/s alone and batched, batched/alone (median of per-round ratios), the batched step's
-p50/p95 ms, whether both sides gave identical logits, the load average before/after. On the
-CPU (oneDNN off inside the step: batch-invariant) also the oneDNN off/on cost of one step at
-batch 1 and 4. On CUDA the engine replays CUDA graphs (one per batch bucket). Writes JSON to
-``--out``: the machine, the rows, the raw seconds of every round, the figures of ``tsm bench``.
+p50/p95 ms, whether both sides gave identical logits (and their largest difference over the
+largest logit), the load average before/after. The engine runs its default kernels
+(``--exact``: its exact mode, MKL's strict mode requested for this process). On the CPU also
+the exact mode's cost: one batched step of 1 and 4 streams, exact / default engine (in a child
+process with MKL's strict mode unless this one has it). On CUDA the engine replays CUDA graphs
+(one per batch bucket). Writes JSON to ``--out``: the machine, the rows, the raw seconds of
+every round, the figures as ``tsm bench`` writes them.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import torch
 
 from tsm_apps.bench import live
 from tsm_apps.io import atomic_write_json
+from tsm_apps.live.exact import request_strict_mkl
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +77,8 @@ def machine(device: str) -> dict:
 
 HEADER = (
     "| arch | streams | alone frames/s | batched frames/s | batched/alone | p50 step ms "
-    "| p95 step ms | identical | load before/after |\n|---|---|---|---|---|---|---|---|---|"
+    "| p95 step ms | identical (max rel diff) | load before/after |\n"
+    "|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -82,17 +87,22 @@ def table_rows(result: dict) -> list:
     return [
         f"| {result['arch']} | {n} | {r['alone_fps']:.2f} | {r['batched_fps']:.2f} | "
         f"{r['ratio']:.3f} | {r['batched_p50_ms']:.1f} | {r['batched_p95_ms']:.1f} | "
-        f"{r['identical']} | {load} |"
+        f"{r['identical']} ({r['max_rel_diff']:.1e}) | {load} |"
         for n, r in result["rows"].items()
     ]
 
 
-def onednn_rows(figures: list) -> list:
-    out = ["| figure | off/on | on ms | off ms | load before/after |", "|---|---|---|---|---|"]
+def exact_rows(figures: list) -> list:
+    out = [
+        "| figure | exact/default | default ms/frame | exact ms/frame | load before/after |",
+        "|---|---|---|---|---|",
+    ]
     for f in figures:
-        d = f.detail
-        load = "{:.2f} / {:.2f}".format(*d["load"])
-        out.append(f"| {f.name} | {f.value:.2f} | {d['on_ms']:.1f} | {d['off_ms']:.1f} | {load} |")
+        d, load = f.detail, "{:.2f} / {:.2f}".format(*f.detail["load"])
+        out.append(
+            f"| {f.name} | {f.value:.2f} | {d['default_ms_per_frame']:.1f} | "
+            f"{d['exact_ms_per_frame']:.1f} | {load} |"
+        )
     return out
 
 
@@ -115,7 +125,8 @@ def parse(argv: list) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=10, help="rounds per architecture")
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--arch-repeats", nargs="*", default=[], help="ARCH=N: fewer rounds for one")
-    p.add_argument("--onednn-repeats", type=int, default=5, help="rounds of the oneDNN cost")
+    p.add_argument("--exact-repeats", type=int, default=5, help="rounds of the exact cost")
+    p.add_argument("--exact", action="store_true", help="the engine in its exact mode")
     p.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
     return p.parse_args(argv)
 
@@ -124,9 +135,11 @@ def main(argv: list) -> int:
     a = parse(argv)
     if torch.device(a.device).type == "cuda" and not torch.cuda.is_available():
         raise SystemExit("--device cuda: no CUDA device is available")
+    if a.exact:
+        request_strict_mkl()  # before MKL starts: exact mode needs it
     torch.set_num_threads(a.threads)
     per_arch = arch_repeats(a.arch_repeats)
-    base = replace(live.FULL, streams=tuple(a.streams), warmup=a.warmup)
+    base = replace(live.FULL, streams=tuple(a.streams), warmup=a.warmup, exact=a.exact)
     report = {"machine": machine(a.device), "results": [], "figures": []}
     print(HEADER, flush=True)
     for arch in a.archs:
@@ -136,9 +149,9 @@ def main(argv: list) -> int:
         report["results"].append({**result, "repeats": setting.repeats})
         report["figures"] += [f.to_dict() for f in live.stream_figures(result, a.device)]
     if torch.device(a.device).type == "cpu":
-        setting = replace(base, onednn_repeats=a.onednn_repeats)
-        cost = [f for arch in a.archs for f in live.onednn_cost(arch, setting)]
-        print("\n".join(onednn_rows(cost)))
+        setting = replace(base, exact_repeats=a.exact_repeats)
+        cost = [f for arch in a.archs for f in live.exact_figures(arch, setting)]
+        print("\n".join(exact_rows(cost)))
         report["figures"] += [f.to_dict() for f in cost]
     print(f"machine: {report['machine']}")
     print(f"-> {atomic_write_json(Path(a.out), report)}")

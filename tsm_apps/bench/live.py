@@ -7,29 +7,32 @@ one :class:`~tsm_apps.live.engine.BatchedEngine` steps ``n`` streams a tick two 
 owns its states; both get the same frames, prepared once before any timing (on the model's
 device): only the engine step is timed. Every stream count and both sides of an architecture
 run round-robin in one process (ratios: medians of per-round ratios). Both sides' outputs are
-compared: ``identical`` in the detail says the timed work was equal (bit for bit on the CPU).
+compared (``identical``, ``max_rel_diff``): the timed work is the same.
 
-CPU: the engine steps with oneDNN off (batch-invariant); the ``batch-invariant`` figures give
-that cost (one step at batch 1 and 4, oneDNN off / on, no goal). CUDA: a CUDA graph per batch
-bucket; goals: 16 streams >= 8x one stream's frames/s, at <= 3x its p95 step latency.
+CPU: the engine's default kernels (rows equal alone to float rounding); the ``exact batching``
+figures give what its bit-exact mode (:mod:`tsm_apps.live.exact`) costs: one batched step of 1
+and 4 streams, exact / default engine, no goal. CUDA: a CUDA graph per batch bucket; goals: 16
+streams >= 8x one stream's frames/s, at <= 3x its p95 step latency.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import statistics
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Iterator
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
 
 from ..data.protocol import TestProtocol
 from ..live.engine import BatchedEngine, Prepared
+from ..live.exact import MKL_STRICT, check_exact
 from ..live.recognition import RecognizerStepper
 from ..models.recognizer import build_recognizer
-from ..models.stream_state import ShiftState, stepping
 from .cli import meets
 from .timing import Figure, load_average, paired_ratio, time_rounds
 
@@ -39,12 +42,14 @@ CLASSES, SEGMENTS = 400, 8
 ARCHS = ("mobilenetv2", "resnet50")
 STREAMS = (1, 4, 8, 16)
 SCALE_GOAL, LATENCY_GOAL = ">= 8", "<= 3"  # CUDA: 16 streams against one
+MODES = ("default", "exact")
+KINDS = (("batched", True), ("alone", False))
 
 
 @dataclass(frozen=True)
 class Setting:
-    """What a run measures; ``scale``: the frames' shorter side before the crop; the
-    ``onednn_*`` fields: the oneDNN off/on cost (CPU only)."""
+    """What a run measures; ``scale``: the frames' shorter side before the crop; ``exact``: the
+    stream figures' engine in its exact mode; ``exact_*``: the exact mode's cost (CPU only)."""
 
     archs: tuple = ARCHS
     streams: tuple = STREAMS
@@ -53,9 +58,10 @@ class Setting:
     width: float = 1.0
     repeats: int = 10
     warmup: int = 2
-    onednn_archs: tuple = ("resnet50", "mobilenetv2")
-    onednn_batches: tuple = (1, 4)
-    onednn_repeats: int = 5
+    exact: bool = False
+    exact_archs: tuple = ("resnet50", "mobilenetv2")
+    exact_batches: tuple = (1, 4)
+    exact_repeats: int = 5
 
     @property
     def protocol(self) -> TestProtocol:
@@ -64,14 +70,9 @@ class Setting:
 
 FULL = Setting()
 QUICK_CPU = Setting(
-    archs=("mobilenetv2",),
-    streams=(1, 4),
-    repeats=3,
-    warmup=1,
-    onednn_archs=("mobilenetv2",),
-    onednn_repeats=3,
+    archs=("mobilenetv2",), streams=(1, 4), repeats=3, warmup=1, exact_archs=("mobilenetv2",)
 )
-QUICK_CUDA = Setting(streams=(1, 4, 16), repeats=20, warmup=3, onednn_archs=())
+QUICK_CUDA = Setting(streams=(1, 4, 16), repeats=20, warmup=3, exact_archs=())
 
 
 def build_stepper(arch: str, setting: Setting, device: str) -> RecognizerStepper:
@@ -114,13 +115,17 @@ class Side:
 
 
 def compare(a: Side, b: Side) -> dict:
-    """Whether two sides' outputs of every tick are equal: ``identical`` and ``max_abs_diff``."""
+    """How two sides' outputs of every tick agree: ``identical`` (bit for bit), the largest
+    absolute difference and that over the largest ``|logit|`` of ``b`` (``max_rel_diff``)."""
     if len(a.outputs) != len(b.outputs):
         raise ValueError(f"sides stepped {len(a.outputs)} and {len(b.outputs)} ticks")
     pairs = [(x, y) for ta, tb in zip(a.outputs, b.outputs) for x, y in zip(ta, tb)]
+    diff = max(float((x - y).abs().max()) for x, y in pairs)
+    scale = max(float(y.abs().max()) for _, y in pairs)
     return {
         "identical": all(torch.equal(x, y) for x, y in pairs),
-        "max_abs_diff": max(float((x - y).abs().max()) for x, y in pairs),
+        "max_abs_diff": diff,
+        "max_rel_diff": diff / scale if scale > 0 else diff,
         "ticks": len(a.outputs),
     }
 
@@ -130,12 +135,9 @@ def measure_streams(arch: str, setting: Setting, device: str) -> dict:
     """Every stream count of ``setting``, batched and alone, round-robin on one engine:
     ``{arch, device, rounds (seconds a tick), rows {n: row}, load [before, after], ...}``."""
     stepper = build_stepper(arch, setting, device)
-    engine = BatchedEngine(stepper)
+    engine = BatchedEngine(stepper, exact=setting.exact)
     bank = frame_bank(stepper, max(setting.streams), setting.scale)
-    sides = {}
-    for n in setting.streams:
-        sides[f"batched_{n}"] = Side(engine, bank, n, True)
-        sides[f"alone_{n}"] = Side(engine, bank, n, False)
+    sides = {f"{k}_{n}": Side(engine, bank, n, b) for n in setting.streams for k, b in KINDS}
     load = load_average()
     try:
         rounds = time_rounds(sides, setting.repeats, setting.warmup, device)
@@ -146,6 +148,7 @@ def measure_streams(arch: str, setting: Setting, device: str) -> dict:
         "device": device,
         "crop": setting.crop,
         "width": setting.width,
+        "exact": engine.exact,
         "threads": torch.get_num_threads(),
         "cuda_graphs": engine.graphs,
         "rounds": rounds,
@@ -178,22 +181,22 @@ def _figure(name: str, value: float, goal: str | None, device: str, detail: dict
     return Figure(name, value, "x", goal, meets(value, goal), device, detail)
 
 
+def _what(arch: str, words: str, crop: int, exact: bool = False) -> str:
+    return f"({arch}, {words}, {crop}{', exact' if exact else ''})"
+
+
 def stream_figures(result: dict, device: str) -> list[Figure]:
     """Per stream count the batched/alone frames/s ratio (goal on the CPU, n > 1: >= 1.0); with
     1 and 16 streams measured, 16 streams against one (goals on CUDA)."""
-    arch, crop, rows = result["arch"], result["crop"], result["rows"]
-    cpu = torch.device(device).type == "cpu"
+    rows, cpu = result["rows"], torch.device(device).type == "cpu"
     common = {k: result[k] for k in ("load", "threads", "cuda_graphs")}
     out = []
     for n, r in rows.items():
-        goal = ">= 1.0" if cpu and n > 1 else None
-        note = (
-            {"note": "1 stream: batched and alone are the same call (noise floor)"}
-            if n == 1
-            else {}
-        )
-        name = f"live batched/alone frames/s ({arch}, {n} stream{'s' * (n > 1)}, {crop})"
-        out.append(_figure(name, r["ratio"], goal, device, {**r, **common, **note}))
+        goal, detail = (">= 1.0" if cpu and n > 1 else None), {**r, **common}
+        if n == 1:
+            detail["note"] = "1 stream: batched and alone are the same call (noise floor)"
+        what = _what(result["arch"], f"{n} stream" + "s" * (n > 1), result["crop"], result["exact"])
+        out.append(_figure(f"live batched/alone frames/s {what}", r["ratio"], goal, device, detail))
     if 1 in rows and 16 in rows:
         out += scale_figures(result, device, common)
     return out
@@ -202,7 +205,7 @@ def stream_figures(result: dict, device: str) -> list[Figure]:
 def scale_figures(result: dict, device: str, common: dict) -> list[Figure]:
     """16 streams batched against 1 stream: frames/s (>= 8x) and p95 step latency (<= 3x); the
     goals apply on CUDA (CUDA graphs), the CPU figures are for information."""
-    arch, crop, rounds, rows = result["arch"], result["crop"], result["rounds"], result["rows"]
+    rounds, rows = result["rounds"], result["rows"]
     fps = 16 * paired_ratio(rounds, "batched_1", "batched_16")
     p95 = rows[16]["batched_p95_ms"] / rows[1]["batched_p95_ms"]
     detail = {
@@ -211,83 +214,73 @@ def scale_figures(result: dict, device: str, common: dict) -> list[Figure]:
         **{f"p95_ms_{n}": rows[n]["batched_p95_ms"] for n in (1, 16)},
     }
     cuda = torch.device(device).type == "cuda"
-    what = f"({arch}, batched, {crop})"
-    return [
-        _figure(
-            f"live 16 streams / 1 stream frames/s {what}",
-            fps,
-            SCALE_GOAL if cuda else None,
-            device,
-            detail,
-        ),
-        _figure(
-            f"live p95 step latency 16 streams / 1 stream {what}",
-            p95,
-            LATENCY_GOAL if cuda else None,
-            device,
-            detail,
-        ),
-    ]
-
-
-@contextmanager
-def onednn(on: bool) -> Iterator[None]:
-    """oneDNN on or off for the block (``torch.backends.mkldnn.enabled``, restored after)."""
-    before = torch.backends.mkldnn.enabled
-    torch.backends.mkldnn.enabled = on
-    try:
-        yield
-    finally:
-        torch.backends.mkldnn.enabled = before
-
-
-def _forward(stepper: RecognizerStepper, x: torch.Tensor, on: bool):
-    """The stepper's forward of ``x`` (a batch of frames, buffers carried), oneDNN ``on``/off."""
-    state = ShiftState(len(stepper.modules))
-
-    def run() -> None:
-        with onednn(on), stepping(stepper.modules, state):
-            stepper.forward(x)
-
-    return run
+    what = _what(result["arch"], "batched", result["crop"], result["exact"])
+    named = (
+        (f"live 16 streams / 1 stream frames/s {what}", fps, SCALE_GOAL),
+        (f"live p95 step latency 16 streams / 1 stream {what}", p95, LATENCY_GOAL),
+    )
+    return [_figure(n, v, g if cuda else None, device, detail) for n, v, g in named]
 
 
 @torch.no_grad()
-def onednn_cost(arch: str, setting: Setting) -> list[Figure]:
-    """On the CPU, the step's time with oneDNN off / on at each batch of ``setting`` (what a
-    bit-exact batched step costs; the engine steps with it off), no goal."""
-    stepper = build_stepper(arch, setting, "cpu")
-    bank = frame_bank(stepper, max(setting.onednn_batches), setting.scale)
-    fns = {}
-    for b in setting.onednn_batches:
-        x = torch.cat([p.input for p in bank[:b]])
-        fns[f"on_{b}"], fns[f"off_{b}"] = _forward(stepper, x, True), _forward(stepper, x, False)
+def exact_cost(arch: str, setting: Setting) -> list[Figure]:
+    """One batched step of ``b`` streams (each of ``exact_batches``) on an exact engine / on a
+    default one (two copies of the model: exact mode puts its trunk in NCHW), round-robin; no
+    goal. Needs MKL's strict mode here (both sides run with it, as ``tsm live --exact`` does)."""
+    engines = {
+        m: BatchedEngine(build_stepper(arch, setting, "cpu"), exact=m == "exact") for m in MODES
+    }
+    bank = frame_bank(engines["default"].stepper, max(setting.exact_batches), setting.scale)
+    batches = setting.exact_batches
+    sides = {f"{m}_{b}": Side(e, bank, b, True) for b in batches for m, e in engines.items()}
     load = load_average()
-    rounds = time_rounds(fns, setting.onednn_repeats, 1)
-    load = [load, load_average()]
+    rounds = time_rounds(sides, setting.exact_repeats, 1)
+    common = {"rounds": setting.exact_repeats, "threads": torch.get_num_threads()}
+    common["load"] = [load, load_average()]
     out = []
-    for b in setting.onednn_batches:
-        ms = {k: 1e3 * statistics.median(rounds[f"{k}_{b}"]) for k in ("on", "off")}
-        r = paired_ratio(rounds, f"off_{b}", f"on_{b}")
+    for b in setting.exact_batches:
+        ms = {m: 1e3 * statistics.median(rounds[f"{m}_{b}"]) for m in MODES}
         detail = {
-            **{f"{k}_ms": v for k, v in ms.items()},
-            **{f"{k}_ms_per_frame": v / b for k, v in ms.items()},
-            **{"rounds": setting.onednn_repeats, "threads": torch.get_num_threads(), "load": load},
+            **{f"{m}_ms_per_frame": v / b for m, v in ms.items()},
+            **compare(sides[f"exact_{b}"], sides[f"default_{b}"]),
+            **common,
         }
-        name = f"batch-invariant CPU step: oneDNN off/on time ({arch}, batch {b}, {setting.crop})"
+        r = paired_ratio(rounds, f"exact_{b}", f"default_{b}")
+        what = _what(arch, f"batch {b}", setting.crop)
+        name = f"exact batching CPU cost: exact/default step {what}"
         out.append(_figure(name, r, None, "cpu", detail))
     return out
 
 
+def exact_figures(arch: str, setting: Setting) -> list[Figure]:
+    """:func:`exact_cost` here if MKL's strict mode took in this process, otherwise in a child
+    process started with it (MKL reads it only when it starts), on as many threads."""
+    try:
+        check_exact()
+    except ValueError:
+        return _in_child(arch, setting)
+    return exact_cost(arch, setting)
+
+
+def _in_child(arch: str, setting: Setting) -> list[Figure]:
+    task = {"arch": arch, "setting": asdict(setting), "threads": torch.get_num_threads()}
+    env = {**os.environ, MKL_STRICT[0]: MKL_STRICT[1]}
+    cmd = [sys.executable, "-m", __name__, json.dumps(task)]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        raise RuntimeError(f"exact batching cost (child process) failed:\n{r.stderr[-3000:]}")
+    return [Figure(**d) for d in json.loads(r.stdout.splitlines()[-1])]
+
+
 def live_figures(setting: Setting, device: str) -> list[Figure]:
-    """Every figure of ``setting`` on ``device`` (the oneDNN cost on the CPU only)."""
+    """Every figure of ``setting`` on ``device`` (the exact mode's cost on the CPU only)."""
     out = []
     for arch in setting.archs:
         log.info("live streams %s on %s", arch, device)
         out += stream_figures(measure_streams(arch, setting, device), device)
     if torch.device(device).type == "cpu":
-        for arch in setting.onednn_archs:
-            out += onednn_cost(arch, setting)
+        for arch in setting.exact_archs:
+            out += exact_figures(arch, setting)
     return out
 
 
@@ -297,3 +290,10 @@ def figures(quick: bool, device: str) -> list[Figure]:
     cuda = torch.device(device).type == "cuda"
     setting = (QUICK_CUDA if cuda else QUICK_CPU) if quick else FULL
     return live_figures(setting, device)
+
+
+if __name__ == "__main__":  # the child of exact_figures: one architecture's figures as JSON
+    task = json.loads(sys.argv[1])
+    torch.set_num_threads(task["threads"])
+    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in task["setting"].items()}
+    print(json.dumps([f.to_dict() for f in exact_cost(task["arch"], Setting(**kw))]))
