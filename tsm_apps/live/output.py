@@ -6,7 +6,8 @@ model's fields of a record (a recognizer's top-k, a detector's boxes) and draws 
 :class:`JsonLines` writes records as they come (each line flushed: a stopped run keeps every
 line written), :class:`Renderer` encodes drawn frames one at a time (constant memory; the file
 appears when the stream ends), :class:`Timeline` keeps the running top-k of every frame compactly
-and draws it over the whole video with Plotly.
+and draws it over the whole video with Plotly; :class:`StreamOutputs` is all of them for one
+stream.
 """
 
 from __future__ import annotations
@@ -83,15 +84,24 @@ class JsonLines:
 
 
 class Renderer:
-    """Drawn frames of one stream into ``path`` (see :class:`~tsm_apps.data.video_writer.VideoWriter`);
-    odd frame sizes are cropped by one pixel."""
+    """Drawn frames of one stream into ``path`` (see :class:`~tsm_apps.data.video_writer.VideoWriter`):
+    the first frame fixes the video's size (odd sizes cropped by one pixel); a frame of another
+    size (the source changed resolution) is resized to it."""
 
     def __init__(self, path: Path, fps: float) -> None:
         self.writer = VideoWriter(path, fps)
+        self.size: Optional[tuple] = None  # (H, W) of the video
 
     def write(self, image: np.ndarray) -> None:
         h, w = image.shape[:2]
-        self.writer.write(image[: h - h % 2, : w - w % 2])
+        if self.size is None:
+            self.size = (h - h % 2, w - w % 2)
+        if (h, w) != self.size and (h - h % 2, w - w % 2) != self.size:
+            from PIL import Image
+
+            img = Image.fromarray(np.ascontiguousarray(image))
+            image = np.asarray(img.resize(self.size[::-1], Image.Resampling.BILINEAR))
+        self.writer.write(image[: self.size[0], : self.size[1]])
 
     def close(self, ok: bool = True) -> Optional[Path]:
         """The file, in place (None when nothing was written or ``ok`` is False)."""
@@ -142,3 +152,46 @@ class Timeline:
     def write(self, path: Path, title: str) -> Path:
         html = self.figure(title).to_html(include_plotlyjs=True, full_html=True)
         return atomic_write_text(path, html)
+
+
+class StreamOutputs:
+    """What one stream's answers become: its model's records (written to ``lines``, shared by
+    all streams), and when asked the rendered ``video`` (opened at the first answer, when a
+    URL's frame rate, ``fps()``, is known; 25 if none) and the ``timeline`` (a recognizer's).
+    ``wants_pixels``: whether the answers must keep their frame's pixels."""
+
+    def __init__(
+        self,
+        model: LiveModel,
+        fps: Callable[[], Optional[float]],
+        video: Optional[Path] = None,
+        timeline: Optional[Path] = None,
+    ) -> None:
+        self.model, self.reader, self.fps = model, model.reader(), fps
+        self.video, self.renderer = video, None
+        self.timeline_path = timeline
+        self.timeline = Timeline(model.stepper.names) if timeline is not None else None
+
+    @property
+    def wants_pixels(self) -> bool:
+        return self.video is not None
+
+    def write(self, result: Result, lines: JsonLines) -> dict:
+        """The frame's record, written as a line, drawn and added to the timeline."""
+        record = {**frame_record(result, self.model.name), **self.reader.record(result)}
+        lines.write(record)
+        if self.video is not None:
+            if self.renderer is None:
+                self.renderer = Renderer(self.video, self.fps() or 25.0)
+            self.renderer.write(self.reader.draw(result.frame.image, record))
+        if self.timeline is not None and "window" in record:
+            self.timeline.add(record["frame"], record["pts"], record["window"])
+        return record
+
+    def close(self, title: str) -> None:
+        """Finish the video and write the timeline (those with at least one frame)."""
+        if self.renderer is not None:
+            self.renderer.close()
+            self.renderer = None
+        if self.timeline is not None and len(self.timeline.frames):
+            self.timeline.write(self.timeline_path, title)

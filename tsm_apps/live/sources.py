@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+import numpy as np
+
 from ..data.decoder import VideoDecodeError, open_video, pyav
 from ..data.video import DEFAULT_FRAME_TEMPLATE, DEFAULT_START_INDEX, frame_stream
 from .policy import StreamPolicy
@@ -156,7 +158,7 @@ def _folder_reader(path: Path) -> Callable:
     def read(source: Source) -> Iterator[Frame]:
         try:
             for i, (size, pixels) in enumerate(frame_stream(path)):
-                yield Frame(pixels(size), i, None, now())
+                yield Frame(np.array(pixels(size)), i, None, now())  # PIL's view is read-only
         except (VideoDecodeError, OSError) as e:
             raise SourceError(source.name, getattr(e, "reason", None) or str(e)) from None
 
