@@ -5,6 +5,7 @@ the other streams go on, with the documented exit status."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 
@@ -74,6 +75,19 @@ def check_top(records, logits, k) -> None:
             order = sorted(range(6), key=lambda c: (-p[c], c))[:k]
             assert [(t["index"], t["class"]) for t in got] == [(c, NAMES[c]) for c in order]
             assert [t["prob"] for t in got] == pytest.approx([p[c] for c in order], abs=1e-5)
+
+
+def plotted(html: str) -> dict:
+    """``{line name: (x, y)}`` of the Plotly figure in a timeline page."""
+    at = html.index("[", html.index("Plotly.newPlot("))
+    data, _ = json.JSONDecoder().raw_decode(html, at)
+
+    def values(v):
+        if isinstance(v, dict):  # plotly's typed array: dtype and base64 bytes
+            return np.frombuffer(base64.b64decode(v["bdata"]), v["dtype"])
+        return np.asarray(v)
+
+    return {t["name"]: (values(t["x"]), values(t["y"])) for t in data}
 
 
 def live(capsys, *args) -> tuple:
@@ -147,10 +161,13 @@ def test_real_footage_is_rendered_and_drawn_on_a_timeline(ck, tmp_path, capsys):
     drawn = decoded((render / "bigbuckbunny.recognizer.mp4").read_bytes())
     assert len(drawn) == 30 and drawn[0].shape == (90, 160, 3)
     assert np.abs(drawn[-1][60:].astype(int) - frames[-1][60:]).mean() < 8  # below the text
-    html = (timeline / "bigbuckbunny.timeline.html").read_text()
-    leaders = {r["window"][0]["class"] for r in records}
-    assert all(f'"name":"{c}"' in html for c in leaders)
-    assert not any(f'"name":"{c}"' in html for c in set(NAMES) - leaders)
+    lines = plotted((timeline / "bigbuckbunny.timeline.html").read_text())
+    leaders = {r["window"][0]["class"] for r in records}  # a line per class ever on top
+    assert set(lines) == leaders
+    for name, (x, y) in lines.items():  # its running probability (0 when not in the top-k)
+        assert x.tolist() == pytest.approx([r["pts"] for r in records], abs=1e-9)
+        want = [max([t["prob"] for t in r["window"] if t["class"] == name] or [0]) for r in records]
+        assert y.tolist() == pytest.approx(want, abs=1e-7)
     assert sorted(os.listdir(render)) == ["bigbuckbunny.recognizer.mp4"]  # no temporary left
 
 
