@@ -47,7 +47,8 @@ __all__ += [
 
 # running a trained detector (inference) and weights_only-safe checkpoints (HOOKS)
 from .hooks import PlainCheckpointHook  # noqa: E402
-from .inference import detect_video, load_detector  # noqa: E402
+from .inference import load_detector  # noqa: E402
+from .live import detect_video  # noqa: E402
 from .records import FrameDetections, FrameTruth  # noqa: E402
 
 __all__ += ["PlainCheckpointHook", "FrameDetections", "FrameTruth", "detect_video", "load_detector"]

@@ -201,7 +201,7 @@ def video(a: argparse.Namespace) -> int:
 
 def zip_frames(frames, detector, score_thr):
     """``(frame, FrameDetections)`` pairs of one online stream over the ``frames`` iterator."""
-    from .inference import stream_frames
+    from .live import stream_frames
 
     kept = []
 

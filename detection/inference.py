@@ -1,19 +1,18 @@
-"""Online video detection with a trained ``ClipRFCN``: load it, stream frames through it.
+"""A trained ``ClipRFCN`` ready for inference: found, loaded, its answers read and drawn.
 
 :func:`load_detector` builds the model of a config (a training work folder holds the resolved
-``config.py`` and ``final.pth``) on CPU or CUDA. :func:`detect_video` runs uint8 RGB frames
-``(T, H, W, 3)`` through it one at a time in order: the online-TSM backbone keeps its shift
-buffers from frame to frame (reset at the start of each call), exactly as ``tsm detect test``
-streams a video. Frames go through the config's test pipeline (resize, normalise, pad); boxes
-come back in the frame's own pixels.
+``config.py`` and ``final.pth``) on CPU or CUDA, with the config's test pipeline (resize,
+normalise, pad) for frames in memory. :func:`frame_result` reads a frame's boxes (in the frame's
+own pixels); :func:`draw_detections` draws them. Streaming frames through it (one video, or many
+streams at once) is :mod:`detection.live`'s.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import torch
@@ -180,7 +179,8 @@ def load_detector(
     return Detector(model, _test_pipeline(cfg), classes, device, config_path, Path(checkpoint))
 
 
-def _check_frames(frames: np.ndarray) -> np.ndarray:
+def check_frames(frames: np.ndarray) -> np.ndarray:
+    """``frames`` as uint8 ``(T, H, W, 3)`` RGB; ValueError naming what they are otherwise."""
     frames = np.asarray(frames)
     if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[-1] != 3:
         raise ValueError(
@@ -200,45 +200,6 @@ def frame_result(i: int, sample, classes: Sequence[str], score_thr: float) -> Fr
     boxes = pred.bboxes.detach().cpu().float().numpy().reshape(-1, 4)[keep]
     names = tuple(classes[j] if 0 <= j < len(classes) else str(j) for j in ids.tolist())
     return FrameDetections(boxes.astype(np.float32), scores[keep].astype(np.float32), ids, names, i)
-
-
-def stream_frames(
-    detector: Detector, frames: Iterable[np.ndarray], score_thr: float = DEFAULT_SCORE_THR
-) -> Iterator[FrameDetections]:
-    """Detections of each uint8 ``(H, W, 3)`` RGB frame of ``frames`` (any iterable: a decoder
-    can feed it chunk by chunk), one stream from empty state: the live engine
-    (:class:`~detection.live.DetectorStepper`) with a single stream."""
-    from tsm_apps.live.engine import BatchedEngine
-
-    from .live import DetectorStepper
-
-    stepper = DetectorStepper(detector, score_thr)
-    engine = BatchedEngine(stepper)
-    state = engine.new_state()
-    for i, frame in enumerate(frames):
-        try:
-            prepared = stepper.prepare(frame)
-        except ValueError as e:
-            raise ValueError(f"frame {i}: {e}") from None
-        yield replace(engine.step([state], [prepared])[0], frame=i)
-
-
-def detect_video(
-    detector: Detector,
-    frames: np.ndarray,
-    progress: Optional[Callable[[float], object]] = None,
-    score_thr: float = DEFAULT_SCORE_THR,
-) -> list[FrameDetections]:
-    """Online detection over uint8 RGB ``frames (T, H, W, 3)`` in order: one
-    :class:`FrameDetections` per frame (boxes in the frames' pixels, scores >= ``score_thr``).
-    ``progress(fraction)`` is called after each frame."""
-    frames = _check_frames(frames)
-    out = []
-    for r in stream_frames(detector, frames, score_thr):
-        out.append(r)
-        if progress is not None:
-            progress((r.frame + 1) / len(frames))
-    return out
 
 
 def draw_detections(frame: np.ndarray, result: FrameDetections, color=BOX_COLOR) -> np.ndarray:

@@ -10,17 +10,19 @@ R-FCN head. Boxes come back in the frame's own pixels (:class:`~detection.record
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from tsm_apps.live.engine import Prepared
+from tsm_apps.live.engine import BatchedEngine, Prepared
 from tsm_apps.viz import draw_boxes
 
-from .inference import BOX_COLOR, DEFAULT_SCORE_THR, Detector, frame_result
+from .inference import BOX_COLOR, DEFAULT_SCORE_THR, Detector, check_frames, frame_result
+from .records import FrameDetections
 
 
 class DetectorStepper:
@@ -96,3 +98,38 @@ def live_model(run: str, checkpoint: Optional[str], device: Any, cfg: Any) -> An
     detector = load_detector(Path(run), checkpoint=checkpoint, device=device)
     stepper = DetectorStepper(detector, getattr(cfg, "score_thr", DEFAULT_SCORE_THR))
     return LiveModel("detector", stepper, DetectionReader)
+
+
+def stream_frames(
+    detector: Detector, frames: Iterable[np.ndarray], score_thr: float = DEFAULT_SCORE_THR
+) -> Iterator[FrameDetections]:
+    """Detections of each uint8 ``(H, W, 3)`` RGB frame of ``frames`` (any iterable: a decoder
+    can feed it chunk by chunk), one stream from empty state: the live engine
+    (:class:`~detection.live.DetectorStepper`) with a single stream."""
+    stepper = DetectorStepper(detector, score_thr)
+    engine = BatchedEngine(stepper)
+    state = engine.new_state()
+    for i, frame in enumerate(frames):
+        try:
+            prepared = stepper.prepare(frame)
+        except ValueError as e:
+            raise ValueError(f"frame {i}: {e}") from None
+        yield replace(engine.step([state], [prepared])[0], frame=i)
+
+
+def detect_video(
+    detector: Detector,
+    frames: np.ndarray,
+    progress: Optional[Callable[[float], object]] = None,
+    score_thr: float = DEFAULT_SCORE_THR,
+) -> list[FrameDetections]:
+    """Online detection over uint8 RGB ``frames (T, H, W, 3)`` in order: one
+    :class:`FrameDetections` per frame (boxes in the frames' pixels, scores >= ``score_thr``).
+    ``progress(fraction)`` is called after each frame."""
+    frames = check_frames(frames)
+    out = []
+    for r in stream_frames(detector, frames, score_thr):
+        out.append(r)
+        if progress is not None:
+            progress((r.frame + 1) / len(frames))
+    return out

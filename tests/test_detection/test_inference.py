@@ -11,7 +11,8 @@ from mmengine.registry import init_default_scope
 
 import detection
 from detection.checkpoint import read_detector_checkpoint, save_final
-from detection.inference import detect_video, find_run_files, load_config, load_detector
+from detection.inference import find_run_files, load_config, load_detector
+from detection.live import detect_video
 
 NAMES = ["airplane", "car", "zebra", "watercraft"]  # rfcn_synth_tsm.py's classes
 

@@ -10,8 +10,8 @@ import json
 import numpy as np
 import pytest
 
-from detection.inference import load_detector, stream_frames
-from detection.live import DetectorStepper
+from detection.inference import load_detector
+from detection.live import DetectorStepper, stream_frames
 from tools.random_models import write_detectors
 from tsm_apps.live.engine import BatchedEngine
 from tsm_apps.live.scheduler import Scheduler

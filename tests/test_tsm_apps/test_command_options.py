@@ -1,4 +1,4 @@
-"""The same idea has the same option in every ``tsm`` command (synth, flow, train, test,
+"""The same idea has the same option in every ``tsm`` command (synth, flow, train, test, live,
 export, bench, detect, dissect, ui, demo), each built from its dataclass by
 :mod:`tsm_apps.options`: clip length ``--segments``, the device ``--device``, the output
 ``--out``, class names ``--classes``, progress bars ``--progress/--no-progress``, parallel
@@ -12,6 +12,7 @@ from tsm_apps.bench.cli import build_parser as bench_parser
 from tsm_apps.checkpoint.export import build_parser as export_parser
 from tsm_apps.evaluation.cli import build_parser as tsm_test_parser
 from tsm_apps.flow.cli import build_parser as flow_parser
+from tsm_apps.live.cli import build_parser as live_parser
 from tsm_apps.synth.cli import build_parser as synth_parser
 from tsm_apps.train.cli import build_parser as train_parser
 
@@ -58,6 +59,7 @@ PARSERS = {
     "flow": flow_parser,
     "train": train_parser,
     "test": tsm_test_parser,
+    "live": live_parser,
     "export": export_parser,
     "bench": bench_parser,
     "dissect": dissect_parser,
@@ -91,6 +93,7 @@ SHARED = {
         "--view",
         "--no-progress",
     },
+    "live": {"--device", "--out", "--progress", "--no-progress"},
     "export": {"--segments", "--out", "--size"},
     "dissect": {
         "--segments",
@@ -127,7 +130,7 @@ OTHER_SPELLINGS = {
 }
 
 
-def test_all_ten_commands_are_covered():
+def test_all_eleven_commands_are_covered():
     from pathlib import Path
 
     import tomllib

@@ -111,7 +111,7 @@ IDEAS = {  # idea: (home files or folders, does this node write it?)
         lambda n: isinstance(n, (ast.List, ast.Tuple)) and len(_numbers(n) & CROP_SCALES) >= 2,
     ),
     "av.open": (
-        ("tsm_apps/data/video.py", "tsm_apps/data/decoder.py"),
+        ("tsm_apps/data/video.py", "tsm_apps/data/decoder.py", "tsm_apps/data/video_writer.py"),
         lambda n: _call_of(n, "av", "open"),
     ),
     "torch.load": (("tsm_apps/io.py",), lambda n: _call_of(n, "torch", "load")),

@@ -8,7 +8,19 @@ from importlib.metadata import entry_points
 
 from tsm_apps import cli
 
-DECLARED = {"synth", "flow", "train", "test", "export", "bench", "detect", "dissect", "ui", "demo"}
+DECLARED = {
+    "synth",
+    "flow",
+    "train",
+    "test",
+    "live",
+    "export",
+    "bench",
+    "detect",
+    "dissect",
+    "ui",
+    "demo",
+}
 
 
 def test_every_declared_command_is_an_entry_point_with_main_and_build_parser():

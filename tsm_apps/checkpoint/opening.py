@@ -9,7 +9,7 @@ either builds the recognizer the checkpoint defines, with its class names and te
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -22,7 +22,7 @@ from ..models.modality import set_input_channels
 from .identity import class_names, official_test_segments, protocol_for
 from .reading import build_from_checkpoint, inspect_checkpoint, load_weights
 
-__all__ = ["Checkpoint", "open_checkpoint"]
+__all__ = ["Checkpoint", "open_checkpoint", "open_online"]
 
 
 @dataclass
@@ -119,3 +119,14 @@ def load_into(model: nn.Module, ckpt: dict, path: str | Path) -> bool:
     load_weights(model, path, ignore=() if same else ("fc.",), checkpoint=ckpt)  # logs the layout
     set_input_channels(model.backbone, want)
     return same
+
+
+def open_online(path: str | Path, **kw: Any) -> Checkpoint:
+    """:func:`open_checkpoint` for streaming: a TSM checkpoint's recognizer with the causal
+    (online) shift, whatever shift it was trained with (the weights are the same); a TSN as it
+    is. The file is read once."""
+    ck = open_checkpoint(path, **kw)
+    if ck.model.config.shift in (None, "online"):
+        return ck
+    model = build_from_checkpoint(ck.raw, ck.path, shift="online", num_segments=ck.num_segments)
+    return replace(ck, model=model.to(next(ck.model.parameters()).device).eval())

@@ -28,6 +28,7 @@ __all__ = [
     "VideoDecodeError",
     "VideoIndex",
     "decode_frames",
+    "open_stream",
     "open_video",
     "pyav",
     "set_decode_threads",
@@ -95,6 +96,13 @@ def open_video(path: Path):
         container.close()
         raise VideoDecodeError(path, "no video stream (empty or audio-only file)")
     return container
+
+
+def open_stream(target: str, **kwargs):
+    """An open PyAV container reading ``target``, a URL or a device (``kwargs``: PyAV's
+    ``format``, ``options``, ``timeout``); PyAV's errors pass through for the caller to name
+    the source (:mod:`tsm_apps.live.sources`)."""
+    return pyav().open(target, mode="r", **kwargs)
 
 
 def _build_index(path: Path) -> VideoIndex:

@@ -13,7 +13,6 @@ way to the next one in a long video.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import deque
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -55,19 +54,13 @@ class RecognizerStepper:
     ) -> "RecognizerStepper":
         """The checkpoint's recognizer for streaming: a TSM with the causal shift, a TSN as it is;
         its class names and test protocol (``options`` change the protocol, e.g. ``view='frame'``)."""
-        from ..checkpoint.reading import build_from_checkpoint
-        from ..evaluation import open_checkpoint
+        from ..checkpoint.opening import open_online
 
-        ck = open_checkpoint(
+        ck = open_online(
             path, device=device, what="tsm live needs a recognizer checkpoint", **options
         )
         if ck.modality != "rgb":
             raise ValueError(f"{ck.path}: a {ck.modality} checkpoint cannot stream camera frames")
-        if ck.model.config.shift not in (None, "online"):
-            model = build_from_checkpoint(
-                ck.raw, ck.path, shift="online", num_segments=ck.num_segments
-            )
-            ck = dataclasses.replace(ck, model=model.to(next(ck.model.parameters()).device).eval())
         return cls(ck.model, ck.protocol, ck.names)
 
     @property

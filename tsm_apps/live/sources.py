@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from ..data.decoder import VideoDecodeError, open_video, pyav
+from ..data.decoder import VideoDecodeError, open_stream, open_video, pyav
 from ..data.video import DEFAULT_FRAME_TEMPLATE, DEFAULT_START_INDEX, frame_stream
 from .policy import StreamPolicy
 from .stream import Frame, LiveStream, now
@@ -108,7 +108,7 @@ def _decode(container: Any, name: str, max_side: Optional[int], limit: float) ->
 def _open_av(name: str, target: str, limit: float, **kwargs: Any) -> Any:
     av = pyav()
     try:
-        container = av.open(target, mode="r", **kwargs)
+        container = open_stream(target, **kwargs)
     except (av.FFmpegError, OSError, ValueError) as e:
         raise SourceError(name, f"cannot open: {_reason(e, limit)}") from None
     if not container.streams.video:

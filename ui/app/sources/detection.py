@@ -76,7 +76,7 @@ def detect(
     """Run ``detector`` over frames ``(T, H, W, 3)`` in order (online TSM keeps its shift
     state across frames); one :class:`detection.records.FrameDetections` per frame. The run's
     state is its own (the model holds none), so other sessions may use ``detector`` meanwhile."""
-    from detection.inference import detect_video
+    from detection.live import detect_video
 
     return detect_video(detector, frames, progress=progress, score_thr=SCORE_FLOOR)
 
