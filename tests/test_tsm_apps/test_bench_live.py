@@ -8,6 +8,7 @@ child process that has it (tests/conftest.py sets it for this one)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import pytest
@@ -71,6 +72,7 @@ def test_tiny_figures_have_their_names_units_goals_and_details():
     assert [f.goal for f in figs] == [None, ">= 1.0", None, None]
     assert all(f.unit == "x" and f.device == "cpu" for f in figs)
     assert all(math.isfinite(f.value) and f.value > 0 for f in figs)
+    json.dumps([f.to_dict() for f in figs], allow_nan=False)  # as tsm bench writes them
     one, two = figs[0].detail, figs[1].detail
     assert set(one) == ROW_KEYS | {"note"} and set(two) == ROW_KEYS
     assert figs[1].met == (figs[1].value >= 1.0) and figs[0].met is None
