@@ -20,7 +20,7 @@ from tsm_apps.live.policy import SCHEMES, StreamPolicy
 from tsm_apps.live.sources import open_source
 
 HINT = "only public addresses are opened unless the operator allows this one " + (
-    "(StreamPolicy.allow_hosts)"
+    "(tsm ui --allow-stream-hosts)"
 )
 SCHEME_LIST = "http, https, rtmp, rtmps, rtp, rtsp, rtsps, srt, udp"
 

@@ -114,7 +114,7 @@ class StreamPolicy:
             raise ValueError(
                 f"{url}: {host or 'a local port'} is {'an' if kind[0] in 'aeiou' else 'a'} "
                 f"{kind} address ({inner[0]}); only public addresses are opened unless the "
-                "operator allows this one (StreamPolicy.allow_hosts)"
+                "operator allows this one (tsm ui --allow-stream-hosts)"
             )
 
     def _addresses(self, url: str, host: str) -> list:
