@@ -33,6 +33,10 @@ EXPECTED = (
     "dissection clips/s per process, Grad-CAM",
     "dissection 2-process efficiency, exact CAM",
     "dissection 2-process efficiency, Grad-CAM",
+    "live batched/alone frames/s (mobilenetv2, 1 stream,",
+    "live batched/alone frames/s (mobilenetv2, 4 streams,",
+    "exact batching CPU cost: exact/default step (mobilenetv2, batch 1,",
+    "exact batching CPU cost: exact/default step (mobilenetv2, batch 4,",
 )
 
 

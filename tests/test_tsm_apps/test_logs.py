@@ -19,6 +19,7 @@ REPORT_WRITERS = {
     "tsm_apps/evaluation/fusion.py",  # tsm test --fuse / --online: the accuracy lines
     "tsm_apps/train/scaling_bench.py",  # tsm bench scaling: the measured cluster table
     "ui/pipeline/steps.py",  # tsm demo: each step's output, relayed and prefixed
+    "tsm_apps/bench/live.py",  # tsm bench live: the exact-cost child process's JSON answer
 }
 OURS = ("dissect", "ui")  # tsm_apps is always ours
 # library modules whose prints became log records

@@ -88,7 +88,10 @@ class LiveConfig:
     max_side: Optional[int] = field(
         default=None, **option("decode frames larger than this (pixels, longer side) downscaled")
     )
-    max_batch: int = field(default=32, **option("streams stepped at once, at most"))
+    max_batch: Optional[int] = field(
+        default=None,
+        **option("streams stepped at once, at most (default: 8 on a CPU, 32 on a GPU)"),
+    )
     exact: bool = field(
         default=False,
         **option(
@@ -143,7 +146,7 @@ def _stem(spec: str, used: set) -> str:
 
 
 def _check(cfg: LiveConfig) -> None:
-    if cfg.top_k < 1 or cfg.window < 1 or cfg.max_batch < 1:
+    if cfg.top_k < 1 or cfg.window < 1 or (cfg.max_batch is not None and cfg.max_batch < 1):
         raise ValueError("--top-k, --window and --max-batch must be >= 1")
     if cfg.max_frames is not None and cfg.max_frames < 1:
         raise ValueError(f"--max-frames must be >= 1, got {cfg.max_frames}")

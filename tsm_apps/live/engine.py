@@ -21,6 +21,7 @@ yields.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from contextlib import nullcontext
@@ -36,8 +37,13 @@ from ..models.online import static_state
 from ..models.stream_state import ShiftState, stepping
 from .exact import batch_invariant, check_exact, exact_model
 
+log = logging.getLogger(__name__)
 BUCKETS = (1, 2, 4, 8, 16, 32)
 """Batch sizes a CUDA graph is captured for; a group steps in the smallest that holds it."""
+CPU_MAX_BATCH = 8
+"""The largest batch a CPU steps at once (larger groups step in chunks): on 2 cores sixteen
+MobileNetV2 streams in one step ran slower than each alone (0.92x), eight faster (1.20x;
+benchmarks/bench_live_streams.py, docs/results.md)."""
 
 
 @dataclass
@@ -96,7 +102,8 @@ class BatchedEngine:
     """Steps groups of streams of one :class:`Stepper` model (module docstring).
 
     ``graphs``: replay CUDA graphs (default: on CUDA). ``max_batch``: the largest group stepped
-    at once (larger groups step in chunks). ``exact``: on the CPU, every row bit for bit as alone
+    at once (larger groups step in chunks; default :data:`CPU_MAX_BATCH` on the CPU, the largest
+    bucket on a GPU). ``exact``: on the CPU, every row bit for bit as alone
     (:mod:`.exact`; the stepper's model is put in NCHW; ValueError if MKL is not in its strict
     mode). Thread-safe: one step at a time.
     """
@@ -105,13 +112,19 @@ class BatchedEngine:
         self,
         stepper: Stepper,
         graphs: Optional[bool] = None,
-        max_batch: int = BUCKETS[-1],
+        max_batch: Optional[int] = None,
         backend: CudaBackend = CUDA,
         exact: bool = False,
     ) -> None:
+        cpu = torch.device(stepper.device).type == "cpu"
+        max_batch = (CPU_MAX_BATCH if cpu else BUCKETS[-1]) if max_batch is None else max_batch
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
-        self.exact = exact and torch.device(stepper.device).type == "cpu"
+        if exact and not cpu:
+            log.warning(
+                "exact batching is a CPU mode; on %s the engine steps as usual", stepper.device
+            )
+        self.exact = exact and cpu
         if self.exact:
             check_exact()
             exact_model(stepper.model)
