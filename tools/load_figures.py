@@ -9,24 +9,27 @@ import statistics
 from dataclasses import dataclass
 
 METER = re.compile(
-    r"answered (\d+) \(([\d.]+)/s\) · shown (\d+) \(([\d.]+) of answered\) · dropped (\d+) · "
-    r"capture → answer (?:p50 (\d+) / p95 (\d+) ms|-) · capture → shown "
-    r"(?:p50 (\d+) / p95 (\d+) ms|-) · batch (\d+)"
+    r"received (\d+) · answered (\d+) \(([\d.]+)/s\) · shown (\d+) \(([\d.]+) of answered\) · "
+    r"dropped (\d+) · step (?:(\d+) ms|-) · capture → answer (?:p50 (\d+) / p95 (\d+) ms|-) · "
+    r"capture → shown (?:p50 (\d+) / p95 (\d+) ms|-) · batch (\d+)"
 )
 KINDS = {"recognizer": "online recognizers (TSN, TSM)", "detectors": "detectors (TSN, TSM)"}
 
 
 @dataclass
 class Meter:
-    """One model's latency meter as the Live page shows it: answers computed (and per second),
-    answers shown (and their share of the answered), frames dropped, capture-to-answer and
-    capture-to-shown latency (ms, p50 / p95; NaN before any), the batch of its last step."""
+    """One model's latency meter as the Live page shows it: frames received, answers computed
+    (and per second), answers shown (and their share of the answered), frames dropped, the
+    model's median step (ms), capture-to-answer and capture-to-shown latency (ms, p50 / p95; NaN
+    before any), the batch of its last step."""
 
+    received: int
     answered: int
     rate: float
     shown: int
     share: float
     dropped: int
+    step_ms: float
     answer_ms: tuple
     shown_ms: tuple
     batch: int
@@ -37,16 +40,18 @@ class Meter:
         if m is None:
             raise ValueError(f"not a latency meter: {text!r}")
         g = m.groups()
-        ms = [float("nan") if v is None else float(v) for v in g[5:9]]
+        ms = [float("nan") if v is None else float(v) for v in g[6:11]]
         return cls(
             int(g[0]),
-            float(g[1]),
-            int(g[2]),
-            float(g[3]),
-            int(g[4]),
-            (ms[0], ms[1]),
-            (ms[2], ms[3]),
-            int(g[9]),
+            int(g[1]),
+            float(g[2]),
+            int(g[3]),
+            float(g[4]),
+            int(g[5]),
+            ms[0],
+            (ms[1], ms[2]),
+            (ms[3], ms[4]),
+            int(g[11]),
         )
 
 
@@ -88,7 +93,7 @@ def summary(results: list, peak_bytes: int) -> dict:
         out[f"{kind}_shown_p95"] = [
             ms["TSM"].shown_ms[1] if "TSM" in ms else float("nan") for ms in meters
         ]
-        out[f"{kind}_batch"] = max((m.batch for ms in meters for m in ms.values()), default=0)
+        out[f"{kind}_batch"] = max((r.batches.get(kind, 0) for r in results), default=0)
         rates = [x for x in out[f"{kind}_rate"] if x == x]
         # each session's rate over its share of the model's total rate (1.0: an equal share)
         fair = [x * len(rates) / sum(rates) for x in rates] if rates and sum(rates) else []

@@ -29,7 +29,7 @@ from .load_figures import KINDS, Meter, log_tracebacks, percentile, report, summ
 ERRORS_JS = """() => [...document.querySelectorAll(
     '[data-testid="stException"], [data-testid="stAlertContentError"]')].map(e => e.innerText)"""
 METERS_JS = """() => [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
-    .map(e => e.innerText).filter(t => /^answered \\d+ \\(/.test(t))"""
+    .map(e => e.innerText).filter(t => /^received \\d+ · answered /.test(t))"""
 RUNNING_JS = """() => document.querySelector('[data-testid^="stStatusWidgetRunning"]') !== null"""
 
 
@@ -41,6 +41,7 @@ class SessionResult:
 
     maps_s: Optional[float] = None
     meters: dict = field(default_factory=lambda: {k: {} for k in KINDS})
+    batches: dict = field(default_factory=dict)  # kind -> the largest batch the meters showed
     errors: list = field(default_factory=list)
     limits_note: str = ""
 
@@ -93,22 +94,34 @@ def _webrtc_button(page, name: str):
     return page.frame_locator("iframe").first.get_by_role("button", name=name)
 
 
-async def _stream(page, seconds: float, wait_ms: int, answers: Optional[int]) -> dict:
+async def _stream(page, seconds: float, wait_ms: int, answers: Optional[int]) -> tuple:
     """Press START, read the meters until ``seconds`` passed or each model answered
-    ``answers`` frames, press STOP; ``{"TSN": Meter, "TSM": Meter}`` as last shown."""
+    ``answers`` frames, press STOP; ``({"TSN": Meter, "TSM": Meter} as last shown, the largest
+    batch any meter showed meanwhile)``."""
     await _idle(page, wait_ms / 1000)  # a click during a run can be lost
     await _webrtc_button(page, "START").click(timeout=wait_ms)
     t0 = time.perf_counter()
     texts: list = []
+    largest = 0
     while time.perf_counter() - t0 < wait_ms / 1000:
         texts = await page.evaluate(METERS_JS) or texts
         meters = [Meter.parse(t) for t in texts]
+        largest = max([largest] + [m.batch for m in meters])
         ran = time.perf_counter() - t0 >= seconds
         if len(meters) == 2 and (ran or (answers and min(m.answered for m in meters) >= answers)):
             break
         await asyncio.sleep(0.2)
     await _webrtc_button(page, "STOP").click(timeout=wait_ms)
-    return dict(zip(("TSN", "TSM"), (Meter.parse(t) for t in texts)))
+    return dict(zip(("TSN", "TSM"), (Meter.parse(t) for t in texts))), largest
+
+
+async def _together(barrier: asyncio.Barrier, wait_ms: int) -> None:
+    """Wait until every session reached this point (so their streams overlap), at most
+    ``wait_ms``: a session that failed earlier does not hold the others."""
+    try:
+        await asyncio.wait_for(barrier.wait(), wait_ms / 1000)
+    except (asyncio.TimeoutError, asyncio.BrokenBarrierError):
+        pass
 
 
 async def _idle(page, seconds: float = 30.0, quiet_s: float = 1.0) -> None:
@@ -135,6 +148,7 @@ async def _session(
     frames: Optional[int],
     wait_ms: int,
     res: SessionResult,
+    barrier: asyncio.Barrier,
 ) -> None:
     context = await browser.new_context(viewport={"width": 1400, "height": 1100})
     page = await context.new_page()
@@ -158,12 +172,18 @@ async def _session(
         await page.get_by_text("Live", exact=True).click()
         await page.get_by_text(LIVE_HEADER).wait_for(timeout=wait_ms)
         await page.get_by_text("Press START and allow the camera").wait_for(timeout=wait_ms)
-        res.meters["recognizer"] = await _stream(page, stream_s, wait_ms, frames)
+        await _together(barrier, wait_ms)
+        res.meters["recognizer"], res.batches["recognizer"] = await _stream(
+            page, stream_s, wait_ms, frames
+        )
         await _idle(page, wait_ms / 1000)
         await page.get_by_text("Detectors", exact=True).click()
         await _idle(page, wait_ms / 1000)
         await page.get_by_text("Press START and allow the camera").wait_for(timeout=wait_ms)
-        res.meters["detectors"] = await _stream(page, stream_s, wait_ms, frames)
+        await _together(barrier, wait_ms)
+        res.meters["detectors"], res.batches["detectors"] = await _stream(
+            page, stream_s, wait_ms, frames
+        )
         await _idle(page)  # the run after Pause is over: its errors are on the page
         res.errors += await page.evaluate(ERRORS_JS)
     except Exception as e:  # a timeout or a missing element: the session failed
@@ -184,12 +204,16 @@ async def _all(
     from playwright.async_api import async_playwright
 
     results = [SessionResult() for _ in range(sessions)]
+    barrier = asyncio.Barrier(sessions)
     async with async_playwright() as pw:
         args = CHROMIUM_ARGS + camera_args(camera)
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=args)
         try:
             await asyncio.gather(
-                *(_session(browser, url, upload, stream_s, frames, wait_ms, r) for r in results)
+                *(
+                    _session(browser, url, upload, stream_s, frames, wait_ms, r, barrier)
+                    for r in results
+                )
             )
         finally:
             await browser.close()

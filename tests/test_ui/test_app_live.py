@@ -92,8 +92,10 @@ def test_a_camera_through_both_recognizers_side_by_side(app_for, live_runs, webr
     texts = [m.value for m in at.markdown]
     for name in ("TSN", "TSM"):
         assert any(t.startswith(f"**{name}** on frame 4 (last 12 frames)") for t in texts), texts
-    meters = [c for c in captions(at) if c.startswith("answered ")]
-    assert len(meters) == 2 and all(m.startswith("answered 5 (") for m in meters), meters
+    meters = [c for c in captions(at) if c.startswith("received ")]
+    assert len(meters) == 2 and all(m.startswith("received 5 · answered 5 (") for m in meters), (
+        meters
+    )
     assert "no shift cache" in meters[0] and "shift cache" in meters[1]
 
 

@@ -99,12 +99,14 @@ def test_the_live_meter_is_read_as_the_page_writes_it():
     from ui.app.views.live import meter_text
 
     f = {
+        "received": 160,
         "answered": 120,
         "shown": 114,
         "dropped": 40,
         "answered_ms": {"p50": 52.4, "p95": 90.0},
         "shown_ms": {"p50": None, "p95": None},
         "batch": 2,
+        "step_ms": 31.2,
         "cache_bytes": 1536,
     }
     m = Meter.parse(meter_text(f, 6.0))

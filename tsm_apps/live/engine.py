@@ -22,8 +22,10 @@ yields.
 from __future__ import annotations
 
 import logging
+import statistics
 import threading
 import time
+from collections import deque
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol, Sequence
@@ -88,7 +90,8 @@ class _Graph:
 
 @dataclass
 class StepStats:
-    """The last step: its batch size and milliseconds; counts over the engine's life."""
+    """The last step: its batch size and milliseconds; the milliseconds of the last 100 steps
+    (``recent``); counts over the engine's life."""
 
     batch: int = 0
     ms: float = 0.0
@@ -96,6 +99,12 @@ class StepStats:
     rows: int = 0
     graphs: int = 0
     sizes: dict = field(default_factory=dict)
+    recent: deque = field(default_factory=lambda: deque(maxlen=100))
+
+    @property
+    def median_ms(self) -> Optional[float]:
+        """The median step of the last 100 (None before one)."""
+        return statistics.median(self.recent) if self.recent else None
 
 
 class BatchedEngine:
@@ -217,6 +226,7 @@ class BatchedEngine:
     def _count(self, n: int, seconds: float) -> None:
         st = self.stats
         st.batch, st.ms = n, 1000 * seconds
+        st.recent.append(st.ms)
         st.steps += 1
         st.rows += n
         st.sizes[n] = st.sizes.get(n, 0) + 1

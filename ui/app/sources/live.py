@@ -200,13 +200,14 @@ class Feed:
             shown = sorted(self._delays[name])
             engine = self.hubs[name].scheduler.engine
             out[name] = {
+                "received": s.received,
                 "answered": s.stepped,
                 "shown": self.shown[name],
                 "dropped": s.dropped,
                 "answered_ms": s.latency(),
                 "shown_ms": _percentiles(shown),
                 "batch": engine.stats.batch,
-                "model_ms": engine.stats.ms,
+                "step_ms": engine.stats.median_ms,
                 "cache_bytes": s.state.nbytes if self.hubs[name].model.stepper.modules else None,
                 "error": self.errors.get(name),
             }

@@ -238,8 +238,11 @@ def _ms(p: dict) -> str:
 
 
 def meter_text(f: dict, seconds: float) -> str:
-    """``"answered 120 (19.8/s) · shown 114 (0.95 of answered) · dropped 40 · capture → answer
-    p50 52 / p95 90 ms · capture → shown p50 60 / p95 110 ms · batch 2 · shift cache 1.2 MB"``."""
+    """``"received 160 · answered 120 (19.8/s) · shown 114 (0.95 of answered) · dropped 40 ·
+    step 31 ms · capture → answer p50 52 / p95 90 ms · capture → shown p50 60 / p95 110 ms ·
+    batch 2 · shift cache 1.2 MB"``: frames received, answers computed (a second), answers drawn
+    on a frame sent back, frames dropped (a newer one arrived first), the model's median step
+    (every viewer's batch), latencies from a frame's arrival, the last step's batch."""
     rate = f["answered"] / seconds if seconds > 0 else 0.0
     share = f["shown"] / f["answered"] if f["answered"] else 0.0
     cache = (
@@ -247,8 +250,10 @@ def meter_text(f: dict, seconds: float) -> str:
         if f["cache_bytes"] is None
         else f"shift cache {size_text(f['cache_bytes'])}"
     )
+    step = "-" if f["step_ms"] is None else f"{f['step_ms']:.0f} ms"
     return (
-        f"answered {f['answered']} ({rate:.1f}/s) · shown {f['shown']} ({share:.2f} of answered)"
-        f" · dropped {f['dropped']} · capture → answer {_ms(f['answered_ms'])} · capture → shown "
-        f"{_ms(f['shown_ms'])} · batch {f['batch']} · {cache}"
+        f"received {f['received']} · answered {f['answered']} ({rate:.1f}/s) · shown "
+        f"{f['shown']} ({share:.2f} of answered) · dropped {f['dropped']} · step {step} · "
+        f"capture → answer {_ms(f['answered_ms'])} · capture → shown {_ms(f['shown_ms'])} · "
+        f"batch {f['batch']} · {cache}"
     )
