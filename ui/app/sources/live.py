@@ -5,7 +5,8 @@
   model step in one batch per tick, each with its own shift state.
 * :class:`Feed`: one viewer's source through two models side by side (TSN and TSM). Each frame
   offered goes to a stream of each model (the newest frame waits; older ones are dropped and
-  counted); the frame handed back shows each model's newest answer drawn on it, side by side.
+  counted); the frame handed back shows, side by side, each model's newest answer drawn on the
+  frame it answered (so the video shows exactly the frames the models saw, a step behind).
   The feed measures what the viewer gets: answers computed and answers shown, and the time from
   a frame's arrival on the server to its answer being drawn on a frame sent back (p50/p95).
 * :func:`server_track`: a stream URL or a video file read on the server (any length, at its own
@@ -145,6 +146,7 @@ class Feed:
         }
         self.offered = 0
         self._drawn = {n: -1 for n in hubs}
+        self._panels: dict = {}  # name -> the newest answer drawn on its frame
         self.shown = {n: 0 for n in hubs}
         self._delays = {n: deque(maxlen=SHOWN_WINDOW) for n in hubs}
         self.started = time.monotonic()
@@ -167,23 +169,28 @@ class Feed:
         return self.compose(frame.image)
 
     def compose(self, image: np.ndarray) -> np.ndarray:
-        """``image`` once per model with that model's newest answer drawn on it."""
+        """One panel per model: the frame the model answered last with its answer drawn on it
+        (drawn once, when first shown), or ``image`` before its first answer (or while its
+        answered frame has another size than ``image``: the source changed size)."""
         from ui.models import rgb
 
         t = time.monotonic()
         panels = []
         for name, hub in self.hubs.items():
+            title = f"{name}: {hub.kind}"
             with self._lock:
                 got = self.latest.get(name)
-            panel = image
-            if got is not None:
-                result, record = got
-                if result.frame.index != self._drawn[name]:  # this answer's first showing
-                    self._drawn[name] = result.frame.index
-                    self.shown[name] += 1
-                    self._delays[name].append(1000.0 * (t - result.frame.captured))
-                panel = self.readers[name].draw(image, record)
-            panels.append(_titled(panel, f"{name}: {hub.kind}", rgb(name)))
+            if got is not None and got[0].frame.index != self._drawn[name]:
+                result, record = got  # this answer's first showing
+                self._drawn[name] = result.frame.index
+                self.shown[name] += 1
+                self._delays[name].append(1000.0 * (t - result.frame.captured))
+                drawn = self.readers[name].draw(result.frame.image, record)
+                self._panels[name] = _titled(drawn, title, rgb(name))
+            panel = self._panels.get(name)
+            if panel is None or panel.shape[:2] != (image.shape[0] + 16, image.shape[1]):
+                panel = _titled(image, title, rgb(name))
+            panels.append(panel)
         return np.concatenate(panels, axis=1)
 
     def answers(self) -> dict:
