@@ -130,3 +130,39 @@ def test_a_viewer_whose_frames_stop_is_forgotten(tmp_path, monkeypatch):
     finally:
         for h in hubs.values():
             h.close()
+
+
+def test_a_file_played_by_the_server_reaches_webrtc_as_frames_then_ends(tmp_path):
+    """A server-side source (a file here; a URL takes the same path) as the WebRTC track the
+    Live view sends: its frames in order, then the end of the track; a URL the policy refuses
+    is one line before anything opens."""
+    import asyncio
+
+    import pytest
+    from aiortc.mediastreams import MediaStreamError
+
+    from tsm_apps.data.video import read_video_frames
+    from tsm_apps.data.video_writer import write_video
+    from tsm_apps.live.policy import StreamPolicy
+
+    shades = (np.arange(6, dtype=np.uint8) * 40)[:, None, None, None]
+    clip = write_video(
+        tmp_path / "clip.mp4", np.zeros((6, 32, 48, 3), np.uint8) + shades, fps=50, crf=0
+    )
+    want = read_video_frames(clip, range(6))
+    track = live.server_track(live.open_server_source(str(clip), StreamPolicy(), None))
+
+    async def frames():
+        got = []
+        while True:
+            try:
+                got.append((await track.recv()).to_ndarray(format="rgb24"))
+            except MediaStreamError:
+                return got
+
+    got = asyncio.run(frames())
+    index = [next(i for i, w in enumerate(want) if np.array_equal(g, w)) for g in got]
+    assert index == sorted(set(index)) and index[-1] == 5  # in order, newest kept, to the end
+    assert track.error is None
+    with pytest.raises(ValueError, match="loopback address"):
+        live.open_server_source("rtsp://127.0.0.1/x", StreamPolicy(), None)

@@ -65,9 +65,10 @@ class Source:
 
     def frames(self) -> Iterator[Frame]:
         """A generator of the source's :class:`~tsm_apps.live.stream.Frame` (a URL or camera is
-        opened at the first ``next``); close it to release the decoder. Raises
-        :class:`SourceError`."""
-        return self.reader(self)
+        opened at the first ``next``; a file played live comes at its own rate); close it to
+        release the decoder. Raises :class:`SourceError`."""
+        frames = self.reader(self)
+        return _paced(frames, self.fps) if self.live and self.kind == "file" else frames
 
 
 def _scaled(width: int, height: int, max_side: Optional[int]) -> tuple:
@@ -203,18 +204,22 @@ def open_source(
 
 
 def _paced(frames: Iterator[Frame], fps: Optional[float]) -> Iterator[Frame]:
-    """``frames`` released at the source's own rate (by timestamp, else by ``fps``)."""
+    """``frames`` released at the source's own rate (by timestamp, else by ``fps``); closing
+    it closes ``frames``."""
     t0 = first = None
-    for k, f in enumerate(frames):
-        at = f.pts if f.pts is not None else (k / fps if fps else None)
-        if at is not None:
-            if t0 is None:
-                t0, first = time.monotonic(), at
-            wait = (at - first) - (time.monotonic() - t0)
-            if wait > 0:
-                time.sleep(wait)
-        f.captured = now()
-        yield f
+    try:
+        for k, f in enumerate(frames):
+            at = f.pts if f.pts is not None else (k / fps if fps else None)
+            if at is not None:
+                if t0 is None:
+                    t0, first = time.monotonic(), at
+                wait = (at - first) - (time.monotonic() - t0)
+                if wait > 0:
+                    time.sleep(wait)
+            f.captured = now()
+            yield f
+    finally:
+        frames.close()
 
 
 def pump(
@@ -229,8 +234,7 @@ def pump(
 
     def run() -> None:
         error, count = None, 0
-        inner = source.frames()
-        frames = _paced(inner, source.fps) if source.live and source.kind == "file" else inner
+        frames = source.frames()
         try:
             for frame in frames:
                 count += 1
@@ -246,7 +250,6 @@ def pump(
             error = f"{source.name}: {type(e).__name__}: {e}"
         finally:
             frames.close()
-            inner.close()
             for s in streams:  # no more frames; the one waiting is still answered ...
                 s.end()
             for s in streams:
