@@ -90,6 +90,7 @@ def summary(results: list, peak_bytes: int) -> dict:
         out[f"{kind}_shown_p50"] = [
             ms["TSM"].shown_ms[0] if "TSM" in ms else float("nan") for ms in meters
         ]
+        out[f"{kind}_step"] = [ms["TSM"].step_ms if "TSM" in ms else float("nan") for ms in meters]
         out[f"{kind}_shown_p95"] = [
             ms["TSM"].shown_ms[1] if "TSM" in ms else float("nan") for ms in meters
         ]
@@ -112,7 +113,8 @@ def report(fig: dict) -> str:
         lines.append(
             f"live, {what}, per session (TSM): answered/s {_figures(fig[f'{kind}_rate'], '.1f')}"
             f" (over an equal share of the model's total: {_figures(fig[f'{kind}_fair'], '.2f')});"
-            f" shown / answered {_figures(fig[f'{kind}_share'], '.2f')}; capture → shown p50 "
+            f" shown / answered {_figures(fig[f'{kind}_share'], '.2f')}; the model's step "
+            f"{_figures(fig[f'{kind}_step'], '.0f')} ms; capture → shown p50 "
             f"{_figures(fig[f'{kind}_shown_p50'], '.0f')} ms, p95 "
             f"{_figures(fig[f'{kind}_shown_p95'], '.0f')} ms; largest batch {fig[f'{kind}_batch']}"
         )
