@@ -101,8 +101,8 @@ def soak(streams: int, seconds: float, seed: int = 0) -> dict:
         left = len(sched.streams)
     alone, bad, checked = BatchedEngine(st, exact=True), 0, 0
     for slot in slots:
-        for (seed, length), first, last, answer in slot.checks:
-            frames = _video(seed, length)[first : last + 1]
+        for (seed, length), lo, hi, answer in slot.checks:
+            frames = _video(seed, length)[lo : hi + 1]
             state = alone.new_state()
             want = [alone.step([state], [st.prepare(f)])[0] for f in frames][-1]
             bad += not torch.equal(want, answer)

@@ -90,7 +90,7 @@ class LiveConfig:
     )
     max_batch: Optional[int] = field(
         default=None,
-        **option("streams stepped at once, at most (default: 8 on a CPU, 32 on a GPU)"),
+        **option("streams stepped at once, at most (default: 4 on a CPU, 32 on a GPU)"),
     )
     exact: bool = field(
         default=False,

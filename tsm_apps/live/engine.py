@@ -42,10 +42,11 @@ from .exact import batch_invariant, check_exact, exact_model
 log = logging.getLogger(__name__)
 BUCKETS = (1, 2, 4, 8, 16, 32)
 """Batch sizes a CUDA graph is captured for; a group steps in the smallest that holds it."""
-CPU_MAX_BATCH = 8
-"""The largest batch a CPU steps at once (larger groups step in chunks): on 2 cores sixteen
-MobileNetV2 streams in one step ran slower than each alone (0.92x), eight faster (1.20x;
-benchmarks/bench_live_streams.py, docs/results.md)."""
+CPU_MAX_BATCH = 4
+"""The largest batch a CPU steps at once (larger groups step in chunks): on 2 cores, batched
+over alone, MobileNetV2 gained 1.36-1.72x at 4 streams a step, 1.03-1.20x at 8 and lost at 16
+(0.92x); ResNet-50 1.30-1.39x at 4, 1.33-1.47x at 8 (benchmarks/bench_live_streams.py, three
+runs; docs/results.md)."""
 
 
 @dataclass
