@@ -202,3 +202,34 @@ def test_strict_mkl_is_asked_for_unless_the_environment_says_otherwise(monkeypat
     monkeypatch.setenv("MKL_CBWR", "COMPATIBLE")
     request_strict_mkl()
     assert os.environ["MKL_CBWR"] == "COMPATIBLE"
+
+
+def test_a_scheduler_nobody_streams_through_rests_and_wakes_for_the_next_stream():
+    st = _stepper()
+    frames = _video(7, t=2)
+    got = []
+    sched = Scheduler(BatchedEngine(st), rest_after=0.3).start()
+    try:
+        s = sched.open("first", on_result=got.append)
+        s.submit(_frame(frames[0], 0))
+        assert _until(lambda: len(got) == 1)
+        s.close()
+        assert _until(lambda: sched._thread is None)  # no thread while nobody streams
+        s = sched.open("second", on_result=got.append)
+        s.submit(_frame(frames[1], 0))
+        assert _until(lambda: len(got) == 2) and sched._thread is not None
+        assert torch.equal(got[1].output, _alone(st, frames[1:], exact=False)[0])
+    finally:
+        sched.close()
+    assert sched._thread is None
+
+
+def _until(cond, timeout=30.0):
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False

@@ -28,11 +28,19 @@ class Scheduler:
     """The streams of one model and the thread that steps them (module docstring)."""
 
     def __init__(
-        self, engine: BatchedEngine, name: str = "live", idle_close: Optional[float] = None
+        self,
+        engine: BatchedEngine,
+        name: str = "live",
+        idle_close: Optional[float] = None,
+        rest_after: Optional[float] = None,
     ) -> None:
         self.engine = engine
         self.name = name
         self.idle_close = idle_close  # s without a frame before a stream is closed (None: never)
+        # s without any stream before the thread ends (None: never); the next open() restarts
+        # it, so a scheduler nobody uses any more holds no thread (and can be collected)
+        self.rest_after = rest_after
+        self._resting = False
         self._wake = threading.Condition()
         self._streams: list[LiveStream] = []
         self._thread: Optional[threading.Thread] = None
@@ -48,6 +56,8 @@ class Scheduler:
         stream = LiveStream(name, self.engine.new_state(), self._wake, on_result, on_error)
         with self._wake:
             self._streams.append(stream)
+            if self._resting:
+                self._launch()
         return stream
 
     @property
@@ -116,19 +126,39 @@ class Scheduler:
     def _pending(self) -> bool:
         return self._stop or any(s._pending is not None for s in self._streams)
 
+    def _rests(self, empty_since: Optional[float]) -> Optional[float]:
+        """Under the lock: when the streams ran out (None while there are some); ends the thread
+        (``_resting``) after ``rest_after`` seconds without any."""
+        if self.rest_after is None or any(not s.closed for s in self._streams):
+            return None
+        empty_since = now() if empty_since is None else empty_since
+        if now() - empty_since > self.rest_after:
+            self._thread, self._resting = None, True
+        return empty_since
+
     def _loop(self) -> None:
+        empty_since = None
         while True:
             with self._wake:
                 self._wake.wait_for(self._pending, timeout=0.5)
                 if self._stop:
                     return
+                empty_since = self._rests(empty_since)
+                if self._resting:
+                    return
             self.tick()
 
+    def _launch(self) -> None:
+        self._resting = False
+        self._thread = threading.Thread(target=self._loop, name=f"tsm-{self.name}", daemon=True)
+        self._thread.start()
+
     def start(self) -> "Scheduler":
-        """Step on a thread of its own until :meth:`close`."""
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name=f"tsm-{self.name}", daemon=True)
-            self._thread.start()
+        """Step on a thread of its own until :meth:`close` (with ``rest_after``, the thread ends
+        while no stream is open and the next :meth:`open` starts it again)."""
+        with self._wake:
+            if self._thread is None and not self._stop:
+                self._launch()
         return self
 
     def close(self) -> None:
@@ -138,9 +168,9 @@ class Scheduler:
             for s in self._streams:
                 s.closed = True
             self._wake.notify_all()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join()
-        self._thread = None
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
 
     def __enter__(self) -> "Scheduler":
         return self.start()

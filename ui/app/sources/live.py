@@ -43,6 +43,7 @@ __all__ = [
 
 SHOWN_WINDOW = 200  # answers over which the capture-to-shown percentiles are taken
 IDLE_CLOSE_S = 10.0  # a viewer whose frames stop (page closed) is forgotten after this long
+REST_AFTER_S = 60.0  # a model nobody streams through holds no thread after this long
 
 
 @dataclass
@@ -63,7 +64,9 @@ def _hub(name: str, model: Any) -> Hub:
     from tsm_apps.live.engine import BatchedEngine
     from tsm_apps.live.scheduler import Scheduler
 
-    sched = Scheduler(BatchedEngine(model.stepper), f"ui-{name}", idle_close=IDLE_CLOSE_S)
+    sched = Scheduler(
+        BatchedEngine(model.stepper), f"ui-{name}", idle_close=IDLE_CLOSE_S, rest_after=REST_AFTER_S
+    )
     return Hub(name, model, sched.start(), model.stepper.kind)
 
 
