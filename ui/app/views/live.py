@@ -23,6 +23,7 @@ from ... import models
 from .. import sources
 from ..settings import DEMO_HINT, UISettings
 from ..sources import live as live_sources
+from ..sources import server_track
 from ..widgets import comparison, tables
 from ..widgets.tables import size_text
 from ..widgets.video_source import choose_video
@@ -129,13 +130,13 @@ class _Slot:
     def player(self, spec: str):
         """The server-side source for streamlit-webrtc (called at START, on its thread)."""
         try:
-            source = live_sources.open_server_source(
+            source = server_track.open_server_source(
                 spec, self.settings.stream_policy, self.settings.frame_size * 2
             )
         except (ValueError, OSError, sources.VideoDecodeError) as e:
             self.error = str(e).splitlines()[0]
             return SimpleNamespace(video=None, audio=None)
-        self.track = live_sources.server_track(source)
+        self.track = server_track.server_track(source)
         return SimpleNamespace(video=self.track, audio=None)
 
     def close(self) -> None:
