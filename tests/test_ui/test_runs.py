@@ -101,3 +101,32 @@ def test_find_checkpoints_leaves_detector_folders_out(tmp_path):
         tmp_path / "train/tsm/best.pth",
         tmp_path / "train/tsn/best.pth",
     ]
+
+
+def test_the_model_lists_follow_no_link_out_of_the_runs_folder(tmp_path):
+    """The runs folder's lists (checkpoints, videos, snippets, run files, detectors) are
+    confined like typed paths: a link that points out of the folder is neither listed nor
+    walked into; a link that stays inside is listed."""
+    from ui.app.sources.detection import find_detectors
+
+    root, outside = tmp_path / "runs", tmp_path / "outside"
+    for rel in ("train/tsm/best.pth", "videos/a.mp4", "d/run.json"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(b"x")
+    for rel in ("secret.pth", "clip.mp4", "run.json", "det/final.pth", "det/config.py"):
+        (outside / rel).parent.mkdir(parents=True, exist_ok=True)
+        (outside / rel).write_bytes(b"x")
+    (root / "escape_file.pth").symlink_to("/etc/passwd")
+    (root / "escape_model.pth").symlink_to(outside / "secret.pth")
+    (root / "videos" / "escape.mp4").symlink_to(outside / "clip.mp4")
+    (root / "escape_dir").symlink_to(outside)  # a folder link out: nothing under it listed
+    (root / "inside.pth").symlink_to(root / "train" / "tsm" / "best.pth")
+    (root / "detection").mkdir()
+    (root / "detection" / "tsm").symlink_to(outside / "det")
+    (root / "detection" / "tsn").mkdir()
+    (root / "detection" / "tsn" / "final.pth").symlink_to(outside / "det" / "final.pth")
+    assert runs.find_checkpoints(root) == [root / "inside.pth", root / "train/tsm/best.pth"]
+    assert runs.find_videos(root) == [root / "videos/a.mp4"]
+    assert runs.find_files(root, "run.json") == [root / "d/run.json"]
+    assert find_detectors(root) == {}
+    assert runs.within(root / "inside.pth", root) and not runs.within(root / "escape_dir", root)

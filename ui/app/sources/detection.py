@@ -12,6 +12,7 @@ import numpy as np
 from ...pipeline.layout import DEFAULT_ROOT, RunLayout
 from .base import MODELS, Progress
 from .config_data import checked_copy
+from .runs_folder import within
 
 if TYPE_CHECKING:  # the records are detection's (imported with mmdet, so not at start-up)
     from detection.records import FrameDetections, FrameTruth
@@ -49,15 +50,23 @@ class DetectorSpec:
 
 def find_detectors(runs: Path) -> dict[str, DetectorSpec]:
     """TSN and TSM detectors under ``runs`` (``<runs>/detection/{tsn,tsm}`` or
-    ``<runs>/demo/detection/{tsn,tsm}``) that hold a checkpoint."""
+    ``<runs>/demo/detection/{tsn,tsm}``) that hold a checkpoint; a work folder that is, or
+    holds, a link out of ``runs`` is not listed (the list is confined like typed paths)."""
     found = {}
     for name in MODELS:
         for layout in (RunLayout(runs), RunLayout(runs / DEFAULT_ROOT.name)):
             folder = layout.detector(name.lower())
-            if folder.is_dir() and any(folder.glob("*.pth")):
+            if _confined(folder, runs) and any(folder.glob("*.pth")):
                 found[name] = DetectorSpec(name, folder)
                 break
     return found
+
+
+def _confined(folder: Path, runs: Path) -> bool:
+    """``folder`` is a folder in ``runs`` and every file in it stays there, links resolved."""
+    return (
+        folder.is_dir() and within(folder, runs) and all(within(f, runs) for f in folder.iterdir())
+    )
 
 
 def load_detector(spec: DetectorSpec) -> Any:

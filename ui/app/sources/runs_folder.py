@@ -20,8 +20,18 @@ SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
 TEXT_COLUMNS = ("split",)
 
 
+def within(path: Path, root: Path) -> bool:
+    """Whether ``path``, links resolved, lies in the folder ``root`` (links resolved): what a
+    typed path must satisfy too (:func:`ui.app.access.confine`)."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(root).resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False
+
+
 def _walk(root: Path, max_depth: int = 8):
-    """Files under ``root`` (sorted, hidden and tool folders skipped, depth-limited)."""
+    """Files under ``root`` (sorted, hidden and tool folders skipped, depth-limited), each
+    inside ``root`` once links are resolved: a link that points out of it is not listed."""
     if not root.is_dir():
         return
     stack = [(root, 0)]
@@ -32,7 +42,7 @@ def _walk(root: Path, max_depth: int = 8):
         except OSError:
             continue
         for e in entries:
-            if e.name.startswith(".") or e.name in SKIP_DIRS:
+            if e.name.startswith(".") or e.name in SKIP_DIRS or not within(e, root):
                 continue
             if e.is_dir():
                 if depth < max_depth:
@@ -66,7 +76,7 @@ def find_vid_snippets(root: Path) -> list[Path]:
     out = []
     for base in sorted({p.parent.parent for p in _walk(root) if p.suffix == ".JPEG"}):
         if base.parts[-3:] == VID_VAL.parts:
-            out += sorted(d for d in base.iterdir() if d.is_dir())
+            out += sorted(d for d in base.iterdir() if d.is_dir() and within(d, root))
     return out
 
 
