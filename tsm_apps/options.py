@@ -145,7 +145,13 @@ def add_options(
             continue
         shown = "" if required or default in (None, {}, []) else f" (default: {default})"
         extra = {k: meta[k] for k in PASSED if k in meta}
-        kind = {} if extra.get("action") not in (None, "append") else {"type": meta.get("type", tp)}
+        # a repeatable option annotated ``list`` takes strings (argparse would call list(value))
+        element = str if extra.get("action") == "append" and tp is list else tp
+        kind = (
+            {}
+            if extra.get("action") not in (None, "append")
+            else {"type": meta.get("type", element)}
+        )
         if prefix and "metavar" not in extra and not meta.get("choices"):
             extra["metavar"] = meta.get("flag", f.name).upper().replace("-", "_")
         common = dict(dest=dest, default=value, choices=meta.get("choices"), **kind, **extra)

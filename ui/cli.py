@@ -32,6 +32,7 @@ from .app.settings import (
     ENV_MAX_DECODED_MP,
     ENV_MAX_FRAMES,
     ENV_MAX_UPLOAD_MB,
+    ENV_ORIGINS,
     ENV_RECORD_LIVE,
     ENV_RUNS,
     ENV_STREAM_HOSTS,
@@ -39,6 +40,7 @@ from .app.settings import (
     MIN_TOKEN_LENGTH,
     default_runs_dir,
 )
+from .gate import parse_origin
 
 SERVER = Path(__file__).parent / "server.py"
 # "viewer": the page's menu offers no developer actions ("Clear cache" empties every user's
@@ -101,6 +103,16 @@ class UIOptions:
     idle_minutes: float = field(
         default=DEFAULT_IDLE_MINUTES,
         **option("a session's uploads are removed after this long unused, or when it ends"),
+    )
+    allow_origin: list = field(
+        default_factory=list,
+        **option(
+            "the origin (scheme://host[:port]) the app's pages are served from, when a reverse "
+            "proxy changes it (repeatable): websockets, uploads and other requests that act on "
+            "the app are refused from any other origin (default: the address the browser used)",
+            action="append",
+            metavar="URL",
+        ),
     )
     allow_stream_hosts: list = field(
         default_factory=list,
@@ -224,6 +236,7 @@ def streamlit_command(args: UIOptions) -> tuple[list[str], dict[str, str]]:
             ENV_ALLOW_ROOTS: os.pathsep.join(str(r.resolve()) for r in args.allow_root),
             ENV_STREAM_HOSTS: ",".join(args.allow_stream_hosts),
             ENV_ICE_SERVERS: ",".join(args.ice_server),
+            ENV_ORIGINS: ",".join(parse_origin(o) for o in args.allow_origin),
             ENV_RECORD_LIVE: str(args.record_live.resolve()) if args.record_live else "",
         }
     )

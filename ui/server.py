@@ -3,8 +3,11 @@
 Streamlit finds ``app`` below (an ``st.App`` of ``ui/app/main.py``) and serves it with uvicorn;
 this module adds two things around Streamlit's own routes:
 
-* with an access token in ``TSM_UI_TOKEN``, :class:`ui.gate.TokenGate` in front of every route
-  (the module docstring of :mod:`ui.gate` says why a middleware);
+* :class:`ui.gate.Gate` in front of every route: requests that act on the app only from the
+  app's own origin (or those in ``TSM_UI_ALLOWED_ORIGINS``) and, with an access token in
+  ``TSM_UI_TOKEN``, only with the sign-in credential (:mod:`ui.gate` says why a middleware);
+* SIGTERM (systemd, ``docker stop``) stops the server as Ctrl-C does, so what it leaves on
+  exit (the uploads' temporary folder) is removed either way;
 * a session whose page has gone is closed (:class:`SessionCloser`) while Streamlit still holds
   it for a reconnect, so its media (``/media/...``), uploads and state go with it. Streamlit
   itself only drops a disconnected session from its store after ``server.disconnectedSessionTTL``
@@ -16,7 +19,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -25,8 +30,8 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from ui.app import access
-from ui.app.settings import ENV_TOKEN
-from ui.gate import TokenGate
+from ui.app.settings import ENV_ORIGINS, ENV_TOKEN
+from ui.gate import Gate
 
 SCRIPT = Path(__file__).resolve().parent / "app" / "main.py"
 CLOSE_EVERY_S = 1.0
@@ -92,9 +97,19 @@ async def _close_ended_sessions(_app):
 
 
 def middleware() -> list:
-    """The gate when the environment sets a token (``tsm ui`` checked its length), else none."""
+    """The gate, with the token and origins of the environment (``tsm ui`` checked them)."""
     token = os.environ.get(ENV_TOKEN) or None
-    return [Middleware(TokenGate, token=token)] if token else []
+    origins = [o for o in os.environ.get(ENV_ORIGINS, "").split(",") if o]
+    return [Middleware(Gate, token=token, origins=origins)]
+
+
+def _stop_as_interrupted(signum, frame) -> None:
+    """SIGTERM handled as SIGINT: the server's own Ctrl-C path stops it and exit handlers run."""
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+if threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGTERM, _stop_as_interrupted)
 
 
 sys.setswitchinterval(SWITCH_INTERVAL_S)

@@ -15,8 +15,11 @@ from ui.app.settings import (
     ENV_MAX_CHECKPOINT_MB,
     ENV_MAX_DECODED_MP,
     ENV_MAX_FRAMES,
+    ENV_ICE_SERVERS,
     ENV_MAX_UPLOAD_MB,
+    ENV_ORIGINS,
     ENV_RUNS,
+    ENV_STREAM_HOSTS,
     ENV_TOKEN,
     UISettings,
     default_runs_dir,
@@ -58,6 +61,33 @@ def test_command_is_headless_on_localhost_with_runs_dir(tmp_path):
         "",
     )
     assert ENV_TOKEN not in env
+
+
+def test_repeatable_options_reach_the_server_whole(tmp_path):
+    _, _, env = _command(
+        "--runs",
+        tmp_path,
+        "--allow-stream-hosts",
+        "10.0.0.0/8",
+        "--allow-stream-hosts",
+        "cam.local",
+        "--ice-server",
+        "stun:stun.example:3478",
+        "--allow-origin",
+        "HTTPS://App.Example",
+        "--allow-origin",
+        "http://127.0.0.1:9000/",
+    )
+    assert env[ENV_STREAM_HOSTS] == "10.0.0.0/8,cam.local"
+    assert env[ENV_ICE_SERVERS] == "stun:stun.example:3478"
+    assert env[ENV_ORIGINS] == "https://app.example,http://127.0.0.1:9000"
+    assert _command("--runs", tmp_path)[2][ENV_ORIGINS] == ""
+
+
+@pytest.mark.parametrize("origin", ["app.example", "https://app.example/ui", "ftp://h", "https://"])
+def test_an_origin_that_is_not_scheme_host_port_is_refused(tmp_path, origin):
+    with pytest.raises(ValueError, match=r"origin .*expected scheme://host\[:port\]"):
+        _command("--runs", tmp_path, "--allow-origin", origin)
 
 
 def test_default_runs_dir_prefers_runs_demo(tmp_path):
