@@ -50,7 +50,7 @@ def test_typed_paths_confined_to_allowed_roots(tmp_path):
             confine(typed, roots)
         assert str(e.value) == (
             f"{typed}: outside the folders this app may read (the runs "
-            "folder, uploads, and folders allowed with `tsm ui --allow-root "
+            "folder, this session's uploads, and folders allowed with `tsm ui --allow-root "
             "DIR`)"
         )
     os.symlink(outside, runs / "link")  # a link inside the runs folder pointing out of it
@@ -89,7 +89,7 @@ def test_an_uploaded_checkpoint_is_named_as_given(tmp_path):
     assert str(kept) in str(e.value)  # the loader names the file it read...
     line = upload.as_given(str(e.value))  # ...the page names the upload
     assert line.startswith(
-        "cannot use my_weights_(v2).pth as a recognizer: 'my weights (v2).pth'"
+        "cannot use my_weights_(v2).pth as a recognizer: `my weights (v2).pth`"
     ), line
     assert str(tmp_path) not in line and "session_" not in line and "\n" not in line
 

@@ -144,3 +144,11 @@ def test_runs_view_summary_has_a_row_for_the_flow_stream(app_for, flow_runs):
     )
     assert float(pointing) == pytest.approx(flow["pointing"], abs=5e-4)
     assert float(accuracy) == pytest.approx(metrics["flow_accuracy"], abs=5e-4)
+
+
+def test_relative_flow_paths_are_read_in_the_runs_folder(app_for, video_runs):
+    """The flow fields read a relative path in the runs folder, as the model fields do (not in
+    the server's working folder): ``../flow.pth`` is the file beside the runs folder."""
+    at = _open(app_for, video_runs, "../flow.pth", "../flow")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert len(image_urls(at)) == 3

@@ -103,7 +103,7 @@ def test_typed_paths_outside_the_allowed_folders_are_refused(app_for, compare_ru
         assert not at.exception
         assert [e.value for e in at.error] == [
             f"Model B: {typed}: outside the folders this app may read (the runs folder, "
-            "uploads, and folders allowed with `tsm ui --allow-root DIR`)"
+            "this session's uploads, and folders allowed with `tsm ui --allow-root DIR`)"
         ]
         assert any("Choose two checkpoints" in i.value for i in at.info)
     at = _open(app_for, compare_runs, **{ENV_ALLOW_ROOTS: str(elsewhere)})
@@ -111,8 +111,8 @@ def test_typed_paths_outside_the_allowed_folders_are_refused(app_for, compare_ru
     at.text_input(key="attc_path_B").input(str(elsewhere / "tsm.pth")).run()
     assert not at.exception and not at.error
     assert at.markdown[0].value.startswith(
-        "**Model A: train/tsn/best.pth** — TSN (no shift) · "
-        f"**Model B: {elsewhere / 'tsm.pth'}** — TSM"
+        "**Model A:** `train/tsn/best.pth` — TSN (no shift) · "
+        f"**Model B:** `{elsewhere / 'tsm.pth'}` — TSM"
     )
 
 
@@ -132,10 +132,10 @@ def test_a_checkpoint_can_be_uploaded_instead(app_for, compare_runs):
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert [(u.key, u.value) for u in at.get("file_uploader")] == [("attc_upload_B_1", None)]
     kb = ckpt.stat().st_size / 2**10
-    assert f"Using my tsm.pth ({kb:.1f} kB), uploaded; choose another file to replace it." in [
+    assert f"Using `my tsm.pth` ({kb:.1f} kB), uploaded; choose another file to replace it." in [
         c.value for c in at.caption
     ]
-    assert "** — TSM" in at.markdown[0].value.split(" · ")[1]
+    assert "` — TSM" in at.markdown[0].value.split(" · ")[1]
 
 
 def test_uploaders_state_the_limit_they_enforce(app_for, compare_runs):
@@ -147,7 +147,7 @@ def test_uploaders_state_the_limit_they_enforce(app_for, compare_runs):
     up = {u.proto.label: u.proto for u in at.get("file_uploader")}
     assert (up["Video file"].max_upload_size_mb, up["Video file"].help) == (
         50,
-        "at most 50 MB; decoded within the limits below",
+        "at most 50 MB and 3840x2160 pixels; decoded within the limits below",
     )
     ck = up["Checkpoint of model B"]
     assert (ck.max_upload_size_mb, ck.help) == (
@@ -198,9 +198,77 @@ def test_a_typed_relative_path_is_read_in_the_runs_folder(app_for, compare_runs)
     at.selectbox(key="attc_ckpt_B").set_value("(type a path)").run()
     at.text_input(key="attc_path_B").input("train/tsm/best.pth").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert "**Model B: train/tsm/best.pth** — TSM" in at.markdown[0].value
+    assert "**Model B:** `train/tsm/best.pth` — TSM" in at.markdown[0].value
     at.text_input(key="attc_path_B").input("../../etc/passwd").run()
     assert [e.value for e in at.error] == [
         "Model B: ../../etc/passwd: outside the folders this app may read (the runs folder, "
-        "uploads, and folders allowed with `tsm ui --allow-root DIR`)"
+        "this session's uploads, and folders allowed with `tsm ui --allow-root DIR`)"
     ]
+
+
+def test_no_server_path_or_session_id_on_the_page_and_names_shown_as_text(
+    app_for, compare_runs, tmp_path
+):
+    """An uploaded checkpoint and a truncated faststart mp4, named like Markdown links: the page
+    names them as given, literally (code spans: no link), and no element holds the upload
+    area's path or the session id -- not the models' line, not the error line of the video."""
+    from ui_fixtures import faststart_mp4, page_text
+
+    at = _open(app_for, compare_runs)
+    at.selectbox(key="attc_ckpt_B").set_value("(upload a checkpoint)").run()
+    ckpt = compare_runs / "train" / "tsm" / "best.pth"
+    at.file_uploader(key="attc_upload_B_0").upload(
+        "[link](http://x).pth", ckpt.read_bytes(), "application/octet-stream"
+    ).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.markdown[0].value.split(" · ")[1] == (
+        "**Model B:** `[link](http://x).pth` — TSM (offline shift)"
+    )
+    assert any(c.value.startswith("Using `[link](http://x).pth` (") for c in at.caption)
+    folder = at.session_state["_session_folder"]
+    assert folder.path.is_dir() and folder.owner  # AppTest: "test session id"
+    text = page_text(at)
+    assert folder.owner not in text and str(folder.path.parent) not in text
+    assert "tsm_ui_upload" not in text and "session_" not in text
+
+    mp4 = faststart_mp4(sample_video("carphone_pristine.mp4"), tmp_path / "fs.mp4").read_bytes()
+    at.radio(key="attc_kind").set_value("Upload a video").run()
+    at.file_uploader(key="attc_upload_0").upload(
+        "[v](http://y).mp4", mp4[: len(mp4) * 6 // 10], "video/mp4"
+    ).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert errors and "`[v](http://y).mp4`" in errors[0], errors
+    text = page_text(at)
+    assert folder.owner not in text and str(folder.path.parent) not in text
+    assert "tsm_ui_upload" not in text and "session_" not in text
+
+
+def test_another_sessions_upload_cannot_be_read_by_typing_its_path(app_for, compare_runs):
+    """Typed paths resolve in the runs folder and the session's OWN uploads: the kept path of
+    another session's upload (same server, same upload area) is refused in one line, named as
+    typed; a path in this session's own uploads is read."""
+    from ui.app.session import SessionFolder, upload_area
+    from ui.app.settings import DEFAULT_IDLE_MINUTES
+    from ui.app.sources.uploads import keep_checkpoint
+
+    ckpt = compare_runs / "train" / "tsm" / "best.pth"
+    with SessionFolder(upload_area(DEFAULT_IDLE_MINUTES), "another session") as other:
+        theirs = keep_checkpoint("theirs.pth", ckpt.read_bytes(), 2**30, other.path)
+        at = _open(app_for, compare_runs)
+        at.selectbox(key="attc_ckpt_B").set_value("(type a path)").run()
+        at.text_input(key="attc_path_B").input(str(theirs)).run()
+        assert not at.exception
+        assert [e.value for e in at.error] == [
+            f"Model B: {theirs}: outside the folders this app may read (the runs folder, "
+            "this session's uploads, and folders allowed with `tsm ui --allow-root DIR`)"
+        ]
+        at.selectbox(key="attc_ckpt_A").set_value("(upload a checkpoint)").run()
+        at.file_uploader(key="attc_upload_A_0").upload(
+            "mine.pth", ckpt.read_bytes(), "application/octet-stream"
+        ).run()
+        mine = at.session_state["attc_upload_A__held"].value
+        assert mine.parent.parent.parent == other.path.parent  # the same upload area
+        at.text_input(key="attc_path_B").input(str(mine)).run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        assert "**Model B:** `mine.pth` — TSM" in at.markdown[0].value.split(" · ")[1]

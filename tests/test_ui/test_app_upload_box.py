@@ -43,7 +43,7 @@ def test_an_oversize_upload_empties_the_box_and_names_file_and_limit(app_for, tm
     ).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     kb = clip.stat().st_size / 2**10
-    using = f"Using carphone.mp4 ({kb:.1f} kB), uploaded; choose another file to replace it."
+    using = f"Using `carphone.mp4` ({kb:.1f} kB), uploaded; choose another file to replace it."
     assert _boxes(at) == {"det_upload_1": []}  # kept, then an empty box
     assert using in captions(at) and any(
         c.startswith("Detecting on the first 8 of the video's ") for c in captions(at)
@@ -51,7 +51,7 @@ def test_an_oversize_upload_empties_the_box_and_names_file_and_limit(app_for, tm
 
     big = os.urandom(3 * 2**19)  # 1.5 MB
     at.file_uploader(key="det_upload_1").upload("big.mp4", big, "video/mp4").run()
-    assert [e.value for e in at.error] == ["'big.mp4' is 1.5 MB; the limit is 1 MB."]
+    assert [e.value for e in at.error] == ["`big.mp4` is 1.5 MB; the limit is 1 MB."]
     assert _boxes(at) == {"det_upload_2": []}  # refused: the box emptied, no chip left
     assert using in captions(at)  # the previous video still in use
     assert not at.exception

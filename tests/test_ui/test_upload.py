@@ -23,7 +23,7 @@ def private_tmp(tmp_path, monkeypatch):
 
 
 def test_size_limit_and_empty():
-    with pytest.raises(upload.UploadError, match=r"^'v.mp4' is 2.0 MB; the limit is 1 MB\.$"):
+    with pytest.raises(upload.UploadError, match=r"^`v.mp4` is 2.0 MB; the limit is 1 MB\.$"):
         upload.check_size("v.mp4", 2 * 2**20, 2**20)
     with pytest.raises(upload.UploadError, match="empty"):
         upload.check_size("v.mp4", 0, 2**20)
@@ -35,7 +35,7 @@ def test_not_a_video_names_the_file_without_errno_or_temporary_path(private_tmp)
         with pytest.raises(upload.UploadError) as e:
             upload.decode_upload("junk.mp4", data, 2**20, LIMITS)
         msg = str(e.value)
-        assert msg.startswith("'junk.mp4' is not a video this app can decode (") and msg.endswith(
+        assert msg.startswith("`junk.mp4` is not a video this app can decode (") and msg.endswith(
             ")."
         )
         assert "Errno" not in msg and str(private_tmp) not in msg and "\n" not in msg

@@ -135,3 +135,34 @@ def shown_cells(table):
 def captions(at) -> list:
     """Text of every caption of an AppTest page."""
     return [c.value for c in at.caption]
+
+
+def page_text(at) -> str:
+    """Everything an AppTest page holds (every element's fields, main area and sidebar), as
+    one text: what a browser would be sent."""
+    out, todo = [], [at.main, at.sidebar]
+    while todo:
+        node = todo.pop()
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            todo.extend(children.values())
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            out.append(str(proto))
+    return "\n".join(out)
+
+
+def faststart_mp4(src: Path, out: Path) -> Path:
+    """``src`` re-encoded (H.264) as an mp4 whose index comes first (``movflags=faststart``)."""
+    import av
+
+    with av.open(str(src)) as i, av.open(str(out), "w", options={"movflags": "faststart"}) as o:
+        s = o.add_stream("libx264", rate=25)
+        first = True
+        for f in i.decode(video=0):
+            if first:
+                s.width, s.height, s.pix_fmt, first = f.width, f.height, "yuv420p", False
+            rgb = av.VideoFrame.from_ndarray(f.to_ndarray(format="rgb24"), format="rgb24")
+            o.mux(s.encode(rgb.reformat(format="yuv420p")))
+        o.mux(s.encode())
+    return out

@@ -4,9 +4,10 @@
   refuses a non-loopback address without one). The server's gate (:mod:`ui.gate`) answers
   every route with a sign-in page until the browser holds a signed credential; :func:`gate`
   checks that credential again before the page draws anything.
-* Paths typed into the page are confined to the runs folder, the session upload area and the
+* Paths typed into the page are confined to the runs folder, the session's OWN uploads and the
   roots the user allowed on the command line (``tsm ui --allow-root DIR``), symbolic links
-  resolved first.
+  resolved first; a relative path is read in the runs folder (:func:`read_typed`). Another
+  session's uploads are never readable.
 """
 
 from __future__ import annotations
@@ -69,12 +70,32 @@ def confine(typed: str, roots: Iterable[Path]) -> Path:
         return path
     raise PathRefused(
         f"{typed.strip()}: outside the folders this app may read (the runs "
-        "folder, uploads, and folders allowed with `tsm ui --allow-root DIR`)"
+        "folder, this session's uploads, and folders allowed with `tsm ui --allow-root DIR`)"
     )
 
 
 def readable_roots(settings) -> list[Path]:
-    """The folders typed paths may name: the runs folder, the upload area, the allowed roots."""
-    from .session import upload_area
+    """The folders typed paths may name: the runs folder, this session's own upload folder
+    (never the whole upload area: another session's uploads stay its own), the allowed roots."""
+    from .session import own_folder
 
-    return [Path(settings.runs_dir), upload_area(settings.idle_minutes), *settings.allow_roots]
+    own = own_folder()
+    return [Path(settings.runs_dir), *([own] if own else []), *settings.allow_roots]
+
+
+def in_runs(typed: str, runs_dir: Path) -> str:
+    """A typed path as the app reads it: an absolute (or ``~``) path as it is, a relative one
+    in the runs folder (the lists show paths relative to it)."""
+    typed = typed.strip()
+    path = Path(typed).expanduser()
+    return typed if path.is_absolute() else str(Path(runs_dir) / path)
+
+
+def read_typed(typed: str, settings) -> Path:
+    """The file or folder a typed path names (relative: in the runs folder), confined to
+    :func:`readable_roots`; :class:`PathRefused` naming the path as typed otherwise."""
+    read = in_runs(typed, settings.runs_dir)
+    try:
+        return confine(read, readable_roots(settings))
+    except PathRefused as e:
+        raise PathRefused(str(e).replace(read, typed.strip(), 1)) from None

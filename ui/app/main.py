@@ -12,6 +12,7 @@ import streamlit as st
 
 from ui.app import access, sources
 from ui.app.settings import UISettings
+from ui.app.sources import uploads
 from ui.app.views import attention, detection, live, runs
 
 VIEWS = {
@@ -39,7 +40,7 @@ def main() -> None:
     try:
         VIEWS[view](settings)
     except (ValueError, OSError, sources.Unavailable, sources.VideoDecodeError) as e:
-        st.error(f"{view} view: {e}")
+        st.error(f"{view} view: {uploads.as_given(str(e))}")  # never an upload's path
 
 
 main()

@@ -37,7 +37,7 @@ class SessionFolder:
     def __init__(self, area: Path, owner: Optional[str] = None) -> None:
         self.owner = owner or uuid.uuid4().hex
         self.path = Path(area) / f"session_{self.owner}"
-        self.path.mkdir(mode=0o700)
+        self.path.mkdir(mode=0o700, exist_ok=True)  # exists: an earlier state of this session
         self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.path), True)
 
     def use(self) -> Path:
@@ -131,3 +131,10 @@ def folder(idle_minutes: float) -> Path:
         current = SessionFolder(upload_area(idle_minutes), _session_id())
         st.session_state[STATE_KEY] = current
     return current.use()
+
+
+def own_folder() -> Optional[Path]:
+    """This session's folder when it has made one (it holds the session's uploads), else None;
+    never makes one."""
+    current = st.session_state.get(STATE_KEY)
+    return None if current is None else current.path

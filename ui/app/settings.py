@@ -25,12 +25,22 @@ ENV_IDLE_MINUTES = "TSM_UI_IDLE_MINUTES"
 ENV_STREAM_HOSTS = "TSM_UI_ALLOW_STREAM_HOSTS"
 ENV_ICE_SERVERS = "TSM_UI_ICE_SERVERS"
 ENV_RECORD_LIVE = "TSM_UI_RECORD_LIVE"
+ENV_MAX_RESOLUTION = "TSM_UI_MAX_RESOLUTION"
+ENV_MAX_VIDEO_FRAMES = "TSM_UI_MAX_VIDEO_FRAMES"
+ENV_MAX_UPLOADS = "TSM_UI_MAX_UPLOADS"
 ENV_ORIGINS = "TSM_UI_ALLOWED_ORIGINS"
 
 DEFAULT_MAX_UPLOAD_MB = 50
 DEFAULT_MAX_CHECKPOINT_MB = 500  # a ResNet-101 TSM checkpoint is about 170 MB
 DEFAULT_MAX_FRAMES = 300
-"""A 10-s clip at 25-30 fps is taken whole; views say when the limit cuts a video."""
+"""Frames decoded for display: a 10-s clip at 25-30 fps is shown whole; views say when the
+limit cuts a video (the models sample the whole file)."""
+DEFAULT_MAX_RESOLUTION = (3840, 2160)
+"""The largest uploaded video (long side x short side, from its header): 4K UHD."""
+DEFAULT_MAX_VIDEO_FRAMES = 54_000
+"""The longest uploaded video, in frames (from its header): 30 minutes at 30 fps."""
+DEFAULT_MAX_UPLOADS = 30
+"""Uploads one session may send in an hour (the server refuses more)."""
 DEFAULT_FRAME_SIZE = 360
 """Working resolution: frames are decoded with their shorter side at most this many pixels."""
 DEFAULT_MAX_DECODED_MP = 70.0
@@ -64,6 +74,35 @@ class DecodeLimits:
     def frames_for(self, width: int, height: int) -> int:
         """Frames of ``width x height`` (working size) the limits admit (at least one)."""
         return max(1, min(self.max_frames, self.max_pixels // (width * height)))
+
+
+@dataclass(frozen=True)
+class VideoLimits:
+    """The largest video the app accepts as an upload, checked from its header before any
+    frame is decoded: frames of at most ``max_size`` ``(long side, short side)`` pixels, at
+    most ``max_frames`` frames."""
+
+    max_size: tuple = DEFAULT_MAX_RESOLUTION
+    max_frames: int = DEFAULT_MAX_VIDEO_FRAMES
+
+    def refusal(self, width: int, height: int, frames: int) -> Optional[str]:
+        """What exceeds the limits (``'7680x4320 frames; the limit is 3840x2160'``), or None."""
+        long, short = max(width, height), min(width, height)
+        if long > self.max_size[0] or short > self.max_size[1]:
+            return f"{width}x{height} frames; the limit is {self.max_size[0]}x{self.max_size[1]}"
+        if frames > self.max_frames:
+            return f"{frames} frames; the limit is {self.max_frames}"
+        return None
+
+
+def parse_resolution(text: str, name: str = "resolution") -> tuple:
+    """``'3840x2160'`` -> ``(3840, 2160)`` (long side, short side); ValueError naming ``name``
+    and the expected form otherwise."""
+    parts = str(text).lower().replace(" ", "").split("x")
+    if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"{name} must be WIDTHxHEIGHT (e.g. 3840x2160), got {text!r}")
+    a, b = (int(p) for p in parts)
+    return max(a, b), min(a, b)
 
 
 def default_runs_dir(cwd: Path | None = None) -> Path:
@@ -105,6 +144,14 @@ class UISettings:
     allow_stream_hosts: tuple = ()
     ice_servers: tuple = ()
     record_live: Optional[Path] = None
+    max_resolution: tuple = DEFAULT_MAX_RESOLUTION
+    max_video_frames: int = DEFAULT_MAX_VIDEO_FRAMES
+    max_uploads: int = DEFAULT_MAX_UPLOADS
+
+    @property
+    def video_limits(self) -> VideoLimits:
+        """The largest video upload accepted (checked from its header)."""
+        return VideoLimits(self.max_resolution, self.max_video_frames)
 
     @property
     def stream_policy(self):
@@ -145,6 +192,12 @@ class UISettings:
             record_live=Path(os.environ[ENV_RECORD_LIVE])
             if os.environ.get(ENV_RECORD_LIVE)
             else None,
+            max_resolution=parse_resolution(
+                os.environ.get(ENV_MAX_RESOLUTION) or "x".join(map(str, DEFAULT_MAX_RESOLUTION)),
+                ENV_MAX_RESOLUTION,
+            ),
+            max_video_frames=_env_number(ENV_MAX_VIDEO_FRAMES, DEFAULT_MAX_VIDEO_FRAMES, True),
+            max_uploads=_env_number(ENV_MAX_UPLOADS, DEFAULT_MAX_UPLOADS, True),
         )
 
 

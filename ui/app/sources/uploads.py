@@ -21,8 +21,10 @@ from typing import Iterator, Optional
 
 from tsm_apps.io import atomic_write_bytes
 
-from ..settings import DecodeLimits
+from ..settings import DecodeLimits, VideoLimits
+from ..text import literal
 from .base import Decoded, VideoDecodeError, read_video
+from .video_header import read_header
 
 CHECKPOINT_SUFFIXES = ("pth", "pt", "tar", "ckpt")
 MAX_NAME = 120
@@ -34,12 +36,13 @@ class UploadError(ValueError):
 
 
 def check_size(name: str, size: int, max_bytes: int) -> None:
-    """Raise :class:`UploadError` when ``size`` (bytes) exceeds ``max_bytes`` or is zero."""
+    """Raise :class:`UploadError` when ``size`` (bytes) exceeds ``max_bytes`` or is zero (the
+    name shown literally, :func:`ui.app.text.literal`)."""
     if size <= 0:
-        raise UploadError(f"'{name}' is empty.")
+        raise UploadError(f"{literal(name)} is empty.")
     if size > max_bytes:
         raise UploadError(
-            f"'{name}' is {size / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB."
+            f"{literal(name)} is {size / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.0f} MB."
         )
 
 
@@ -89,7 +92,7 @@ def decode_upload(
             return read_video(path, limits.max_frames, limits)
         except (VideoDecodeError, ValueError, OSError) as e:
             raise UploadError(
-                f"'{name}' is not a video this app can decode ({_reason(e, path)})."
+                f"{literal(name)} is not a video this app can decode ({_reason(e, path)})."
             ) from None
 
 
@@ -132,23 +135,51 @@ _GIVEN_NAMES: dict[str, str] = {}
 
 def as_given(text: str) -> str:
     """``text`` (an error line) with the server's path of every kept upload replaced by the
-    name the user gave the file, quoted: the page never shows a temporary path."""
+    name the user gave the file, shown literally (:func:`ui.app.text.literal`); any other path
+    in the upload area (a folder, another session's file) becomes "an uploaded file": the page
+    never shows a temporary path or a session id."""
     for kept, name in sorted(_GIVEN_NAMES.items(), key=lambda kv: -len(kv[0])):
-        text = text.replace(kept, f"'{name}'")
-    return text
+        text = text.replace(kept, literal(name))
+    return _UPLOAD_PATH.sub("an uploaded file", text)
 
 
-def keep_video(name: str, data: bytes, max_bytes: int, limits: DecodeLimits, folder: Path) -> tuple:
+# a path in the server's upload area (ui.app.session.PREFIX) or a temporary copy (TEMP_PREFIX)
+_UPLOAD_PATH = re.compile(r"[^\s'\"`]*tsm_ui_upload[^\s'\"`]*")
+
+
+def given_name(path: Path | str) -> Optional[str]:
+    """The name the user gave the kept upload at ``path``; None for any other file."""
+    return _GIVEN_NAMES.get(str(path)) or _GIVEN_NAMES.get(str(Path(path).resolve()))
+
+
+def keep_video(
+    name: str,
+    data: bytes,
+    max_bytes: int,
+    limits: DecodeLimits,
+    folder: Path,
+    accept: VideoLimits = VideoLimits(),
+) -> tuple:
     """``(Decoded, path)``: an uploaded video kept in the session's folder ``folder`` as
     :func:`keep_checkpoint` keeps checkpoints -- so the models read the file's own frames and
     answer as ``tsm test`` does at any working size -- and its first frames decoded at the
-    working size (``limits``) for display. Raises :class:`UploadError` (the file's name, never
-    the kept path) for empty, too large or undecodable files; an undecodable file is not kept."""
+    working size (``limits``) for display. Before any frame is decoded, its header is checked
+    against ``accept`` (frame size, frame count). Raises :class:`UploadError` (the file's name,
+    never the kept path) for empty, too large, oversized or undecodable files, which are not
+    kept."""
     path = _keep(name, data, max_bytes, folder, "upload.mp4")
     try:
-        return read_video(path, limits.max_frames, limits), path
+        header = read_header(path)
+        too_big = accept.refusal(header.width, header.height, header.frames)
+        if too_big is None:
+            return read_video(path, limits.max_frames, limits), path
     except (VideoDecodeError, ValueError, OSError) as e:
         shutil.rmtree(path.parent, ignore_errors=True)
         raise UploadError(
-            f"'{name}' is not a video this app can decode ({_reason(e, path)})."
+            f"{literal(name)} is not a video this app can decode ({_reason(e, path)})."
         ) from None
+    shutil.rmtree(path.parent, ignore_errors=True)
+    raise UploadError(
+        f"{literal(name)} ({len(data) / 2**20:.1f} MB) has {too_big} "
+        "(`tsm ui --max-resolution WxH --max-video-frames N`)."
+    )

@@ -12,6 +12,7 @@ from ... import models
 from .. import sources
 from ..cache import result_store
 from ..settings import DEMO_HINT, UISettings
+from ..sources import uploads
 from ..widgets import charts, player, tables
 from ..widgets.detection_panels import detector, panel_caption, render_frame, truth_toggle
 from ..widgets.video_source import ChosenVideo, choose_video
@@ -105,7 +106,7 @@ def render(settings: UISettings) -> None:
     try:
         results = _run_detectors(specs, video)
     except sources.Unavailable as e:
-        st.error(f"Detection is not available: {e}")
+        st.error(f"Detection is not available: {uploads.as_given(str(e))}")
         return
     _browse(settings, video, results, min_score, truth)
 

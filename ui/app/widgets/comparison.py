@@ -15,6 +15,7 @@ from .. import access, session, sources
 from ..cache import result_store
 from ..settings import UISettings
 from ..sources import runs_folder, uploads
+from ..text import literal
 from . import flow_panel, player, tables, uploader
 from .draw import upscale
 from .video_source import ChosenVideo, choose_video
@@ -90,9 +91,7 @@ def pick_checkpoint(
         )
         if h is not None and not h.value.is_file():  # swept with an idle session's folder
             uploader.forget(box)
-            col.warning(
-                f"'{h.name}' was removed with this session's idle uploads; upload it again."
-            )
+            col.warning(uploader.gone(h))
             return None
         if h is not None:
             col.caption(uploader.in_use(h))
@@ -108,23 +107,15 @@ def pick_checkpoint(
     )
     if not typed.strip():
         return None
-    read = in_runs(typed.strip(), settings.runs_dir)
     try:
-        return str(access.confine(read, access.readable_roots(settings)))
+        return str(access.read_typed(typed, settings))
     except access.PathRefused as e:  # named as typed
-        col.error(f"{label}: {str(e).replace(read, typed.strip(), 1)}")
+        col.error(f"{label}: {e}")
         return None
 
 
 def _lower(label: str) -> str:
     return label[:1].lower() + label[1:]
-
-
-def in_runs(typed: str, runs_dir: Path) -> str:
-    """A typed path as the app reads it: an absolute (or ``~``) path as it is, a relative one
-    in the runs folder (the checkpoint list shows paths relative to it)."""
-    path = Path(typed).expanduser()
-    return typed if path.is_absolute() else str(Path(runs_dir) / path)
 
 
 def load(path: str) -> sources.LoadedRecognizer:
@@ -234,13 +225,13 @@ def render(settings: UISettings) -> None:
         try:
             models[slot] = load(path)
         except ValueError as e:
-            st.error(f"Model {slot}: {e}")
+            st.error(f"Model {slot}: {uploads.as_given(str(e))}")
             return
     cls = _class_choice(models)
     try:
         res = _compute(models, video, method, view, cls)
     except (ValueError, RuntimeError) as e:
-        st.error(f"Cannot compute the maps: {e}")
+        st.error(f"Cannot compute the maps: {uploads.as_given(str(e))}")
         return
     clips = res["clips"]
     clip = clips[SLOTS[0]]
@@ -252,7 +243,7 @@ def render(settings: UISettings) -> None:
     st.markdown(
         " · ".join(
             [
-                f"**Model {slot}: {runs_folder.rel(rec.path, root.resolve())}** — {rec.kind}"
+                f"**Model {slot}:** {shown_name(rec.path, root)} — {rec.kind}"
                 for slot, rec in models.items()
             ]
             + ([f"**{flow_panel.TITLE}**"] if flow is not None else [])
@@ -280,6 +271,14 @@ def render(settings: UISettings) -> None:
             st.markdown(f"Top-5 of model {slot} on the video")
             st.caption(rec.protocol.describe())
             tables.top_k_table(sources.top_classes(res[slot].probs, rec.names))
+
+
+def shown_name(path: Path, root: Path) -> str:
+    """A checkpoint as the page names it, literally (:func:`ui.app.text.literal`): an upload
+    by the name the user gave it (never its kept path), a file of the runs folder relative to
+    it, any other file by its path."""
+    name = uploads.given_name(path)
+    return literal(name if name is not None else runs_folder.rel(Path(path), Path(root).resolve()))
 
 
 def heading(loaded: dict) -> str:

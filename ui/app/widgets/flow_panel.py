@@ -15,7 +15,7 @@ import streamlit as st
 from .. import access, sources
 from ..cache import result_store
 from ..settings import UISettings
-from ..sources import runs_folder
+from ..sources import runs_folder, uploads
 from .video_source import ChosenVideo
 
 KEY = "attf"
@@ -30,7 +30,8 @@ def _recognizer(path: str, mtime: float) -> sources.LoadedRecognizer:
 
 def choose(found: list[str], settings: UISettings) -> Optional[tuple[str, str]]:
     """``(flow checkpoint, flow folder)`` chosen in an expander, or None (no flow stream);
-    typed paths are confined to the folders the app may read."""
+    typed paths are confined to the folders the app may read, relative ones read in the runs
+    folder."""
     root = settings.runs_dir
     with st.expander("Flow stream (optional): the flow CAM beside the RGB maps"):
         left, right = st.columns(2)
@@ -53,9 +54,8 @@ def choose(found: list[str], settings: UISettings) -> Optional[tuple[str, str]]:
     if not folder.strip():
         st.info("Flow stream: give the video's flow folder (tsm flow extract VIDEO --out DIR).")
         return None
-    try:
-        roots = access.readable_roots(settings)
-        return str(access.confine(choice, roots)), str(access.confine(folder, roots))
+    try:  # a relative path is read in the runs folder, as the lists show paths
+        return str(access.read_typed(choice, settings)), str(access.read_typed(folder, settings))
     except access.PathRefused as e:
         st.error(f"Flow stream: {e}")
         return None
@@ -104,6 +104,6 @@ def compute(
                 video.label,
             ),
         )
-    except (ValueError, FileNotFoundError, RuntimeError) as e:
-        st.error(f"Flow stream: {e}")
+    except (ValueError, FileNotFoundError, RuntimeError) as e:  # an upload named as given
+        st.error(f"Flow stream: {uploads.as_given(str(e))}")
         return None

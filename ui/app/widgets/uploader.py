@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional
 
 import streamlit as st
 
+from ..text import literal
 from .tables import size_text
 
 
@@ -86,5 +87,14 @@ def held_upload(
 
 
 def in_use(h: Held) -> str:
-    """``"Using clip.mp4 (12.5 kB), uploaded; choose another file to replace it."``"""
-    return f"Using {h.name} ({size_text(h.size)}), uploaded; choose another file to replace it."
+    """``"Using `clip.mp4` (12.5 kB), uploaded; choose another file to replace it."`` (the name
+    as the user gave it, shown literally: :func:`ui.app.text.literal`)."""
+    return (
+        f"Using {literal(h.name)} ({size_text(h.size)}), uploaded; "
+        "choose another file to replace it."
+    )
+
+
+def gone(h: Held) -> str:
+    """The line for an upload removed with the session's idle uploads."""
+    return f"{literal(h.name)} was removed with this session's idle uploads; upload it again."

@@ -85,6 +85,7 @@ def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
                 settings.max_upload_bytes,
                 settings.limits,
                 session.folder(settings.idle_minutes),
+                settings.video_limits,
             )
 
     box = f"{key}_upload"
@@ -93,7 +94,8 @@ def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
         box,
         [s.lstrip(".") for s in runs_folder.VIDEO_SUFFIXES],
         mb,
-        f"at most {mb} MB; decoded within the limits below",
+        f"at most {mb} MB and {settings.max_resolution[0]}x{settings.max_resolution[1]} "
+        "pixels; decoded within the limits below",
         keep,
         UploadError,
     )
@@ -103,7 +105,7 @@ def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
     digest, (decoded, path) = h.value
     if not path.is_file():  # swept with an idle session's folder
         uploader.forget(box)
-        st.warning(f"'{h.name}' was removed with this session's idle uploads; upload it again.")
+        st.warning(uploader.gone(h))
         return None
     st.caption(uploader.in_use(h))
     return ChosenVideo(
