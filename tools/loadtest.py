@@ -166,7 +166,7 @@ async def _session(
         for slot in "AB":
             await page.get_by_text(re.compile(rf"^{slot} frame 0/\d+ ")).wait_for(timeout=wait_ms)
         res.maps_s = time.perf_counter() - t0
-        note = page.get_by_text(re.compile(r"^Sampled from ")).first
+        note = page.get_by_text(re.compile(r"^The maps are of the frames ")).first
         res.limits_note = await note.inner_text() if await note.count() else ""
         # the Live view: the camera through the online recognizers, then the detectors
         await page.get_by_text("Live", exact=True).click()

@@ -22,7 +22,10 @@ from .app.settings import (
     DEFAULT_MAX_CHECKPOINT_MB,
     DEFAULT_MAX_DECODED_MP,
     DEFAULT_MAX_FRAMES,
+    DEFAULT_MAX_RESOLUTION,
     DEFAULT_MAX_UPLOAD_MB,
+    DEFAULT_MAX_UPLOADS,
+    DEFAULT_MAX_VIDEO_FRAMES,
     DEFAULT_PORT,
     ENV_ALLOW_ROOTS,
     ENV_FRAME_SIZE,
@@ -31,7 +34,10 @@ from .app.settings import (
     ENV_MAX_CHECKPOINT_MB,
     ENV_MAX_DECODED_MP,
     ENV_MAX_FRAMES,
+    ENV_MAX_RESOLUTION,
     ENV_MAX_UPLOAD_MB,
+    ENV_MAX_UPLOADS,
+    ENV_MAX_VIDEO_FRAMES,
     ENV_ORIGINS,
     ENV_RECORD_LIVE,
     ENV_RUNS,
@@ -39,6 +45,7 @@ from .app.settings import (
     ENV_TOKEN,
     MIN_TOKEN_LENGTH,
     default_runs_dir,
+    parse_resolution,
 )
 from .gate import parse_origin
 
@@ -87,7 +94,12 @@ class UIOptions:
         default=DEFAULT_MAX_CHECKPOINT_MB, **option("largest checkpoint upload, in MB")
     )
     max_frames: int = field(
-        default=DEFAULT_MAX_FRAMES, **option("frames of a video the models run on")
+        default=DEFAULT_MAX_FRAMES,
+        **option(
+            "frames of a video decoded into memory: what the player shows and the Detection "
+            "view's detectors run on (the Attention view's recognizers sample the whole file "
+            "through their test protocol)"
+        ),
     )
     frame_size: int = field(
         default=DEFAULT_FRAME_SIZE,
@@ -99,6 +111,21 @@ class UIOptions:
     max_decoded_mp: float = field(
         default=DEFAULT_MAX_DECODED_MP,
         **option("decoded pixels per video, in millions (frames x height x width)"),
+    )
+    max_resolution: str = field(
+        default="x".join(map(str, DEFAULT_MAX_RESOLUTION)),
+        **option(
+            "largest frame size of an uploaded video (WIDTHxHEIGHT, either orientation), read "
+            "from its header before decoding: larger uploads are refused",
+            metavar="WxH",
+        ),
+    )
+    max_video_frames: int = field(
+        default=DEFAULT_MAX_VIDEO_FRAMES,
+        **option("longest uploaded video, in frames (from its header): longer ones are refused"),
+    )
+    max_uploads: int = field(
+        default=DEFAULT_MAX_UPLOADS, **option("uploads one browser session may send in an hour")
     )
     idle_minutes: float = field(
         default=DEFAULT_IDLE_MINUTES,
@@ -159,10 +186,13 @@ def parse_args(argv: list[str]) -> UIOptions:
         "frame_size",
         "max_decoded_mp",
         "idle_minutes",
+        "max_video_frames",
+        "max_uploads",
     )
     bad = [f"--{n.replace('_', '-')}" for n in limits if getattr(args, n) <= 0]
     if bad:
         raise ValueError(f"{', '.join(bad)} must be > 0")
+    parse_resolution(args.max_resolution, "--max-resolution")
     for root in args.allow_root:
         if not root.is_dir():
             raise NotADirectoryError(f"--allow-root {root}: not a folder")
@@ -233,6 +263,9 @@ def streamlit_command(args: UIOptions) -> tuple[list[str], dict[str, str]]:
             ENV_FRAME_SIZE: str(args.frame_size),
             ENV_MAX_DECODED_MP: str(args.max_decoded_mp),
             ENV_IDLE_MINUTES: str(args.idle_minutes),
+            ENV_MAX_RESOLUTION: "x".join(map(str, parse_resolution(args.max_resolution))),
+            ENV_MAX_VIDEO_FRAMES: str(args.max_video_frames),
+            ENV_MAX_UPLOADS: str(args.max_uploads),
             ENV_ALLOW_ROOTS: os.pathsep.join(str(r.resolve()) for r in args.allow_root),
             ENV_STREAM_HOSTS: ",".join(args.allow_stream_hosts),
             ENV_ICE_SERVERS: ",".join(args.ice_server),

@@ -272,3 +272,19 @@ def test_another_sessions_upload_cannot_be_read_by_typing_its_path(app_for, comp
         at.text_input(key="attc_path_B").input(str(mine)).run()
         assert not at.exception and not at.error, [e.value for e in at.error]
         assert "**Model B:** `mine.pth` — TSM" in at.markdown[0].value.split(" · ")[1]
+
+
+def test_the_caption_says_what_the_maps_are_of(app_for, compare_runs):
+    """With 8 of the video's 120 frames decoded, the maps are still of the frames the test
+    protocol samples from all 120 (video frames 15, 45, 75, 105): the caption says so."""
+    at = _open(app_for, compare_runs, max_frames=8)
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert image_captions(at)[0].startswith("A frame 0/3 (video frame 15)")
+    note = next(c.value for c in at.caption if c.value.startswith("The maps are of"))
+    assert note == (
+        "The maps are of the frames each model's test protocol samples from all 120 frames "
+        "of the video (each panel names its video frame); decoded for the player: the first "
+        "8 of the video's 120 frames at 176x144 (limits: 8 frames, shorter side 360 px, 70 "
+        "megapixels decoded; `tsm ui --max-frames N --frame-size PX --max-decoded-mp MP` "
+        "changes them)."
+    )

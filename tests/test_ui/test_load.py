@@ -34,7 +34,9 @@ def test_four_sessions_at_once(tmp_path):
     # bigbuckbunny.mp4: 132 frames of 1280x720, decoded at 640x360 = 230,400 pixels a frame,
     # so 20 megapixels hold 86 of them
     assert fig["limits_notes"] == [
-        "Sampled from the first 86 of the video's 132 frames at 640x360, downscaled from "
+        "The maps are of the frames each model's test protocol samples from all 132 frames "
+        "of the video (each panel names its video frame); decoded for the player: "
+        "the first 86 of the video's 132 frames at 640x360, downscaled from "
         "1280x720 to the working resolution (limits: 300 frames, shorter side 360 px, 20 "
         "megapixels decoded; tsm ui --max-frames N --frame-size PX --max-decoded-mp MP changes "
         "them)."

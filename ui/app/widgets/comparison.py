@@ -214,7 +214,7 @@ def render(settings: UISettings) -> None:
         return
     flow_choice = flow_panel.choose(found, settings)
     if video.cut or video.scale != 1.0:
-        st.caption(f"Sampled from {video.limit_note(settings.limits)}.")
+        st.caption(sampling_note(video, settings))
     if not all(paths.values()):
         st.info(
             "Choose two checkpoints (found under the runs folder, a path typed in, or an upload)."
@@ -271,6 +271,18 @@ def render(settings: UISettings) -> None:
             st.markdown(f"Top-5 of model {slot} on the video")
             st.caption(rec.protocol.describe())
             tables.top_k_table(sources.top_classes(res[slot].probs, rec.names))
+
+
+def sampling_note(video: ChosenVideo, settings: UISettings) -> str:
+    """What the maps are of and what the player decoded: the models sample the whole video
+    file through their test protocol (the panels name the video frames), whatever part of it
+    was decoded for the player."""
+    whole = f"all {video.total} frames" if video.path is not None else f"{len(video.frames)} frames"
+    return (
+        f"The maps are of the frames each model's test protocol samples from {whole} of the "
+        f"video (each panel names its video frame); decoded for the player: "
+        f"{video.limit_note(settings.limits)}."
+    )
 
 
 def shown_name(path: Path, root: Path) -> str:
