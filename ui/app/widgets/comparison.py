@@ -88,6 +88,7 @@ def pick_checkpoint(
             ),
             uploads.UploadError,
             where=col,
+            max_uploads=settings.max_uploads,
         )
         if h is not None and not h.value.is_file():  # swept with an idle session's folder
             uploader.forget(box)

@@ -17,7 +17,9 @@ from typing import Any, Callable, Optional
 
 import streamlit as st
 
+from ..settings import DEFAULT_MAX_UPLOADS
 from ..text import literal
+from ..upload_allowance import UPLOADS
 from .tables import size_text
 
 
@@ -62,11 +64,14 @@ def held_upload(
     keep: Callable[[str, bytes], Any],
     refusal: type[Exception],
     where=st,
+    max_uploads: int = DEFAULT_MAX_UPLOADS,
 ) -> Optional[Held]:
     """Draw upload box ``key`` (in ``where``: ``st`` or a column) and return its file in use.
     A new file goes through ``keep(name, data)``; kept, it becomes the file in use and the page
     runs again with an empty box; refused (``keep`` raised ``refusal``), the box is emptied and the
-    error shown (naming the file and the limit or reason), the previous file staying in use."""
+    error shown (naming the file and the limit or reason), the previous file staying in use.
+    The box's limits are registered for the server's gate (:mod:`ui.app.upload_allowance`)."""
+    _register(key, max_mb, max_uploads)
     gen = st.session_state.get(_gen(key), 0)
     up = where.file_uploader(
         label, type=types, key=f"{key}_{gen}", max_upload_size=max_mb, help=help
@@ -84,6 +89,15 @@ def held_upload(
     if refused:
         where.error(refused)
     return held(key)
+
+
+def _register(key: str, max_mb: int, max_uploads: int) -> None:
+    """Tell the server's upload allowance that this session's page shows box ``key``."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is not None:
+        UPLOADS.box(ctx.session_id, key, int(max_mb * 2**20), max_uploads)
 
 
 def in_use(h: Held) -> str:

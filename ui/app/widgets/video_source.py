@@ -98,6 +98,7 @@ def _upload(settings: UISettings, key: str) -> Optional[ChosenVideo]:
         "pixels; decoded within the limits below",
         keep,
         UploadError,
+        max_uploads=settings.max_uploads,
     )
     if h is None:
         st.info("Choose a video file to upload.")
