@@ -41,13 +41,14 @@ from .app.settings import (
     ENV_ORIGINS,
     ENV_RECORD_LIVE,
     ENV_RUNS,
+    ENV_SIGN_IN_HOURS,
     ENV_STREAM_HOSTS,
     ENV_TOKEN,
     MIN_TOKEN_LENGTH,
     default_runs_dir,
     parse_resolution,
 )
-from .gate import parse_origin
+from .gate import CREDENTIAL_HOURS, parse_origin
 
 SERVER = Path(__file__).parent / "server.py"
 # "viewer": the page's menu offers no developer actions ("Clear cache" empties every user's
@@ -130,6 +131,13 @@ class UIOptions:
     idle_minutes: float = field(
         default=DEFAULT_IDLE_MINUTES,
         **option("a session's uploads are removed after this long unused, or when it ends"),
+    )
+    sign_in_hours: float = field(
+        default=CREDENTIAL_HOURS,
+        **option(
+            "how long a sign-in lasts (it also ends when the browser closes); an open page "
+            "stops acting once it has expired"
+        ),
     )
     allow_origin: list = field(
         default_factory=list,
@@ -222,6 +230,12 @@ def access_token(args: UIOptions) -> str | None:
     return token
 
 
+def _positive(flag: str, value: float) -> float:
+    if not value > 0:
+        raise ValueError(f"{flag} {value}: expected a positive number")
+    return value
+
+
 def streamlit_command(args: UIOptions) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that start the app's server for ``args``."""
     runs = (args.runs or default_runs_dir()).resolve()
@@ -270,6 +284,7 @@ def streamlit_command(args: UIOptions) -> tuple[list[str], dict[str, str]]:
             ENV_STREAM_HOSTS: ",".join(args.allow_stream_hosts),
             ENV_ICE_SERVERS: ",".join(args.ice_server),
             ENV_ORIGINS: ",".join(parse_origin(o) for o in args.allow_origin),
+            ENV_SIGN_IN_HOURS: str(_positive("--sign-in-hours", args.sign_in_hours)),
             ENV_RECORD_LIVE: str(args.record_live.resolve()) if args.record_live else "",
         }
     )

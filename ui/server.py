@@ -30,8 +30,8 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from ui.app import access
-from ui.app.settings import ENV_ORIGINS, ENV_TOKEN
-from ui.gate import Gate
+from ui.app.settings import ENV_ORIGINS, ENV_SIGN_IN_HOURS, ENV_TOKEN
+from ui.gate import CREDENTIAL_HOURS, CREDENTIALS, Gate
 
 SCRIPT = Path(__file__).resolve().parent / "app" / "main.py"
 CLOSE_EVERY_S = 1.0
@@ -97,8 +97,11 @@ async def _close_ended_sessions(_app):
 
 
 def middleware() -> list:
-    """The gate, with the token and origins of the environment (``tsm ui`` checked them)."""
+    """The gate, with the token, origins and sign-in lifetime of the environment (``tsm ui``
+    checked them)."""
     token = os.environ.get(ENV_TOKEN) or None
+    hours = float(os.environ.get(ENV_SIGN_IN_HOURS) or CREDENTIAL_HOURS)
+    CREDENTIALS.lifetime_s = hours * 3600  # the server's one signer: the gate and the page
     origins = [o for o in os.environ.get(ENV_ORIGINS, "").split(",") if o]
     return [Middleware(Gate, token=token, origins=origins)]
 

@@ -19,6 +19,7 @@ from ui.app.settings import (
     ENV_MAX_UPLOAD_MB,
     ENV_ORIGINS,
     ENV_RUNS,
+    ENV_SIGN_IN_HOURS,
     ENV_STREAM_HOSTS,
     ENV_TOKEN,
     UISettings,
@@ -88,6 +89,13 @@ def test_repeatable_options_reach_the_server_whole(tmp_path):
 def test_an_origin_that_is_not_scheme_host_port_is_refused(tmp_path, origin):
     with pytest.raises(ValueError, match=r"origin .*expected scheme://host\[:port\]"):
         _command("--runs", tmp_path, "--allow-origin", origin)
+
+
+def test_the_sign_in_lasts_twelve_hours_unless_told(tmp_path):
+    assert _command("--runs", tmp_path)[2][ENV_SIGN_IN_HOURS] == "12.0"
+    assert _command("--runs", tmp_path, "--sign-in-hours", "0.5")[2][ENV_SIGN_IN_HOURS] == "0.5"
+    with pytest.raises(ValueError, match="--sign-in-hours -1.0: expected a positive number"):
+        _command("--runs", tmp_path, "--sign-in-hours", "-1")
 
 
 def test_default_runs_dir_prefers_runs_demo(tmp_path):
