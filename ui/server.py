@@ -31,6 +31,7 @@ from starlette.middleware import Middleware
 
 from ui.app import access
 from ui.app.settings import ENV_ORIGINS, ENV_SIGN_IN_HOURS, ENV_TOKEN
+from ui.app.upload_allowance import UPLOADS
 from ui.gate import CREDENTIAL_HOURS, CREDENTIALS, Gate
 
 SCRIPT = Path(__file__).resolve().parent / "app" / "main.py"
@@ -62,6 +63,7 @@ class SessionCloser:
             if now - self._away_since.setdefault(sid, now) >= self.grace_s:
                 runtime.close_session(sid)  # media, uploads and state of the session go
                 access.DRAWN_SESSIONS.discard(sid)
+                UPLOADS.forget(sid)
                 del self._away_since[sid]
                 closed.append(sid)
         return closed
@@ -103,7 +105,7 @@ def middleware() -> list:
     hours = float(os.environ.get(ENV_SIGN_IN_HOURS) or CREDENTIAL_HOURS)
     CREDENTIALS.lifetime_s = hours * 3600  # the server's one signer: the gate and the page
     origins = [o for o in os.environ.get(ENV_ORIGINS, "").split(",") if o]
-    return [Middleware(Gate, token=token, origins=origins)]
+    return [Middleware(Gate, token=token, origins=origins, uploads=UPLOADS)]
 
 
 def _stop_as_interrupted(signum, frame) -> None:

@@ -249,3 +249,32 @@ def test_attempts_from_many_clients_meet_the_overall_limit():
         return [(await _sign_in(the_gate, "x", f"10.1.0.{i}"))[0] for i in range(25)]
 
     assert asyncio.run(spread()) == [401] * 20 + [429] * 5
+
+
+def test_an_upload_goes_in_only_if_the_sessions_page_takes_it():
+    from ui.app.upload_allowance import MULTIPART_OVERHEAD, UploadAllowance
+
+    uploads = UploadAllowance(clock=lambda: 0.0)
+    uploads.box("s", "video", max_bytes=1000, max_uploads=2)
+    make, creds = _gate()
+    the_gate = make(None)
+    the_gate.uploads = uploads
+    cookie = creds.issue().encode()
+
+    def put(session: str, length: int) -> _Run:
+        headers = ((b"content-length", str(length).encode()),)
+        scope = _scope(f"/_stcore/upload_file/{session}/f", "PUT", cookie=cookie, headers=headers)
+        return _Run(make, scope)
+
+    assert put("s", 1000 + MULTIPART_OVERHEAD).reached == ["/_stcore/upload_file/s/f"]
+    over = put("s", 1001 + MULTIPART_OVERHEAD)  # one byte over the box's limit
+    assert (over.status, over.reached) == (413, [])
+    assert put("s", 10).reached == ["/_stcore/upload_file/s/f"]
+    third = put("s", 10)  # the box takes two an hour
+    assert (third.status, third.reached) == (429, [])
+    assert b"2 uploads in the last hour; the limit is 2" in third.sent[1]["body"]
+    other = put("t", 10)  # a session whose page has no box
+    assert (other.status, other.reached) == (413, [])
+    assert (
+        other.sent[1]["body"] == b"Upload refused: no upload box is open on this session's page.\n"
+    )

@@ -190,7 +190,13 @@ def test_every_route_needs_the_credential(runs, tmp_path):
             upload = f"{url}/_stcore/upload_file/{session}/f1"
             files = {"file": ("a.bin", b"\x00" * 1000)}
             xsrf = {"X-Xsrftoken": signed.cookies["_streamlit_xsrf"]}
-            assert signed.put(upload, files=files, headers=xsrf).status_code == 204
+            # past the credential, an upload needs a box on the session's page: this session
+            # ran the default view, which has none (pages with boxes upload: test_browser.py)
+            taken = signed.put(upload, files=files, headers=xsrf)
+            assert (taken.status_code, taken.text) == (
+                413,
+                "Upload refused: no upload box is open on this session's page.\n",
+            )
             assert anon.put(upload, files=files, headers=xsrf).status_code == 401
             # the metrics' cache sizes are refreshed every 5 s: wait for the cleared caches
             deadline = time.monotonic() + 15

@@ -47,6 +47,14 @@ def _cookie(scope) -> Optional[str]:
     return HTTPConnection(scope).cookies.get(COOKIE)
 
 
+def _upload_session(scope) -> Optional[str]:
+    """The session id of a ``PUT /_stcore/upload_file/<session id>/<file id>``, else None."""
+    parts = scope["path"].split("/")
+    if scope.get("method") != "PUT" or len(parts) < 4 or parts[-3] != "upload_file":
+        return None
+    return parts[-2]
+
+
 def _until(expiry: float, clock, receive, send, on_close: Callable[[], None]):
     """``receive``/``send`` of a websocket that closes (1008) on its first message after
     ``expiry``: that message never reaches the app, which is told the client left."""
@@ -78,7 +86,12 @@ class Gate:
     body is read; an open websocket is closed on its first message after its credential
     expired. ``POST`` :data:`LOGIN_PATH` with the right token sets the credential and redirects
     to the app (303); a wrong one waits ``wrong_delay_s`` and shows the page again (401);
-    ``limiter`` refuses attempts past its limits at once (429 with ``Retry-After``)."""
+    ``limiter`` refuses attempts past its limits at once (429 with ``Retry-After``). With
+    ``uploads`` (:class:`ui.app.upload_allowance.UploadAllowance` or alike: ``refusal(session
+    id, Content-Length) -> reason or None``), an upload request is refused (413; 429 past the
+    count) before its body is read unless the session's page has a box that takes it; the HTTP
+    server delivers no more body than Content-Length states, so the stated length is the
+    length."""
 
     def __init__(
         self,
@@ -89,6 +102,7 @@ class Gate:
         limiter: Optional[SignInLimiter] = None,
         wrong_delay_s: float = WRONG_TOKEN_DELAY_S,
         clock: Callable[[], float] = time.time,
+        uploads=None,
     ) -> None:
         if token is not None and not token:
             raise ValueError("Gate: the token, when given, must not be empty")
@@ -96,6 +110,7 @@ class Gate:
         self.credentials, self.wrong_delay_s, self.clock = credentials, wrong_delay_s, clock
         self.limiter = limiter if limiter is not None else SignInLimiter()
         self.notes = _Notes(time.monotonic)
+        self.uploads = uploads
 
     async def __call__(self, scope, receive, send) -> None:
         kind = scope["type"]
@@ -110,7 +125,7 @@ class Gate:
             )
             return await self._refuse(scope, send, 403, b"Cross-origin request refused.\n")
         if self.token is None:
-            return await self.app(scope, receive, send)
+            return await self._admitted(scope, receive, send)
         path, method = scope["path"], scope.get("method", "")
         if kind == "http" and path == LOGIN_PATH and method == "POST":
             return await self._login(scope, receive, send)
@@ -119,7 +134,7 @@ class Gate:
         if expiry is not None and expiry > self.clock():
             if kind == "websocket":
                 receive, send = _until(expiry, self.clock, receive, send, self._expired(scope))
-            return await self.app(scope, receive, send)
+            return await self._admitted(scope, receive, send)
         if value is not None and expiry is None:
             self.notes.warn(
                 "credential",
@@ -132,6 +147,19 @@ class Gate:
             page = login_page()
             return await respond(send, 401, page, HTML, PAGE_HEADERS, head_only=method == "HEAD")
         await self._refuse(scope, send, 401, b"Sign in first.\n")
+
+    async def _admitted(self, scope, receive, send) -> None:
+        """The app, for a request the origin and credential checks let through; an upload
+        only if the session's page takes it."""
+        session = _upload_session(scope) if self.uploads is not None else None
+        if session is not None:
+            length = dict(scope["headers"]).get(b"content-length")
+            reason = self.uploads.refusal(session, length.decode("latin-1") if length else None)
+            if reason is not None:
+                self.notes.warn("upload", _client(scope), f"refused an upload: {reason}")
+                status = 429 if "in the last hour" in reason else 413
+                return await respond(send, status, f"Upload refused: {reason}.\n".encode(), TEXT)
+        await self.app(scope, receive, send)
 
     def _expired(self, scope) -> Callable[[], None]:
         def note() -> None:
