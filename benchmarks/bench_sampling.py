@@ -74,7 +74,7 @@ def decode_all(path: Path, idx: np.ndarray, lazy: bool) -> np.ndarray:
 
 def sparse(path: Path, idx: np.ndarray, cold: bool) -> np.ndarray:
     if cold:
-        decoder._cached_index.cache_clear()
+        decoder.forget_indexes()
     return read_video_frames(path, idx)
 
 

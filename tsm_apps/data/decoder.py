@@ -26,11 +26,13 @@ PathLike = Union[str, os.PathLike]
 
 __all__ = [
     "VideoDecodeError",
+    "VideoHeader",
     "VideoIndex",
     "decode_frames",
     "open_stream",
     "open_video",
     "pyav",
+    "read_header",
     "set_decode_threads",
     "video_index",
 ]
@@ -80,22 +82,53 @@ class VideoIndex:
         return len(self.pts)
 
 
-def open_video(path: Path):
+def open_video(path: Path, **options):
     """An open PyAV container of the video file ``path`` holding a video stream (close it);
-    :class:`VideoDecodeError` for a missing, empty or unreadable file or one without video."""
+    ``options``: PyAV's ``open`` options (e.g. ``stream_options``). :class:`VideoDecodeError`
+    for a missing, empty or unreadable file or one without video."""
     av = pyav()
     if not path.exists():
         raise VideoDecodeError(path, "file not found")
     if path.stat().st_size == 0:
         raise VideoDecodeError(path, "file is empty (0 bytes)")
     try:
-        container = av.open(str(path), mode="r")
+        container = av.open(str(path), mode="r", **options)
     except (av.FFmpegError, OSError, ValueError) as e:
         raise VideoDecodeError(path, f"cannot open: {e}") from None
     if not container.streams.video:
         container.close()
         raise VideoDecodeError(path, "no video stream (empty or audio-only file)")
     return container
+
+
+@dataclass(frozen=True)
+class VideoHeader:
+    """A video stream's frame ``width`` and ``height`` (pixels) and its length ``frames``."""
+
+    width: int
+    height: int
+    frames: int
+
+
+# FFmpeg's stream probing decodes a frame unless told to skip them all (80 MB for one 8K frame)
+_HEADER_ONLY = {"stream_options": [{"skip_frame": "all"}] * 16}
+
+
+def read_header(path: Path) -> VideoHeader:
+    """The size of the video file ``path`` before any frame is decoded: the first video
+    stream's coded width and height and its frame count (the container's, else its packets
+    counted); :class:`VideoDecodeError` for an unreadable file or a stream without a size."""
+    path = Path(path)
+    container = open_video(path, **_HEADER_ONLY)
+    try:
+        stream = container.streams.video[0]
+        width, height = int(stream.codec_context.width), int(stream.codec_context.height)
+        frames = int(stream.frames or 0)
+    finally:
+        container.close()
+    if width <= 0 or height <= 0:
+        raise VideoDecodeError(path, "the video stream states no frame size")
+    return VideoHeader(width, height, frames or len(video_index(path)))
 
 
 def open_stream(target: str, **kwargs):
@@ -139,6 +172,11 @@ def video_index(path: Path) -> VideoIndex:
         raise VideoDecodeError(path, "file not found")
     st = path.stat()
     return _cached_index(str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+def forget_indexes() -> None:
+    """Empty :func:`video_index`'s cache: the next call reads each container again."""
+    _cached_index.cache_clear()
 
 
 def decode_frames(path: Path, wanted: np.ndarray, index: VideoIndex) -> dict:
