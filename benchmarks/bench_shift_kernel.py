@@ -19,7 +19,7 @@ import sys
 import torch
 
 from tsm_apps.bench.official_shift import naive_shift
-from tsm_apps.models import shift_kernel
+from tsm_apps.models.shift import kernel as shift_kernel
 from tsm_apps.models.shift import temporal_shift
 
 CL = torch.channels_last
@@ -103,7 +103,7 @@ def host_costs(calls: int = 3000) -> dict:
     from torch import nn
 
     from tsm_apps.models.shift import cuda_shift_path
-    from tsm_apps.models.shift_wrapper import TemporalShift
+    from tsm_apps.models.shift.layer import TemporalShift
 
     x = torch.randn(8, 64, 8, 8, device="cuda")
     out = torch.empty_like(x)

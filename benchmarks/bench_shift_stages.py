@@ -20,7 +20,7 @@ from torch import nn
 from tsm_apps.bench.core import naive_shift
 from tsm_apps.bench.timing import load_average, time_many
 from tsm_apps.models.shift import temporal_shift
-from tsm_apps.models.shift_wrapper import TemporalShift
+from tsm_apps.models.shift.layer import TemporalShift
 
 # (stage, C_in of conv1, C_out of conv1, H=W, blocks of this kind) for ResNet-50 at 224
 BLOCKS = (

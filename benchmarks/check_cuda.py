@@ -24,9 +24,9 @@ from contextlib import nullcontext
 import torch
 
 from tsm_apps.bench.official_shift import naive_shift
-from tsm_apps.models import shift as shift_mod
 from tsm_apps.models.online import OnlineRecognizer
 from tsm_apps.models.recognizer import build_recognizer
+from tsm_apps.models.shift import op as shift_mod
 from tsm_apps.models.trunk import set_memory_format
 
 FORMATS = {"nchw": torch.contiguous_format, "channels_last": torch.channels_last}
@@ -77,7 +77,7 @@ def check_kernel() -> None:
 
 def check_in_place() -> None:
     """The in-place kernel pair: inside, the official shift; after, the input bit for bit."""
-    from tsm_apps.models import shift_kernel
+    from tsm_apps.models.shift import kernel as shift_kernel
 
     for shape in SHAPES:
         t = 8 if shape[0] == 8 else 3

@@ -22,7 +22,7 @@ from tsm_apps.checkpoint.reading import backbone_weights, state_dict_mismatch
 from tsm_apps.models.backbone import BackboneConfig, build_trunk, set_num_segments
 from tsm_apps.models.online import online_modules
 from tsm_apps.models.shift import DEFAULT_FOLD_DIV
-from tsm_apps.models.stream_state import ShiftState, stepping
+from tsm_apps.models.shift.state import ShiftState, stepping
 
 
 @MODELS.register_module()
@@ -128,7 +128,7 @@ class TSMResNet(BaseModule):
 
     def stages(self, x: Tensor) -> tuple:
         """The maps of ``out_indices`` for ``x`` (no shape check: clips, or one frame per stream
-        inside a :func:`~tsm_apps.models.stream_state.stepping` block)."""
+        inside a :func:`~tsm_apps.models.shift.state.stepping` block)."""
         outs = self.trunk.forward_stages(x)
         return tuple(outs[i] for i in self.out_indices)
 

@@ -52,7 +52,7 @@ from mmdet.structures import SampleList
 from mmengine.config import ConfigDict
 from torch import Tensor
 
-from tsm_apps.models.stream_state import ShiftState
+from tsm_apps.models.shift.state import ShiftState
 
 from .online_stream import STREAM_GAPS, STREAM_META_KEYS, TestStream, own_extent
 

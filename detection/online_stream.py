@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 
 from torch import Tensor
 
-from tsm_apps.models.stream_state import ShiftState
+from tsm_apps.models.shift.state import ShiftState
 
 STREAM_GAPS = ("reset", "raise")
 STREAM_META_KEYS = ("video", "frame_id")

@@ -12,7 +12,7 @@ def lazy_exports(package: str, api: dict) -> tuple[list, Callable[[str], Any], C
     """``(__all__, __getattr__, __dir__)`` for ``package`` (its ``__name__``).
 
     ``api`` maps a relative module name to the names it provides, e.g.
-    ``{".shift_wrapper": ("TemporalShift",)}``. The first lookup of a name imports its module and
+    ``{".online": ("OnlineRecognizer",)}``. The first lookup of a name imports its module and
     stores the value in the package, so later lookups do not come back here.
     """
     where = {name: module for module, names in api.items() for name in names}

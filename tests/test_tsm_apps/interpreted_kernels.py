@@ -26,7 +26,7 @@ SHAPES = (
 
 
 def shift_cases() -> dict:
-    from tsm_apps.models import shift_kernel
+    from tsm_apps.models.shift import kernel as shift_kernel
 
     out = {}
     for fname, fmt in FORMATS.items():
@@ -53,7 +53,7 @@ def shift_cases() -> dict:
 
 def in_place_cases() -> dict:
     """The in-place pair: the tensor inside (shifted) and after the undo (restored)."""
-    from tsm_apps.models import shift_kernel
+    from tsm_apps.models.shift import kernel as shift_kernel
 
     out = {}
     for fname, fmt in FORMATS.items():
@@ -78,7 +78,7 @@ def in_place_cases() -> dict:
 
 def step_cases() -> dict:
     """Three streaming steps of two streams (fold 2, and frames over one block)."""
-    from tsm_apps.models import shift_kernel
+    from tsm_apps.models.shift import kernel as shift_kernel
 
     out = {}
     for fname, fmt in FORMATS.items():
@@ -111,10 +111,10 @@ def model_cases() -> dict:
     """A small ResNet-18 TSM with ``TemporalShift`` sending CPU tensors to the kernel (as it
     does CUDA tensors): inference logits, input and weight gradients, and (online) a stream of
     static-buffer steps across ``reset()``."""
-    from tsm_apps.models import shift as shift_mod
-    from tsm_apps.models import shift_kernel
     from tsm_apps.models.online import OnlineRecognizer
     from tsm_apps.models.recognizer import build_recognizer
+    from tsm_apps.models.shift import kernel as shift_kernel
+    from tsm_apps.models.shift import op as shift_mod
 
     shift_mod._kernel = lambda x: None if shift_mod._tracing() else shift_kernel
     # one thread, as the test's side: a convolution's weight gradient sums in an order that
@@ -147,7 +147,7 @@ def model_cases() -> dict:
 
 def refusal() -> str:
     """The error for a buffer in the other memory format than the frame."""
-    from tsm_apps.models import shift_kernel
+    from tsm_apps.models.shift import kernel as shift_kernel
 
     x = torch.zeros(1, 16, 4, 4).contiguous(memory_format=torch.channels_last)
     try:

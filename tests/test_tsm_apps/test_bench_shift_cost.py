@@ -9,7 +9,7 @@ import torch
 from tsm_apps.bench import shift_cost
 from tsm_apps.bench.core import FIGURES, cuda_shift_cost
 from tsm_apps.bench.spec import build
-from tsm_apps.models.shift_wrapper import TemporalShift
+from tsm_apps.models.shift.layer import TemporalShift
 
 
 def test_every_shift_cost_figure_runs_on_cpu_at_small_sizes():

@@ -13,9 +13,9 @@ light = 'torchvision' not in sys.modules and 'tsm_apps.train.run' not in sys.mod
 from tsm_apps import TemporalShift, load_checkpoint
 from tsm_apps.models import build_recognizer
 from tsm_apps.train import train
-import tsm_apps.models.shift_wrapper, tsm_apps.models.recognizer, tsm_apps.checkpoint.reading
+import tsm_apps.models.shift.layer, tsm_apps.models.recognizer, tsm_apps.checkpoint.reading
 import tsm_apps.train.run
-same = (TemporalShift is tsm_apps.models.shift_wrapper.TemporalShift
+same = (TemporalShift is tsm_apps.models.shift.layer.TemporalShift
         and build_recognizer is tsm_apps.models.recognizer.build_recognizer
         and load_checkpoint is tsm_apps.checkpoint.reading.load_checkpoint
         and train is tsm_apps.train.run.train)

@@ -12,7 +12,7 @@ from tsm_apps import (
     shift_modules,
     stepping,
 )
-from tsm_apps.models.stream_state import bound_slot
+from tsm_apps.models.shift.state import bound_slot
 
 
 def _tiny(shift="online", arch="resnet18", **kw):

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from tests.test_tsm_apps.official_shift import official_shift
-from tsm_apps.models.shift_wrapper import TemporalShift
+from tsm_apps.models.shift.layer import TemporalShift
 
 
 @pytest.mark.parametrize("online", [False, True])

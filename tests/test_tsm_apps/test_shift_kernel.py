@@ -96,10 +96,10 @@ def test_kernel_step_refuses_a_buffer_in_another_memory_format(interpreted):
 def test_cpu_shift_never_imports_the_kernel():
     code = (
         "import sys, torch; from tsm_apps.models.shift import temporal_shift;"
-        "from tsm_apps.models.shift_wrapper import TemporalShift;"
+        "from tsm_apps.models.shift.layer import TemporalShift;"
         "x = torch.randn(4, 16, 3, 3); temporal_shift(x, 2);"
         "TemporalShift(torch.nn.Identity(), 2)(x);"
-        "print('tsm_apps.models.shift_kernel' in sys.modules, 'triton' in sys.modules)"
+        "print('tsm_apps.models.shift.kernel' in sys.modules, 'triton' in sys.modules)"
     )
     r = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=HERE.parent.parent

@@ -12,10 +12,10 @@ from ui import cli
 from ui.app.settings import (
     ENV_ALLOW_ROOTS,
     ENV_FRAME_SIZE,
+    ENV_ICE_SERVERS,
     ENV_MAX_CHECKPOINT_MB,
     ENV_MAX_DECODED_MP,
     ENV_MAX_FRAMES,
-    ENV_ICE_SERVERS,
     ENV_MAX_UPLOAD_MB,
     ENV_ORIGINS,
     ENV_RUNS,

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tools.random_models import write_checkpoints
+from tsm_apps.data.decoder import read_header
 from ui.app.settings import VideoLimits, parse_resolution
-from ui.app.sources.video_header import read_header
 
 MB = 2**20
 RSS_LIMIT_MB = 64  # an 8K RGB frame alone is 95 MB; the app decodes none

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..models.shift_wrapper import TemporalShift
+from ..models.shift import TemporalShift
 from ..models.trunk import set_memory_format
 
 NCHW = torch.contiguous_format

@@ -1,6 +1,6 @@
 """One batched online step for many streams of one model.
 
-Each stream owns its :class:`~tsm_apps.models.stream_state.ShiftState` (one row). A step takes
+Each stream owns its :class:`~tsm_apps.models.shift.state.ShiftState` (one row). A step takes
 the newest frame of every stream in a group (frames of one input size), gathers their states into
 one batch, steps the model once, and hands every stream its own row back: the result of each
 stream is the result of stepping it alone.
@@ -36,7 +36,7 @@ from torch import Tensor, nn
 
 from ..models.cuda_graph import CUDA, CapturedCall, CudaBackend, autocast_state
 from ..models.online import static_state
-from ..models.stream_state import ShiftState, stepping
+from ..models.shift import ShiftState, stepping
 from .exact import batch_invariant, check_exact, exact_model
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class Stepper(Protocol):
     ``model``: the network; ``modules``: its shift modules in registration order (``[]``: a
     TSN, nothing carried). ``device``: where the model lives. ``prepare(frame uint8 (H, W, 3) RGB)`` is
     called on the stepping thread; ``forward(batch (B, 3, H, W))`` runs inside a
-    :func:`~tsm_apps.models.stream_state.stepping` block and returns a tuple of tensors with
+    :func:`~tsm_apps.models.shift.state.stepping` block and returns a tuple of tensors with
     ``B`` rows (captured into a CUDA graph on CUDA); ``finish(outputs, prepared)`` turns the
     first ``len(prepared)`` rows into one result per stream.
     """

@@ -1,6 +1,6 @@
 """A live stream: one source's frames through one model, with its own state and figures.
 
-A :class:`LiveStream` holds the stream's :class:`~tsm_apps.models.stream_state.ShiftState`, a
+A :class:`LiveStream` holds the stream's :class:`~tsm_apps.models.shift.state.ShiftState`, a
 one-frame mailbox and its counters. A source puts frames in with :meth:`LiveStream.submit`:
 a live source never waits (a newer frame replaces one the model has not taken yet, and counts
 as dropped: memory stays flat and the answer stays current), a file may wait for the model
@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..models.stream_state import ShiftState
+from ..models.shift import ShiftState
 
 LATENCY_WINDOW = 200  # results over which the latency percentiles are taken
 

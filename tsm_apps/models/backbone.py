@@ -1,4 +1,5 @@
-"""TSM / TSN backbones: the 2D trunks of :mod:`.trunk` with temporal shift inserted.
+"""TSM / TSN backbones: the 2D trunks of :mod:`.trunk` with temporal shift inserted
+(:mod:`.shift.placement`).
 
 Input ``(N*T, 3, H, W)`` with the ``T`` frames of a clip contiguous. Module names follow
 torchvision (``conv1``, ``bn1``, ``layer1.0.conv1`` ...) and the official TSM wrappers
@@ -18,8 +19,8 @@ import torch
 from torch import Tensor, nn
 
 from .non_local import NonLocalWrapper
-from .shift import DEFAULT_FOLD_DIV
-from .shift_wrapper import TemporalShift
+from .shift import DEFAULT_FOLD_DIV, TemporalShift
+from .shift.placement import shift_mobilenet_blocks, shift_resnet_blocks
 from .temporal_pool import TemporalPool
 from .trunk import RESNET_SPECS, MobileNetV2, ResNet, set_memory_format
 
@@ -79,23 +80,13 @@ def stage_strides(output_stride: int) -> tuple:
     return OUTPUT_STRIDES[output_stride]
 
 
+def _online(cfg: BackboneConfig) -> bool:
+    return cfg.shift == "online"
+
+
 def _stage_segments(cfg: BackboneConfig) -> list:
     t = cfg.num_segments
     return [t, t // 2, t // 2, t // 2] if cfg.temporal_pool else [t] * 4
-
-
-def add_shift_to_resnet(net: ResNet, cfg: BackboneConfig) -> None:
-    """Insert shifts as the official ``make_temporal_shift``: every block, every other from ResNet-101."""
-    n_round = 2 if len(net.layer3) >= 23 else 1
-    online = cfg.shift == "online"
-    for stage, t in zip(net.stages, _stage_segments(cfg)):
-        for i, b in enumerate(stage):
-            if i % n_round:
-                continue
-            if cfg.place == "blockres":
-                b.conv1 = TemporalShift(b.conv1, t, cfg.fold_div, online)
-            else:
-                stage[i] = TemporalShift(b, t, cfg.fold_div, online)
 
 
 def add_non_local_to_resnet(net: ResNet, cfg: BackboneConfig) -> None:
@@ -111,14 +102,6 @@ def _block_out(block: nn.Module) -> int:
     return (b.bn3 if hasattr(b, "bn3") else b.bn2).num_features
 
 
-def add_shift_to_mobilenet(net: MobileNetV2, cfg: BackboneConfig) -> None:
-    for m in net.features:
-        if getattr(m, "use_res_connect", False) and len(m.conv) == 4:
-            m.conv[0] = TemporalShift(
-                m.conv[0], cfg.num_segments, cfg.fold_div, cfg.shift == "online"
-            )
-
-
 def build_trunk(cfg: BackboneConfig) -> nn.Module:
     """Build the 2D trunk and insert shift, temporal pool and non-local blocks per ``cfg``.
 
@@ -128,11 +111,11 @@ def build_trunk(cfg: BackboneConfig) -> nn.Module:
             raise ValueError("temporal_pool/non_local are defined for ResNets only")
         net = MobileNetV2(cfg.width)
         if cfg.shift:
-            add_shift_to_mobilenet(net, cfg)
+            shift_mobilenet_blocks(net.features, cfg.num_segments, cfg.fold_div, _online(cfg))
         return set_memory_format(net, DEFAULT_MEMORY_FORMAT)
     net = ResNet(cfg.arch, cfg.width, cfg.strides, cfg.dilations)
     if cfg.shift:
-        add_shift_to_resnet(net, cfg)
+        shift_resnet_blocks(net.stages, _stage_segments(cfg), cfg.fold_div, _online(cfg), cfg.place)
     if cfg.non_local:
         add_non_local_to_resnet(net, cfg)
     if cfg.temporal_pool:

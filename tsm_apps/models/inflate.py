@@ -16,7 +16,7 @@ import torch
 from torch import Tensor, nn
 
 from .clip_layout import to_clips, to_frames
-from .shift_wrapper import TemporalShift
+from .shift import TemporalShift
 
 
 class TemporalConv(nn.Module):

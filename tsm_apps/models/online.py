@@ -2,8 +2,8 @@
 
 A model built with ``shift='online'`` gives, frame by frame, exactly the per-frame features it
 gives on the whole clip at once, because the online shift only reads the past. The buffers a
-stream carries from frame to frame are a :class:`~.stream_state.ShiftState` owned by the
-stream, bound to the model for one step (:func:`~.stream_state.stepping`); the model holds none,
+stream carries from frame to frame are a :class:`~.shift.state.ShiftState` owned by the
+stream, bound to the model for one step (:func:`~.shift.state.stepping`); the model holds none,
 so any number of streams can share it.
 
 :class:`OnlineRecognizer` steps ``N`` streams together one of three ways (``mode``): ``"eager"``
@@ -22,8 +22,7 @@ import torch
 from torch import Tensor, nn
 
 from .cuda_graph import CUDA, CapturedCall, CudaBackend, autocast_state
-from .shift_wrapper import TemporalShift
-from .stream_state import ShiftState, stepping
+from .shift import ShiftState, TemporalShift, stepping
 
 MODES = ("auto", "eager", "static", "graph")
 

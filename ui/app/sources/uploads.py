@@ -19,12 +19,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
+from tsm_apps.data.decoder import read_header
 from tsm_apps.io import atomic_write_bytes
 
 from ..settings import DecodeLimits, VideoLimits
 from ..text import literal
 from .base import Decoded, VideoDecodeError, read_video
-from .video_header import read_header
 
 CHECKPOINT_SUFFIXES = ("pth", "pt", "tar", "ckpt")
 MAX_NAME = 120

@@ -20,10 +20,10 @@ under ``torch.compile`` too, so the compiler sees plain tensor ops it can fuse.
 Inference (autograd off) needs no shifted copy at all: :func:`shifted_in_place` moves only the
 shifted folds inside the input for the duration of the wrapped layer and then puts them back, so
 the layer reads exactly the official shifted values and the caller gets its tensor back bit for
-bit (:class:`.shift_wrapper.TemporalShift`, the module that wraps a layer with the shift,
+bit (:class:`.layer.TemporalShift`, the module that wraps a layer with the shift,
 and its streaming step use it on the CPU whenever autograd is off).
 
-On CUDA tensors the shift is one Triton kernel (:mod:`.shift_kernel`) in training and
+On CUDA tensors the shift is one Triton kernel (:mod:`.kernel`) in training and
 inference (out of place, one launch: the in-place pair, two launches that move only the
 shifted channels, measured slower on a GPU and is kept as an option), and a
 streaming step with a static buffer (:func:`online_step_into`, the form a CUDA graph captures)
@@ -39,7 +39,7 @@ import torch
 from torch import Tensor
 
 from .memory_format import is_channels_last
-from .shift_copy import OFFLINE, ONLINE, CopyShift, at, frames_view, shift_cat, shift_folds
+from .slice_copy import OFFLINE, ONLINE, CopyShift, at, frames_view, shift_cat, shift_folds
 
 DEFAULT_FOLD_DIV = 8
 
@@ -90,7 +90,7 @@ def shifted_in_place(
 
     Only the shifted folds move: they are saved (a compact copy of ``2*fold`` channels, ``fold``
     online), written shifted into ``x``, and copied back when the block ends, also on error.
-    On CUDA two kernel launches do it (:func:`.shift_kernel.shift_in_place` and its undo).
+    On CUDA two kernel launches do it (:func:`.kernel.shift_in_place` and its undo).
     Inference only (autograd off): a restored tensor would corrupt saved activations.
     """
     fold = _check(x, num_segments, fold_div)
@@ -151,13 +151,13 @@ def shifts_in_place(x: Tensor) -> bool:
 
 
 def _kernel(x: Tensor):
-    """The Triton shift module (:mod:`.shift_kernel`) for a CUDA tensor outside tracing, where
+    """The Triton shift module (:mod:`.kernel`) for a CUDA tensor outside tracing, where
     Triton is installed; ``None`` otherwise (the CPU path never imports it)."""
     if not x.is_cuda or _tracing() or _CUDA_PATH[-1:] == ["copy"]:
         return None
     if not _KERNEL:
         try:
-            from . import shift_kernel
+            from . import kernel as shift_kernel
         except ImportError:  # a CUDA build of torch without Triton
             shift_kernel = None
         _KERNEL.append(shift_kernel)

@@ -1,4 +1,4 @@
-"""The temporal shift as one Triton kernel per shift (the CUDA path of :mod:`.shift`).
+"""The temporal shift as one Triton kernel per shift (the CUDA path of :mod:`.op`).
 
 Layout: ``(N*T, C, H, W)`` with the ``T`` frames of a clip contiguous, dense in memory as NCHW
 or channels-last (anything else is made contiguous first); outputs keep the input's format.

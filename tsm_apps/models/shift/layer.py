@@ -1,21 +1,21 @@
 """The shift wrapper: :class:`TemporalShift` shifts the input of the module it wraps.
 
 Layout: ``(N*T, C, H, W)`` with the ``T`` frames of one clip contiguous (NCHW or channels-last),
-or, while a :func:`.stream_state.stepping` block binds a :class:`.stream_state.ShiftState` to the
+or, while a :func:`.state.stepping` block binds a :class:`.state.ShiftState` to the
 module, ``(N, C, H, W)``: one frame per stream, the previous frame's folds read from and written
 to that state (the module itself holds none). The wrapped module is ``.net``, as
 in the official wrapper, so official checkpoint keys (``layer1.0.conv1.net.weight``) map by
-prefix. Each call picks one form of the shift from :mod:`.shift`: in place for the duration of
-the wrapped module's call when autograd is off (:func:`.shift.shifted_in_place`,
-:func:`.shift.online_step_in_place`), into a static buffer (:func:`.shift.online_step_into`),
-or out of place (:func:`.shift.temporal_shift`, :func:`.shift.online_shift_step`).
+prefix. Each call picks one form of the shift from :mod:`.op`: in place for the duration of
+the wrapped module's call when autograd is off (:func:`.op.shifted_in_place`,
+:func:`.op.online_step_in_place`), into a static buffer (:func:`.op.online_step_into`),
+or out of place (:func:`.op.temporal_shift`, :func:`.op.online_shift_step`).
 """
 
 from __future__ import annotations
 
 from torch import Tensor, nn
 
-from .shift import (
+from .op import (
     DEFAULT_FOLD_DIV,
     online_shift_step,
     online_step_in_place,
@@ -25,7 +25,7 @@ from .shift import (
     temporal_shift,
     writable_view,
 )
-from .stream_state import ShiftState, bound_slot
+from .state import ShiftState, bound_slot
 
 
 def _own(y: Tensor, x: Tensor) -> Tensor:
@@ -39,9 +39,9 @@ class TemporalShift(nn.Module):
     """Shift the input of ``net`` (official wrapper layout: the wrapped module is ``.net``).
 
     ``num_segments`` may be changed at run time (multigrid). Inside a
-    :func:`~tsm_apps.models.stream_state.stepping` block that binds this module, each call
+    :func:`~tsm_apps.models.shift.state.stepping` block that binds this module, each call
     receives one frame per stream, ``(N, C, H, W)``, and the previous frame's shifted channels
-    come from the bound :class:`~tsm_apps.models.stream_state.ShiftState`: replaced by a new
+    come from the bound :class:`~tsm_apps.models.shift.state.ShiftState`: replaced by a new
     tensor each step, or, for a static state, written in place (:func:`online_step_into`). On
     CUDA the shift is one Triton kernel.
     """

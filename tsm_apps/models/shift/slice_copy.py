@@ -1,4 +1,4 @@
-"""The shift written with strided slice copies (the CPU path of :mod:`.shift`), and with
+"""The shift written with strided slice copies (the CPU path of :mod:`.op`), and with
 ``torch.cat`` for tracing / ONNX export.
 
 Layout: ``(N*T, C, H, W)``, viewed without a copy as ``(N, T, C, H*W)`` (NCHW) or
