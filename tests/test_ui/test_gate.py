@@ -12,6 +12,7 @@ import pytest
 
 from ui import gate
 from ui.gate import COOKIE, Credentials, Gate
+from ui_fixtures import asgi_scope
 
 TOKEN = "correct horse battery"
 SECRET = bytes(range(32))
@@ -103,36 +104,14 @@ class _Exchange:
         return b"".join(m.get("body", b"") for m in self.sent[1:]).decode()
 
 
-def _scope(
-    path: str,
-    method: str = "GET",
-    kind: str = "http",
-    cookie: str | None = None,
-    headers: tuple = (),
-) -> dict:
-    hs = [(b"host", b"127.0.0.1:8501"), *headers]
-    if cookie is not None:
-        hs.append((b"cookie", f"other=1; {COOKIE}={cookie}".encode()))
-    scope = {
-        "type": kind,
-        "path": path,
-        "headers": hs,
-        "scheme": "http" if kind == "http" else "ws",
-        "query_string": b"",
-    }
-    if kind == "http":
-        scope["method"] = method
-    return scope
-
-
 def test_without_the_credential_nothing_reaches_the_app():
-    page = _Exchange(_scope("/"))
+    page = _Exchange(asgi_scope("/"))
     assert page.status == 401 and not page.reached
     assert 'name="token"' in page.text and "<script" not in page.text
     assert page.headers["cache-control"] == "no-store"
-    head = _Exchange(_scope("/", "HEAD"))
+    head = _Exchange(asgi_scope("/", "HEAD"))
     assert head.status == 401 and head.text == ""
-    ws = _Exchange(_scope("/_stcore/stream", kind="websocket"))
+    ws = _Exchange(asgi_scope("/_stcore/stream", kind="websocket"))
     assert ws.sent == [{"type": "websocket.close", "code": 1008}] and not ws.reached
     for path in (
         "/media/0a1b2c.jpg",
@@ -141,10 +120,10 @@ def test_without_the_credential_nothing_reaches_the_app():
         "/static/js/index.js",
         "/_stcore/health/../metrics",
     ):
-        ex = _Exchange(_scope(path))
+        ex = _Exchange(asgi_scope(path))
         assert (ex.status, ex.reached) == (401, []), path
     upload = _Exchange(
-        _scope("/_stcore/upload_file/s/f", "PUT", headers=((b"content-length", b"104857600"),)),
+        asgi_scope("/_stcore/upload_file/s/f", "PUT", headers=((b"content-length", b"104857600"),)),
         body=b"x" * 1024,
     )
     assert (upload.status, upload.text, upload.reads, upload.reached) == (
@@ -154,13 +133,13 @@ def test_without_the_credential_nothing_reaches_the_app():
         [],
     )  # refused before one byte of the body was read
     expired = Credentials(SECRET, lifetime_s=-1).issue()
-    assert _Exchange(_scope("/media/a.jpg", cookie=expired)).status == 401
-    assert _Exchange(_scope("/media/a.jpg", cookie="1.2.3")).status == 401
+    assert _Exchange(asgi_scope("/media/a.jpg", cookie=expired)).status == 401
+    assert _Exchange(asgi_scope("/media/a.jpg", cookie="1.2.3")).status == 401
 
 
 def test_bare_health_status_and_the_credential_pass():
-    assert _Exchange(_scope("/_stcore/health")).reached == ["/_stcore/health"]
-    assert _Exchange(_scope("/_stcore/health", "POST")).status == 401
+    assert _Exchange(asgi_scope("/_stcore/health")).reached == ["/_stcore/health"]
+    assert _Exchange(asgi_scope("/_stcore/health", "POST")).status == 401
     value = Credentials(SECRET).issue()
     for path, method, kind in (
         ("/", "GET", "http"),
@@ -169,7 +148,7 @@ def test_bare_health_status_and_the_credential_pass():
         ("/_stcore/metrics", "GET", "http"),
         ("/_stcore/stream", "GET", "websocket"),
     ):
-        ex = _Exchange(_scope(path, method, kind, cookie=value))
+        ex = _Exchange(asgi_scope(path, method, kind, cookie=value))
         assert ex.reached == [path] and ex.sent == [], path
 
 
@@ -178,7 +157,7 @@ def _login(body: bytes, monkeypatch) -> _Exchange:
         (b"content-type", b"application/x-www-form-urlencoded"),
         (b"content-length", str(len(body)).encode()),
     )
-    return _Exchange(_scope(gate.LOGIN_PATH, "POST", headers=headers), body=body)
+    return _Exchange(asgi_scope(gate.LOGIN_PATH, "POST", headers=headers), body=body)
 
 
 def test_login_sets_the_credential(monkeypatch):

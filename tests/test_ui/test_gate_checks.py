@@ -12,29 +12,13 @@ import re
 
 import pytest
 
-from ui.gate import COOKIE, Credentials, Gate, SignInLimiter, parse_origin, same_origin
+from ui.gate import Credentials, Gate, SignInLimiter, parse_origin, same_origin
+from ui_fixtures import asgi_scope
 
 TOKEN = "correct horse battery"
 SECRET = bytes(range(32))
 APP = b"127.0.0.1:8501"
 EVIL = "http://127.0.0.1:8799"
-
-
-def _scope(path="/", method="GET", kind="http", cookie=None, headers=(), client="10.0.0.1"):
-    hs = [(b"host", APP), *headers]
-    if cookie is not None:
-        hs.append((b"cookie", f"{COOKIE}=".encode() + cookie))
-    scope = {
-        "type": kind,
-        "path": path,
-        "headers": hs,
-        "scheme": "http" if kind == "http" else "ws",
-        "query_string": b"",
-        "client": (client, 50000),
-    }
-    if kind == "http":
-        scope["method"] = method
-    return scope
 
 
 class _Run:
@@ -93,34 +77,40 @@ def test_requests_that_act_on_the_app_come_from_its_own_origin():
     upload = ("/_stcore/upload_file/s/f", "PUT", "http")
     # the signed-in user's cookie, sent by a page on another port of the same host
     for path, method, kind in (ws, upload, ("/_stcore/upload_file/s/f", "DELETE", "http")):
-        evil = _Run(make, _scope(path, method, kind, cookie, _origin(EVIL)))
+        evil = _Run(make, asgi_scope(path, method, kind, cookie, _origin(EVIL)))
         assert evil.reached == [], (path, method)
         closed = {"type": "websocket.close", "code": 1008}
         assert evil.sent == [closed] if kind == "websocket" else evil.status == 403
-        assert _Run(make, _scope(path, method, kind, cookie, own)).reached == [path]
+        assert _Run(make, asgi_scope(path, method, kind, cookie, own)).reached == [path]
     referer = ((b"referer", f"{EVIL}/evil.html".encode()),)
-    assert _Run(make, _scope(*ws, cookie, referer)).reached == []
-    assert _Run(make, _scope(*ws, cookie, _origin("null"))).reached == []
-    assert _Run(make, _scope(*ws, cookie, _origin("https://127.0.0.1:8501"))).reached == []
-    assert _Run(make, _scope(*ws, cookie)).reached == [ws[0]]  # no page: not a browser's request
+    assert _Run(make, asgi_scope(*ws, cookie, referer)).reached == []
+    assert _Run(make, asgi_scope(*ws, cookie, _origin("null"))).reached == []
+    assert _Run(make, asgi_scope(*ws, cookie, _origin("https://127.0.0.1:8501"))).reached == []
+    assert _Run(make, asgi_scope(*ws, cookie)).reached == [
+        ws[0]
+    ]  # no page: not a browser's request
     # reading is not acting: a page may link to the app (the credential still decides)
-    assert _Run(make, _scope("/", "GET", "http", cookie, _origin(EVIL))).reached == ["/"]
+    assert _Run(make, asgi_scope("/", "GET", "http", cookie, _origin(EVIL))).reached == ["/"]
 
 
 def test_without_a_token_the_origin_is_still_checked():
     make, _ = _gate(token=None)
-    evil = _Run(make, _scope("/_stcore/stream", kind="websocket", headers=_origin(EVIL)))
+    evil = _Run(make, asgi_scope("/_stcore/stream", kind="websocket", headers=_origin(EVIL)))
     assert evil.reached == [] and evil.sent == [{"type": "websocket.close", "code": 1008}]
-    own = _scope("/_stcore/stream", kind="websocket", headers=_origin("http://127.0.0.1:8501"))
+    own = asgi_scope("/_stcore/stream", kind="websocket", headers=_origin("http://127.0.0.1:8501"))
     assert _Run(make, own).reached == ["/_stcore/stream"]
 
 
 def test_behind_a_proxy_only_the_listed_origins_act():
     make, creds = _gate(origins=("https://app.example",))
     cookie = creds.issue().encode()
-    proxied = _scope("/_stcore/stream", "GET", "websocket", cookie, _origin("https://app.example"))
+    proxied = asgi_scope(
+        "/_stcore/stream", "GET", "websocket", cookie, _origin("https://app.example")
+    )
     assert _Run(make, proxied).reached == ["/_stcore/stream"]
-    direct = _scope("/_stcore/stream", "GET", "websocket", cookie, _origin("http://127.0.0.1:8501"))
+    direct = asgi_scope(
+        "/_stcore/stream", "GET", "websocket", cookie, _origin("http://127.0.0.1:8501")
+    )
     assert _Run(make, direct).reached == []
 
 
@@ -139,9 +129,9 @@ def test_a_cookie_of_any_bytes_is_refused_with_one_log_line(caplog):
     mac = creds.issue().split(".")[2].encode()
     caplog.set_level(logging.WARNING, logger="ui.gate")
     for _ in range(3):  # the same client again: no more lines
-        page = _Run(make, _scope("/", cookie=b"4600.\xc3\xa9." + mac))
+        page = _Run(make, asgi_scope("/", cookie=b"4600.\xc3\xa9." + mac))
         assert page.status == 401 and page.reached == []
-    ws = _Run(make, _scope("/_stcore/stream", kind="websocket", cookie=b"1.\xff\xfe.x"))
+    ws = _Run(make, asgi_scope("/_stcore/stream", kind="websocket", cookie=b"1.\xff\xfe.x"))
     assert ws.sent == [{"type": "websocket.close", "code": 1008}]
     lines = [r.getMessage() for r in caplog.records]
     assert lines == ["refused a credential this server did not sign (10.0.0.1)"]
@@ -153,7 +143,7 @@ def test_an_open_websocket_closes_on_its_first_message_after_expiry(caplog):
     cookie = Credentials(SECRET, lifetime_s=60).issue(now=1000.0).encode()
     messages = [{"type": "websocket.receive", "bytes": b"clear_cache"}] * 2
 
-    run = _Run(make, _scope("/_stcore/stream", kind="websocket", cookie=cookie), messages)
+    run = _Run(make, asgi_scope("/_stcore/stream", kind="websocket", cookie=cookie), messages)
     assert run.got == [messages[0], messages[1]]  # before expiry: both reach the app
     now[0] = 1000.0
     caplog.set_level(logging.WARNING, logger="ui.gate")
@@ -172,7 +162,7 @@ def test_an_open_websocket_closes_on_its_first_message_after_expiry(caplog):
 
         return call
 
-    run = _Run(late, _scope("/_stcore/stream", kind="websocket", cookie=cookie), incoming)
+    run = _Run(late, asgi_scope("/_stcore/stream", kind="websocket", cookie=cookie), incoming)
     assert run.got == [messages[0], {"type": "websocket.disconnect", "code": 1008}]
     closes = [m for m in run.sent if m["type"] == "websocket.close"]
     answers = [m for m in run.sent if m["type"] == "websocket.send"]
@@ -197,7 +187,7 @@ def test_the_limiter_counts_by_hand():
 
 async def _sign_in(the_gate, token: str, client: str):
     body = f"token={token}".encode()
-    scope = _scope(
+    scope = asgi_scope(
         "/_tsm/login",
         "POST",
         headers=(
@@ -263,7 +253,9 @@ def test_an_upload_goes_in_only_if_the_sessions_page_takes_it():
 
     def put(session: str, length: int) -> _Run:
         headers = ((b"content-length", str(length).encode()),)
-        scope = _scope(f"/_stcore/upload_file/{session}/f", "PUT", cookie=cookie, headers=headers)
+        scope = asgi_scope(
+            f"/_stcore/upload_file/{session}/f", "PUT", cookie=cookie, headers=headers
+        )
         return _Run(make, scope)
 
     assert put("s", 1000 + MULTIPART_OVERHEAD).reached == ["/_stcore/upload_file/s/f"]

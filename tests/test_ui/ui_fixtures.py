@@ -166,3 +166,33 @@ def faststart_mp4(src: Path, out: Path) -> Path:
             o.mux(s.encode(rgb.reformat(format="yuv420p")))
         o.mux(s.encode())
     return out
+
+
+def asgi_scope(
+    path: str = "/",
+    method: str = "GET",
+    kind: str = "http",
+    cookie: str | bytes | None = None,
+    headers: tuple = (),
+    client: str = "10.0.0.1",
+) -> dict:
+    """An ASGI request (``kind`` "http") or websocket handshake scope to the app at
+    127.0.0.1:8501 from ``client``; ``cookie``: the sign-in credential's raw value (bytes: as a
+    client may send them), beside another cookie."""
+    from ui.gate import COOKIE
+
+    hs = [(b"host", b"127.0.0.1:8501"), *headers]
+    if cookie is not None:
+        value = cookie.encode() if isinstance(cookie, str) else cookie
+        hs.append((b"cookie", f"other=1; {COOKIE}=".encode() + value))
+    scope = {
+        "type": kind,
+        "path": path,
+        "headers": hs,
+        "scheme": "http" if kind == "http" else "ws",
+        "query_string": b"",
+        "client": (client, 50000),
+    }
+    if kind == "http":
+        scope["method"] = method
+    return scope
