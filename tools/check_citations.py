@@ -4,11 +4,16 @@
         --repo FGFA=/path/Flow-Guided-Feature-Aggregation --repo DFF=/path/Deep-Feature-Flow \\
         --repo SF=/path/SlowFast [--doc docs/recipes.md]
 
-The citations of ``docs/recipes.md`` (``[REPO] FILE:LINES``) are read by
+The citations of ``docs/recipes.md`` (``[REPO] FILE:LINES [STATEMENT]``) are read by
 :func:`tools.citations.all_citations`, whose module says their form and the words each names.
-A citation holds when its file has those lines and they hold the value: one of the words the
-citation names, or the row's value (``reference`` for the source column, ``ours`` for the
-reason column; a number matches any literal equal to it, a list when every item matches).
+A table citation states what its lines read: ``[KEY = EXPR]`` holds when the lines hold the
+first literal of ``EXPR`` (a number as any equal literal, a bool as ``True``/``true``, ``None``
+as ``None``/``null``, a string verbatim, a tuple item by item), as the first literals after
+``KEY`` when a key is given, and ``EXPR`` after its conversion equals the row's value
+(``reference`` for the source column, ``ours`` for the reason column); ``[prose: KEY = EXPR]``
+the same without the comparison; ``[prose]`` when the lines hold every backticked quote of the
+citation (else one word it names). A table citation without a statement fails. A citation in a
+paragraph holds when its lines exist and hold one word it names (or it names none).
 Papers (``15min``, ``AAVG``, ``TSM supplementary §1``) are cited by section and are not checked.
 Prints one line per citation that fails and a summary naming each repository's commit (from its
 ``.git`` when it has one); exits 1 when any fails, 2 on bad arguments.
@@ -25,6 +30,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from tools.citations import Citation, all_citations
+from tools.recipe_table import same
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
@@ -78,6 +84,68 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+def _after_key(text: str, key: str) -> Optional[str]:
+    """``text`` after the first occurrence of ``key`` (all of it without a key); None when
+    ``key`` is not there."""
+    if not key:
+        return text
+    at = text.find(key)
+    return None if at < 0 else text[at + len(key) :]
+
+
+LITERAL = re.compile(rf"{NUMBER.pattern}|\b(?:true|false|none|null)\b", re.IGNORECASE)
+WORD_VALUE = {"true": True, "false": False, "none": None, "null": None}
+
+
+def _literal_tokens(text: str) -> List[object]:
+    """The number, bool and None literals of ``text`` in order."""
+    out: List[object] = []
+    for tok in LITERAL.findall(text):
+        out.append(WORD_VALUE[tok.lower()] if tok.lower() in WORD_VALUE else float(tok))
+    return out
+
+
+def _bound(text: str, read: object) -> bool:
+    """Whether the first literals of ``text`` (after a key) are ``read`` (a string: anywhere)."""
+    if isinstance(read, str):
+        return holds_value(text, read)
+    want = read if isinstance(read, tuple) else (read,)
+    got = _literal_tokens(text)[: len(want)]
+    return len(got) == len(want) and all(same(g, w) for g, w in zip(got, want))
+
+
+def reads(text: str, key: str, read: object) -> bool:
+    """Whether ``text`` holds ``read``: anywhere without a key, else as the first literals
+    after ``key``."""
+    rest = _after_key(text, key)
+    if rest is None:
+        return False
+    return _bound(rest, read) if key else holds_value(text, read)
+
+
+def _quotes_hold(c: Citation, text: str) -> bool:
+    """Every backticked quote of ``c`` in ``text``, else one word it names (or it names none)."""
+    low = text.lower()
+    if c.quotes:
+        return all(_squash(q).lower() in low for q in c.quotes)
+    return not c.words or any(_squash(w).lower() in low for w in c.words)
+
+
+def _statement_fails(c: Citation, text: str) -> Optional[str]:
+    st = c.statement
+    if st is None:
+        return "states no value: write [KEY = VALUE] (or [prose] for lines that read none)"
+    if st.reads and not reads(text, st.key, st.read):
+        where = f"after {st.key!r}" if st.key else "anywhere"
+        return f"do not hold {st.read!r} {where}: {text[:160]!r}"
+    if not st.prose and not same(st.value, c.value):
+        return f"state {st.read!r}, which converts to {st.value!r}, not the row's {c.value!r}"
+    if not st.reads and not _quotes_hold(c, text):
+        wanted = ", ".join(repr(w) for w in (c.quotes or c.words))
+        return f"do not hold {wanted}: {text[:160]!r}"
+    return None
+
+
 def check(c: Citation, repos: Dict[str, Path]) -> Optional[str]:
     """``None`` when ``c`` holds, else why not."""
     repo, f = resolve(c, repos)
@@ -88,15 +156,13 @@ def check(c: Citation, repos: Dict[str, Path]) -> Optional[str]:
     if max(c.lines) > len(lines):
         return f"{repo} {c.path} has {len(lines)} lines, line {max(c.lines)} cited"
     text = _squash("\n".join(lines[n - 1] for n in c.lines))
-    if c.prose and not c.words:
-        return None
-    if any(_squash(w).lower() in text.lower() for w in c.words) or holds_value(text, c.value):
-        return None
-    wanted = ", ".join(repr(w) for w in c.words) or "(no word)"
-    return (
-        f"lines {c.lines[0]}..{c.lines[-1]} of {repo} {c.path} hold none of {wanted} "
-        f"nor the value {c.value!r}: {text[:160]!r}"
-    )
+    span = f"lines {c.lines[0]}..{c.lines[-1]} of {repo} {c.path}"
+    if c.prose:  # a paragraph's: one word it names
+        if not c.words or any(_squash(w).lower() in text.lower() for w in c.words):
+            return None
+        return f"{span} hold none of {', '.join(repr(w) for w in c.words)}: {text[:160]!r}"
+    why = _statement_fails(c, text)
+    return None if why is None else f"{span} {why}"
 
 
 def commit_of(root: Path) -> str:

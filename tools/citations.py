@@ -11,19 +11,28 @@ The tables cite their sources in the ``source`` and ``why ours differs`` columns
 * ``FILE`` a path in that repository, a file name found once in it (``image.py``), or a short
   name of the section (:data:`SHORT_NAMES`: ``yaml``, ``sym``, ``sh``, ``test sh``,
   ``defaults``);
-* ``LINES`` ``N``, ``N-M`` or a comma list of them.
+* ``LINES`` ``N``, ``N-M`` or a comma list of them;
+* in a table, then a statement in brackets of what the lines read (:func:`parse_statement`):
+  ``[KEY = EXPR]`` (``yaml:101 [RPN_POSITIVE_OVERLAP = 0.7]``, ``sh:4-5 [--lr = 0.02 x 8 /
+  128]``): the lines hold the first literal of ``EXPR`` (the first literals after ``KEY`` when
+  a key is given), and ``EXPR`` (``x``, ``/``, ``+``, ``-``; ``N%`` is N / 100) is the row's
+  value; ``[prose]``: the lines read no value of the row (code, a sentence), its quotes must
+  be there; ``[prose: KEY = EXPR]``: the lines hold the literal, which is not the row's value.
 
 Each citation carries the words it names (a backticked snippet, an ``UPPER_CASE``,
-``snake_case`` or ``--flag`` word of the text after it, else of the text before it in the cell)
-and the row's value; ``tools/check_citations.py`` checks them against the references.
+``snake_case`` or ``--flag`` word of the text after it, else of the text before it in the cell),
+its statement and the row's value; ``tools/check_citations.py`` checks them against the
+references.
 """
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from tools.recipe_table import read_table  # the one reader of the tables
 
@@ -50,12 +59,66 @@ SHORT_NAMES: Dict[str, Dict[str, Tuple[str, str]]] = {
 LINES = r"\d+(?:-\d+)?(?:,\s*\d+(?:-\d+)?)*"
 CITATION = re.compile(
     r"(?:\b(?P<repo>[A-Z][A-Za-z]*)\s+)?(?P<file>(?:test )?[\w./-]+)"
-    rf":(?P<lines>{LINES})"
+    rf":(?P<lines>{LINES})(?:\s*\[(?P<statement>[^\]]*)\])?"
 )
 WORD = re.compile(
     r"`([^`]+)`|(--[\w-]+)|\b([A-Z][A-Z0-9]*_[A-Z0-9_]+|[A-Z]{3,}[A-Z0-9]*"
     r"|[a-z][a-z0-9]*_[a-z0-9_]+)\b"
 )
+
+
+OPS = {ast.Mult: operator.mul, ast.Div: operator.truediv, ast.Add: operator.add}
+OPS[ast.Sub] = operator.sub
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What a table citation says its lines read: ``read`` (a literal, or a tuple of them)
+    after ``key`` (anywhere when empty), converted to ``value``; ``prose``: not the row's value."""
+
+    key: str = ""
+    read: Any = None
+    value: Any = None
+    prose: bool = True
+    reads: bool = False  # whether a literal is stated at all
+
+
+def _evaluate(node: ast.AST, where: str) -> Tuple[Any, Any]:
+    """``(first literal, value)`` of a statement's expression."""
+    if isinstance(node, ast.Constant):
+        return node.value, node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        first, value = _evaluate(node.operand, where)
+        return -first, -value
+    if isinstance(node, ast.Tuple):
+        items = [_evaluate(e, where)[1] for e in node.elts]
+        return tuple(items), tuple(items)
+    if isinstance(node, ast.BinOp) and type(node.op) in OPS:
+        first, left = _evaluate(node.left, where)
+        return first, OPS[type(node.op)](left, _evaluate(node.right, where)[1])
+    raise ValueError(f"{where}: {ast.unparse(node)!r} is not a literal or x / + - of literals")
+
+
+def parse_statement(text: str, where: str) -> Statement:
+    """``[KEY = EXPR]``, ``[prose]`` or ``[prose: KEY = EXPR]`` (the module docstring);
+    ValueError naming ``where`` for any other form."""
+    body = text.strip()
+    prose = body.startswith("prose")
+    body = body[len("prose") :].lstrip(":").strip() if prose else body
+    if not body:
+        if not prose:
+            raise ValueError(f"{where}: an empty statement [] (write [KEY = VALUE] or [prose])")
+        return Statement()
+    key, eq, expr = body.partition("=")
+    if not eq or not expr.strip():
+        raise ValueError(f"{where}: statement [{text}] is not [KEY = VALUE] or [prose]")
+    expr = re.sub(r"(\d+(?:\.\d*)?)%", r"(\1 / 100)", expr.replace(" x ", " * ").strip())
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        raise ValueError(f"{where}: statement [{text}]: {expr!r} is not an expression") from None
+    read, value = _evaluate(node, where)
+    return Statement(key.strip(), read, value, prose, True)
 
 
 @dataclass(frozen=True)
@@ -68,6 +131,8 @@ class Citation:
     words: Tuple[str, ...]
     value: object
     prose: bool = False  # in a paragraph: no value; the lines must exist (and hold its words)
+    statement: Optional[Statement] = None  # a table citation's; None when it states nothing
+    quotes: Tuple[str, ...] = ()  # the backticked snippets among ``words``
 
 
 def section_kind(recipe: str) -> str:
@@ -102,6 +167,7 @@ def citations(
     repos: Dict[str, Path],
     cut: str = ";",
     prose: bool = False,
+    doc: str = "recipes.md",
 ) -> Iterator[Citation]:
     """The citations of one table cell or paragraph (see the module docstring); the words a
     citation names end at the characters ``cut``."""
@@ -127,6 +193,9 @@ def citations(
                 repo = prefix
             path = name
         words = words_of(after) or words_of(before)
+        quotes = re.findall(r"`([^`]+)`", after if words_of(after) else before)
+        stated = m["statement"]
+        statement = None if stated is None else parse_statement(stated, f"{doc}:{line}: {m[0]}")
         yield Citation(
             line,
             m.group(0).strip(),
@@ -136,6 +205,8 @@ def citations(
             tuple(words),
             value,
             prose,
+            statement,
+            tuple(quotes),
         )
 
 
@@ -165,8 +236,8 @@ def all_citations(doc: Path, repos: Dict[str, Path]) -> List[Citation]:
     for recipe, rows in read_table(doc).items():
         kind = section_kind(recipe)
         for r in rows:
-            out += citations(r.source, kind, r.line, r.reference, repos)
-            out += citations(r.reason, kind, r.line, r.ours, repos)
+            out += citations(r.source, kind, r.line, r.reference, repos, doc=doc.name)
+            out += citations(r.reason, kind, r.line, r.ours, repos, doc=doc.name)
     for kind, line, text in prose(doc):
-        out += citations(text, kind, line, None, repos, cut=";()", prose=True)
+        out += citations(text, kind, line, None, repos, cut=";()", prose=True, doc=doc.name)
     return out

@@ -101,7 +101,7 @@ def test_a_changed_value_is_reported_on_either_side(table):
     assert len(bad) == 2
     assert (
         "official: optim.lr_steps = [30, 40], the table says [20, 40] (reference [20, 40], "
-        "sh:4)" in bad[0]
+        "sh:4 [--lr_steps = 20, 40])" in bad[0]
     )
     assert "test_protocol.crop_size = 256, the table says 224" in bad[1]
     edited = [
@@ -109,7 +109,8 @@ def test_a_changed_value_is_reported_on_either_side(table):
         for r in table["preset multigrid"]
     ]
     assert [b.split(": ", 1)[1] for b in drift(edited, resolved("multigrid"))] == [
-        "optim.weight_decay = 0.0001, the table says 0.0 (reference 0.0001, yaml:47)"
+        "optim.weight_decay = 0.0001, the table says 0.0 (reference 0.0001, "
+        "yaml:47 [WEIGHT_DECAY = 0.0001])"
     ]
     del cfg["optim"]["nesterov"]
     assert any("optim.nesterov: no key 'nesterov'" in b for b in drift(rows, cfg))
