@@ -67,7 +67,7 @@ def test_the_deliberate_deviations(table):
             "optim.lr_steps",
             "optim.weight_decay",
         ],
-        "aavg": ["averaging.b2", "optim.lr_per_8"],
+        "aavg": ["optim.lr_per_8"],
         "multigrid": ["data.crop", "model.fold_div", "model.segments", "model.shift"],
     }
 
