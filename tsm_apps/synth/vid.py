@@ -5,8 +5,11 @@ What a snippet shows (1-3 objects of four VID classes on bouncing tracks of ever
 blurred along their motion, and two of three corruptions: occlusion, glare, camera shake) is
 :mod:`tsm_apps.synth.vid_snippets`; this module writes the set. Every second val (and test)
 snippet also holds an object seen in one frame only (motion IoU 0, "fast", as FGFA). Three
-splits: train, val (to choose settings on) and a held-out test split (to report on), each from
-its own random stream. Files under ``root``: ``Data/VID``, ``Annotations/VID``, ``ImageSets/VID``
+splits: train, val (to choose settings on) and a held-out test split (to report on); train and
+val snippets draw from their own random streams, but the test split shares stream 3 with the
+DET images (``write_det``: test snippet ``i`` and DET image ``i`` both start from
+``np.random.default_rng([seed, 3, i])``, so they draw the same first numbers), kept so that the
+demo's data and results stay as measured. Files under ``root``: ``Data/VID``, ``Annotations/VID``, ``ImageSets/VID``
 (:mod:`tsm_apps.data.vid_layout`), the MSRA lists
 ``ImageSets/{VID_train_15frames,VID_val_videos,VID_test_videos,DET_train_30classes}.txt`` and a
 DET part ``Data/DET``, ``Annotations/DET`` (:mod:`tsm_apps.synth.vid_objects`),

@@ -42,7 +42,8 @@ MOTION_BLUR = 2.0
 smears at most one frame's travel; twice that makes the set's fast objects as hard to see as
 fast objects are in real footage, at its small frame size)."""
 SPLITS = ("train", "val", "test")
-STREAMS = {"train": 0, "val": 1, "test": 3}  # random streams [seed, stream, index]
+STREAMS = {"train": 0, "val": 1, "test": 3}  # random streams [seed, stream, index]; 3 is also
+# the DET images' (vid_objects.write_det): test snippet i and DET image i share a stream
 ONE_FRAME_STREAMS = {"val": 2, "test": 4}  # ... of the one-frame objects
 
 
