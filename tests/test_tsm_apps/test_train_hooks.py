@@ -1,4 +1,5 @@
-"""The training loop and its hooks: event order, early stops, checkpoint entries, file sizes."""
+"""The training loop and its hooks: event order, early stops, checkpoint entries, the class
+whole (its step, state, resume and summary are its own methods), hooks through ``train``."""
 
 import csv
 from pathlib import Path
@@ -11,7 +12,7 @@ from tests.test_tsm_apps.toy_videos import motion_videos
 from tsm_apps.checkpoint.reading import read_checkpoint
 from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.distributed import DistEnv
-from tsm_apps.train import load_config
+from tsm_apps.train import load_config, train
 from tsm_apps.train.hooks import CheckpointHook, EvaluationHook, HookBase, LogHook, MultigridHook
 from tsm_apps.train.log import MetricsLog
 from tsm_apps.train.trainer import Trainer
@@ -63,28 +64,32 @@ class Recorder(HookBase):
             self.loop.stopped = True
 
 
-def _trainer(tmp_path: Path, hooks=None, **kw) -> Trainer:
+def _sets() -> tuple:
     videos, labels = motion_videos(12, frames=4, size=32)
     tr = VideoDataset.from_tensor(videos[:8], labels[:8], True, 2, 32)
     va = VideoDataset.from_tensor(videos[8:], labels[8:], False, 2, 32)
-    cfg = load_config(
-        **dict(
-            dict(
-                arch="resnet18",
-                width=0.125,
-                segments=2,
-                size=32,
-                epochs=2,
-                batch_size=4,
-                dropout=0.0,
-                work_dir=str(tmp_path),
-                progress=False,
-                tensorboard=False,
-            ),
-            **kw,
-        )
+    return tr, va
+
+
+def _config(tmp_path: Path, **kw):
+    base = dict(
+        arch="resnet18",
+        width=0.125,
+        segments=2,
+        size=32,
+        epochs=2,
+        batch_size=4,
+        dropout=0.0,
+        work_dir=str(tmp_path),
+        progress=False,
+        tensorboard=False,
     )
-    return Trainer(cfg, DistEnv(), torch.device("cpu"), tr, va, 2, hooks=hooks)
+    return load_config(**dict(base, **kw))
+
+
+def _trainer(tmp_path: Path, hooks=None, **kw) -> Trainer:
+    tr, va = _sets()
+    return Trainer(_config(tmp_path, **kw), DistEnv(), torch.device("cpu"), tr, va, 2, hooks=hooks)
 
 
 def test_default_hooks_in_order_and_events_around_each_step(tmp_path):
@@ -142,11 +147,31 @@ def test_hooks_are_checked():
         t.register_hooks([object()])
 
 
-def test_the_loop_stays_small():
-    root = Path(tsm_apps.train.__file__).parent
-    assert len((root / "trainer.py").read_text().splitlines()) < 200
-    sizes = {p.name: len(p.read_text().splitlines()) for p in root.rglob("*.py")}
-    assert max(sizes.values()) <= 300, sizes
+def test_the_trainer_writes_its_step_state_resume_and_summary_itself():
+    for name in ("train_step", "state_dict", "resume", "summary", "run_step", "fit"):
+        method = getattr(Trainer, name)
+        assert (method.__qualname__, method.__module__) == (
+            f"Trainer.{name}",
+            "tsm_apps.train.trainer",
+        )
+
+
+def test_train_takes_the_loops_hooks_in_place_of_the_defaults(tmp_path):
+    rec = Recorder()
+    tr, va = _sets()
+    s = train(_config(tmp_path, epochs=1), tr, va, 2, hooks=[rec])
+    assert (s["epochs"], s["steps"], s["best_top1"], s["rank"]) == (1, 2, -1.0, 0)
+    assert rec.events == [
+        "before_train",
+        "before_epoch 0",
+        "before_step 0",
+        "after_step 1",
+        "before_step 1",
+        "after_step 2",
+        "after_epoch 1",
+        "after_train",
+    ]
+    assert not (tmp_path / "last.pth").exists()  # no checkpoint hook among them
 
 
 def _train_imports() -> dict:

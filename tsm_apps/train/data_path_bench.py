@@ -9,7 +9,7 @@ The run is ``tsm train``'s own: :func:`~tsm_apps.train.inputs.check_inputs`,
 not fit in memory) and the :class:`~tsm_apps.train.trainer.Trainer` of the ``kinetics``
 preset (TSM ResNet-50, 8 segments, 224 px, dense sampling, multi-scale crop, batch 8), without
 hooks; batches come from :meth:`Trainer.epoch_loader` (:mod:`tsm_apps.train.loader`) and each
-is one :meth:`Trainer.train_step` (:func:`~tsm_apps.train.step.train_step`). Clips per second
+is one :meth:`~tsm_apps.train.trainer.Trainer.train_step`. Clips per second
 of that step (a) fed by the loader and (b) on one batch already on the device; the figure is
 (a) / (b). Both are blocks of consecutive steps between two synchronisations, after warm-up
 (workers started and their first batches taken, first steps run); (b) is measured before and

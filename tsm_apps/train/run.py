@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from torch.utils.data import Dataset
 
@@ -14,6 +14,7 @@ from ..data.lists import read_tsm_list
 from ..data.transforms import train_transform
 from ..distributed import env_from, pick_device, process_group
 from .config import TrainConfig
+from .hooks import HookBase
 from .inputs import check_inputs
 from .trainer import Trainer
 
@@ -79,11 +80,14 @@ def train(
     train_set: Optional[Dataset] = None,
     val_set: Optional[Dataset] = None,
     num_classes: Optional[int] = None,
+    hooks: Optional[Sequence[HookBase]] = None,
 ) -> dict:
     """Train per ``cfg`` in this process (rank/world from torchrun or SLURM variables).
 
     Datasets may be injected (they must yield ``((T, 3, S, S), label)`` for an index or an
     ``(index, T, S)`` request and have ``set_epoch``); by default they come from ``cfg.data.path``.
+    ``hooks``: the loop's hooks in place of the defaults
+    (:meth:`~tsm_apps.train.trainer.Trainer.default_hooks`), as :class:`Trainer` takes them.
     Returns the summary: ``val_top1``, ``best_top1``, ``wall_s``, all-reduce counts, ...
     """
     check_inputs(cfg, data=train_set is None or val_set is None)  # before decoding anything
@@ -98,7 +102,7 @@ def train(
     if not num_classes:
         raise ValueError("num_classes must be given with injected datasets")
     with process_group(env, device):
-        trainer = Trainer(cfg, env, device, train_set, val_set, num_classes, meta)
+        trainer = Trainer(cfg, env, device, train_set, val_set, num_classes, meta, hooks)
         summary = trainer.fit()
     summary.update(rank=env.rank, world_size=env.world_size, device=str(device))
     return summary

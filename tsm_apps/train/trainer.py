@@ -1,7 +1,9 @@
 """The training loop: one process of a (possibly distributed) run, resumable at any step.
 
-:class:`Trainer` runs epochs of steps and keeps the processes' models in step (DDP, or K-step
-averaging rounds with ``averaging.method = "kavg"``); the rest is hooks, which see it only as a
+:class:`Trainer` runs epochs of steps (:meth:`Trainer.train_step`) and keeps the processes'
+models in step (DDP, or K-step averaging rounds with ``averaging.method = "kavg"``); it saves
+and restores its own state (:meth:`Trainer.state_dict`, :meth:`Trainer.resume`) and reports the
+run (:meth:`Trainer.summary`). The rest is hooks, which see it only as a
 :class:`~tsm_apps.train.hooks.base.Loop`. Steps reseed the RNG from ``(seed, rank, step)`` and
 clips from ``(seed, epoch, index)``, so a resumed run repeats the uninterrupted one exactly.
 """
@@ -9,36 +11,39 @@ clips from ``(seed, epoch, index)``, so a resumed run repeats the uninterrupted 
 from __future__ import annotations
 
 import weakref
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from functools import partial
 from pathlib import Path
 from typing import Optional, Sequence
 
 import torch
+from torch import Tensor, nn
+from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset
 
+from ..checkpoint.reading import read_checkpoint
 from ..distributed import CommCounter, DistEnv
 from .averaging import KStepAverager, merge_bn_
 from .config import TrainConfig
 from .hooks import HookBase, default_hooks
-from .loader import train_loader
-from .loop_state import resume, state_dict, summary
+from .loader import on_device, train_loader
 from .model import model_and_optimizer, wrap_ddp
 from .multigrid import MultigridSchedule
 from .recipe import LRSchedule, run_schedule, set_lr, set_train_mode, step_lrs
 from .sampler import EpochBatches, FixedShape, per_process
-from .step import train_step
+from .state import rng_state, set_rng_state
 
-__all__ = ["Trainer"]
+__all__ = ["Trainer", "step_seed"]
+
+
+def step_seed(seed: int, rank: int, step: int) -> int:
+    """The global RNG seed of micro-batch stream ``rank`` at ``step`` (dropout masks)."""
+    return ((seed * 1_000_003 + rank) * 1_000_003 + step) % (2**63)
 
 
 class Trainer:
     """Model, optimizer, batch plan and LR schedule from ``cfg``; ``fit()`` runs to the last
     epoch (``epochs``: ``cfg.optim.epochs``, times multigrid's epoch factor)."""
-
-    train_step = train_step  # (x, y) -> mean loss: one optimisation step (tsm_apps.train.step)
-    # checkpoint entries, restore from last.pth, the run's summary (tsm_apps.train.loop_state)
-    state_dict, resume, summary = state_dict, resume, summary
 
     def __init__(
         self,
@@ -156,6 +161,40 @@ class Trainer:
             self.averager.after_step(self.step_in_epoch, self.step_in_epoch == self.steps_in_epoch)
         self._call("after_step")
 
+    def train_step(self, x: Tensor, y: Tensor) -> Tensor:
+        """Forward/backward over ``accum_steps`` micro-batches, clip, update; the mean loss.
+
+        ``x`` is ``(N, T, C, S, S)`` (float, or uint8 normalised on the device:
+        :func:`~tsm_apps.train.loader.on_device`), ``y`` ``(N,)``. ``A = accum_steps x
+        bn_splits`` (multigrid's sub-batch BN: BN groups of constant size). Micro-batch ``m``
+        takes clips ``m, m + A, ...`` of the batch, the clips process ``m`` of ``A`` would take,
+        and reseeds the RNG (dropout) from ``(seed, rank * A + m, step)``, so ``W`` processes and
+        one process with ``accum_steps = W`` compute the same update.
+        """
+        x = on_device(x, self.device, self.cfg.model.modality)  # uint8 clips: normalised there
+        y = y.to(self.device, non_blocking=True)
+        parts, n = self.cfg.optim.accum_steps * self.bn_splits, len(y)
+        if n < parts:
+            raise ValueError(f"batch of {n} clips cannot be split into {parts} micro-batches")
+        self.optimizer.zero_grad(set_to_none=True)
+        total = torch.zeros((), device=self.device)
+        for m in range(parts):
+            xm, ym = x[m::parts], y[m::parts]
+            torch.manual_seed(step_seed(self.cfg.seed, self.env.rank * parts + m, self.step))
+            ddp = getattr(self.net, "_orig_mod", self.net)  # under torch.compile: the wrapped net
+            defer = m < parts - 1 and isinstance(ddp, DistributedDataParallel)
+            with ddp.no_sync() if defer else nullcontext():
+                with torch.autocast(self.device.type, enabled=self.amp):
+                    loss = nn.functional.cross_entropy(self.net(xm), ym) * (len(ym) / n)
+                self.scaler.scale(loss).backward()
+            total += loss.detach().float()
+        if self.cfg.optim.clip_grad > 0:
+            self.scaler.unscale_(self.optimizer)
+            nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.optim.clip_grad)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return total
+
     def epoch_loader(self, **options) -> DataLoader:
         """The rest of ``self.epoch``'s batches (:func:`~tsm_apps.train.loader.train_loader`,
         ``options`` passed on)."""
@@ -192,3 +231,62 @@ class Trainer:
         self.stopped = self.stopped and self.epoch < self.epochs
         self._call("after_train")
         return self.summary()
+
+    def state_dict(self) -> dict:
+        """Checkpoint entries of the loop itself (the hooks add theirs)."""
+        s = self.schedule
+        return {
+            "optimizer": self.optimizer.state_dict(),
+            "scaler": self.scaler.state_dict(),
+            "scheduler": {
+                "base_lr": s.base_lr,
+                "epochs": s.epochs,
+                "warmup_epochs": s.warmup_epochs,
+                "policy": s.policy,
+            },
+            "epoch": self.epoch,
+            "step_in_epoch": self.step_in_epoch,
+            "step": self.step,
+            "rng": rng_state(),
+            "comm": {"sync": self.sync_comm.state_dict(), "metrics": self.metric_comm.state_dict()},
+        }
+
+    def resume(self) -> bool:
+        """Restore from ``last.pth`` if present (a fresh start otherwise, as torchrun restarts):
+        model, optimizer, scaler, counters, synchronisation counts, each hook's state, RNG."""
+        path = self.work_dir / "last.pth"
+        if not path.is_file():
+            return False
+        ck = read_checkpoint(path)
+        self.model.load_state_dict(ck["state_dict"])
+        self.optimizer.load_state_dict(ck["optimizer"])
+        self.scaler.load_state_dict(ck["scaler"])
+        self.epoch, self.step_in_epoch, self.step = ck["epoch"], ck["step_in_epoch"], ck["step"]
+        self.sync_comm.load_state_dict(ck["comm"]["sync"])
+        self.metric_comm.load_state_dict(ck["comm"]["metrics"])
+        for hook in self.hooks:
+            hook.load_state_dict(ck)
+        set_rng_state(ck["rng"])
+        return True
+
+    def summary(self) -> dict:
+        """The run's summary once it ended: the defaults, then each hook's entries, then the
+        loop's counters and all-reduce totals (``signal`` only when the run was stopped early)."""
+        out = dict(
+            signal=0, val_top1=None, val_top5=None, best_top1=-1.0, best_epoch=None, wall_s=0.0
+        )
+        for hook in self.hooks:
+            out.update(hook.summary())
+        sync, metric = self.sync_comm, self.metric_comm
+        return dict(
+            out,
+            epochs=self.epoch,
+            steps=self.step,
+            stopped=self.stopped,
+            signal=out["signal"] if self.stopped else 0,
+            syncs=sync.syncs,
+            sync_allreduce_calls=sync.calls,
+            sync_allreduce_bytes=sync.bytes,
+            metric_allreduce_calls=metric.calls,
+            work_dir=str(self.work_dir),
+        )

@@ -37,7 +37,7 @@ class PreciseBNHook(HookBase):
     """Recomputes the BN statistics (:func:`~tsm_apps.train.precise_bn.precise_bn_`) over
     ``cfg.optim.precise_bn_batches`` batches of ``train_set`` at the finished epoch's long-cycle
     shape, each split into the training's BN groups (``accum_steps x bn_splits`` micro-batches, as
-    :func:`~tsm_apps.train.step.train_step` splits it); with several processes the statistics
+    :meth:`~tsm_apps.train.trainer.Trainer.train_step` splits it); with several processes the statistics
     are then pooled across them (:func:`~tsm_apps.train.averaging.merge_bn_`)."""
 
     def __init__(self, train_set) -> None:
