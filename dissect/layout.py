@@ -30,7 +30,7 @@ from .storage import load_npz, read_json
 
 class DissectionLayout:
     """Paths inside one dissection run's folder (the demo's runs folder, which holds several
-    such runs, is :class:`ui.pipeline.layout.RunLayout`)."""
+    such runs, is :class:`ui.runs.layout.RunLayout`)."""
 
     def __init__(self, root) -> None:
         self.root = Path(root)

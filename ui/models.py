@@ -30,7 +30,7 @@ OTHER_COLOR = (90, 90, 90)
 
 
 def model_name(key: str) -> str:
-    """``'TSN'`` for the run-folder key ``'tsn'`` (:data:`ui.pipeline.layout.MODELS`)."""
+    """``'TSN'`` for the run-folder key ``'tsn'`` (:data:`ui.runs.layout.MODELS`)."""
     name = str(key).upper()
     if name not in MODELS:
         raise ValueError(f"unknown model {key!r}; expected one of {MODELS}")

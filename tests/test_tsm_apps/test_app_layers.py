@@ -3,6 +3,7 @@ reader of ``test_import_graph.py``: the app is at most 7 layers deep, no page
 (``ui/app/views/<name>.py``) imports another page, and no ``pages/`` folder lies beside the app
 script."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,26 @@ def test_no_folder_beside_the_app_script_that_streamlit_would_list_as_pages():
     import ui.app.main
 
     assert not (Path(ui.app.main.__file__).parent / "pages").exists()
+
+
+def pipeline_imports_of_the_app(known: dict) -> list:
+    """``"file:line imports module"`` for every import of the demo pipeline (``ui.pipeline``)
+    by a module of the app (``ui.app``): the app reads the runs folder through ``ui.runs``."""
+    return [
+        f"{os.path.relpath(known[m], ROOT)}:{line} imports {t}"
+        for m in sorted(known)
+        if m.startswith(APP + ".")
+        for line, t in targets_of(m, known[m], known)
+        if t == "ui.pipeline" or t.startswith("ui.pipeline.")
+    ]
+
+
+def test_the_app_never_imports_the_demo_pipeline(tmp_path):
+    assert pipeline_imports_of_the_app(modules()) == []
+    # the guard can fail: an app module that imports the pipeline is named with its line
+    page = tmp_path / "ui" / "app" / "views" / "x.py"
+    page.parent.mkdir(parents=True)
+    page.write_text("import os\nfrom ui.pipeline.demo import main\n")
+    known = {**modules(), "ui.app.views.x": page}
+    found = pipeline_imports_of_the_app(known)
+    assert len(found) == 1 and found[0].endswith("x.py:2 imports ui.pipeline.demo")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from tsm_apps.evaluation.early_files import write_early
-from ui.pipeline.layout import RunLayout
 from ui.pipeline.report import write_report
+from ui.runs.layout import RunLayout
 
 RES = {
     "fractions": [0.1, 0.5, 1.0],

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from ui.pipeline.demo import summary
-from ui.pipeline.layout import RunLayout
 from ui.pipeline.report import write_report
-from ui.pipeline.report.spread import spread_figure, spread_rows
-from ui.pipeline.seeds import interval, seed_layouts, signed, spreads, write_seeds
+from ui.runs.layout import RunLayout
+from ui.runs.seeds import interval, seed_layouts, signed, spreads, write_seeds
+from ui.runs.spread import spread_figure, spread_rows
 
 
 def put(path, obj):

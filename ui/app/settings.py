@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from ..pipeline.layout import DEFAULT_ROOT
+from ..runs.layout import DEFAULT_ROOT
 
 ENV_RUNS = "TSM_UI_RUNS"
 ENV_MAX_UPLOAD_MB = "TSM_UI_MAX_UPLOAD_MB"

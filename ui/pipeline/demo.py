@@ -22,10 +22,10 @@ from typing import Optional
 from tsm_apps.io import atomic_write_json, read_json
 from tsm_apps.options import add_options, option, options_from
 
-from .layout import DEFAULT_ROOT, RunLayout
+from ..runs.layout import DEFAULT_ROOT, RunLayout
+from ..runs.seeds import headline, spreads, write_seeds
 from .plan import DETECTION_SEED_OFFSET, SEEDS, plan
 from .report import write_report
-from .seeds import headline, spreads, write_seeds
 from .steps import Step, merge_timing, run_steps
 
 

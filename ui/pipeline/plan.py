@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .layout import MODELS, RunLayout
+from ..runs.layout import MODELS, RunLayout
 from .steps import Step
 
 DETECT_CONFIGS = {"tsn": "rfcn_synth_tsn", "tsm": "rfcn_synth_tsm"}  # bundled with detection

@@ -1,16 +1,15 @@
-"""The report's headline: every TSM-vs-TSN comparison over the training seeds (:mod:`..seeds`),
-as mean [min, max] per model and of TSM minus TSN, with the per-seed differences drawn as
-points beside the mean and its [min, max] bar. The app's Runs view shows the same rows and
-figure."""
+"""How the TSM-vs-TSN comparisons over the training seeds (:mod:`.seeds`) are shown: as mean
+[min, max] per model and of TSM minus TSN (:func:`spread_rows`), with the per-seed differences
+drawn as points beside the mean and its [min, max] bar (:func:`spread_figure`). The report's
+headline table and the app's Runs view show the same rows and figure."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ... import models
-from ..seeds import Spread, interval, seed_layouts, signed, spreads
-from .tables import Table
+from .. import models
+from .seeds import Spread, interval, seed_layouts, signed
 
 HEADER = ("comparison", "TSN", "TSM", "TSM - TSN", "TSM - TSN per seed", "TSM ahead at every seed")
 GROUPS = ("recognition", "detection", "dissection")
@@ -138,14 +137,4 @@ def spread_note(root: Path, found: Sequence[Spread]) -> str:
         f"mean [min, max] over {which} (one data set); detection on the synthetic VID "
         f"set's held-out test snippets, recognition and dissection on the held-out test "
         f"clips; {claims}. The tables below are the first seed's runs."
-    )
-
-
-def spread_table(root: Path) -> Table:
-    title = "TSM vs TSN over training seeds"
-    found = spreads(root)
-    if not found:
-        return Table(title, [], [], "no comparison yet: no seed has both models' results")
-    return Table(
-        title, list(HEADER), spread_rows(found), spread_note(root, found), spread_figure(found)
     )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
-from ...pipeline.layout import DEFAULT_ROOT, RunLayout
+from ...runs.layout import DEFAULT_ROOT, RunLayout
 from .base import MODELS, Progress
 from .config_data import checked_copy
 from .runs_folder import within

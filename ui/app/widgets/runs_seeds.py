@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from ...pipeline.report.spread import HEADER, spread_figure, spread_note, spread_rows
-from ...pipeline.seeds import spreads
+from ...runs.seeds import spreads
+from ...runs.spread import HEADER, spread_figure, spread_note, spread_rows
 from . import tables
 
 KEY = "runs_seeds"

@@ -14,13 +14,13 @@ from tsm_apps.io import atomic_write_text
 
 from .dissection import dissection_table
 from .pictures import cam_section, detection_section
-from .spread import spread_table
 from .tables import (
     DET_KEYS,
     bench_table,
     detection_table,
     early_table,
     recognition_table,
+    spread_table,
     timing_table,
 )
 

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from tsm_apps.io import read_json
 
-from ..layout import MODELS, RunLayout
+from ...runs.layout import MODELS, RunLayout
 from .charts import Panel, panels_figure
 from .tables import Table, class_count
 

@@ -22,7 +22,7 @@ import numpy as np
 from tsm_apps.io import read_json
 
 from ... import models
-from ..layout import RunLayout
+from ...runs.layout import RunLayout
 
 RULES: tuple[tuple[str, Callable[[bool, bool], bool]], ...] = (
     ("TSM right, TSN wrong", lambda tsn, tsm: tsm and not tsn),

@@ -1,7 +1,7 @@
 """The report's tables: :class:`Table` (Markdown, and HTML with charts) and every measured table
 of a run folder but the dissection's (:mod:`.dissection`).
 
-Reads only the JSON files the steps wrote (layout: :mod:`ui.pipeline.layout`):
+Reads only the JSON files the steps wrote (layout: :mod:`ui.runs.layout`):
 ``recognizers/{tsn,tsm}/eval.json``, ``detection/{tsn,tsm}/test/metrics.json``,
 ``early/early.csv`` (optional), ``bench/bench.json`` and the step timings ``timing.json``.
 A missing file leaves its section saying which file is missing, never a made-up number.
@@ -15,7 +15,9 @@ from typing import Any, Optional, Sequence
 
 from tsm_apps.io import read_json
 
-from ..layout import MODELS, RunLayout
+from ...runs.layout import MODELS, RunLayout
+from ...runs.seeds import spreads
+from ...runs.spread import HEADER, spread_figure, spread_note, spread_rows
 from .charts import Panel, panels_figure
 
 DET_KEYS = ("mAP", "mAP_slow", "mAP_medium", "mAP_fast", "mAP_corrupted")
@@ -262,3 +264,13 @@ def timing_table(root: Path) -> Table:
         else ""
     )
     return Table("Steps", ["step", "seconds (when it ran)", "CPU seconds", "this run"], rows, note)
+
+
+def spread_table(root: Path) -> Table:
+    title = "TSM vs TSN over training seeds"
+    found = spreads(root)
+    if not found:
+        return Table(title, [], [], "no comparison yet: no seed has both models' results")
+    return Table(
+        title, list(HEADER), spread_rows(found), spread_note(root, found), spread_figure(found)
+    )
