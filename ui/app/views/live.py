@@ -24,7 +24,7 @@ from .. import sources
 from ..settings import DEMO_HINT, UISettings
 from ..sources import live as live_sources
 from ..sources import server_track
-from ..widgets import comparison, tables
+from ..widgets import checkpoint_picker, tables
 from ..widgets.tables import size_text
 from ..widgets.video_source import choose_video
 
@@ -46,16 +46,16 @@ def _detector_hub(name: str, folder: str, key: str) -> live_sources.Hub:
 
 
 def _recognizers(settings: UISettings) -> Optional[dict]:
-    found = comparison.checkpoints(str(settings.runs_dir))
+    found = checkpoint_picker.checkpoints(str(settings.runs_dir))
     if not found:
         st.warning("No recognizer checkpoint found under the runs folder.")
         st.info(DEMO_HINT.format(runs=settings.runs_dir))
         return None
-    defaults = comparison.default_pair(tuple(found))
+    defaults = checkpoint_picker.default_pair(tuple(found))
     cols = st.columns(2)
     hubs = {}
     for col, name, default in zip(cols, models.MODELS, defaults):
-        path = comparison.pick_checkpoint(col, name, KEY, name, found, settings, default)
+        path = checkpoint_picker.pick_checkpoint(col, name, KEY, name, found, settings, default)
         if path is None:
             return None
         p = Path(path)

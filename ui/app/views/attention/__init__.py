@@ -1,17 +1,20 @@
-"""Attention view: TSN and TSM attention maps over the same clip, side by side, in step."""
+"""Attention view: TSN and TSM attention maps over the same clip, side by side, in step; two
+modes: the clips of the dissection runs (here) and any two checkpoints on any video
+(:mod:`.any_two`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import streamlit as st
 
-from ... import models
-from .. import sources
-from ..cache import result_store
-from ..settings import DEMO_HINT, UISettings
-from ..widgets import charts, comparison, player, tables
-from ..widgets.dissection_run import load
-from ..widgets.draw import upscale
+from .... import models
+from ... import sources
+from ...cache import result_store
+from ...settings import DEMO_HINT, UISettings
+from ...widgets import charts, player, tables
+from ...widgets.dissection_run import load
+from ...widgets.draw import upscale
+from . import any_two
 
 KEY = "att"
 MIN_DISPLAY_WIDTH = 320
@@ -83,7 +86,7 @@ def render(settings: UISettings) -> None:
         "for two checkpoints you choose on a video you choose or upload",
     )
     if mode == ANY_MODE:
-        comparison.render(settings)
+        any_two.render(settings)
         return
     _render_run(settings)
 
