@@ -60,7 +60,7 @@ def check_kernel() -> None:
                 for online in (False, True):
                     x = torch.randn(shape, device="cuda", generator=g).to(dtype)
                     x = x.contiguous(memory_format=fmt).requires_grad_()
-                    check(shift_mod._kernel(x) is not None, "the kernel is used on CUDA")
+                    check(shift_mod.kernel_module(x) is not None, "the kernel is used on CUDA")
                     y = shift_mod.temporal_shift(x, t, online=online)
                     grad = torch.randn_like(y)
                     y.backward(grad)

@@ -34,11 +34,7 @@ FOLDERS = ("tsm_apps", "detection", "dissect", "ui", "tools", "benchmarks")
 PRODUCT = ("tsm_apps", "detection", "dissect", "ui", "tools", "benchmarks")
 PAGES = "ui/app/views/"
 # (file, private name) -> why it may cross a module boundary
-ALLOWED_PRIVATE = {
-    ("benchmarks/check_cuda.py", "_kernel"): "the GPU check asserts the shift op picks its "
-    "Triton kernel; tsm_apps/models/shift/ is being restructured (issue 40), which makes the "
-    "selector public",
-}
+ALLOWED_PRIVATE: dict = {}
 
 
 def tracked_python_files(root: Path = ROOT, folders: tuple = FOLDERS) -> list:

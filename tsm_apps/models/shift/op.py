@@ -96,7 +96,7 @@ def shifted_in_place(
     fold = _check(x, num_segments, fold_div)
     _require_writable(x, "shifted_in_place")
     dirs = ONLINE if online else OFFLINE
-    kernel = _kernel(x)
+    kernel = kernel_module(x)
     if kernel is not None:
         edge = kernel.shift_in_place(x, num_segments, fold, dirs)
         try:
@@ -150,7 +150,7 @@ def shifts_in_place(x: Tensor) -> bool:
     return not x.is_cuda or _CUDA_PATH[-1:] == ["kernel"]
 
 
-def _kernel(x: Tensor):
+def kernel_module(x: Tensor):
     """The Triton shift module (:mod:`.kernel`) for a CUDA tensor outside tracing, where
     Triton is installed; ``None`` otherwise (the CPU path never imports it)."""
     if not x.is_cuda or _tracing() or _CUDA_PATH[-1:] == ["copy"]:
@@ -181,7 +181,7 @@ def temporal_shift(
     fold = _check(x, num_segments, fold_div)
     if _tracing():
         return shift_cat(x, num_segments, fold, online)
-    kernel = _kernel(x)
+    kernel = kernel_module(x)
     if kernel is not None:
         return kernel.shift(x, num_segments, fold, ONLINE if online else OFFLINE)
     return CopyShift.apply(x, num_segments, fold, ONLINE if online else OFFLINE)
@@ -269,7 +269,7 @@ def online_step_into(x: Tensor, buffer: Tensor, fold_div: int = DEFAULT_FOLD_DIV
             f"online_step_into writes its buffer in place: call it with autograd "
             f"off (frame {tuple(x.shape)})"
         )
-    kernel = _kernel(x)
+    kernel = kernel_module(x)
     if kernel is not None:
         return kernel.online_step(x, buffer, fold)
     out = torch.empty_like(x)
