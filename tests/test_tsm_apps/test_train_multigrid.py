@@ -6,7 +6,7 @@ from tests.test_tsm_apps.toy_videos import motion_videos
 from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.train import MultigridConfig, load_config, train
 from tsm_apps.train.multigrid import MultigridSchedule, long_cycle_schedule
-from tsm_apps.train.recipe import LRSchedule
+from tsm_apps.train.solver import LRSchedule
 
 
 def _schedule(**kw):

@@ -7,8 +7,8 @@ from torch import nn
 from tsm_apps import build_recognizer
 from tsm_apps.train.config import load_config
 from tsm_apps.train.model import model_and_optimizer
-from tsm_apps.train.policies import official_groups, optim_groups
-from tsm_apps.train.recipe import freeze_bn_parameters
+from tsm_apps.train.solver.batchnorm import freeze_bn_parameters
+from tsm_apps.train.solver.groups import official_groups, optim_groups
 
 
 class Tiny(nn.Module):

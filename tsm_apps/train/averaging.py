@@ -30,7 +30,7 @@ import torch
 from torch import Tensor, nn
 
 from ..options import option
-from .recipe import bn_layers
+from .solver.batchnorm import bn_layers
 
 AVERAGING = ("none", "kavg")
 ADAPTIVE_RULES = ("factor", "margin")

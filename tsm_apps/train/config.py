@@ -37,9 +37,9 @@ from ..io import atomic_write_text
 from ..options import from_mapping, option
 from .averaging import AveragingConfig
 from .multigrid_config import MultigridConfig
-from .optimisation import OptimConfig
 from .presets import PRESETS
 from .sections import DataConfig, ModelConfig, TestViews
+from .solver import OptimConfig
 
 SECTIONS = {
     "model": ModelConfig,

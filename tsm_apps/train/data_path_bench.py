@@ -40,8 +40,8 @@ from .config import load_config
 from .data_path_setting import Setting, write_videos
 from .inputs import check_inputs
 from .loader import DECODE_THREADS, on_device
-from .recipe import set_train_mode
 from .run import clip_sets
+from .solver import set_train_mode
 from .trainer import Trainer
 
 LOADED_BUDGET_S = 20.0  # a loaded warm-up, or timed block, stops after this many seconds

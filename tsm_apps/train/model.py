@@ -9,8 +9,7 @@ from ..checkpoint.opening import open_checkpoint
 from ..distributed import CommCounter
 from ..models.recognizer import Recognizer, build_recognizer
 from .config import TrainConfig
-from .policies import optim_groups
-from .recipe import base_lr, build_optimizer, freeze_bn_parameters
+from .solver import base_lr, build_optimizer, freeze_bn_parameters, optim_groups
 
 
 def build_model(cfg: TrainConfig, num_classes: int, device: torch.device) -> tuple:
@@ -43,7 +42,7 @@ def model_and_optimizer(
 ) -> tuple:
     """``(recognizer, optimizer)`` of ``cfg``: :func:`build_model`, then ``cfg.optim.optimizer``
     over the groups of ``cfg.optim.optim_policy`` (:mod:`~tsm_apps.train.policies`) at the
-    run's LR on ``world_size`` processes (:func:`~tsm_apps.train.recipe.base_lr`)."""
+    run's LR on ``world_size`` processes (:func:`~tsm_apps.train.solver.schedule.base_lr`)."""
     model, fc_loaded = build_model(cfg, num_classes, device)
     o = cfg.optim
     groups = optim_groups(

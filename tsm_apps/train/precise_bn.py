@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Iterator, Optional
 import torch
 from torch import nn
 
-from .recipe import bn_layers
+from .solver.batchnorm import bn_layers
 
 
 @contextmanager

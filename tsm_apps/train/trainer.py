@@ -29,8 +29,8 @@ from .hooks import HookBase, default_hooks
 from .loader import on_device, train_loader
 from .model import model_and_optimizer, wrap_ddp
 from .multigrid import MultigridSchedule
-from .recipe import LRSchedule, run_schedule, set_lr, set_train_mode, step_lrs
 from .sampler import EpochBatches, FixedShape, per_process
+from .solver import LRSchedule, run_schedule, set_lr, set_train_mode, step_lrs
 from .state import rng_state, set_rng_state
 
 __all__ = ["Trainer", "step_seed"]

@@ -18,8 +18,8 @@ import torch
 from ..averaging import merge_bn_
 from ..loader import on_device, train_loader
 from ..precise_bn import precise_bn_
-from ..recipe import set_train_mode
 from ..sampler import EpochBatches
+from ..solver import set_train_mode
 from .base import HookBase
 
 

@@ -1,7 +1,7 @@
 """Optimizer policies: which parameters get which learning-rate multiplier and weight decay.
 
 Every group carries ``lr_mult`` (the group's LR is ``base x lr_mult``, see
-:func:`~tsm_apps.train.recipe.set_lr`), its ``weight_decay`` and a ``name``. Parameters with
+:func:`.schedule.set_lr`), its ``weight_decay`` and a ``name``. Parameters with
 ``requires_grad=False`` (fixed BN layers) are left out; empty groups are dropped.
 
 * ``"tsm_apps"``: decay on conv/fc weights only (none on BN and biases, "Training Kinetics in 15
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from .recipe import BN_TYPES, bn_layers
+from .batchnorm import BN_TYPES, bn_layers
 
 OPTIM_POLICIES = ("tsm_apps", "tsm_official")
 CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d)

@@ -1,4 +1,5 @@
-"""The large-batch recipe of "Training Kinetics in 15 minutes" (TSM at scale).
+"""The learning rate over a run: the large-batch rules of "Training Kinetics in 15 minutes" (TSM
+at scale) and the schedules of the reference recipes.
 
 * LR scaled linearly with the global batch: ``lr = lr_per_8 * batch / 8`` (paper: 0.00125);
   ``lr_scaling = "process"`` scales with one process's batch instead, so the LR does not depend
@@ -7,10 +8,7 @@
   Goyal et al. 2017 §2.2: :func:`warmup_ratio`) over ``warmup_epochs``, then cosine decay to
   ``min_ratio * lr`` (or steps, or constant: :class:`LRSchedule`); the schedule is a pure
   function of the (fractional) epoch, so resuming needs only the step counter.
-* SGD momentum 0.9, weight decay 1e-4 on conv/fc weights only: none on BN and biases.
-* Optimizer groups (LR multipliers, decay): :mod:`~tsm_apps.train.policies`.
-* Partial BN (TSN/TSM): every BN layer except the first keeps its running statistics and affine
-  parameters fixed; ``"frozen"`` fixes all BN layers.
+* :func:`set_lr` sets each parameter group's LR to ``lr x lr_mult`` (:mod:`.groups`).
 """
 
 from __future__ import annotations
@@ -19,9 +17,6 @@ import math
 from dataclasses import dataclass
 
 import torch
-from torch import nn
-
-BN_TYPES = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
 
 
 def scaled_lr(lr_per_8: float, global_batch: int) -> float:
@@ -146,50 +141,6 @@ def run_schedule(
 def step_lrs(lr_steps: list, gamma: float = 0.1) -> tuple:
     """``(steps, lrs)`` of x``gamma`` at each epoch of ``lr_steps`` (official ``--lr_steps``)."""
     return (0.0, *[float(s) for s in lr_steps]), tuple(gamma**i for i in range(len(lr_steps) + 1))
-
-
-def bn_layers(model: nn.Module) -> list:
-    return [m for m in model.modules() if isinstance(m, BN_TYPES)]
-
-
-def fixed_bn_layers(model: nn.Module, mode: str) -> list:
-    """BN layers whose statistics and affine parameters stay fixed under ``mode``."""
-    layers = bn_layers(model)
-    if mode == "train":
-        return []
-    if mode == "partial":
-        return layers[1:]
-    if mode == "frozen":
-        return layers
-    raise ValueError(f"bn mode must be 'train', 'partial' or 'frozen', got {mode!r}")
-
-
-def freeze_bn_parameters(model: nn.Module, mode: str) -> None:
-    """``requires_grad=False`` for the affine parameters of the fixed BN layers (before DDP)."""
-    for m in fixed_bn_layers(model, mode):
-        for p in m.parameters(recurse=False):
-            p.requires_grad_(False)
-
-
-def set_train_mode(model: nn.Module, mode: str) -> None:
-    """``model.train()``, then eval mode for the fixed BN layers (their running stats stay)."""
-    model.train()
-    for m in fixed_bn_layers(model, mode):
-        m.eval()
-
-
-def build_optimizer(
-    groups: list, name: str, lr: float, momentum: float = 0.9, nesterov: bool = False
-) -> torch.optim.Optimizer:
-    """SGD (momentum, optionally Nesterov) or Adam over ``groups``
-    (:mod:`~tsm_apps.train.policies`); each group's LR is ``lr x lr_mult``."""
-    for g in groups:
-        g["lr"] = lr * g["lr_mult"]
-    if name == "sgd":
-        return torch.optim.SGD(groups, lr=lr, momentum=momentum, nesterov=nesterov)
-    if name == "adam":
-        return torch.optim.Adam(groups, lr=lr)
-    raise ValueError(f"optimizer must be 'sgd' or 'adam', got {name!r}")
 
 
 def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..options import numbers, option
-from .policies import OPTIM_POLICIES
-from .recipe import LR_POLICIES, LR_SCALINGS, WARMUP_RULES
-from .sections import check, is_number
+from ...options import numbers, option
+from ..sections import check, is_number
+from .batchnorm import BN_MODES
+from .groups import OPTIM_POLICIES
+from .schedule import LR_POLICIES, LR_SCALINGS, WARMUP_RULES
 
-BN_MODES = ("train", "partial", "frozen")
 OPTIMIZERS = ("sgd", "adam")
 COMPILERS = ("none", "inductor", "aot_eager")  # torch.compile backends offered
 

@@ -3,17 +3,15 @@ import torch
 
 from tsm_apps import build_recognizer
 from tsm_apps.train.config import load_config
-from tsm_apps.train.policies import param_groups
-from tsm_apps.train.recipe import (
+from tsm_apps.train.solver.batchnorm import bn_layers, freeze_bn_parameters, set_train_mode
+from tsm_apps.train.solver.groups import param_groups
+from tsm_apps.train.solver.optimizer import build_optimizer
+from tsm_apps.train.solver.schedule import (
     LRSchedule,
     base_lr,
-    bn_layers,
-    build_optimizer,
-    freeze_bn_parameters,
     run_schedule,
     scaled_lr,
     set_lr,
-    set_train_mode,
     step_lrs,
     warmup_ratio,
 )
