@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_clip_cpu.py [--videos 64] [--out clip_cpu.json]
 
-Writes the data-path bench's set (:func:`tsm_apps.train.data_path_setting.write_videos`: 340x256
+Writes the data-path bench's set (:func:`tsm_apps.bench.data_path_setting.write_videos`: 340x256
 H.264, 96 frames at 25 fps) to a temporary folder and reads every training clip (dense
 sampling, multi-scale crop to 224, 8 frames) in this process with one torch thread, as a
 ``DataLoader`` worker does, in four forms: normalised in the worker (float32) or left uint8
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import torch
 
+from tsm_apps.bench.data_path import bench_config
+from tsm_apps.bench.data_path_setting import Setting, write_videos
 from tsm_apps.bench.timing import load_average
 from tsm_apps.data.decoder import set_decode_threads
-from tsm_apps.train.data_path_bench import bench_config
-from tsm_apps.train.data_path_setting import Setting, write_videos
 from tsm_apps.train.run import clip_sets
 
 

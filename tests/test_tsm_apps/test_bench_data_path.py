@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 import torch
 
+from tsm_apps.bench.data_path import VARIANTS, bench_trainer, figures
+from tsm_apps.bench.data_path_setting import tiny_setting, write_videos
 from tsm_apps.bench.timing import Figure
 from tsm_apps.data.dataset import VideoDataset
 from tsm_apps.data.decoder import set_decode_threads
@@ -17,8 +19,6 @@ from tsm_apps.data.video import read_video_frames
 from tsm_apps.distributed import DistEnv
 from tsm_apps.train.cli import build_parser, config_from_args
 from tsm_apps.train.config import load_config
-from tsm_apps.train.data_path_bench import VARIANTS, bench_trainer, figures
-from tsm_apps.train.data_path_setting import tiny_setting, write_videos
 from tsm_apps.train.loader import DECODE_THREADS, PREFETCH, train_loader
 from tsm_apps.train.run import train_augmentation
 from tsm_apps.train.trainer import Trainer

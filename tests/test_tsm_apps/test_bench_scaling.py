@@ -2,7 +2,7 @@
 
 import pytest
 
-from tsm_apps.train.scaling_model import (
+from tsm_apps.bench.scaling_model import (
     CLUSTER,
     WORKERS,
     Cluster,
@@ -48,8 +48,8 @@ def test_seed_sizes_and_round_bytes_are_the_packed_buffer():
     import torch
 
     from tsm_apps import build_recognizer
+    from tsm_apps.bench.scaling_model import R50_BN, R50_PARAMS, model_sizes, round_bytes
     from tsm_apps.train.averaging import pack
-    from tsm_apps.train.scaling_model import R50_BN, R50_PARAMS, model_sizes, round_bytes
 
     # torchvision ResNet-50 without its fc: 23,508,032 parameters; + 2048 x 400 + 400
     assert R50_PARAMS == 23_508_032 + 2048 * 400 + 400
@@ -68,7 +68,7 @@ def test_seed_sizes_and_round_bytes_are_the_packed_buffer():
 
 
 def test_measured_bytes_scale_the_seed_table():
-    from tsm_apps.train.scaling_model import R50_PARAMS, measured_cluster
+    from tsm_apps.bench.scaling_model import R50_PARAMS, measured_cluster
 
     m = {"params": 1000, "ddp_bytes": 4000, "round_bytes": 12_100}  # 4 and 12.1 B a parameter
     c = measured_cluster(m)
@@ -78,8 +78,8 @@ def test_measured_bytes_scale_the_seed_table():
 
 @pytest.mark.slow
 def test_two_process_measurement_counts_the_bytes_each_method_sends():
-    from tsm_apps.train.scaling_bench import measure
-    from tsm_apps.train.scaling_model import round_bytes
+    from tsm_apps.bench.scaling import measure
+    from tsm_apps.bench.scaling_model import round_bytes
 
     m = measure(steps=1, batch=2, reps=1)  # torchrun, 2 gloo processes
     # ResNet-18 at width 0.25, 8 classes: 703,128 parameters, 1,200 BN channels

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # modules whose job is printing a result, besides the commands' own modules
 REPORT_WRITERS = {
     "tsm_apps/evaluation/fusion.py",  # tsm test --fuse / --online: the accuracy lines
-    "tsm_apps/train/scaling_bench.py",  # tsm bench scaling: the measured cluster table
+    "tsm_apps/bench/scaling.py",  # tsm bench scaling: the measured cluster table
     "ui/pipeline/steps.py",  # tsm demo: each step's output, relayed and prefixed
     "tsm_apps/bench/live.py",  # tsm bench live: the exact-cost child process's JSON answer
 }

@@ -1,7 +1,7 @@
 """The core figures of ``tsm bench``: the shift's overhead (ours and the official op's), online
 latency and cache, TSM vs a native I3D and the shift op itself, and on CUDA the shift-cost
 figures of :mod:`.shift_cost` (the training loader's figure is training's own:
-``tsm_apps.train.loading_bench``). Each takes
+``tsm_apps.bench.loading``). Each takes
 ``(quick, device)`` and returns :class:`~tsm_apps.bench.timing.Figure` objects measured side by
 side (round-robin; ratios are medians of per-round ratios) in one process; each detail records
 the load average around it."""

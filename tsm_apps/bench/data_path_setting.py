@@ -1,4 +1,4 @@
-"""The setting of ``tsm bench datapath`` (:mod:`tsm_apps.train.data_path_bench`) and the video
+"""The setting of ``tsm bench datapath`` (:mod:`tsm_apps.bench.data_path`) and the video
 set it trains on.
 
 The set (:func:`write_videos`, into a temporary folder): a small Kinetics-like set of mp4 files

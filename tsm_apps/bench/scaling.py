@@ -1,4 +1,4 @@
-"""``tsm bench scaling``: the data-parallel cost model of :mod:`tsm_apps.train.scaling_model`,
+"""``tsm bench scaling``: the data-parallel cost model of :mod:`tsm_apps.bench.scaling_model`,
 checked on this machine.
 
 The check: 2 gloo processes under torchrun (one thread each) time local steps (``c``), all-reduces
@@ -6,7 +6,7 @@ of two sizes (fitting bandwidth and latency) and DDP steps, and count the bytes 
 averaging round (Adam) send; the model's 2-process prediction ``c + allreduce(DDP bytes)`` is
 compared with the measured DDP step (goal: within 15%), and the measured bytes per parameter of
 each method scale the table for 8-1,536 workers (the seeds' settings,
-:data:`~tsm_apps.train.scaling_model.CLUSTER`, each value sourced).
+:data:`~tsm_apps.bench.scaling_model.CLUSTER`, each value sourced).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from ..bench.timing import Figure
 from ..io import atomic_write_json, read_json
 from .scaling_model import Cluster, fit_network, measured_cluster, model_sizes, table
+from .timing import Figure
 
 
 def _timed(fn, repeats: int) -> float:
@@ -41,7 +41,7 @@ def worker(steps: int, batch: int, reps: int = 3) -> dict:
     """One torchrun rank: local step, all-reduce at two sizes, DDP step (seconds each)."""
     from ..distributed import CommCounter
     from ..models.recognizer import build_recognizer
-    from .averaging import KStepAverager
+    from ..train.averaging import KStepAverager
 
     torch.set_num_threads(1)
     dist.init_process_group("gloo")

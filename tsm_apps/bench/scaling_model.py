@@ -1,5 +1,5 @@
 """The data-parallel cost model of ``tsm bench scaling`` (checked on this machine by
-:mod:`tsm_apps.train.scaling_bench`).
+:mod:`tsm_apps.bench.scaling`).
 
 Per step of one worker (``n`` workers, ``b`` clips each):
 
@@ -114,7 +114,7 @@ CLUSTER = Cluster(
 
 def measured_cluster(m: dict, cluster: Cluster = CLUSTER, params: int = R50_PARAMS) -> Cluster:
     """``cluster`` with the bytes of the 2-process run ``m``
-    (:func:`~tsm_apps.train.scaling_bench.measure`): its DDP step and
+    (:func:`~tsm_apps.bench.scaling.measure`): its DDP step and
     averaging round bytes per parameter, times ``params``."""
     return dataclasses.replace(
         cluster,

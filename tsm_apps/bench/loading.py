@@ -15,11 +15,11 @@ from functools import partial
 import torch
 from torch.utils.data import DataLoader
 
-from ..bench.timing import Figure, load_average, time_one
 from ..data.dataset import VideoDataset
 from ..data.transforms import train_transform
 from ..models.recognizer import build_recognizer
-from .config import load_config
+from ..train.config import load_config
+from .timing import Figure, load_average, time_one
 
 
 def _videos(n: int, frames: int, size: int) -> torch.Tensor:

@@ -2,7 +2,7 @@
 ``datapath`` entry of the ``tsm.bench`` group)
 
 A small Kinetics-like set of mp4 files is written to a temporary folder
-(:func:`~tsm_apps.train.data_path_setting.write_videos`).
+(:func:`~tsm_apps.bench.data_path_setting.write_videos`).
 
 The run is ``tsm train``'s own: :func:`~tsm_apps.train.inputs.check_inputs`,
 :func:`~tsm_apps.train.run.clip_sets` (decoding per clip, no cache: a Kinetics-sized set does
@@ -16,8 +16,8 @@ of that step (a) fed by the loader and (b) on one batch already on the device; t
 after (a), its rate the mean of the two. The full run (not ``quick``) also times the loader
 with each of :data:`VARIANTS` (the loader's earlier or other options) against the same (b).
 
-Every function takes a :class:`~tsm_apps.train.data_path_setting.Setting`, so the same code
-runs on the CPU at a tiny size (:func:`~tsm_apps.train.data_path_setting.tiny_setting`, the
+Every function takes a :class:`~tsm_apps.bench.data_path_setting.Setting`, so the same code
+runs on the CPU at a tiny size (:func:`~tsm_apps.bench.data_path_setting.tiny_setting`, the
 tests).
 """
 
@@ -34,15 +34,15 @@ from typing import Optional
 import torch
 from torch.utils.data import default_collate
 
-from ..bench.timing import Figure, load_average, synchronize
 from ..distributed import DistEnv, pick_device
-from .config import load_config
+from ..train.config import load_config
+from ..train.inputs import check_inputs
+from ..train.loader import DECODE_THREADS, on_device
+from ..train.run import clip_sets
+from ..train.solver import set_train_mode
+from ..train.trainer import Trainer
 from .data_path_setting import Setting, write_videos
-from .inputs import check_inputs
-from .loader import DECODE_THREADS, on_device
-from .run import clip_sets
-from .solver import set_train_mode
-from .trainer import Trainer
+from .timing import Figure, load_average, synchronize
 
 LOADED_BUDGET_S = 20.0  # a loaded warm-up, or timed block, stops after this many seconds
 VARIANTS = {  # name: (data.normalize, loader options), each timed in the full run (detail)
