@@ -39,7 +39,7 @@ CLOSE_EVERY_S = 1.0
 # The GIL switch interval of the server (Python's default: 5 ms). Model steps release the GIL
 # around every torch operator; beside the Python-bound threads of other sessions (page runs, the
 # event loop) each re-take could wait a whole interval, and a live step slowed by 10-100x
-# (benchmarks/gil_switch.py, docs/results.md §6.4).
+# (benchmarks/gil_switch.py, docs/history/app-before-webrtc.md §6.4).
 SWITCH_INTERVAL_S = 0.001
 _LOG = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ def shown(frame: np.ndarray, width: int, quality: int = JPEG_QUALITY) -> bytes:
     """The frame as the page shows it: scaled down (bilinear) to ``width`` pixels when wider,
     encoded once as JPEG. Streamlit passes JPEG bytes through as they are; a numpy image it
     encodes at quality 100, decodes again and re-encodes at the shown width (every frame of a
-    live stream: docs/results.md §6.4)."""
+    live stream: docs/history/app-before-webrtc.md §6.4)."""
     from PIL import Image
 
     img = Image.fromarray(np.ascontiguousarray(check_frame(frame)))
