@@ -19,10 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,7 +26,7 @@ import torch
 
 from tsm_apps import build_recognizer
 from tsm_apps.bench.timing import time_pair
-from tsm_apps.io import read_json
+from tsm_apps.bench.workers import run_workers
 
 from .cam import compute_cam
 from .methods import compute_clip_maps
@@ -104,27 +100,7 @@ def _worker(s: dict, out: Path) -> None:
 
 def _two_processes(quick: bool) -> dict:
     """Total clips/s of two torchrun processes, per method (rank 0 writes them to a file)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "rank0.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc-per-node=2",
-            "-m",
-            __spec__.name,
-            "--out",
-            str(out),
-        ]
-        cmd += ["--quick"] if quick else []
-        env = dict(os.environ, OMP_NUM_THREADS="1")
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1200)
-        if r.returncode != 0 or not out.is_file():
-            raise RuntimeError(
-                f"torchrun exited {r.returncode} without rank 0's figure: {r.stderr[-2000:]}"
-            )
-        return read_json(out)
+    return run_workers(__spec__.name, ["--quick"] if quick else [], nproc=2)
 
 
 def throughput(quick: bool) -> list:

@@ -9,19 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
 
-from ..io import read_json
 from ..models.recognizer import build_recognizer
 from .timing import Figure
+from .workers import run_workers
 
 
 def worker(steps: int, batch: int) -> dict:
@@ -49,32 +45,9 @@ def worker(steps: int, batch: int) -> dict:
 
 
 def _launch(nproc: int, steps: int, batch: int) -> float:
-    """Run the workers under torchrun; rank 0 writes its figure to a file (the ranks share one
-    stdout pipe, where their lines can interleave)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "rank0.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            f"--nproc-per-node={nproc}",
-            "-m",
-            __spec__.name,
-            "--steps",
-            str(steps),
-            "--batch",
-            str(batch),
-            "--out",
-            str(out),
-        ]
-        env = dict(os.environ, OMP_NUM_THREADS="1")
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-        if r.returncode != 0 or not out.is_file():
-            raise RuntimeError(
-                f"torchrun exited {r.returncode} without rank 0's figure: {r.stderr[-2000:]}"
-            )
-        return read_json(out)["clips_per_s"]
+    """The workers' clips/s under torchrun (:func:`.workers.run_workers`)."""
+    args = ["--steps", steps, "--batch", batch]
+    return run_workers(__spec__.name, args, nproc, timeout_s=600)["clips_per_s"]
 
 
 def ddp_scaling(quick: bool) -> list:

@@ -12,19 +12,16 @@ each method scale the table for 8-1,536 workers (the seeds' settings,
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
 
-from ..io import atomic_write_json, read_json
+from ..io import atomic_write_json
 from .scaling_model import Cluster, fit_network, measured_cluster, model_sizes, table
 from .timing import Figure
+from .workers import run_workers
 
 
 def _timed(fn, repeats: int) -> float:
@@ -93,37 +90,8 @@ def worker(steps: int, batch: int, reps: int = 3) -> dict:
 
 def measure(steps: int = 4, batch: int = 4, reps: int = 3) -> dict:
     """The 2-process gloo measurement (torchrun) and the model's prediction for it."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "rank0.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "torch.distributed.run",
-            "--standalone",
-            "--nproc-per-node=2",
-            "-m",
-            __spec__.name,
-            "--steps",
-            str(steps),
-            "--batch",
-            str(batch),
-            "--reps",
-            str(reps),
-            "--out",
-            str(out),
-        ]
-        r = subprocess.run(
-            cmd,
-            capture_output=True,
-            text=True,
-            timeout=1200,
-            env=dict(os.environ, OMP_NUM_THREADS="1"),
-        )
-        if r.returncode != 0 or not out.is_file():
-            raise RuntimeError(
-                f"torchrun exited {r.returncode} without rank 0's figure: {r.stderr[-2000:]}"
-            )
-        m = read_json(out)
+    args = ["--steps", steps, "--batch", batch, "--reps", reps]
+    m = run_workers(__spec__.name, args, nproc=2)
     bw, lat = fit_network(2, 4 * 1024, m["ar_small"], m["grad_bytes"], m["ar_big"])
     here = Cluster(m["local"], m["ddp_bytes"], m["round_bytes"], bw, lat, batch)
     m.update(
