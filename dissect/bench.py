@@ -35,7 +35,7 @@ CAM_GOAL = "<= 1.1"
 QUICK = dict(arch="resnet50", width=0.25, segments=8, size=112, batch=1, repeats=5)
 QUICK_RATE = dict(arch="resnet50", width=0.125, segments=8, size=64, clips=4)
 FULL = dict(arch="resnet50", width=1.0, segments=8, size=224, batch=1, repeats=10, clips=6)
-METHODS = ("cam", "gradcam")
+TIMED_METHODS = ("cam", "gradcam")
 
 
 def _model(s: dict, device: str = "cpu") -> torch.nn.Module:
@@ -92,7 +92,7 @@ def _worker(s: dict, out: Path) -> None:
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    rates = {m: shard_rate(s, m, rank, world, dist.barrier) for m in METHODS}
+    rates = {m: shard_rate(s, m, rank, world, dist.barrier) for m in TIMED_METHODS}
     dist.destroy_process_group()
     if rank == 0:
         out.write_text(json.dumps(rates))
@@ -109,12 +109,12 @@ def throughput(quick: bool) -> list:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        one = {m: shard_rate(s, m) for m in METHODS}
+        one = {m: shard_rate(s, m) for m in TIMED_METHODS}
     finally:
         torch.set_num_threads(threads)
     two = _two_processes(quick)
     out = []
-    for m in METHODS:
+    for m in TIMED_METHODS:
         name = "exact CAM" if m == "cam" else "Grad-CAM"
         out.append(
             {

@@ -8,7 +8,7 @@ from tsm_apps.evaluation.early_files import (
     EARLY_CSV,
     early_figure,
     read_early_csv,
-    whole_video,
+    whole_video_top1,
     write_early,
 )
 
@@ -40,7 +40,7 @@ def test_written_csv_reads_back_and_names_are_defined_once(tmp_path):
 
 
 def test_figure_lines_per_method_and_whole_video_bars():
-    assert whole_video(RES) == {"tsm_online": 26.6667, "tsm_offline": 35.0}
+    assert whole_video_top1(RES) == {"tsm_online": 26.6667, "tsm_offline": 35.0}
     data = early_figure(RES).to_dict()["data"]
     lines = {t["name"]: t for t in data if t["type"] == "scatter"}
     assert list(lines) == ["TSN", "offline TSM", "online TSM"]
@@ -50,7 +50,7 @@ def test_figure_lines_per_method_and_whole_video_bars():
     assert len(bars) == 1 and list(bars[0]["x"]) == ["online TSM", "offline TSM"]
     assert list(bars[0]["y"]) == [26.6667, 35.0] and bars[0]["xaxis"] == "x2"
     short = dict(RES, fractions=[0.1, 0.5, 0.9])  # never the whole video: no bars
-    assert whole_video(short) == {} and all(
+    assert whole_video_top1(short) == {} and all(
         t["type"] == "scatter" for t in early_figure(short).to_dict()["data"]
     )
 

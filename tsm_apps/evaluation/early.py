@@ -27,7 +27,7 @@ from ..models.online import OnlineRecognizer
 from ..progress import progress_bar
 
 FRACTIONS = tuple(round(0.1 * i, 1) for i in range(1, 11))
-METHODS = ("tsn", "tsm_offline", "tsm_online")
+EARLY_METHODS = ("tsn", "tsm_offline", "tsm_online")
 
 
 def seen(num_frames: int, fraction: float) -> int:
@@ -78,7 +78,7 @@ def video_curves(
     stride: int = 2,
 ) -> dict:
     """``{method: (len(fractions), K) logits}`` for one video's frames ``(F, 3, S, S)``;
-    ``models`` maps method names of :data:`METHODS` to recognizers (missing ones skipped)."""
+    ``models`` maps method names of :data:`EARLY_METHODS` to recognizers (missing ones skipped)."""
     ns = [seen(len(frames), p) for p in fractions]
     out = {}
     if "tsn" in models:

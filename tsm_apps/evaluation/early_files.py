@@ -4,7 +4,7 @@ view and the demo report all draw.
 
 ``early.csv``: a header ``fraction,<method>,...`` then one row per fraction of the video seen
 (``0.1`` ... ``1.0``) with each method's top-1 (%); methods are
-:data:`tsm_apps.evaluation.early.METHODS` (``tsn``, ``tsm_offline``, ``tsm_online``), the ones
+:data:`tsm_apps.evaluation.early.EARLY_METHODS` (``tsn``, ``tsm_offline``, ``tsm_online``), the ones
 evaluated. ``early.json`` holds the same plus the video count and the whole-video top-1 (the
 fraction 1.0 row: table 7's online vs offline comparison).
 """
@@ -27,7 +27,7 @@ def label(method: str) -> str:
     return LABELS.get(method, method)
 
 
-def whole_video(res: dict) -> dict:
+def whole_video_top1(res: dict) -> dict:
     """``{method: top-1}`` at fraction 1.0 for online and offline TSM (those present); empty
     when the fractions stop short of the whole video."""
     fractions = [float(p) for p in res["fractions"]]
@@ -91,7 +91,7 @@ def early_figure(res: dict, title: str = "Early recognition"):
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    whole = whole_video(res)
+    whole = whole_video_top1(res)
     widths = [0.72, 0.28] if whole else [1.0]
     fig = make_subplots(
         rows=1,

@@ -108,7 +108,7 @@ def run_fuse(cfg, device: torch.device) -> dict:
     return res
 
 
-def whole_video(ck, record) -> Tensor:
+def every_frame(ck, record) -> Tensor:
     """Every frame of ``record`` as ``(F, 3, S, S)``: the protocol's centre view of each frame."""
     import numpy as np
 
@@ -139,7 +139,7 @@ def run_online(cfg, device: torch.device) -> dict:
     t = cks.get("tsm_offline", cks["tsm_online"]).num_segments
     base = cks["tsm_online"]
     videos = [
-        (whole_video(base, r).to(device), r.label) for r in read_tsm_list(_val_list(cfg.data))
+        (every_frame(base, r).to(device), r.label) for r in read_tsm_list(_val_list(cfg.data))
     ]
     res = early_recognition(
         {k: c.model for k, c in cks.items()}, videos, t=t, stride=cfg.stride, progress=cfg.progress

@@ -19,7 +19,7 @@ from typing import Optional
 
 from ..data.flow import BOUND
 from ..options import add_options, option, options_from
-from .extract import METHODS
+from .extract import FLOW_METHODS
 
 LISTS = ("train.txt", "val.txt", "test.txt")
 
@@ -34,7 +34,7 @@ class ExtractOptions:
     out: str = field(**option("output folder (resumable)"))
     method: str = field(
         default="tvl1",
-        **option("tvl1 (OpenCV contrib DualTVL1) or farneback (fast)", choices=METHODS),
+        **option("tvl1 (OpenCV contrib DualTVL1) or farneback (fast)", choices=FLOW_METHODS),
     )
     bound: float = field(default=BOUND, **option("clip flow to +-BOUND px"))
     workers: int = field(default=1, **option("parallel processes"))

@@ -24,7 +24,7 @@ from ..data.flow import BOUND, X_TEMPLATE, Y_TEMPLATE, flow_to_uint8
 from ..io import atomic_path, atomic_write_json, read_json
 from ..progress import progress_bar
 
-METHODS = ("tvl1", "farneback")
+FLOW_METHODS = ("tvl1", "farneback")
 DONE = "done.json"
 
 
@@ -41,8 +41,8 @@ def _cv2():
 
 def flow_function(method: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """``f(prev_gray, next_gray) -> (H, W, 2)`` float32 flow in pixels for ``method``."""
-    if method not in METHODS:
-        raise ValueError(f"flow method must be one of {METHODS}, got {method!r}")
+    if method not in FLOW_METHODS:
+        raise ValueError(f"flow method must be one of {FLOW_METHODS}, got {method!r}")
     cv2 = _cv2()
     if method == "tvl1":
         tvl1 = cv2.optflow.DualTVL1OpticalFlow_create()

@@ -102,7 +102,7 @@ def _summary_writer(log_dir: Path, resume_step: Optional[int]):
     return SummaryWriter(str(log_dir), purge_step=resume_step)
 
 
-class Progress:
+class TrainingBar:
     """The training bar (:func:`~tsm_apps.progress.progress_bar`, one step a batch) with
     ``loss``, ``lr`` and ``clips/s``; a context."""
 
@@ -124,7 +124,7 @@ class Progress:
             )
         self.bar.update(1)
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> "TrainingBar":
         return self
 
     def __exit__(self, *exc: Iterable) -> None:

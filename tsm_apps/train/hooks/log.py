@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from ..config import save_config
-from ..log import MetricsLog, Progress
+from ..log import MetricsLog, TrainingBar
 from .base import HookBase
 from .evaluation import EvaluationHook
 
@@ -33,7 +33,7 @@ class LogHook(HookBase):
     def __init__(self, evaluation: Optional[EvaluationHook] = None) -> None:
         self.evaluation = evaluation
         self.log: Optional[MetricsLog] = None
-        self.bar: Optional[Progress] = None
+        self.bar: Optional[TrainingBar] = None
         self.t0, self.wall = 0.0, 0.0
         self.epoch_acc = [0.0, 0, 0.0]
         self.epoch_comm: Optional[list] = None
@@ -58,7 +58,7 @@ class LogHook(HookBase):
         if self.epoch_comm is None:  # a fresh epoch (a resumed one keeps the saved counts)
             self.epoch_comm = [loop.sync_comm.syncs, loop.sync_comm.bytes]
         self.bar = loop.epoch_scope.enter_context(
-            Progress(
+            TrainingBar(
                 loop.steps_in_epoch - loop.step_in_epoch,
                 loop.cfg.progress and loop.env.is_main,
                 f"epoch {loop.epoch + 1}/{loop.epochs}",

@@ -119,7 +119,7 @@ def _early_csv(path: str, mtime: float) -> dict:
 
 
 def _early(root: Path) -> bool:
-    from tsm_apps.evaluation.early_files import EARLY_CSV, early_figure, label, whole_video
+    from tsm_apps.evaluation.early_files import EARLY_CSV, early_figure, label, whole_video_top1
 
     st.subheader("Early recognition")
     files = _find(str(root), EARLY_CSV)
@@ -140,7 +140,7 @@ def _early(root: Path) -> bool:
         st.plotly_chart(
             early_figure(res, f"Early recognition: {name}"), width="stretch", key=f"{KEY}_early_{i}"
         )
-        whole = whole_video(res)
+        whole = whole_video_top1(res)
         if whole:
             st.caption(
                 "whole video: " + ", ".join(f"{label(m)} {v:.1f}% top-1" for m, v in whole.items())

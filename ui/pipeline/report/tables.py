@@ -174,7 +174,12 @@ def detection_table(root: Path) -> Table:
 def early_table(root: Path) -> Table:
     """Early recognition (``tsm test --online --out <root>/early``, not part of the demo): top-1
     per method at each fraction of the video seen, and the figure the app shows too."""
-    from tsm_apps.evaluation.early_files import early_figure, label, read_early_csv, whole_video
+    from tsm_apps.evaluation.early_files import (
+        early_figure,
+        label,
+        read_early_csv,
+        whole_video_top1,
+    )
 
     title, lay = "Early recognition (top-1 vs fraction of the video seen)", RunLayout(root)
     if not lay.early_csv.is_file():
@@ -191,7 +196,7 @@ def early_table(root: Path) -> Table:
     except ValueError as e:
         return Table(title, [], [], f"cannot read it: {e}")
     rows = [[label(m)] + list(v) for m, v in res["top1"].items()]
-    whole = ", ".join(f"{label(m)} {v:.1f}%" for m, v in whole_video(res).items())
+    whole = ", ".join(f"{label(m)} {v:.1f}%" for m, v in whole_video_top1(res).items())
     note = f"top-1 (%) from {lay.rel(lay.early_csv)}" + (f"; whole video: {whole}" if whole else "")
     return Table(
         title,
