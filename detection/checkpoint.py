@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from tsm_apps.checkpoint.reading import state_dict_of
 from tsm_apps.io import atomic_save, numpy_safe_globals, read_checkpoint
 
 FORMAT = "detection.rfcn/1"
@@ -97,16 +98,6 @@ def read_detector_checkpoint(path: str | os.PathLike) -> dict:
     """A detector checkpoint (``final.pth`` or mmengine's ``iter_N.pth``) loaded with
     ``weights_only=True`` on CPU; ``FileNotFoundError`` / ``ValueError`` naming the file."""
     return read_checkpoint(path)
-
-
-def state_dict_of(ckpt: dict, path: str | os.PathLike = "") -> dict:
-    """The model weights of a checkpoint dict (``state_dict`` key, or the dict itself)."""
-    sd = ckpt.get("state_dict", ckpt)
-    if not isinstance(sd, dict) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
-        raise ValueError(
-            f"checkpoint {path} has no state_dict of tensors (keys {sorted(ckpt)[:8]})"
-        )
-    return sd
 
 
 def load_detector_weights(model: nn.Module, path: str | os.PathLike) -> dict:

@@ -20,7 +20,7 @@ from ..data.protocol import TestProtocol
 from ..distributed import auto_device
 from ..models.modality import set_input_channels
 from .identity import class_names, official_test_segments, protocol_for
-from .reading import build_from_checkpoint, inspect_checkpoint, load_weights
+from .reading import build_from_checkpoint, inspect_checkpoint, load_weights, state_dict_of
 
 __all__ = ["Checkpoint", "open_checkpoint", "open_online"]
 
@@ -91,8 +91,10 @@ def open_checkpoint(
 def first_conv_channels(ckpt: dict) -> int:
     """Input channels of a checkpoint's first conv (0 if none is found): the 4-D ``conv1``
     kernel outside the residual stages, or MobileNetV2's ``features.0.0``."""
-    sd = ckpt.get("state_dict", ckpt.get("model", ckpt))
-    sd = sd if isinstance(sd, dict) else {}
+    try:
+        sd = state_dict_of(ckpt)
+    except ValueError:
+        return 0
     for k, v in sd.items():
         if (
             getattr(v, "dim", lambda: 0)() == 4

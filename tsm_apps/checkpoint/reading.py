@@ -53,12 +53,14 @@ def save_checkpoint(
     return atomic_save(obj, path)
 
 
-def _state_dict_of(ckpt: dict) -> dict:
-    """The tensors of ``ckpt``: its ``state_dict`` or ``model`` entry, or ``ckpt`` itself."""
+def state_dict_of(ckpt: dict, path: str | os.PathLike = "") -> dict:
+    """The tensors of a checkpoint dict: its ``state_dict`` or ``model`` entry, or the dict
+    itself; ValueError naming ``path`` when none is a non-empty dict of tensors."""
     sd = next((ckpt[k] for k in _WRAPPERS if isinstance(ckpt.get(k), dict)), ckpt)
     if not isinstance(sd, dict) or not sd or not all(isinstance(v, Tensor) for v in sd.values()):
+        where = f"checkpoint {path}" if str(path) else "checkpoint"
         raise ValueError(
-            "checkpoint holds no state dict: expected a 'state_dict' or 'model' "
+            f"{where} holds no state dict: expected a 'state_dict' or 'model' "
             f"entry or a flat dict of tensors, got keys {sorted(map(str, ckpt))[:10]}"
         )
     return sd
@@ -72,7 +74,7 @@ def checkpoint_config(ckpt: dict, name: str = "") -> tuple:
     """
     if ckpt.get("format") == FORMAT:
         return "tsm_apps", dict(ckpt["state_dict"]), dict(ckpt["config"])
-    sd = _state_dict_of(ckpt)
+    sd = state_dict_of(ckpt)
     layout = detect_layout(sd)
     sd = to_our_keys(sd, layout)
     cfg = infer_structure(sd)
