@@ -179,16 +179,6 @@ def load_detector(
     return Detector(model, _test_pipeline(cfg), classes, device, config_path, Path(checkpoint))
 
 
-def check_frames(frames: np.ndarray) -> np.ndarray:
-    """``frames`` as uint8 ``(T, H, W, 3)`` RGB; ValueError naming what they are otherwise."""
-    frames = np.asarray(frames)
-    if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[-1] != 3:
-        raise ValueError(
-            f"frames must be uint8 (T, H, W, 3) RGB, got {frames.dtype} {frames.shape}"
-        )
-    return frames
-
-
 def frame_result(i: int, sample, classes: Sequence[str], score_thr: float) -> FrameDetections:
     """Frame ``i``'s :class:`FrameDetections` from an mmdet data sample's ``pred_instances``:
     boxes scoring at least ``score_thr``, best first, named by ``classes``."""

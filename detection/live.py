@@ -18,10 +18,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from tsm_apps.data.decoder import check_rgb_frames
 from tsm_apps.live.engine import BatchedEngine, Prepared
 from tsm_apps.viz import draw_boxes
 
-from .inference import BOX_COLOR, DEFAULT_SCORE_THR, Detector, check_frames, frame_result
+from .inference import BOX_COLOR, DEFAULT_SCORE_THR, Detector, frame_result
 from .records import FrameDetections
 
 
@@ -126,7 +127,7 @@ def detect_video(
     """Online detection over uint8 RGB ``frames (T, H, W, 3)`` in order: one
     :class:`FrameDetections` per frame (boxes in the frames' pixels, scores >= ``score_thr``).
     ``progress(fraction)`` is called after each frame."""
-    frames = check_frames(frames)
+    frames = check_rgb_frames(frames)
     out = []
     for r in stream_frames(detector, frames, score_thr):
         out.append(r)

@@ -11,13 +11,7 @@ from typing import Optional, Sequence
 import numpy as np
 from PIL import Image, ImageDraw
 
-
-def check_frame(frame: np.ndarray) -> np.ndarray:
-    """``frame`` as a uint8 ``(H, W, 3)`` array; TypeError/ValueError naming what it is."""
-    arr = np.asarray(frame)
-    if arr.dtype != np.uint8 or arr.ndim != 3 or arr.shape[-1] != 3:
-        raise ValueError(f"frame must be uint8 (H, W, 3), got {arr.dtype} {arr.shape}")
-    return arr
+from .data.decoder import check_frame
 
 
 def draw_boxes(

@@ -17,7 +17,7 @@ def test_draw_boxes_outlines_in_colour():
     assert frame.max() == 0  # input untouched
     with pytest.raises(ValueError, match="1 boxes but 2 captions"):
         draw_boxes(frame, np.zeros((1, 4)), ["a", "b"])
-    with pytest.raises(ValueError, match=r"uint8 \(H, W, 3\), got float32 \(4, 4\)"):
+    with pytest.raises(ValueError, match=r"uint8 \(H, W, 3\) RGB, got float32 \(4, 4\)"):
         draw_boxes(np.zeros((4, 4), np.float32), np.zeros((0, 4)), [])
 
 

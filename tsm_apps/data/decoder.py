@@ -28,6 +28,8 @@ __all__ = [
     "VideoDecodeError",
     "VideoHeader",
     "VideoIndex",
+    "check_frame",
+    "check_rgb_frames",
     "decode_frames",
     "open_stream",
     "open_video",
@@ -37,6 +39,25 @@ __all__ = [
     "video_index",
 ]
 _DECODE = {"threads": 0}  # sparse reads' decoder threads in this process (0: FFmpeg's choice)
+
+
+def _rgb(x, ndim: int, layout: str, where: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype != np.uint8 or arr.ndim != ndim or arr.shape[-1] != 3:
+        raise ValueError(f"{where} must be uint8 {layout} RGB, got {arr.dtype} {arr.shape}")
+    return arr
+
+
+def check_frame(frame, where: str = "a frame") -> np.ndarray:
+    """``frame`` as one video frame, uint8 ``(H, W, 3)`` RGB; ValueError naming ``where`` and
+    what it is otherwise."""
+    return _rgb(frame, 3, "(H, W, 3)", where)
+
+
+def check_rgb_frames(frames, where: str = "frames") -> np.ndarray:
+    """``frames`` as uint8 ``(T, H, W, 3)`` RGB; ValueError naming ``where`` and what they are
+    otherwise."""
+    return _rgb(frames, 4, "(T, H, W, 3)", where)
 
 
 def set_decode_threads(threads: int) -> None:

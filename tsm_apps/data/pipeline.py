@@ -24,6 +24,7 @@ from typing import Callable, Optional
 import numpy as np
 from torch import Tensor
 
+from .decoder import check_frame
 from .normalization import modality_stats, normalize
 from .protocol import TestProtocol
 from .record import VideoSource
@@ -199,9 +200,7 @@ def frame_input(frame: np.ndarray, protocol: TestProtocol) -> Tensor:
     """One uint8 ``(H, W, 3)`` RGB frame as the input ``(1, 3, S, S)`` of an online step: the
     first view ``protocol`` takes of it (its centre crop, or the whole frame with
     ``view='frame'``), resized and normalised as every clip is."""
-    frame = np.asarray(frame)
-    if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[-1] != 3:
-        raise ValueError(f"a frame must be uint8 (H, W, 3) RGB, got {frame.dtype} {frame.shape}")
+    frame = check_frame(frame)
     proto = protocol.with_options(clips=1, crops=1, sampling="tsn")
     views = views_from_frames(lambda i: frame[None], np.zeros((1, 1), np.int64), proto)
     return views.input[0]

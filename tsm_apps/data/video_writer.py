@@ -16,7 +16,7 @@ from typing import Optional
 import numpy as np
 
 from ..io import atomic_path
-from .decoder import PathLike, pyav
+from .decoder import PathLike, check_frame, check_rgb_frames, pyav
 
 WRITE_FORMATS = {
     ".mp4": ("mp4", "libx264"),
@@ -79,11 +79,7 @@ class VideoWriter:
     def write(self, frame: np.ndarray) -> None:
         """Encode one frame (the first fixes the size: ValueError naming a later one that
         differs)."""
-        frame = np.asarray(frame)
-        if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[-1] != 3:
-            raise ValueError(
-                f"{self.path}: frames must be uint8 (H, W, 3), got {frame.dtype} {frame.shape}"
-            )
+        frame = check_frame(frame, f"{self.path}: a frame")
         h, w = frame.shape[:2]
         if self._stream is None:
             if h % 2 or w % 2:
@@ -145,11 +141,7 @@ def write_video(
     """Write uint8 RGB ``frames (T, H, W, 3)`` with a :class:`VideoWriter` (same options); the
     file appears atomically. Returns the path."""
     path = Path(path)
-    frames = np.asarray(frames)
-    if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[-1] != 3:
-        raise ValueError(
-            f"{path}: frames must be uint8 (T, H, W, 3), got {frames.dtype} {frames.shape}"
-        )
+    frames = check_rgb_frames(frames, f"{path}: frames")
     if len(frames) == 0:
         raise ValueError(f"{path}: no frames to write")
     with VideoWriter(path, fps, crf, preset, keyframe_interval, threads) as writer:

@@ -12,7 +12,8 @@ import io
 
 import numpy as np
 
-from tsm_apps.viz import check_frame, draw_boxes
+from tsm_apps.data.decoder import check_frame
+from tsm_apps.viz import draw_boxes
 
 __all__ = ["draw_boxes", "upscale", "shown"]
 
