@@ -22,7 +22,7 @@ import numpy as np
 from tsm_apps.io import read_json
 
 from ... import models
-from ...runs.layout import RunLayout
+from ...runs.layout import MODELS, RunLayout
 
 RULES: tuple[tuple[str, Callable[[bool, bool], bool]], ...] = (
     ("TSM right, TSN wrong", lambda tsn, tsm: tsm and not tsn),
@@ -73,7 +73,7 @@ def cam_section(root: Path, per_rule: int = 1) -> str:
 
     lay = RunLayout(root)
     head = "<h2>Where the networks look: CAM strips of chosen clips</h2>"
-    folders = {m: lay.dissection(m) for m in ("tsn", "tsm")}
+    folders = {m: lay.dissection(m) for m in MODELS}
     if not all((f / "run.json").is_file() for f in folders.values()):
         return head + "<p>missing: the dissection runs (dissect/tsn, dissect/tsm)</p>"
     runs = {m: load_run(f) for m, f in folders.items()}
@@ -94,7 +94,7 @@ def cam_section(root: Path, per_rule: int = 1) -> str:
             f"<h3>{html.escape(rule)}: clip {html.escape(cid)} — class "
             f"{html.escape(str(rec['tsn'].get('label_name') or rec['tsn']['label']))}</h3>"
         )
-        for m in ("tsn", "tsm"):
+        for m in MODELS:
             png = runs[m].clips[cid].png
             pred = rec[m].get("pred_name") or rec[m]["pred"]
             cell = (
@@ -118,7 +118,7 @@ def missed_by_tsn(root: Path) -> list[dict]:
     lay = RunLayout(root)
     res = {
         m: read_json(lay.detector(m) / "test" / "results.json", missing_ok=True)
-        for m in ("tsn", "tsm")
+        for m in MODELS
     }
     if any(r is None for r in res.values()):
         return []
@@ -132,7 +132,7 @@ def missed_by_tsn(root: Path) -> list[dict]:
     out = []
     for p in paths:
         found = {}
-        for m in ("tsn", "tsm"):
+        for m in MODELS:
             f = dets[m][p]
             keep = np.asarray(f["scores"], float) >= MIN_SCORE
             found[m] = found_truth(
@@ -209,7 +209,7 @@ def detection_section(root: Path, limit: int = MAX_DETECTION_FRAMES) -> str:
             f"{html.escape(', '.join(f['objects']))}</h3><p>"
             + " ".join(
                 _img(_draw(f["path"], f["truth"], f["dets"][m], m, res["classes"]), m, 360)
-                for m in ("tsn", "tsm")
+                for m in MODELS
             )
             + "</p>"
         )
