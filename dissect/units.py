@@ -76,12 +76,9 @@ def unit_ious(
     return ious_from_counts(*unit_counts(acts, masks, thresholds, chunk))
 
 
-def dissect_layer(
-    acts: np.ndarray, masks: np.ndarray, quantile: float = ND_QUANTILE, min_iou: float = ND_MIN_IOU
-) -> dict:
-    """Score one layer: ``{"units", "detectors", "iou" (per unit), "thresholds"}``."""
-    thr = unit_thresholds(acts, quantile)
-    iou = unit_ious(acts, masks, thr)
+def layer_record(iou: np.ndarray, thr: np.ndarray, quantile: float, min_iou: float) -> dict:
+    """One layer's result: ``{"units", "detectors" (units with IoU above ``min_iou``), "iou",
+    "thresholds", "quantile", "min_iou"}`` from per-unit ``iou`` and thresholds ``thr``."""
     return {
         "units": int(iou.size),
         "detectors": int((iou > min_iou).sum()),
@@ -90,6 +87,15 @@ def dissect_layer(
         "quantile": quantile,
         "min_iou": min_iou,
     }
+
+
+def dissect_layer(
+    acts: np.ndarray, masks: np.ndarray, quantile: float = ND_QUANTILE, min_iou: float = ND_MIN_IOU
+) -> dict:
+    """Score one layer: ``{"units", "detectors", "iou" (per unit), "thresholds"}``."""
+    thr = unit_thresholds(acts, quantile)
+    iou = unit_ious(acts, masks, thr)
+    return layer_record(iou, thr, quantile, min_iou)
 
 
 def default_unit_layers(model: nn.Module) -> List[str]:

@@ -15,7 +15,7 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
-from .units import ND_MIN_IOU, ND_QUANTILE, ious_from_counts, unit_counts
+from .units import ND_MIN_IOU, ND_QUANTILE, ious_from_counts, layer_record, unit_counts
 
 Gather = Callable[[object], List[object]]
 Reduce = Callable[[np.ndarray], np.ndarray]
@@ -78,11 +78,4 @@ def dissect_layer_sharded(
     else:
         inter, union = unit_counts(acts, masks, thr)
     iou = ious_from_counts(reduce(inter), reduce(union))
-    return {
-        "units": int(iou.size),
-        "detectors": int((iou > min_iou).sum()),
-        "iou": [float(v) for v in iou],
-        "thresholds": [float(v) for v in thr],
-        "quantile": quantile,
-        "min_iou": min_iou,
-    }
+    return layer_record(iou, thr, quantile, min_iou)
