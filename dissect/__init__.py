@@ -6,6 +6,8 @@ Public API (what the UI and scripts call):
   :func:`compute_cam`, :func:`compute_gradcam`, :func:`class_activation_maps`
 - :func:`flow_clip_maps` (the flow stream's maps on an RGB clip's segments; :mod:`dissect.flow_cam`)
 - :func:`detector_attention` (EigenCAM-style maps for a detector backbone's frames)
+- :func:`faithfulness_curves` (deletion / insertion over pixels and over frames:
+  :mod:`dissect.faithfulness`)
 - :func:`load_run` (a ``tsm dissect run`` folder: settings, metrics, units, per-clip files)
 - :func:`overlay` / :func:`overlay_in_frame` / :func:`normalize_for_display` (display only)
 - metrics, thresholds and unit dissection in :mod:`dissect.metrics`, :mod:`dissect.threshold`,
@@ -18,6 +20,7 @@ Never imports mmdet/mmengine/mmcv.
 from .cam import ClipMaps, class_activation_maps, compute_cam, upsample_maps
 from .capture import capture
 from .detector_attention import detector_attention
+from .faithfulness import faithfulness_curves
 from .flow_cam import (
     FlowClip,
     compute_flow_maps,
@@ -37,6 +40,7 @@ __all__ = [
     "upsample_maps",
     "capture",
     "detector_attention",
+    "faithfulness_curves",
     "FlowClip",
     "compute_flow_maps",
     "flow_clip_maps",

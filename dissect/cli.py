@@ -3,7 +3,8 @@
     tsm dissect run --checkpoint CKPT --data DATA --method cam --out DIR [--limit N]
                     [--threshold dataset|max20] [--weighting clip|frame] [--class-index K]
                     [--segments T] [--clips K] [--size S] [--scale-size S] [--view frame]
-                    [--classes FILE] [--flow-checkpoint FLOW.pth --flow-data DIR] ...
+                    [--classes FILE] [--flow-checkpoint FLOW.pth --flow-data DIR]
+                    [--faithfulness [--faithfulness-steps K]] ...
     tsm dissect compare RUN_A RUN_B --out DIR [--names TSM TSN]
     torchrun --nproc-per-node N -m tsm_apps.cli dissect run ...   (one shard of clips a rank)
 

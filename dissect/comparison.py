@@ -1,6 +1,6 @@
 """TSM vs TSN: two dissection runs side by side, ``compare.html`` (the report of
 :mod:`dissect.report` over both runs) and ``compare.json`` (each run's aggregates, sanity check
-and detector-unit counts, and the model-free baselines).
+and detector-unit counts, its random map's deletion/insertion AUCs, and the model-free baselines).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ def write_compare_report(run_a, run_b, out, names: Optional[Sequence[str]] = Non
 
 
 def compare_table(runs: Sequence[Run], names: Sequence[str]) -> dict:
-    """Aggregates of each run, its sanity check and detector-unit counts, plus the baselines."""
+    """Aggregates of each run, its sanity check and detector-unit counts, plus the baselines;
+    the deletion/insertion AUCs of a random map are per run (they read that run's model)."""
     out = {"runs": {}, "baselines": runs[0].metrics.get("aggregate", {})}
     out["baselines"] = {k: v for k, v in out["baselines"].items() if k in ("centre", "random")}
     for run, name in zip(runs, names):
@@ -39,6 +40,13 @@ def compare_table(runs: Sequence[Run], names: Sequence[str]) -> dict:
             "flow": agg.get("flow"),
             "flow_accuracy": run.metrics.get("flow_accuracy"),
             "accuracy": run.metrics.get("accuracy"),
+            "random_map_faithfulness": _faithfulness(agg.get("random", {})),
             "detector_units": {k: v["detectors"] for k, v in layers.items()},
         }
     return out
+
+
+def _faithfulness(agg: dict) -> Optional[dict]:
+    """The ``*_auc`` entries of an aggregate (None when the run has no ``--faithfulness``)."""
+    out = {k: v for k, v in agg.items() if k.endswith("_auc") and k != "temporal_auc"}
+    return out or None

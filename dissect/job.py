@@ -28,6 +28,7 @@ from tsm_apps.progress import progress_bar
 
 from .clips import ClipEntry, load_clip
 from .distributed import DistEnv, barrier, env_from, pick_device, process_group, shard
+from .faithfulness import clip_faithfulness, faithfulness_curves, softmax_scorer
 from .flow_job import FlowStream, check_flow_inputs, flow_outputs
 from .inputs import check_inputs
 from .job_config import JobConfig, check_settings, protocol_options
@@ -100,6 +101,16 @@ def _record(ctx: _Context, entry: ClipEntry, indices: np.ndarray, res) -> dict:
     }
 
 
+def _add_faithfulness(ctx: _Context, x: torch.Tensor, classes, scores: dict, maps, seed) -> None:
+    """Deletion/insertion curves of the clip ``x`` ``(1, T, 3, H, W)`` for its ``(T, H, W)``
+    maps and its random map, into ``scores[kind]["faithfulness"]``."""
+    score = softmax_scorer(ctx.model)
+    for kind, m in (("method", maps), ("random", random_map(maps.shape, seed))):
+        m = torch.from_numpy(np.ascontiguousarray(m))[None].to(x.device)
+        curves = faithfulness_curves(x, m, score, classes, ctx.cfg.faithfulness_steps)
+        scores[kind]["faithfulness"] = clip_faithfulness(curves)
+
+
 def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
     """Maps, overlays and scores of one clip; returns (and writes, last) its record."""
     cfg, k = ctx.cfg, ctx.model.config.num_classes
@@ -126,6 +137,8 @@ def process_clip(ctx: _Context, entry: ClipEntry) -> dict:
         "active": (clip.active if clip.active is not None else np.zeros(0, bool)),
     }
     record = _record(ctx, entry, clip.indices, res)
+    if cfg.faithfulness:
+        _add_faithfulness(ctx, x, res.classes, scores, maps, seed)
     if ctx.random_model is not None:
         rnd = _maps_of(ctx.random_model, x, cfg, res.classes).maps[0].cpu().numpy()
         arrays["sanity_maps"] = rnd.astype(np.float16)

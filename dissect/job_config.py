@@ -13,6 +13,7 @@ from tsm_apps.data.protocol import VIEWS, TestProtocol
 from tsm_apps.options import SHARED_HELP, option
 
 from .clips import resolve_data
+from .faithfulness import DEFAULT_STEPS
 from .gradcam import DEFAULT_WEIGHTING, WEIGHTINGS
 from .layout import DissectionLayout
 from .methods import METHODS
@@ -28,7 +29,8 @@ class JobConfig:
     Clips are sampled, resized and cropped by the checkpoint's test protocol, the view ``tsm
     test`` scores; ``segments``, ``clips``, ``size``, ``scale_size``, ``view`` change it
     (``view='frame'``: the whole frame). ``class_index``: explain this class (default: the
-    predicted one). ``flow_checkpoint`` + ``flow_data``: the flow stream's maps too
+    predicted one). ``faithfulness``: deletion/insertion curves of the maps and of the random
+    map, ``faithfulness_steps`` pixel steps each (:mod:`dissect.faithfulness`). ``flow_checkpoint`` + ``flow_data``: the flow stream's maps too
     (:mod:`dissect.flow_job`)."""
 
     checkpoint: str
@@ -60,6 +62,14 @@ class JobConfig:
     unit_clips: int = field(default=32, **option("clips used for unit dissection"))
     unit_quantile: float = field(default=ND_QUANTILE, **option("unit activation quantile"))
     overlays: bool = field(default=True, **option("PNG/GIF overlays"))
+    faithfulness: bool = field(
+        default=False,
+        **option("deletion/insertion curves of the maps and of the random map (RISE)"),
+    )
+    faithfulness_steps: int = field(
+        default=DEFAULT_STEPS,
+        **option("--faithfulness: pixel steps per curve (frames: one step a frame)"),
+    )
     seed: int = 0
     device: str = "auto"
     classes: Optional[str] = None
@@ -80,6 +90,8 @@ class JobConfig:
             raise ValueError(f"--limit must be >= 1, got {self.limit}")
         if self.clips is not None and self.clips < 1:
             raise ValueError(f"--clips must be >= 1, got {self.clips}")
+        if self.faithfulness_steps < 1:
+            raise ValueError(f"--faithfulness-steps must be >= 1, got {self.faithfulness_steps}")
         if bool(self.flow_checkpoint) != bool(self.flow_data):
             raise ValueError(
                 "--flow-checkpoint and --flow-data go together: the flow model and "
@@ -101,6 +113,8 @@ class JobConfig:
             "seed",
         )
         out = {k: getattr(self, k) for k in keys}
+        # the curves' steps, None when off (so folders from before the option still resume)
+        out["faithfulness"] = self.faithfulness_steps if self.faithfulness else None
         out["checkpoint"] = str(Path(self.checkpoint).resolve())
         out["data"] = str(resolve_data(self.data)[0].resolve())
         for k in ("flow_checkpoint", "flow_data"):

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import List, Sequence
 
+from .faithfulness import CURVES
 from .layout import Run, load_run
 from .storage import atomic_write_bytes
 
@@ -21,6 +22,10 @@ ROWS = (
     ("iou_max20", "IoU, 20%-of-max threshold"),
     ("temporal_auc", "temporal AUC of per-frame mass (active vs not)"),
     ("mass_ratio", "mass ratio active / inactive frames"),
+    ("deletion_pixels_auc", "deletion AUC, pixels in each frame (lower = more faithful)"),
+    ("insertion_pixels_auc", "insertion AUC, pixels in each frame (higher = more faithful)"),
+    ("deletion_frames_auc", "deletion AUC, whole frames (lower = more faithful)"),
+    ("insertion_frames_auc", "insertion AUC, whole frames (higher = more faithful)"),
 )
 KIND_NAMES = {
     "method": "maps",
@@ -122,6 +127,38 @@ def _bars(runs: Sequence[Run], names: Sequence[str]):
         yaxis_range=[0, 1],
         height=420,
     )
+    return fig
+
+
+def _faithfulness_chart(runs: Sequence[Run], names: Sequence[str]):
+    """Mean deletion / insertion curves (class probability vs fraction changed), one panel per
+    curve, a line per column that has them (each run's maps, the random map)."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    header, cols, _ = _columns(runs, names)
+    titles = [n.replace("_", ", ") for n in CURVES]
+    fig = make_subplots(rows=1, cols=len(CURVES), subplot_titles=titles, shared_yaxes=True)
+    for i, curve in enumerate(CURVES):
+        for h, c in zip(header, cols):
+            pts = c.get("faithfulness_curves", {}).get(curve)
+            if pts:
+                fig.add_trace(
+                    go.Scatter(
+                        name=h,
+                        x=pts["fractions"],
+                        y=pts["scores"],
+                        mode="lines+markers",
+                        legendgroup=h,
+                        showlegend=i == 0,
+                    ),
+                    row=1,
+                    col=i + 1,
+                )
+    fig.update_layout(
+        height=360, title="Deletion (lower) and insertion (higher) curves: mean class probability"
+    )
+    fig.update_xaxes(title_text="fraction changed", range=[0, 1])
     return fig
 
 
@@ -256,6 +293,14 @@ def write_report(runs: Sequence[Run], names: Sequence[str], path: Path, title: s
     page.add(_counts(runs, names))
     page.add("<h2>Summary</h2>" + _summary_table(runs, names))
     page.chart(_bars(runs, names))
+    if any("faithfulness_curves" in c for c in _columns(runs, names)[1]):
+        page.add(
+            f"<p>Deletion / insertion (RISE): the class probability as each frame's "
+            f"most-attributed pixels, or whole frames by map mass, are replaced by the clip's "
+            f"per-channel mean or put back; the random map's curves are read by "
+            f"{html.escape(names[0])}'s model.</p>"
+        )
+        page.chart(_faithfulness_chart(runs, names))
     if any(r.units for r in runs):
         page.chart(_units_chart(runs, names))
     ids = _common_ids(runs)

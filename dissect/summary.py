@@ -22,6 +22,7 @@ from tsm_apps.progress import progress_bar
 from .capture import capture
 from .clips import ClipEntry, load_clip
 from .distributed import DistEnv, all_gather_objects, all_reduce_sum, shard
+from .faithfulness import summarise_faithfulness
 from .layout import DissectionLayout
 from .metrics import (
     box_masks,
@@ -121,6 +122,12 @@ def _accuracy(records: List[dict], stream: Optional[str] = None) -> Optional[flo
     )
 
 
+def _aggregate(scores: List[dict]) -> dict:
+    """One kind's aggregate: :func:`summarise`, and the mean deletion/insertion AUCs and curves
+    where the clips carry them (``--faithfulness``)."""
+    return {**summarise(scores), **summarise_faithfulness([s.get("faithfulness") for s in scores])}
+
+
 def summarise_run(
     lay: DissectionLayout, threshold: str, seed: int, result=None, env: Optional[DistEnv] = None
 ) -> Optional[dict]:
@@ -148,7 +155,7 @@ def summarise_run(
         "accuracy": _accuracy(records),
         "top5_accuracy": mean_defined([r.get("top5_hit") for r in records]),
         "flow_accuracy": _accuracy(records, "flow") if "flow" in kinds else None,
-        "aggregate": {k: summarise([r["scores"][k] for r in records]) for k in kinds},
+        "aggregate": {k: _aggregate([r["scores"][k] for r in records]) for k in kinds},
         "sanity_rank_corr": mean_defined([r.get("sanity_rank_corr") for r in records]),
         **counts,
         "clips": {r["id"]: r for r in records},

@@ -23,6 +23,10 @@ DISSECT_METRICS = (
     "mass_ratio",
     "iou_dataset",
     "iou_max20",
+    "deletion_pixels_auc",
+    "insertion_pixels_auc",
+    "deletion_frames_auc",
+    "insertion_frames_auc",
 )
 
 
@@ -92,7 +96,10 @@ def dissection_table(root: Path) -> Table:
         "lies on the actor's box (frames with a box; _active: frames where it acts; _tol: "
         "within the game's standard tolerance, 15 px at 224 = 7.5 px at 112); "
         "temporal_auc / mass_ratio: map mass in acting vs still frames; IoU of the "
-        "thresholded map with the box. Side-by-side report: dissect/compare/compare.html",
+        "thresholded map with the box; deletion/insertion AUCs (runs with --faithfulness): "
+        "the class probability as the most-attributed pixels of each frame / whole frames "
+        "are replaced by the clip's mean (deletion, lower = more faithful) or put back "
+        "(insertion, higher); the random map's, read by TSM. Side-by-side report: dissect/compare/compare.html",
     )
 
 
