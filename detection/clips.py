@@ -72,6 +72,7 @@ def build_video_index(dataset) -> Dict[object, List[int]]:
 
 
 KEY_POSITIONS = ("end", "random")
+REPEATED_KEYS = ("first", "last")
 
 
 class KeyFrameIndex(int):
@@ -122,6 +123,11 @@ class ClipBatchSampler(Sampler):
         clip_len: ``T``, equal to the backbone's ``num_segments``.
         key_position: ``'end'`` (the clip ends at the key frame) or ``'random'`` (see the
             module docstring).
+        repeated_key: where the key frame sits in a clip of a video shorter than ``clip_len``,
+            whose last frame repeats (a DET image is ``[i, i, i, i]``): ``'first'`` (the key at
+            its first place: for the causal shift, zeros in every shifted channel, as the first
+            frame of a snippet) or ``'last'`` (the key sees its own copies through the shift, a
+            static video, as FGFA's DET reference frames are copies of the key).
         drop_last: drop a last incomplete batch.
         seed: seed of the random clip starts (default: the inner sampler's ``seed``, else 0);
             starts also depend on the epoch, so they differ between epochs but not between runs.
@@ -135,6 +141,7 @@ class ClipBatchSampler(Sampler):
         key_position: str = "end",
         drop_last: bool = False,
         seed: int | None = None,
+        repeated_key: str = "first",
     ) -> None:
         if batch_size < 1 or clip_len < 1:
             raise ValueError(f"batch_size and clip_len must be >= 1, got {batch_size}, {clip_len}")
@@ -143,6 +150,11 @@ class ClipBatchSampler(Sampler):
                 f"ClipBatchSampler: key_position must be one of {KEY_POSITIONS}, "
                 f"got {key_position!r}"
             )
+        if repeated_key not in REPEATED_KEYS:
+            raise ValueError(
+                f"ClipBatchSampler: repeated_key must be one of {REPEATED_KEYS}, "
+                f"got {repeated_key!r}"
+            )
         dataset = getattr(sampler, "dataset", None)
         if dataset is None:
             raise TypeError(
@@ -150,6 +162,7 @@ class ClipBatchSampler(Sampler):
             )
         self.sampler, self.batch_size, self.clip_len = sampler, batch_size, clip_len
         self.key_position, self.drop_last = key_position, drop_last
+        self.repeated_key = repeated_key
         self.seed = int(seed if seed is not None else (getattr(sampler, "seed", None) or 0))
         self.videos = build_video_index(dataset)
         self.where = {i: (v, p) for v, idx in self.videos.items() for p, i in enumerate(idx)}
@@ -163,6 +176,8 @@ class ClipBatchSampler(Sampler):
         video, pos = self.where[index]
         clip = clip_for_key(self.videos[video], pos, self.clip_len, self.key_position, rng)
         at = clip.index(index)  # the key's own place (a short video repeats its last frame)
+        if self.repeated_key == "last":
+            at = len(clip) - 1 - clip[::-1].index(index)
         clip[at] = KeyFrameIndex(index)
         return clip
 

@@ -150,6 +150,17 @@ def test_sampler_clips_end_at_their_key_frames_by_default():
     assert all(len({v for v, _ in c}) == 1 and c[0][0] == k[0] for c, k in zip(got, ds.entries))
     with pytest.raises(ValueError, match="key_position must be one of"):
         ClipBatchSampler(inner, batch_size=2, clip_len=3, key_position="start")
+    # repeated_key='last': a DET image's key frame sits at the last of its repeats (it sees its
+    # own copies through the causal shift); clips and every other key stay where they were
+    last = ClipBatchSampler(inner, batch_size=9, clip_len=3, repeated_key="last")
+    (flat,) = list(last)
+    moved = [flat[i : i + 3] for i in range(0, len(flat), 3)]
+    assert [list(map(int, c)) for c in moved] == [list(map(int, c)) for c in clips]
+    assert [[isinstance(i, KeyFrameIndex) for i in c] for c in moved] == [
+        [j == (2 if k == ("det", 0) else key_at[k]) for j in range(3)] for k in ds.entries
+    ]
+    with pytest.raises(ValueError, match=r"repeated_key must be one of \('first', 'last'\)"):
+        ClipBatchSampler(inner, batch_size=2, clip_len=3, repeated_key="middle")
 
 
 def test_a_key_frame_index_is_an_int_that_survives_pickling():
