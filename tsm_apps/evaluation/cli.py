@@ -104,12 +104,12 @@ def _checked(cfg: TestConfig) -> tuple:
     """The checkpoint opened and the videos listed, labels checked, before any decoding."""
     from ..data.sources import find_sources
     from ..distributed import env_from, pick_device
-    from .recognition import open_checkpoint
+    from .recognition import open_model
 
     if not cfg.data:
         raise ValueError("--data is required: " + "a video, a folder, a list file or an SSv2 JSON")
     device = pick_device(cfg.device, env_from({}))
-    ck = open_checkpoint(
+    ck = open_model(
         cfg.checkpoint, cfg.classes, device=device, segments=cfg.segments, **cfg.protocol_options()
     )
     videos = find_sources(cfg.data)

@@ -24,7 +24,21 @@ from ..checkpoint.opening import Checkpoint, open_checkpoint
 from ..data.pipeline import ClipViews, load_views
 from .scoring import fuse_views, top_k, view_logits
 
-__all__ = ["Checkpoint", "Prediction", "open_checkpoint", "predict"]
+__all__ = ["Checkpoint", "Prediction", "open_checkpoint", "open_model", "predict"]
+
+ENGINE_SUFFIXES = (".onnx",)
+
+
+def open_model(path: str | Path, classes: Optional[str] = None, **kw: Any) -> Checkpoint:
+    """A checkpoint (:func:`open_checkpoint`) or an engine file written by ``tsm export``
+    (``.onnx``: :func:`tsm_apps.engine.runtime.open_engine`, run under its stored protocol;
+    ``device`` is then ONNX Runtime's CPU)."""
+    if Path(path).suffix.lower() in ENGINE_SUFFIXES:
+        from ..engine.runtime import open_engine
+
+        kw.pop("device", None)
+        return open_engine(path, classes, **kw)
+    return open_checkpoint(path, classes, **kw)
 
 
 @dataclass

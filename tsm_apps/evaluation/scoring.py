@@ -27,7 +27,8 @@ def view_logits(model: nn.Module, views: Tensor, batch: int = 8) -> Tensor:
         raise ValueError(f"views must be (V, T, C, S, S), got {tuple(views.shape)}")
     model.eval()
     model.num_segments = views.shape[1]
-    device = next(model.parameters()).device
+    first = next(model.parameters(), None)  # an engine (tsm_apps.engine) has none: CPU input
+    device = first.device if first is not None else torch.device("cpu")
     run = graphed(model)  # on CUDA: replayed from a CUDA graph per batch shape
     out = [run(views[i : i + batch].to(device)).float().cpu() for i in range(0, len(views), batch)]
     return torch.cat(out)
