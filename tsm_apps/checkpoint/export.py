@@ -211,7 +211,8 @@ def main(argv: list[str]) -> int:
         if args.engine:
             from ..engine.parity import gated
 
-            info = gated(tmp, ck, info, args.parity_clips, args.tolerance)
+            info, figures = gated(tmp, ck, info, args.parity_clips, args.tolerance)
+            print(figures)
         write_info(tmp, info)
     path = Path(args.out)
     kind = "online step" if args.online else f"offline clip (T={info.num_segments})"

@@ -160,7 +160,7 @@ def calibration_feeds(model: nn.Module, kind: str, clips: Sequence, protocol: Te
 def gated(path: Path, ck, info, clips: Sequence, tolerance: float | None):
     """Convert the exported file ``path`` to ``info.precision``, store ``info`` in it and run
     the gate against ``ck.model`` on ``clips`` (default :func:`shipped_clips`): returns
-    ``info`` with the figures, or raises :class:`ParityError` naming the checkpoint and the
+    ``(info with the figures, the figures as one line)``, or raises :class:`ParityError` naming the checkpoint and the
     failed figure (the caller then keeps no file)."""
     from .metadata import write_info
     from .precision import convert
@@ -173,13 +173,11 @@ def gated(path: Path, ck, info, clips: Sequence, tolerance: float | None):
     tol = TOLERANCE[info.precision] if tolerance is None else float(tolerance)
     parity = measure(ck.model, EngineModel(path), info.kind, clips, proto, tol)
     names = ", ".join(c.name for c in clips)
-    print(
-        f"parity (onnxruntime CPU, {info.precision}) against PyTorch on {names}: {parity.describe()}"
-    )
+    line = f"parity (onnxruntime CPU, {info.precision}) against PyTorch on {names}: "
     if not parity.passed:
         raise ParityError(
-            f"{ck.path}: the {info.precision} engine fails the parity gate: {parity.failure()} "
-            "(no engine file written)"
+            f"{ck.path}: the {info.precision} engine fails the parity gate: {parity.failure()}; "
+            f"{line}{parity.describe()} (no engine file written)"
         )
     info.parity = parity.to_dict()
-    return info
+    return info, line + parity.describe()
