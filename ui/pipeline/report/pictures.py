@@ -116,10 +116,7 @@ def missed_by_tsn(root: Path) -> list[dict]:
     """Frames where online TSM finds a ground-truth object TSN misses, corrupted frames first,
     then frames with a fast object (motion IoU < 0.7), then the rest (each in frame order)."""
     lay = RunLayout(root)
-    res = {
-        m: read_json(lay.detector(m) / "test" / "results.json", missing_ok=True)
-        for m in MODELS
-    }
+    res = {m: read_json(lay.detector(m) / "test" / "results.json", missing_ok=True) for m in MODELS}
     if any(r is None for r in res.values()):
         return []
     from detection.records import FrameDetections
