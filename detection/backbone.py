@@ -23,6 +23,7 @@ from tsm_apps.models.backbone import BackboneConfig, build_trunk, set_num_segmen
 from tsm_apps.models.online import online_modules
 from tsm_apps.models.shift import DEFAULT_FOLD_DIV
 from tsm_apps.models.shift.state import ShiftState, stepping
+from tsm_apps.models.trunk import DEFAULT_NORM_GROUPS
 
 
 @MODELS.register_module()
@@ -40,6 +41,8 @@ class TSMResNet(BaseModule):
         place: ``'blockres'`` (shift inside the residual branch) or ``'block'``.
         strides / dilations: per stage (res2..res5). The VID R-FCN recipe is
             ``strides=(1, 2, 2, 1)``, ``dilations=(1, 1, 1, 2)`` (res5 at stride 16, dilated).
+        norm: ``'batch'`` (BatchNorm) or ``'group'`` (GroupNorm of ``norm_groups`` groups, at
+            most one per channel: statistics of each frame alone, whatever the batch).
         out_indices: stages returned (0..3 = res2..res5).
         frozen_stages: mmdet semantics: ``-1`` nothing frozen, ``0`` the stem (conv1/bn1),
             ``i >= 1`` the stem and res2..res(i+1); frozen parts have no grad and stay in eval.
@@ -68,6 +71,8 @@ class TSMResNet(BaseModule):
         place: str = "blockres",
         strides: Sequence[int] = (1, 2, 2, 1),
         dilations: Sequence[int] = (1, 1, 1, 2),
+        norm: str = "batch",
+        norm_groups: int = DEFAULT_NORM_GROUPS,
         out_indices: Sequence[int] = (3,),
         frozen_stages: int = -1,
         norm_eval: bool = True,
@@ -92,6 +97,8 @@ class TSMResNet(BaseModule):
             width=width,
             strides=tuple(strides),
             dilations=tuple(dilations),
+            norm=norm,
+            norm_groups=norm_groups,
         )
         self.trunk = build_trunk(self.cfg)
         self.out_indices = tuple(out_indices)

@@ -22,7 +22,14 @@ from .non_local import NonLocalWrapper
 from .shift import DEFAULT_FOLD_DIV, TemporalShift
 from .shift.placement import shift_mobilenet_blocks, shift_resnet_blocks
 from .temporal_pool import TemporalPool
-from .trunk import RESNET_SPECS, MobileNetV2, ResNet, set_memory_format
+from .trunk import (
+    DEFAULT_NORM_GROUPS,
+    NORMS,
+    RESNET_SPECS,
+    MobileNetV2,
+    ResNet,
+    set_memory_format,
+)
 
 ARCHS = tuple(RESNET_SPECS) + ("mobilenetv2",)
 DEFAULT_MEMORY_FORMAT = torch.channels_last
@@ -45,6 +52,8 @@ class BackboneConfig:
     width: float = 1.0
     strides: tuple = (1, 2, 2, 2)
     dilations: tuple = (1, 1, 1, 1)
+    norm: str = "batch"
+    norm_groups: int = DEFAULT_NORM_GROUPS
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHS:
@@ -59,6 +68,10 @@ class BackboneConfig:
             raise ValueError(f"temporal_pool needs an even num_segments, got {self.num_segments}")
         if self.width <= 0:
             raise ValueError(f"width must be > 0, got {self.width}")
+        if self.norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {self.norm!r}")
+        if self.norm != "batch" and self.arch == "mobilenetv2":
+            raise ValueError(f"norm={self.norm!r} is defined for ResNets only")
         self.strides, self.dilations = tuple(self.strides), tuple(self.dilations)
 
 
@@ -113,7 +126,7 @@ def build_trunk(cfg: BackboneConfig) -> nn.Module:
         if cfg.shift:
             shift_mobilenet_blocks(net.features, cfg.num_segments, cfg.fold_div, _online(cfg))
         return set_memory_format(net, DEFAULT_MEMORY_FORMAT)
-    net = ResNet(cfg.arch, cfg.width, cfg.strides, cfg.dilations)
+    net = ResNet(cfg.arch, cfg.width, cfg.strides, cfg.dilations, cfg.norm, cfg.norm_groups)
     if cfg.shift:
         shift_resnet_blocks(net.stages, _stage_segments(cfg), cfg.fold_div, _online(cfg), cfg.place)
     if cfg.non_local:

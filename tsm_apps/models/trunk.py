@@ -5,10 +5,15 @@ Input ``(N*T, 3, H, W)`` (the frames of a clip are independent images here); out
 so torchvision and official TSM checkpoints map by prefix. ``width`` scales every stage's channel
 count (``width=0.25`` gives a 16-32-64-128 ResNet); ResNet stages take a stride and a dilation
 each. :mod:`.backbone` inserts the shift, temporal pool and non-local blocks into these trunks.
+
+``norm`` picks the ResNet's normalisation layers: ``'batch'`` (BatchNorm, torchvision's; its
+statistics are those of the whole ``N*T`` batch while training) or ``'group'`` (GroupNorm with
+``norm_groups`` groups: statistics of each frame alone, the same in training and at test).
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Sequence
 
 import torch
@@ -25,6 +30,28 @@ RESNET_SPECS = {
 }
 
 
+NORMS = ("batch", "group")
+DEFAULT_NORM_GROUPS = 32
+"""GroupNorm's groups per layer (Wu & He 2018's default); a layer with fewer channels gets one
+group per channel."""
+
+
+def norm_layer(norm: str, channels: int, groups: int = DEFAULT_NORM_GROUPS) -> nn.Module:
+    """The normalisation of ``channels`` feature maps: ``BatchNorm2d`` (``norm='batch'``) or
+    ``GroupNorm`` with ``min(groups, channels)`` groups (``norm='group'``; ``channels`` must be a
+    multiple of it)."""
+    if norm not in NORMS:
+        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+    if norm == "batch":
+        return nn.BatchNorm2d(channels)
+    if groups < 1:
+        raise ValueError(f"norm_groups must be >= 1, got {groups}")
+    g = min(groups, channels)
+    if channels % g:
+        raise ValueError(f"GroupNorm: {channels} channels do not split into {g} groups")
+    return nn.GroupNorm(g, channels)
+
+
 def _channels(base: int, width: float) -> int:
     return max(int(round(base * width)), 8)
 
@@ -39,7 +66,8 @@ def _dilate(block: nn.Module, dilation: int) -> None:
 class ResNet(nn.Module):
     """torchvision ResNet trunk (no pooling/fc) with a channel ``width`` and per-stage stride/dilation.
 
-    ``forward_stages(x)`` returns the four stage outputs ``[(N*T, C_i, h_i, w_i)]``.
+    ``forward_stages(x)`` returns the four stage outputs ``[(N*T, C_i, h_i, w_i)]``. ``norm`` /
+    ``norm_groups``: every normalisation layer, :func:`norm_layer`.
     """
 
     def __init__(
@@ -48,13 +76,16 @@ class ResNet(nn.Module):
         width: float = 1.0,
         strides: Sequence[int] = (1, 2, 2, 2),
         dilations: Sequence[int] = (1, 1, 1, 1),
+        norm: str = "batch",
+        norm_groups: int = DEFAULT_NORM_GROUPS,
     ) -> None:
         super().__init__()
         self.memory_format = torch.contiguous_format
         block, layers = RESNET_SPECS[arch]
+        make_norm = partial(norm_layer, norm, groups=norm_groups)
         stem = _channels(64, width)
         self.conv1 = nn.Conv2d(3, stem, 7, 2, 3, bias=False)
-        self.bn1 = nn.BatchNorm2d(stem)
+        self.bn1 = make_norm(stem)
         self.relu = nn.ReLU(inplace=True)
         self.maxpool = nn.MaxPool2d(3, 2, 1)
         inplanes = stem
@@ -68,9 +99,9 @@ class ResNet(nn.Module):
                 if j == 0 and (stride != 1 or inplanes != planes * block.expansion):
                     down = nn.Sequential(
                         nn.Conv2d(inplanes, planes * block.expansion, 1, stride, bias=False),
-                        nn.BatchNorm2d(planes * block.expansion),
+                        make_norm(planes * block.expansion),
                     )
-                b = block(inplanes, planes, stride, down)
+                b = block(inplanes, planes, stride, down, norm_layer=make_norm)
                 if d > 1:
                     _dilate(b, d)
                 blocks.append(b)
