@@ -17,7 +17,7 @@ from tsm_apps.train.hooks import CheckpointHook, EvaluationHook, HookBase, LogHo
 from tsm_apps.train.log import MetricsLog
 from tsm_apps.train.trainer import Trainer
 
-# every entry a checkpoint has had; resuming older runs reads exactly these
+# the entries of a checkpoint; each hook's state lives under "hooks", keyed by its class
 CHECKPOINT_KEYS = [
     "format",
     "config",
@@ -29,14 +29,12 @@ CHECKPOINT_KEYS = [
     "epoch",
     "step_in_epoch",
     "step",
-    "best_top1",
-    "wall_s",
-    "epoch_acc",
-    "epoch_comm",
     "rng",
     "comm",
-    "adaptive",
+    "hooks",
 ]
+# the top-level entries of checkpoints written before hooks had their own (resume reads them)
+FLAT_HOOK_KEYS = ["best_top1", "wall_s", "epoch_acc", "epoch_comm", "adaptive"]
 
 
 class Recorder(HookBase):
@@ -119,8 +117,12 @@ def test_default_hooks_in_order_and_events_around_each_step(tmp_path):
     assert (tmp_path / "eval.json").is_file() and (tmp_path / "best.pth").is_file()
     ck = read_checkpoint(tmp_path / "last.pth")
     assert list(ck) == CHECKPOINT_KEYS
-    assert (ck["epoch"], ck["step_in_epoch"], ck["step"], ck["adaptive"]) == (2, 0, 4, {})
+    assert (ck["epoch"], ck["step_in_epoch"], ck["step"]) == (2, 0, 4)
+    assert list(ck["hooks"]) == ["EvaluationHook", "LogHook"]  # the checkpoint hook keeps none
+    assert set(ck["hooks"]["EvaluationHook"]) == {"best_top1", "meta"}
+    assert set(ck["hooks"]["LogHook"]) == {"wall_s", "epoch_acc", "epoch_comm"}
     assert set(ck["meta"]) >= {"train_config", "val", "best_val"}
+    assert ck["meta"]["val"] == ck["hooks"]["EvaluationHook"]["meta"]["val"]
 
 
 def test_a_hook_stops_the_run_after_a_step(tmp_path):
@@ -145,6 +147,67 @@ def test_hooks_are_checked():
     t.hooks = []
     with pytest.raises(TypeError, match="HookBase"):
         t.register_hooks([object()])
+
+
+class Counter(HookBase):
+    """A hook with state: how many steps it saw (``count``)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def after_step(self):
+        self.count += 1
+
+    def state_dict(self):
+        return {"count": self.count}
+
+    def load_state_dict(self, state):
+        self.count = state["count"]
+
+
+class Doubler(Counter):
+    """Another hook whose state has the same entry name: twice the steps."""
+
+    def after_step(self):
+        self.count += 2
+
+
+def test_each_hooks_state_has_its_own_entry_and_comes_back_on_resume(tmp_path):
+    t = _trainer(tmp_path, max_steps=3, hooks=[Counter(), Doubler(), CheckpointHook()])
+    t.fit()
+    ck = read_checkpoint(tmp_path / "last.pth")
+    assert ck["hooks"] == {"Counter": {"count": 3}, "Doubler": {"count": 6}}
+    again = _trainer(tmp_path, resume=True, hooks=[Counter(), Doubler()])
+    assert again.resume() and [h.count for h in again.hooks] == [3, 6]
+    assert again.step == 3
+
+
+def test_a_checkpoint_from_before_hook_entries_resumes(tmp_path):
+    """Older checkpoints kept the hooks' entries at the top level: resume still reads them."""
+    _trainer(tmp_path, max_steps=3).fit()
+    ck = read_checkpoint(tmp_path / "last.pth")
+    hooks = ck.pop("hooks")
+    flat = dict(ck, **hooks["EvaluationHook"], **hooks["LogHook"], adaptive={})
+    flat["meta"] = dict(ck["meta"], val={"top1": 12.5}, best_val={"top1": 25.0})
+    flat["best_top1"], flat["wall_s"] = 25.0, 7.5
+    assert set(FLAT_HOOK_KEYS) <= set(flat) and "hooks" not in flat
+    torch.save(flat, tmp_path / "last.pth")
+    t = _trainer(tmp_path, resume=True)
+    assert t.resume()
+    evaluation, log = t.hooks[0], t.hooks[1]
+    assert (evaluation.best_top1, evaluation.last_val, evaluation.best_val) == (
+        25.0,
+        {"top1": 12.5},
+        {"top1": 25.0},
+    )
+    assert log.wall == 7.5 and t.step == 3
+
+
+def test_one_hook_of_a_class():
+    t = Trainer.__new__(Trainer)
+    t.hooks = []
+    with pytest.raises(ValueError, match="two hooks of class Counter"):
+        t.register_hooks([Counter(), Counter()])
 
 
 def test_the_trainer_writes_its_step_state_resume_and_summary_itself():

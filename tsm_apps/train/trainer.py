@@ -122,12 +122,15 @@ class Trainer:
         return default_hooks(self)
 
     def register_hooks(self, hooks: Sequence[HookBase]) -> None:
-        """Append ``hooks`` (called in this order); each keeps a weak reference to the loop."""
+        """Append ``hooks`` (called in this order); each keeps a weak reference to the loop. One
+        hook of a class: its class name keys its state in checkpoints."""
         for hook in hooks:
             if not isinstance(hook, HookBase):
                 raise TypeError(f"hooks must be HookBase instances, got {type(hook).__name__}")
+            if hook.state_key in {h.state_key for h in self.hooks}:
+                raise ValueError(f"two hooks of class {hook.state_key}: register one of each")
             hook.loop = weakref.proxy(self)
-        self.hooks.extend(hooks)
+            self.hooks.append(hook)
 
     def _call(self, event: str) -> None:
         for hook in self.hooks:
@@ -249,6 +252,7 @@ class Trainer:
             "step": self.step,
             "rng": rng_state(),
             "comm": {"sync": self.sync_comm.state_dict(), "metrics": self.metric_comm.state_dict()},
+            "hooks": {k: v for k, v in ((h.state_key, h.state_dict()) for h in self.hooks) if v},
         }
 
     def resume(self) -> bool:
@@ -264,8 +268,11 @@ class Trainer:
         self.epoch, self.step_in_epoch, self.step = ck["epoch"], ck["step_in_epoch"], ck["step"]
         self.sync_comm.load_state_dict(ck["comm"]["sync"])
         self.metric_comm.load_state_dict(ck["comm"]["metrics"])
+        # checkpoints written before hooks had their own entries hold them at the top level
+        states = ck["hooks"] if "hooks" in ck else {h.state_key: ck for h in self.hooks}
         for hook in self.hooks:
-            hook.load_state_dict(ck)
+            if hook.state_key in states:
+                hook.load_state_dict(states[hook.state_key])
         set_rng_state(ck["rng"])
         return True
 

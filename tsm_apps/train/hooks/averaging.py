@@ -25,6 +25,6 @@ class AveragingHook(HookBase):
     def state_dict(self) -> dict:
         return {"adaptive": self.adaptive.state_dict()}
 
-    def load_state_dict(self, checkpoint: dict) -> None:
-        self.adaptive.load_state_dict(checkpoint["adaptive"])
+    def load_state_dict(self, state: dict) -> None:
+        self.adaptive.load_state_dict(state["adaptive"])
         self.loop.plan.batch = self.adaptive.batch

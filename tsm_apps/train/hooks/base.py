@@ -70,7 +70,8 @@ class Loop(Protocol):
         """Give every process the same model state (before an evaluation or a checkpoint)."""
 
     def state_dict(self) -> dict:
-        """The loop's checkpoint entries beside the model: optimizer, scaler, counters, RNG."""
+        """The checkpoint entries beside the model: optimizer, scaler, counters, RNG, and each
+        hook's state under ``"hooks"``."""
 
 
 class HookBase:
@@ -91,12 +92,21 @@ class HookBase:
     * ``after_train``: after ``loop.scope`` has closed, when the run ended without an
       exception (finished, or stopped early).
 
-    ``state_dict()`` entries go into the top level of every checkpoint (a ``"meta"`` entry into
-    the checkpoint's meta); ``load_state_dict`` receives the whole checkpoint on resume.
-    ``summary()`` entries go into the run's summary.
+    ``state_dict()`` is the hook's own state: a checkpoint keeps it under
+    ``checkpoint["hooks"][hook.state_key]`` (detectron2's ``train_loop.py`` keys hooks by class
+    name the same way), so two hooks never overwrite each other's entries; a ``"meta"`` entry is
+    also copied into the checkpoint's meta, where readers of the checkpoint find it. On resume
+    ``load_state_dict`` receives what ``state_dict`` returned. ``summary()`` entries go into the
+    run's summary.
     """
 
     loop: Loop
+
+    @property
+    def state_key(self) -> str:
+        """The hook's entry under a checkpoint's ``"hooks"``: its class's qualified name (one
+        hook of a class per loop)."""
+        return type(self).__qualname__
 
     def before_train(self) -> None:
         pass
@@ -119,7 +129,7 @@ class HookBase:
     def state_dict(self) -> dict:
         return {}
 
-    def load_state_dict(self, checkpoint: dict) -> None:
+    def load_state_dict(self, state: dict) -> None:
         pass
 
     def summary(self) -> dict:

@@ -4,7 +4,8 @@
 the run stops early; ``best.pth`` when ``evaluation`` found a new best. Writes are atomic
 (:func:`~tsm_apps.checkpoint.reading.save_checkpoint`, main process only). A checkpoint holds,
 beside the model, the loop's state (optimizer, scaler, counters, RNG, synchronisation counts)
-and every hook's, so a resume continues the run exactly where it stopped.
+and every hook's under ``"hooks"`` (keyed by the hook's class), so a resume continues the run
+exactly where it stopped.
 """
 
 from __future__ import annotations
@@ -18,39 +19,14 @@ from ..state import StopFlag, stop_on_sigterm
 from .base import HookBase, Loop
 from .evaluation import EvaluationHook
 
-# top-level entries of every checkpoint beside the model, in this order; the defaults stand in
-# for hooks a run does not have, so every checkpoint has the same entries
-ORDER = (
-    "optimizer",
-    "scaler",
-    "scheduler",
-    "epoch",
-    "step_in_epoch",
-    "step",
-    "best_top1",
-    "wall_s",
-    "epoch_acc",
-    "epoch_comm",
-    "rng",
-    "comm",
-    "adaptive",
-)
-DEFAULTS = {"best_top1": -1.0, "wall_s": 0.0, "epoch_acc": [0.0, 0, 0.0], "adaptive": {}}
-
 
 def training_state(loop: Loop) -> tuple:
-    """``(entries, meta)``: the loop's and the hooks' checkpoint entries (:data:`ORDER` first),
-    and the hooks' ``"meta"`` entries merged."""
+    """``(entries, meta)``: the loop's checkpoint entries (each hook's state under ``"hooks"``)
+    and the hooks' ``"meta"`` entries merged, for the checkpoint's meta."""
     state, meta = dict(loop.state_dict()), {}
-    for hook in loop.hooks:
-        entries = dict(hook.state_dict())
-        meta.update(entries.pop("meta", {}))
-        state.update(entries)
-    for k, v in DEFAULTS.items():
-        state.setdefault(k, v)
-    state.setdefault("epoch_comm", [loop.sync_comm.syncs, loop.sync_comm.bytes])
-    ordered = {k: state.pop(k) for k in ORDER if k in state}
-    return dict(ordered, **state), meta
+    for entries in state["hooks"].values():
+        meta.update(entries.get("meta", {}))
+    return state, meta
 
 
 def save(loop: Loop, name: str) -> None:

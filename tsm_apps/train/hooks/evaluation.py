@@ -89,10 +89,10 @@ class EvaluationHook(HookBase):
             "meta": {"val": dict(self.last_val), "best_val": dict(self.best_val)},
         }
 
-    def load_state_dict(self, checkpoint: dict) -> None:
-        self.best_top1 = checkpoint["best_top1"]
-        self.last_val = dict(checkpoint["meta"].get("val", {}))
-        self.best_val = dict(checkpoint["meta"].get("best_val", {}))
+    def load_state_dict(self, state: dict) -> None:
+        self.best_top1 = state["best_top1"]
+        self.last_val = dict(state["meta"].get("val", {}))
+        self.best_val = dict(state["meta"].get("best_val", {}))
 
     def summary(self) -> dict:
         return {

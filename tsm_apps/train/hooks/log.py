@@ -126,9 +126,9 @@ class LogHook(HookBase):
             "epoch_comm": list(comm),
         }
 
-    def load_state_dict(self, checkpoint: dict) -> None:
-        self.wall, self.epoch_acc = checkpoint["wall_s"], list(checkpoint["epoch_acc"])
-        self.epoch_comm = list(checkpoint["epoch_comm"]) if "epoch_comm" in checkpoint else None
+    def load_state_dict(self, state: dict) -> None:
+        self.wall, self.epoch_acc = state["wall_s"], list(state["epoch_acc"])
+        self.epoch_comm = list(state["epoch_comm"]) if "epoch_comm" in state else None
 
     def summary(self) -> dict:
         return {"wall_s": self.wall}
