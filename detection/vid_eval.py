@@ -198,6 +198,29 @@ def _validate(
         _check_labels(t.label_ids, num_classes, f"ground truth of {f!r}")
 
 
+def vid_splits(ground_truth: Mapping[str, FrameTruth]) -> dict:
+    """The evaluated splits: ``{key: (frames, counted)}`` with ``counted[frame] (G,)`` the GT
+    in the split (:func:`split_aps`), in the order of :func:`evaluate_vid`'s keys: ``mAP``
+    (every frame); ``mAP_slow``/``mAP_medium``/``mAP_fast`` when every frame has motion IoU;
+    ``mAP_corrupted``, ``mAP_clean`` and ``mAP_corrupted_<kind>`` (frames of each kind) when
+    some frame is corrupted (``frames`` may then be empty: the figure is ``None``)."""
+    frames = list(ground_truth)
+    base = {f: ~ground_truth[f].ignore for f in frames}
+    out = {"mAP": (frames, base)}
+    if frames and all(ground_truth[f].motion_iou is not None for f in frames):
+        speed = {f: _motion_classes(ground_truth[f].motion_iou) for f in frames}
+        for name in ("slow", "medium", "fast"):
+            out[f"mAP_{name}"] = (frames, {f: base[f] & (speed[f] == name) for f in frames})
+    kinds = {f: ground_truth[f].corruption for f in frames}
+    corrupted = [f for f in frames if kinds[f] is not None]
+    if corrupted:
+        out["mAP_corrupted"] = (corrupted, base)
+        out["mAP_clean"] = ([f for f in frames if kinds[f] is None], base)
+        for kind in sorted(set(kinds[f] for f in corrupted)):
+            out[f"mAP_corrupted_{kind}"] = ([f for f in corrupted if kinds[f] == kind], base)
+    return out
+
+
 def evaluate_vid(
     detections: Mapping[str, FrameDetections],
     ground_truth: Mapping[str, FrameTruth],
@@ -211,12 +234,13 @@ def evaluate_vid(
     frame has ``motion_iou``); ``mAP_corrupted`` over the corrupted frames, ``mAP_clean`` over the
     others and ``mAP_corrupted_<kind>`` per corruption kind (``None`` / absent when no frame is
     corrupted); ``AP_<class>`` per class (``None`` for a class without GT, left out of the
-    mean); ``n_frames``, ``n_gt`` and ``n_gt_<speed>`` (positives of each split).
+    mean); ``n_frames``, ``n_gt`` and ``n_gt_<speed>`` (positives of each split). The splits:
+    :func:`vid_splits`.
     """
     c = len(class_names)
     _validate(detections, ground_truth, c)
-    frames = list(ground_truth)
-    base = {f: ~ground_truth[f].ignore for f in frames}
+    splits = vid_splits(ground_truth)
+    frames, base = splits.pop("mAP")
     ious = {f: box_iou(_f64(d.boxes), _f64(ground_truth[f].boxes)) for f, d in detections.items()}
     aps, npos = split_aps(detections, ground_truth, c, frames, base, ious)
     out: dict = {"mAP": _mean_percent(aps), "n_frames": len(frames), "n_gt": npos}
@@ -224,27 +248,12 @@ def evaluate_vid(
     out.update(
         {f"AP_{n}": (None if np.isnan(a) else float(100.0 * a)) for n, a in zip(class_names, aps)}
     )
-    if frames and all(ground_truth[f].motion_iou is not None for f in frames):
-        speed = {f: _motion_classes(ground_truth[f].motion_iou) for f in frames}
-        for name in ("slow", "medium", "fast"):
-            counted = {f: base[f] & (speed[f] == name) for f in frames}
-            aps_m, out[f"n_gt_{name}"] = split_aps(
-                detections, ground_truth, c, frames, counted, ious
-            )
-            out[f"mAP_{name}"] = _mean_percent(aps_m)
-    kinds = {f: ground_truth[f].corruption for f in frames}
-    corrupted = [f for f in frames if kinds[f] is not None]
-    if corrupted:
-
-        def sub_map(sel: list) -> Optional[float]:
-            return (
-                _mean_percent(split_aps(detections, ground_truth, c, sel, base, ious)[0])
-                if sel
-                else None
-            )
-
-        out["mAP_corrupted"] = sub_map(corrupted)
-        out["mAP_clean"] = sub_map([f for f in frames if kinds[f] is None])
-        for kind in sorted(set(kinds[f] for f in corrupted)):
-            out[f"mAP_corrupted_{kind}"] = sub_map([f for f in corrupted if kinds[f] == kind])
+    for key, (sel, counted) in splits.items():
+        if not sel:
+            out[key] = None
+            continue
+        aps_k, n = split_aps(detections, ground_truth, c, sel, counted, ious)
+        if key in ("mAP_slow", "mAP_medium", "mAP_fast"):
+            out["n_gt_" + key[4:]] = n
+        out[key] = _mean_percent(aps_k)
     return out

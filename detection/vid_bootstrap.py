@@ -1,0 +1,205 @@
+"""ImageNet-VID mAP recomputed on bootstrap resamples of the test snippets, fast.
+
+The metric is :func:`detection.vid_eval.evaluate_vid`'s: the same splits
+(:func:`~detection.vid_eval.vid_splits`), the same per-frame matching
+(:func:`~detection.vid_eval.match_frame`) and the same VOC all-point AP. A snippet drawn ``k``
+times counts ``k`` times: its detections' TP/FP weights and its positives are multiplied by
+``k``. Matching is per frame, so it is done once (:func:`split_table`); a resample only
+re-weights the pooled, once-ranked detections and recomputes the precision envelope, for many
+resamples at once (:func:`weighted_map`). On the full sample (every weight 1) the ranking, the
+cumulative sums and so the figure are :func:`evaluate_vid`'s.
+
+Duplicated snippets are ranked next to each other (one weighted detection); concatenating the
+copies instead places them apart only where two detections have exactly the same score, and
+the two give the same AP up to rounding otherwise (the copies of a TP only raise precision).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .records import FrameDetections, FrameTruth
+from .vid_eval import evaluate_vid, match_frame, vid_splits
+
+Snippet = Callable[[str], str]
+
+
+def snippet_of(frame: str) -> str:
+    """A frame key's snippet: its folder (``.../Data/VID/test/<snippet>/000003.JPEG``)."""
+    return Path(frame).parent.as_posix()
+
+
+@dataclass(frozen=True)
+class SplitTable:
+    """One split of one detector's results, matched once: the pooled detections ranked by
+    score as :func:`~detection.vid_eval.class_aps` ranks them, ``(D,)`` each -- ``labels``,
+    ``tp``, ``fp`` (for ``empty``: detections of frames without GT, the weight is the
+    resample's fraction of GT in the split, as :func:`~detection.vid_eval.split_aps`),
+    ``item`` (snippet index); per snippet ``npos (N, C)`` positives per class, ``in_split
+    (N,)`` and ``total (N,)`` GT boxes counted and all, over the split's frames."""
+
+    labels: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    empty: np.ndarray
+    item: np.ndarray
+    npos: np.ndarray
+    in_split: np.ndarray
+    total: np.ndarray
+
+
+def split_table(
+    detections: Mapping[str, FrameDetections],
+    ground_truth: Mapping[str, FrameTruth],
+    num_classes: int,
+    frames: Sequence[str],
+    counted: Mapping[str, np.ndarray],
+    items: Mapping[str, int],
+) -> SplitTable:
+    """Match every frame of ``frames`` once; ``items``: frame -> snippet index in ``[0, N)``."""
+    n = max(items.values(), default=-1) + 1
+    npos, in_split, total = np.zeros((n, num_classes)), np.zeros(n), np.zeros(n)
+    parts = []
+    for f in frames:
+        truth, keep, i = ground_truth[f], counted[f], items[f]
+        np.add.at(npos[i], truth.label_ids[keep], 1)
+        in_split[i] += int(keep.sum())
+        total[i] += len(truth.label_ids)
+        det = detections.get(f)
+        if det is not None and len(det.scores):
+            tp, fp = match_frame(det, truth, keep, 1.0)
+            k = len(det.scores)
+            empty = np.full(k, len(truth.label_ids) == 0)
+            scores = np.asarray(det.scores, np.float64)
+            parts.append((scores, det.label_ids, tp, fp, empty, np.full(k, i)))
+    if not parts:
+        parts = [(np.zeros(0), np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0, bool))]
+        parts[0] += (np.zeros(0, np.int64),)
+    scores, labels, tp, fp, empty, item = (np.concatenate(p) for p in zip(*parts))
+    order = np.argsort(-scores, kind="stable")
+    return SplitTable(
+        labels[order], tp[order], fp[order], empty[order], item[order], npos, in_split, total
+    )
+
+
+def weighted_map(table: SplitTable, counts: np.ndarray) -> np.ndarray:
+    """``(b,)`` mAP (percent) of the resamples ``counts (b, N)`` (copies of each snippet);
+    NaN where no class has a positive."""
+    w = np.asarray(counts, np.float64)
+    if w.ndim != 2 or w.shape[1] != len(table.npos):
+        raise ValueError(f"counts must be (b, {len(table.npos)}), got shape {w.shape}")
+    total = w @ table.total
+    ew = np.where(total > 0, (w @ table.in_split) / np.where(total > 0, total, 1.0), 1.0)
+    npos = w @ table.npos  # (b, C)
+    aps = np.full(npos.shape, np.nan)
+    for c in np.flatnonzero((npos > 0).any(axis=0)):
+        sel = table.labels == c
+        wc = w[:, table.item[sel]]
+        fp = np.where(table.empty[sel][None, :], ew[:, None], 1.0) * table.fp[sel][None, :]
+        ctp, cfp = np.cumsum(wc * table.tp[sel], axis=1), np.cumsum(wc * fp, axis=1)
+        prec = ctp / np.maximum(ctp + cfp, np.finfo(np.float64).eps)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rec = ctp / npos[:, c : c + 1]
+        b = len(w)
+        mrec = np.concatenate([np.zeros((b, 1)), rec, np.ones((b, 1))], axis=1)
+        mpre = np.concatenate([np.zeros((b, 1)), prec, np.zeros((b, 1))], axis=1)
+        mpre = np.maximum.accumulate(mpre[:, ::-1], axis=1)[:, ::-1]
+        ap = np.sum((mrec[:, 1:] - mrec[:, :-1]) * mpre[:, 1:], axis=1)
+        aps[:, c] = np.where(npos[:, c] > 0, ap, np.nan)
+    defined = ~np.isnan(aps)
+    with np.errstate(invalid="ignore"):
+        return np.where(
+            defined.any(axis=1), 100.0 * np.nansum(aps, axis=1) / defined.sum(axis=1), np.nan
+        )
+
+
+@dataclass(frozen=True)
+class DetectorResults:
+    """One detector's test results: per-frame detections and ground truth (frame keys: the
+    image paths), the class list."""
+
+    detections: dict
+    ground_truth: dict
+    classes: tuple
+
+
+def read_results(path: str | os.PathLike) -> DetectorResults:
+    """``results.json`` of ``tsm detect test`` and its frames' ground truth, read the way
+    ``VIDMetric`` reads it (the annotation XML beside each image, motion IoU, corruptions)."""
+    from tsm_apps.io import read_json
+
+    from .metric import AnnotationCache
+
+    res = read_json(Path(path))
+    if not isinstance(res, dict) or "frames" not in res or "classes" not in res:
+        raise ValueError(f"{path}: not a tsm detect test results.json (no 'frames'/'classes')")
+    classes = tuple(res["classes"])
+    dets = {
+        r["img_path"]: FrameDetections(
+            np.asarray(r["boxes"], np.float64).reshape(-1, 4), r["scores"], r["labels"]
+        )
+        for r in res["frames"]
+    }
+    truths = AnnotationCache(classes).truths([r["img_path"] for r in res["frames"]])
+    return DetectorResults(dets, truths, classes)
+
+
+def snippet_items(
+    ground_truth: Mapping[str, FrameTruth], snippet: Snippet = snippet_of
+) -> tuple[list, dict]:
+    """``(snippets in order of first frame, {frame: snippet index})``."""
+    names: dict = {}
+    items = {f: names.setdefault(snippet(f), len(names)) for f in ground_truth}
+    return list(names), items
+
+
+def map_statistic(
+    runs: Sequence[Sequence[DetectorResults]], key: str, snippet: Snippet = snippet_of
+) -> tuple[Callable[[np.ndarray], np.ndarray], list, list]:
+    """The paired statistic of the split ``key`` (``mAP``, ``mAP_fast``, ...) for
+    :func:`tsm_apps.evaluation.bootstrap.paired_bootstrap`: ``runs[arm][seed]`` (arm 0 TSN,
+    1 TSM), every run on the same snippets (by name; ``ValueError`` otherwise). Returns the
+    statistic ``counts (b, N) -> (b,)`` (mean over seeds of TSM - TSN mAP), the snippets and
+    ``figures[arm][seed]``: the split's full-sample mAP by :func:`evaluate_vid` itself (what
+    ``metrics.json`` holds)."""
+    if len(runs) != 2 or len(runs[0]) != len(runs[1]) or not runs[0]:
+        raise ValueError(f"need runs[arm][seed] for 2 arms and >= 1 seed, got {len(runs)} arms")
+    names, _ = snippet_items(runs[0][0].ground_truth, snippet)
+    index = {s: i for i, s in enumerate(names)}
+    tables, figures = [], []
+    for arm in runs:
+        row = []
+        figures.append([evaluate_vid(r.detections, r.ground_truth, r.classes)[key] for r in arm])
+        for r in arm:
+            mine, items = snippet_items(r.ground_truth, snippet)
+            if sorted(mine) != sorted(names):
+                raise ValueError(
+                    f"detector results on different snippets: {len(mine)} vs {len(names)}"
+                )
+            split = vid_splits(r.ground_truth).get(key)
+            if split is None:
+                raise ValueError(f"split {key!r} is not defined on these results")
+            frames, counted = split
+            items = {f: index[mine[i]] for f, i in items.items()}
+            row.append(
+                split_table(r.detections, r.ground_truth, len(r.classes), frames, counted, items)
+            )
+        tables.append(row)
+
+    def statistic(counts: np.ndarray) -> np.ndarray:
+        tsn = np.stack([weighted_map(t, counts) for t in tables[0]])
+        tsm = np.stack([weighted_map(t, counts) for t in tables[1]])
+        return (tsm - tsn).mean(axis=0)
+
+    return statistic, names, figures
+
+
+def full_sample_map(table: SplitTable) -> Optional[float]:
+    """The split's mAP on the full sample (every snippet once)."""
+    v = float(weighted_map(table, np.ones((1, len(table.npos))))[0])
+    return None if np.isnan(v) else v
