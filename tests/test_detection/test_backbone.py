@@ -4,6 +4,7 @@ import pytest
 import torch
 import torchvision
 from mmdet.registry import MODELS
+from torch import nn
 
 import detection  # noqa: F401
 from detection.backbone import TSMResNet
@@ -166,3 +167,20 @@ def test_frozen_random_weights_are_refused_unless_allowed():
             tiny(**kw).init_weights()
         tiny(allow_random_frozen=True, **kw).init_weights()
     tiny(frozen_stages=-1, norm_eval=False).init_weights()  # from scratch, nothing frozen
+
+
+def test_group_norm_backbone_streams_like_the_clip_even_while_training():
+    """GroupNorm (``norm='group'``): no BatchNorm left, and a frame's maps do not depend on the
+    other frames of the batch, so the online stream equals the whole clip in training mode too
+    (with BatchNorm the clip's batch statistics make them differ)."""
+    x = clip()
+    for norm, same in (("batch", False), ("group", True)):
+        net = tiny(norm=norm, norm_groups=4, frozen_stages=-1, norm_eval=False).train()
+        kinds = {type(m) for m in net.modules() if isinstance(m, (nn.BatchNorm2d, nn.GroupNorm))}
+        assert kinds == ({nn.GroupNorm} if same else {nn.BatchNorm2d})
+        with torch.no_grad():
+            whole = net(x)
+            state = net.new_state()
+            steps = [net.step(x[i : i + 1], state) for i in range(4)]
+        diff = max((torch.cat([s[lvl] for s in steps]) - whole[lvl]).abs().max() for lvl in (0, 1))
+        assert bool(diff <= 1e-5) is same, (norm, diff)

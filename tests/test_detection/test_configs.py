@@ -1,5 +1,6 @@
-"""The detection configs: the R-101 paper setup builds, TSN = TSM without the shift and trained
-single-frame (in both pairs nothing else differs), and ``data_root`` re-points every dataset."""
+"""The detection configs: the R-101 paper setup builds, the paper's TSN = TSM without the shift
+and trained single-frame (in both single-frame pairs nothing else differs), the demo's TSN = TSM
+without the shift and nothing else, and ``data_root`` re-points every dataset."""
 
 from pathlib import Path
 
@@ -13,7 +14,8 @@ from detection.runner_config import apply_data_root, apply_img_scale
 
 CONFIGS = Path(detection.__file__).parent / "configs"
 PAPER = ("rfcn_r101_vid_tsm_online.py", "rfcn_r101_vid_tsn.py")
-SYNTH = ("rfcn_synth_tsm.py", "rfcn_synth_tsn.py")
+SYNTH = ("rfcn_synth_tsm.py", "rfcn_synth_tsn_single_frame.py")
+DEMO = ("rfcn_synth_tsm.py", "rfcn_synth_tsn.py")
 
 
 def load(name):
@@ -41,6 +43,16 @@ def test_pair_differs_only_in_shift_and_single_frame_training(pair):
     flips = [[4], [1]] if pair == PAPER else [[], []]
     assert s_tsm == ("online", 4, 4, 4, flips[0]) and s_tsn == (None, 1, 1, 1, flips[1])
     assert tsm == tsn and tsm["model"]["loss_frames"] == "key"
+
+
+def test_demo_pair_differs_only_in_shift():
+    """``tsm demo``'s TSN trains on TSM's 4-frame clips with the key-frame loss: the same BN
+    batches; only the shift is off."""
+    (tsm, s_tsm), (tsn, s_tsn) = (without_shift(load(n)) for n in DEMO)
+    assert s_tsm == ("online", 4, 4, 4, []) and s_tsn == (None, 4, 4, 4, [])
+    assert tsm == tsn and tsn["model"]["loss_frames"] == "key"
+    assert tsn["model"]["backbone"]["norm_eval"] is False
+    assert tsn["model"]["backbone"]["frozen_stages"] == -1
 
 
 def test_paper_config_is_the_msra_rfcn_with_fgfa_data_and_solver():
