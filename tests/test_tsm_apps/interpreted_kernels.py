@@ -4,6 +4,8 @@ outputs for ``test_shift_kernel.py`` to compare with the official shift.
 Run as ``TRITON_INTERPRET=1 python interpreted_kernels.py OUT.pt`` (the variable must be set
 before Triton is imported, hence a separate process). Inputs are seeded; every dtype and memory
 format the kernels support; frames larger than one kernel block; fold_div 8 and 4.
+The residual epilogue fused with the shift runs on the same shapes (its op and backward) and
+in a small ResNet whose stages fuse it (``cuda_shift_path("fused")``).
 """
 
 from __future__ import annotations
@@ -145,6 +147,97 @@ def model_cases() -> dict:
     return out
 
 
+def special(x: torch.Tensor) -> torch.Tensor:
+    """``x`` with NaN, infinities, ``-0.0`` and the largest finite value in its first elements
+    (so sums overflow, cancel to ``-0.0`` and carry NaN)."""
+    flat = x.view(-1) if x.is_contiguous() else x.permute(0, 2, 3, 1).reshape(-1)
+    big = torch.finfo(x.dtype).max
+    vals = [float("nan"), float("inf"), -float("inf"), -0.0, big, -big, 1.0]
+    flat[: len(vals)] = torch.tensor(vals, dtype=x.dtype)
+    return flat.view(x.shape) if x.is_contiguous() else x
+
+
+def residual_cases() -> dict:
+    """The fused epilogue ``(relu(a + b), shift(relu(a + b)))`` and its gradients on the first
+    three shapes (one with ``T = 1``), given both outputs' gradients (``"both"``); on the
+    first shape also only ``y``'s, only ``z``'s, and ``fold = 0`` (``z`` is ``y``)."""
+    from tsm_apps.models.shift import kernel as shift_kernel
+
+    out = {}
+    variants = [(i, "both", None) for i in range(3)] + [(0, "y", None), (0, "z", None)]
+    for fname, fmt in FORMATS.items():
+        for dname, dtype in DTYPES.items():
+            for online in (False, True):
+                for i, grads, fold in variants + [(0, "both", 0)]:
+                    shape, t, fold_div = SHAPES[i]
+                    fold = shape[1] // fold_div if fold is None else fold
+                    g = torch.Generator().manual_seed(40 + i)
+                    ab = [torch.randn(shape, generator=g).to(dtype) for _ in range(4)]
+                    a, b, gy, gz = (v.contiguous(memory_format=fmt) for v in ab)
+                    a, b = special(a), special(b)
+                    ag, bg = a.clone().requires_grad_(), b.clone().requires_grad_()
+                    dirs = (-1,) if online else (1, -1)
+                    y, z = shift_kernel.residual_shift(ag, bg, t, fold, dirs)
+                    outs = {"both": [y, z], "y": [y], "z": [z]}[grads]
+                    torch.autograd.backward(outs, {"both": [gy, gz], "y": [gy], "z": [gz]}[grads])
+                    out[(fname, dname, online, i, grads, fold)] = {
+                        "a": a,
+                        "b": b,
+                        "gy": gy,
+                        "gz": gz,
+                        "t": t,
+                        "y": y.detach(),
+                        "z": z.detach(),
+                        "a_grad": ag.grad,
+                        "b_grad": bg.grad,
+                    }
+    return out
+
+
+def fused_model_cases() -> dict:
+    """A small ResNet-18 and ResNet-50 TSM (offline and online shift) whose stages fuse the
+    epilogue with the next block's shift, with CPU tensors sent to the kernels as CUDA ones:
+    eval logits, input and weight gradients, and how many fused launches ran."""
+    from tsm_apps.models.recognizer import build_recognizer
+    from tsm_apps.models.shift import cuda_shift_path
+    from tsm_apps.models.shift import kernel as shift_kernel
+    from tsm_apps.models.shift import op as shift_mod
+    from tsm_apps.models.shift.residual import fuse_residual_shifts
+
+    shift_mod.kernel_module = lambda x: None if shift_mod._tracing() else shift_kernel
+    launches = []
+    fused = shift_kernel.residual_shift
+
+    def counted(*args):
+        launches.append(args[0].shape)
+        return fused(*args)
+
+    shift_kernel.residual_shift = counted
+    torch.set_num_threads(1)
+    out = {}
+    for arch in ("resnet18", "resnet50"):
+        for shift in ("offline", "online"):
+            torch.manual_seed(0)
+            m = fuse_residual_shifts(build_recognizer(arch, 5, 4, shift, width=0.125).eval())
+            x = torch.randn(2, 4, 3, 32, 32, generator=torch.Generator().manual_seed(6))
+            launches.clear()
+            with cuda_shift_path("fused"):
+                with torch.no_grad():
+                    logits = m(x)
+                xg = x.clone().requires_grad_()
+                m(xg).square().sum().backward()
+            out[(arch, shift)] = {
+                "state": m.state_dict(),
+                "x": x,
+                "logits": logits,
+                "x_grad": xg.grad,
+                "w_grads": {k: p.grad for k, p in m.named_parameters()},
+                "launches": len(launches),
+                "stage_type": type(m.backbone.layer1).__name__,
+            }
+    return out
+
+
 def refusal() -> str:
     """The error for a buffer in the other memory format than the frame."""
     from tsm_apps.models.shift import kernel as shift_kernel
@@ -167,6 +260,8 @@ if __name__ == "__main__":
             "step": step_cases(),
             "refusal": refusal(),
             "model": model_cases(),
+            "residual": residual_cases(),
+            "fused_model": fused_model_cases(),
         },
         sys.argv[1],
     )

@@ -17,6 +17,7 @@ from tests.test_tsm_apps.interpreted_kernels import DTYPES, FORMATS, SHAPES
 from tests.test_tsm_apps.official_shift import official_shift
 from tsm_apps.models.online import OnlineRecognizer
 from tsm_apps.models.recognizer import build_recognizer
+from tsm_apps.models.shift.residual import ResidualShiftStage
 
 HERE = Path(__file__).parent
 
@@ -137,3 +138,80 @@ def test_model_through_the_kernel_equals_the_cpu_path(interpreted, shift):
         finally:
             torch.set_num_threads(threads)
         assert all(torch.equal(a, b) for a, b in zip(want, c["steps"]))
+
+
+def same_bits(got: torch.Tensor, want: torch.Tensor) -> bool:
+    """Equal dtype and values bit for bit (``-0.0`` is not ``0.0``), NaN where NaN is."""
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False
+    nan = got.isnan()
+    if not torch.equal(nan, want.isnan()):
+        return False
+    bits = {2: torch.int16, 4: torch.int32}[got.element_size()]
+    zero = torch.zeros((), dtype=got.dtype)
+    a, b = torch.where(nan, zero, got), torch.where(nan, zero, want)
+    return torch.equal(a.contiguous().view(bits), b.contiguous().view(bits))
+
+
+RESIDUAL_CASES = [
+    (f, d, o, i, grads, fold)
+    for f in FORMATS
+    for d in DTYPES
+    for o in (False, True)
+    for i, grads, fold in [(0, "both", None), (1, "both", None), (2, "both", None)]
+    + [(0, "y", None), (0, "z", None), (0, "both", 0)]
+]
+
+
+@pytest.mark.parametrize("fmt,dtype,online,i,grads,fold", RESIDUAL_CASES)
+def test_fused_epilogue_equals_relu_add_then_official_shift(
+    interpreted, fmt, dtype, online, i, grads, fold
+):
+    """``(relu(a + b), shift(relu(a + b)))`` from one launch, and its one-launch backward,
+    against ``torch.relu(a + b)`` and the official shift with autograd through them, bit for
+    bit (NaN, infinities, ``-0.0`` and overflowing sums included). The two gradients of ``y``
+    (its own and the shift's) are two terms, so autograd's order of summing them cannot
+    change a bit: the comparison is exact in every dtype."""
+    shape, t, fold_div = SHAPES[i]
+    fold = shape[1] // fold_div if fold is None else fold
+    c = interpreted["residual"][(fmt, dtype, online, i, grads, fold)]
+    a, b = c["a"].clone().requires_grad_(), c["b"].clone().requires_grad_()
+    y = torch.relu(a + b)
+    z = official_shift(y, t, fold_div if fold else shape[1] + 1, online)
+    outs = {"both": [y, z], "y": [y], "z": [z]}[grads]
+    torch.autograd.backward(
+        outs, {"both": [c["gy"], c["gz"]], "y": [c["gy"]], "z": [c["gz"]]}[grads]
+    )
+    assert same_bits(c["y"], y.detach()) and same_bits(c["z"], z.detach())
+    assert same_bits(c["a_grad"], a.grad) and same_bits(c["b_grad"], b.grad)
+    assert c["y"].isnan().any() and c["a_grad"].ne(0).any()  # the special values were there
+    for v in (c["y"], c["z"], c["a_grad"]):
+        assert v.is_contiguous(memory_format=FORMATS[fmt])
+
+
+@pytest.mark.parametrize("arch", ["resnet18", "resnet50"])
+@pytest.mark.parametrize("shift", ["offline", "online"])
+def test_fused_stages_equal_the_default_model(interpreted, arch, shift):
+    """A ResNet whose stages write each shifted block's input in the previous block's epilogue
+    (``cuda_shift_path("fused")``, kernels interpreted) against the same weights on the default
+    CPU path: equal logits and input and weight gradients, bit for bit; one fused launch per
+    pair of blocks inside a stage per forward (ResNet-18: 1 per stage, ResNet-50: 2, 3, 5, 2)."""
+    c = interpreted["fused_model"][(arch, shift)]
+    assert c["stage_type"] == ResidualShiftStage.__name__
+    assert c["launches"] == 2 * {"resnet18": 4, "resnet50": 12}[arch]
+    m = build_recognizer(arch, 5, 4, shift, width=0.125).eval()
+    m.load_state_dict(c["state"])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the kernel's side: the weight gradient's sum order
+    try:
+        with torch.no_grad():
+            assert torch.equal(m(c["x"]), c["logits"])
+        x = c["x"].clone().requires_grad_()
+        m(x).square().sum().backward()
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(x.grad, c["x_grad"])
+    grads = dict(m.named_parameters())
+    assert set(grads) == set(c["w_grads"])
+    for k, g in c["w_grads"].items():
+        assert torch.equal(grads[k].grad, g), k

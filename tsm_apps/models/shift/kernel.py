@@ -278,3 +278,215 @@ def online_step(x: Tensor, buffer: Tensor, fold: int) -> Tensor:
         x, out, buffer, c * h * w, h * w, c, fold, CHANNELS_LAST=cl, BLOCK=BLOCK
     )
     return out
+
+
+@triton.jit
+def _rounded(s, OUT: tl.constexpr, BF16: tl.constexpr):
+    """fp32 ``s`` rounded to nearest-even in ``OUT``, as PyTorch rounds a sum of fp16/bf16
+    tensors. bf16 is rounded on the bits (c10's ``round_to_nearest_even``: NaN stays NaN), which
+    a GPU's conversion equals and Triton's interpreter, which truncates, does not."""
+    if BF16:
+        bits = s.to(tl.uint32, bitcast=True)
+        up = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        up = tl.where(s != s, 0x7FC0, up)
+        return up.to(tl.uint16).to(tl.bfloat16, bitcast=True)
+    else:
+        return s.to(OUT)
+
+
+@triton.jit
+def _residual_shift_kernel(
+    a,
+    b,
+    y,
+    z,
+    frame_numel,
+    hw,
+    channels,
+    fold,
+    num_segments,
+    d0,
+    d1,
+    BF16: tl.constexpr,
+    CHANNELS_LAST: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    """Program ``(f, b)``: elements ``[b*BLOCK, (b+1)*BLOCK)`` of frame ``f`` of ``y`` and ``z``.
+    ``y = relu(a + b)`` at the element; ``z`` is ``relu(a + b)`` computed again at the element
+    of frame ``t + d`` (``d`` as in :func:`_shift_kernel`; zero outside the clip), so nothing
+    reads ``y`` back. The add is done in fp32 and rounded once to the tensors' dtype, as
+    PyTorch adds fp16/bf16 tensors; relu keeps ``-0.0`` and NaN, as ``torch.relu``."""
+    f = tl.program_id(0)
+    r = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    inside = r < frame_numel
+    if CHANNELS_LAST:
+        ch = r % channels
+    else:
+        ch = r // hw
+    d = tl.where(ch < fold, d0, tl.where(ch < 2 * fold, d1, 0))
+    t = f % num_segments + d
+    moved = inside & (d != 0) & (t >= 0) & (t < num_segments)
+    base = f.to(tl.int64) * frame_numel
+    here = _rounded(
+        tl.load(a + base + r, mask=inside, other=0).to(tl.float32)
+        + tl.load(b + base + r, mask=inside, other=0).to(tl.float32),
+        y.dtype.element_ty,
+        BF16,
+    )
+    here = tl.where(here < 0, 0, here)
+    src = base + d * frame_numel + r
+    there = _rounded(
+        tl.load(a + src, mask=moved, other=0).to(tl.float32)
+        + tl.load(b + src, mask=moved, other=0).to(tl.float32),
+        y.dtype.element_ty,
+        BF16,
+    )
+    there = tl.where(there < 0, 0, there)
+    tl.store(y + base + r, here, mask=inside)
+    tl.store(z + base + r, tl.where(d == 0, here, tl.where(moved, there, 0)), mask=inside)
+
+
+@triton.jit
+def _residual_shift_backward_kernel(
+    gy,
+    gz,
+    y,
+    g,
+    frame_numel,
+    hw,
+    channels,
+    fold,
+    num_segments,
+    d0,
+    d1,
+    HAS_GY: tl.constexpr,
+    HAS_GZ: tl.constexpr,
+    BF16: tl.constexpr,
+    CHANNELS_LAST: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    """Program ``(f, b)``: ``g = (gy + unshift(gz))`` where ``y > 0`` (else 0), ``unshift``
+    being the shift with directions ``(d0, d1)`` already reversed by the caller. The sum is
+    done in fp32 and rounded once, as autograd sums two gradients of one tensor."""
+    f = tl.program_id(0)
+    r = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    inside = r < frame_numel
+    if CHANNELS_LAST:
+        ch = r % channels
+    else:
+        ch = r // hw
+    d = tl.where(ch < fold, d0, tl.where(ch < 2 * fold, d1, 0))
+    t = f % num_segments + d
+    ok = inside & (t >= 0) & (t < num_segments)
+    base = f.to(tl.int64) * frame_numel
+    out = tl.load(y + base + r, mask=inside, other=0)
+    if HAS_GZ:
+        total = tl.load(gz + base + d * frame_numel + r, mask=ok, other=0).to(tl.float32)
+        if HAS_GY:
+            total += tl.load(gy + base + r, mask=inside, other=0).to(tl.float32)
+    else:
+        total = tl.load(gy + base + r, mask=inside, other=0).to(tl.float32)
+    grad = _rounded(total, g.dtype.element_ty, BF16)
+    tl.store(g + base + r, tl.where(out <= 0, 0, grad), mask=inside)
+
+
+def _check_pair(a: Tensor, b: Tensor) -> None:
+    if a.dim() != 4 or a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        raise ValueError(
+            f"residual shift kernel: a {tuple(a.shape)} {a.dtype} and b {tuple(b.shape)} "
+            f"{b.dtype} must be (N*T, C, H, W) of one shape, dtype and device"
+        )
+
+
+def _format(x: Tensor) -> torch.memory_format:
+    return torch.channels_last if is_channels_last(x) else torch.contiguous_format
+
+
+def _residual_shift(a: Tensor, b: Tensor, num_segments: int, fold: int, dirs: tuple) -> tuple:
+    a, cl = _dense(a)
+    fmt = _format(a)
+    b = b.contiguous(memory_format=fmt)
+    nt, c, h, w = a.shape
+    y, z = torch.empty_like(a, memory_format=fmt), torch.empty_like(a, memory_format=fmt)
+    d0, d1 = (tuple(dirs) + (0,))[:2]
+    grid = _grid(nt, c * h * w, tuple(a.shape))
+    _residual_shift_kernel[grid](
+        a,
+        b,
+        y,
+        z,
+        c * h * w,
+        h * w,
+        c,
+        fold,
+        num_segments,
+        d0,
+        d1,
+        BF16=a.dtype == torch.bfloat16,
+        CHANNELS_LAST=cl,
+        BLOCK=BLOCK,
+    )
+    return y, z
+
+
+def _residual_shift_backward(
+    gy: Tensor | None, gz: Tensor | None, y: Tensor, num_segments: int, fold: int, dirs: tuple
+) -> Tensor:
+    fmt = _format(y)
+    gy = gy if gy is None else gy.contiguous(memory_format=fmt)
+    gz = gz if gz is None else gz.contiguous(memory_format=fmt)
+    nt, c, h, w = y.shape
+    g = torch.empty_like(y, memory_format=fmt)
+    d0, d1 = (tuple(-d for d in dirs) + (0,))[:2]
+    grid = _grid(nt, c * h * w, tuple(y.shape))
+    _residual_shift_backward_kernel[grid](
+        y if gy is None else gy,
+        y if gz is None else gz,
+        y,
+        g,
+        c * h * w,
+        h * w,
+        c,
+        fold,
+        num_segments,
+        d0,
+        d1,
+        HAS_GY=gy is not None,
+        HAS_GZ=gz is not None,
+        BF16=y.dtype == torch.bfloat16,
+        CHANNELS_LAST=fmt == torch.channels_last,
+        BLOCK=BLOCK,
+    )
+    return g
+
+
+class ResidualShift(torch.autograd.Function):
+    """``(relu(a + b), shift(relu(a + b)))`` in one launch; the backward is one launch too:
+    ``g = grad_y + unshift(grad_z)`` where the output is positive, for ``a`` and for ``b``."""
+
+    @staticmethod
+    def forward(ctx, a: Tensor, b: Tensor, num_segments: int, fold: int, dirs: tuple) -> tuple:
+        ctx.set_materialize_grads(False)
+        ctx.t, ctx.fold, ctx.dirs = num_segments, fold, dirs
+        y, z = _residual_shift(a, b, num_segments, fold, dirs)
+        ctx.save_for_backward(y)
+        return y, z
+
+    @staticmethod
+    def backward(ctx, gy: Tensor | None, gz: Tensor | None) -> tuple:
+        (y,) = ctx.saved_tensors
+        if gy is None and gz is None:
+            return None, None, None, None, None
+        g = _residual_shift_backward(gy, gz, y, ctx.t, ctx.fold, ctx.dirs)
+        return g, g, None, None, None
+
+
+def residual_shift(a: Tensor, b: Tensor, num_segments: int, fold: int, dirs: tuple) -> tuple:
+    """The residual epilogue and the next block's shift in one launch: ``a`` (the branch) and
+    ``b`` (the identity), both ``(N*T, C, H, W)`` of one dtype, give ``(y, z)`` with
+    ``y = relu(a + b)`` and ``z = shift(y)`` (fold ``k`` takes frame ``t + dirs[k]``), both in
+    ``a``'s memory format (NCHW or channels-last). Differentiable in ``a`` and ``b``."""
+    _check_pair(a, b)
+    if not (torch.is_grad_enabled() and (a.requires_grad or b.requires_grad)):
+        return _residual_shift(a, b, num_segments, fold, tuple(dirs))
+    return ResidualShift.apply(a, b, num_segments, fold, tuple(dirs))

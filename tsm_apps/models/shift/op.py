@@ -121,7 +121,7 @@ def _tracing() -> bool:
 
 
 _KERNEL: list = []
-CUDA_PATHS = ("kernel", "kernel_copy", "copy")
+CUDA_PATHS = ("kernel", "kernel_copy", "copy", "fused")
 _CUDA_PATH: list = []
 
 
@@ -129,7 +129,10 @@ _CUDA_PATH: list = []
 def cuda_shift_path(path: str) -> Iterator[None]:
     """Inside the block CUDA tensors take ``path`` (to compare them): ``"kernel"`` (Triton
     kernels, the in-place pair at inference), ``"kernel_copy"`` (the out-of-place kernel, as
-    outside any block) or ``"copy"`` (no kernel: the slice copies of the CPU path)."""
+    outside any block), ``"copy"`` (no kernel: the slice copies of the CPU path) or
+    ``"fused"`` (the out-of-place kernel, and a ResNet stage made by
+    :func:`.residual.fuse_residual_shifts` writes each shifted block's input in the previous
+    block's epilogue: :func:`residual_relu_shift`)."""
     if path not in CUDA_PATHS:
         raise ValueError(f"cuda_shift_path must be one of {CUDA_PATHS}, got {path!r}")
     _CUDA_PATH.append(path)
@@ -277,3 +280,46 @@ def online_step_into(x: Tensor, buffer: Tensor, fold_div: int = DEFAULT_FOLD_DIV
     out[:, fold:] = x[:, fold:]
     buffer.copy_(x[:, :fold])
     return out
+
+
+def fuses_epilogues(x: Tensor) -> bool:
+    """Whether :func:`cuda_shift_path` ``("fused")`` is on for ``x`` (a CUDA tensor outside
+    tracing, Triton installed): a fusing stage then calls :func:`residual_relu_shift`."""
+    return _CUDA_PATH[-1:] == ["fused"] and kernel_module(x) is not None
+
+
+def residual_relu_shift(
+    a: Tensor,
+    b: Tensor,
+    num_segments: int,
+    fold_div: int = DEFAULT_FOLD_DIV,
+    online: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """A residual block's epilogue and the next block's shift: ``y = relu(a + b)`` and
+    ``z = temporal_shift(y)``.
+
+    Args:
+        a: the residual branch ``(N*T, C, H, W)``, frames of one clip contiguous; NCHW or
+            channels-last.
+        b: the identity, the same shape (and, for the kernel, dtype) as ``a``.
+        num_segments, fold_div, online: as in :func:`temporal_shift`.
+
+    Returns:
+        ``(y, z)``, both ``(N*T, C, H, W)``. On CUDA one Triton launch writes both
+        (:func:`.kernel.residual_shift`; its backward is one launch too), computing each
+        element of ``z`` from ``a`` and ``b`` (nothing reads ``y`` back); the values equal
+        ``torch.relu(a + b)`` and its official shift bit for bit, and so do the gradients.
+        Elsewhere (and for ``a``, ``b`` of different dtypes) the two are computed as written.
+    """
+    fold = _check(a, num_segments, fold_div)
+    if not isinstance(b, Tensor) or b.shape != a.shape:
+        raise ValueError(
+            f"residual_relu_shift: identity of shape "
+            f"{tuple(b.shape) if isinstance(b, Tensor) else type(b).__name__} does not match "
+            f"the branch {tuple(a.shape)}"
+        )
+    kernel = kernel_module(a)
+    if kernel is not None and a.dtype == b.dtype and a.device == b.device:
+        return kernel.residual_shift(a, b, num_segments, fold, ONLINE if online else OFFLINE)
+    y = torch.relu(a + b)
+    return y, temporal_shift(y, num_segments, fold_div, online)
