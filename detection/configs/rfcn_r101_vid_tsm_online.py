@@ -16,7 +16,9 @@
 #     order, VideoShardSampler); boxes scored as the XML gives them.
 # Images: shorter side 600, longer side at most 1000 (FGFA); horizontal flip of whole clips.
 # Weights: model.backbone.checkpoint=<ImageNet ResNet-101: torchvision state dict or mmpretrain
-#   checkpoint> (required: conv1/res2 and BN are frozen; nothing is downloaded).
+#   checkpoint> (required: conv1/res2 and BN are frozen; nothing is downloaded). BN keeps the
+#   checkpoint's statistics and gamma/beta while training (norm_eval, frozen_bn_affine), so no
+#   frame's normalisation depends on the other frames of its batch or clip.
 # Solver (detection/schedule.py): FGFA's code on 4 GPUs x 1 image: SGD momentum 0.9, lr 2.5e-4
 #   and wd 5e-4 on gradients summed over the 4 GPUs = lr 1e-3 and wd 1.25e-4 on DDP's mean over
 #   4 processes x 1 clip; 2 epochs of the 111,473 listed images and their 111,473 mirrors
