@@ -1,11 +1,14 @@
-"""``TSMResNet``: the ``tsm_apps`` ResNet (TSM online/offline or TSN) as an mmdet backbone.
+"""``TSMResNet``: the ``tsm_apps`` multi-level backbone (TSM online/offline or TSN) as an
+mmdet backbone.
 
-Clip mode (training, offline TSM): input ``(N*T, 3, H, W)`` with the ``T = num_segments`` frames
-of each clip contiguous; output a tuple of stage maps ``(N*T, C_i, h_i, w_i)`` for
-``out_indices``. A streaming step (online TSM at test time, :meth:`TSMResNet.step`) takes one
-frame per stream ``(S, 3, H, W)`` and the streams' :class:`~tsm_apps.models.ShiftState` (the
-previous frame's shifted channels, one buffer per shifted block, owned by the caller), so
-frame-by-frame outputs equal the whole-clip outputs of the causal (online) shift.
+Clip mode and streaming are :class:`tsm_apps.models.backbone.Backbone`'s: clips ``(N*T, 3, H,
+W)`` with the ``T = num_segments`` frames of each clip contiguous give a tuple of stage maps
+``(N*T, C_i, h_i, w_i)`` for ``out_indices``; a streaming step (online TSM at test time,
+:meth:`~tsm_apps.models.backbone.Backbone.step`) takes one frame per stream ``(S, 3, H, W)`` and
+the streams' :class:`~tsm_apps.models.ShiftState`, so frame-by-frame outputs equal the
+whole-clip outputs of the causal (online) shift. This module adds what mmdet's ResNet has:
+stage freezing, BN in eval mode, frozen BN affine, and pretrained weights of any layout the
+suite reads.
 """
 
 from __future__ import annotations
@@ -15,20 +18,19 @@ from typing import Optional, Sequence
 import torch
 from mmdet.registry import MODELS
 from mmengine.logging import print_log
-from mmengine.model import BaseModule
-from torch import Tensor, nn
+from torch import nn
 
 from tsm_apps.checkpoint.reading import backbone_weights, state_dict_mismatch
-from tsm_apps.models.backbone import BackboneConfig, build_trunk, set_num_segments
-from tsm_apps.models.online import online_modules
+from tsm_apps.models.backbone import Backbone, BackboneConfig
 from tsm_apps.models.shift import DEFAULT_FOLD_DIV
-from tsm_apps.models.shift.state import ShiftState, stepping
 from tsm_apps.models.trunk import DEFAULT_NORM_GROUPS
 
 
 @MODELS.register_module()
-class TSMResNet(BaseModule):
-    """ResNet trunk of ``tsm_apps`` with temporal shift, for mmdet detectors.
+class TSMResNet(Backbone):
+    """The ``tsm_apps`` multi-level backbone (:class:`~tsm_apps.models.backbone.Backbone`: clip
+    mode and streaming) as an mmdet backbone: ResNets only, with mmdet's stage freezing, BN
+    modes and checkpoint loading.
 
     Args:
         arch: ``'resnet18' | 'resnet34' | 'resnet50' | 'resnet101' | 'resnet152'``.
@@ -58,7 +60,8 @@ class TSMResNet(BaseModule):
             or frozen BN statistics (``norm_eval``) would keep random weights and 0/1 statistics
             for the whole run, so :meth:`init_weights` (start of training) refuses them unless
             this is ``True``.
-        init_cfg: mmengine init config (default ``None``: the trunk's own Kaiming init).
+        init_cfg: only ``None`` (mmdet's signature): the trunk keeps its own Kaiming init and
+            ``checkpoint`` gives pretrained weights.
     """
 
     def __init__(
@@ -81,14 +84,18 @@ class TSMResNet(BaseModule):
         allow_random_frozen: bool = False,
         init_cfg: Optional[dict] = None,
     ) -> None:
-        super().__init__(init_cfg)
+        if init_cfg is not None:
+            raise ValueError(
+                f"TSMResNet takes no init_cfg (got {init_cfg}); give pretrained weights as "
+                "model.backbone.checkpoint=<.pth>"
+            )
         if arch == "mobilenetv2":
             raise ValueError("TSMResNet wraps ResNets only; got arch='mobilenetv2'")
         if not all(0 <= i <= 3 for i in out_indices) or not out_indices:
             raise ValueError(f"out_indices must be stage numbers in 0..3, got {out_indices}")
         if not -1 <= frozen_stages <= 4:
             raise ValueError(f"frozen_stages must be in -1..4, got {frozen_stages}")
-        self.cfg = BackboneConfig(
+        cfg = BackboneConfig(
             arch=arch,
             num_segments=num_segments,
             shift=shift,
@@ -100,68 +107,11 @@ class TSMResNet(BaseModule):
             norm=norm,
             norm_groups=norm_groups,
         )
-        self.trunk = build_trunk(self.cfg)
-        self.out_indices = tuple(out_indices)
-        self.out_channels = tuple(self.trunk.stage_channels[i] for i in self.out_indices)
+        super().__init__(cfg, out_indices)
         self.frozen_stages, self.norm_eval = frozen_stages, norm_eval
         self.frozen_bn_affine = frozen_bn_affine
         self.checkpoint, self.allow_random_frozen = checkpoint, allow_random_frozen
         self._freeze()
-
-    # -- clip mode -------------------------------------------------------------------------
-    @property
-    def num_segments(self) -> int:
-        return self.cfg.num_segments
-
-    def set_num_segments(self, num_segments: int) -> None:
-        """Change ``T`` of every shift module (e.g. a different clip length at test time)."""
-        if num_segments < 1:
-            raise ValueError(f"num_segments must be >= 1, got {num_segments}")
-        set_num_segments(self.trunk, num_segments)
-        self.cfg.num_segments = num_segments
-
-    def forward(self, x: Tensor) -> tuple:
-        """``(N*T, 3, H, W)`` clips -> tuple of maps (one frame per stream: :meth:`step`)."""
-        if not isinstance(x, Tensor):
-            raise TypeError(f"TSMResNet expects a Tensor, got {type(x).__name__}")
-        if x.dim() != 4 or x.shape[1] != 3:
-            raise ValueError(f"TSMResNet expects (N*T, 3, H, W), got {tuple(x.shape)}")
-        if x.shape[0] % self.num_segments:
-            raise ValueError(
-                f"TSMResNet: batch of {x.shape[0]} frames (shape {tuple(x.shape)}) "
-                f"is not a whole number of clips of num_segments={self.num_segments}"
-            )
-        return self.stages(x)
-
-    def stages(self, x: Tensor) -> tuple:
-        """The maps of ``out_indices`` for ``x`` (no shape check: clips, or one frame per stream
-        inside a :func:`~tsm_apps.models.shift.state.stepping` block)."""
-        outs = self.trunk.forward_stages(x)
-        return tuple(outs[i] for i in self.out_indices)
-
-    # -- streaming (online shift) -----------------------------------------------------------
-    @property
-    def shift_modules(self) -> list:
-        """The shift modules a stream's state belongs to (``[]`` for TSN: nothing carried);
-        ValueError for ``shift='offline'``, which cannot stream."""
-        if self.cfg.shift == "offline":
-            raise ValueError(
-                "streaming needs shift='online' (causal) or None; this backbone "
-                "was built with shift='offline'"
-            )
-        return online_modules(self.trunk)
-
-    def new_state(self) -> ShiftState:
-        """A stream's state before its first frame (zeros)."""
-        return ShiftState(len(self.shift_modules))
-
-    def step(self, x: Tensor, state: ShiftState) -> tuple:
-        """One frame per stream ``(S, 3, H, W)`` -> the stage maps; ``state`` (``S`` rows, or
-        empty before the first frame) is advanced in place."""
-        if not isinstance(x, Tensor) or x.dim() != 4 or x.shape[1] != 3:
-            raise ValueError(f"TSMResNet.step expects (S, 3, H, W), got {getattr(x, 'shape', x)}")
-        with stepping(self.shift_modules, state):
-            return self.stages(x)
 
     # -- training behaviour ----------------------------------------------------------------
     def _frozen_modules(self) -> list:
@@ -191,11 +141,11 @@ class TSMResNet(BaseModule):
         return self
 
     def init_weights(self) -> None:
-        """Kaiming init, then the ``checkpoint`` weights; refuses frozen random weights."""
+        """Load the ``checkpoint`` weights over the trunk's Kaiming init (mmengine calls this at
+        the start of training); refuses frozen random weights."""
         check_random_frozen(
             self.checkpoint, self.frozen_stages, self.norm_eval, self.allow_random_frozen
         )
-        super().init_weights()
         if self.checkpoint:
             self.load_tsm_checkpoint(self.checkpoint)
 

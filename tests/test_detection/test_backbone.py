@@ -184,3 +184,43 @@ def test_group_norm_backbone_streams_like_the_clip_even_while_training():
             steps = [net.step(x[i : i + 1], state) for i in range(4)]
         diff = max((torch.cat([s[lvl] for s in steps]) - whole[lvl]).abs().max() for lvl in (0, 1))
         assert bool(diff <= 1e-5) is same, (norm, diff)
+
+
+def test_the_adapter_is_the_librarys_backbone_with_the_same_keys():
+    """One multi-level TSM backbone: the mmdet adapter is ``tsm_apps``' ``Backbone``, and its
+    weights keep the names detection checkpoints were written with (``trunk.<torchvision
+    name>``, ``.net`` on shifted convs)."""
+    from tsm_apps.models.backbone import Backbone, build_backbone
+
+    net = tiny()
+    assert isinstance(net, Backbone)
+    keys = list(net.state_dict())
+    assert keys[:3] == ["trunk.conv1.weight", "trunk.bn1.weight", "trunk.bn1.bias"]
+    assert "trunk.layer1.0.conv1.net.weight" in keys and "trunk.layer4.1.bn2.running_var" in keys
+    lib = build_backbone(
+        "resnet18",
+        4,
+        "online",
+        width=0.125,
+        strides=(1, 2, 2, 1),
+        dilations=(1, 1, 1, 2),
+        out_indices=(2, 3),
+    )
+    assert list(lib.state_dict()) == keys
+    lib.load_state_dict(net.state_dict())
+    lib.eval()
+    x = clip()
+    with torch.no_grad():
+        want = net(x)
+        assert all(torch.equal(a, b) for a, b in zip(lib(x), want))
+        state, got = lib.new_state(), []
+        for t in range(4):
+            got.append(lib.step(x[t : t + 1], state))
+    for level in range(2):  # one frame a call: other conv kernels, so float rounding differs
+        diff = (torch.cat([g[level] for g in got]) - want[level]).abs().max().item()
+        assert diff <= 1e-5
+
+
+def test_init_cfg_is_refused_with_the_way_to_give_weights():
+    with pytest.raises(ValueError, match="model.backbone.checkpoint"):
+        tiny(init_cfg=dict(type="Pretrained", checkpoint="x.pth"))

@@ -19,8 +19,10 @@ import torch
 from torch import Tensor, nn
 
 from .non_local import NonLocalWrapper
+from .online import online_modules
 from .shift import DEFAULT_FOLD_DIV, TemporalShift
 from .shift.placement import shift_mobilenet_blocks, shift_resnet_blocks
+from .shift.state import ShiftState, stepping
 from .temporal_pool import TemporalPool
 from .trunk import (
     DEFAULT_NORM_GROUPS,
@@ -153,10 +155,16 @@ def set_num_segments(net: nn.Module, num_segments: int, temporal_pool: bool = Fa
 
 
 class Backbone(nn.Module):
-    """Multi-level feature extractor for dense tasks (detection).
+    """Multi-level feature extractor for dense tasks (detection): the one TSM backbone of the
+    suite (the mmdet adapter ``detection.backbone.TSMResNet`` is this class with mmdet's
+    freezing and weight loading).
 
-    Input ``(N*T, 3, H, W)``; output a tuple of the stage outputs in ``out_indices``
-    (ResNets: stage 0..3, strides 4/8/16/32 before dilation); MobileNetV2 returns its last map.
+    Clip mode: input ``(N*T, 3, H, W)`` with the ``T = num_segments`` frames of each clip
+    contiguous; output a tuple of the stage maps in ``out_indices`` (ResNets: stage 0..3 =
+    res2..res5, strides 4/8/16/32 before dilation); MobileNetV2 returns its last map.
+    Streaming (online TSM or TSN): :meth:`step` takes one frame per stream ``(S, 3, H, W)`` and
+    the streams' :class:`~tsm_apps.models.shift.state.ShiftState`, so frame-by-frame outputs
+    equal the whole-clip outputs of the causal shift.
     """
 
     def __init__(self, cfg: BackboneConfig, out_indices: Sequence[int] = (0, 1, 2, 3)) -> None:
@@ -169,13 +177,62 @@ class Backbone(nn.Module):
         else:
             self.out_channels = tuple(self.trunk.stage_channels[i] for i in self.out_indices)
 
+    @property
+    def num_segments(self) -> int:
+        return self.cfg.num_segments
+
+    def set_num_segments(self, num_segments: int) -> None:
+        """Change ``T`` of every shift module (e.g. a different clip length at test time)."""
+        if num_segments < 1:
+            raise ValueError(f"num_segments must be >= 1, got {num_segments}")
+        set_num_segments(self.trunk, num_segments)
+        self.cfg.num_segments = num_segments
+
     def forward(self, x: Tensor) -> tuple:
+        """``(N*T, 3, H, W)`` clips -> tuple of maps (one frame per stream: :meth:`step`)."""
+        who = type(self).__name__
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{who} expects a Tensor, got {type(x).__name__}")
         if x.dim() != 4 or x.shape[1] != 3:
-            raise ValueError(f"Backbone expects (N*T, 3, H, W), got {tuple(x.shape)}")
+            raise ValueError(f"{who} expects (N*T, 3, H, W), got {tuple(x.shape)}")
+        if x.shape[0] % self.num_segments:
+            raise ValueError(
+                f"{who}: batch of {x.shape[0]} frames (shape {tuple(x.shape)}) "
+                f"is not a whole number of clips of num_segments={self.num_segments}"
+            )
+        return self.stages(x)
+
+    def stages(self, x: Tensor) -> tuple:
+        """The maps of ``out_indices`` for ``x`` (no shape check: clips, or one frame per stream
+        inside a :func:`~tsm_apps.models.shift.state.stepping` block)."""
         if self.cfg.arch == "mobilenetv2":
             return (self.trunk(x),)
         outs = self.trunk.forward_stages(x)
         return tuple(outs[i] for i in self.out_indices)
+
+    @property
+    def shift_modules(self) -> list:
+        """The shift modules a stream's state belongs to (``[]`` for TSN: nothing carried);
+        ValueError for ``shift='offline'``, which cannot stream."""
+        if self.cfg.shift == "offline":
+            raise ValueError(
+                "streaming needs shift='online' (causal) or None; this backbone "
+                "was built with shift='offline'"
+            )
+        return online_modules(self.trunk)
+
+    def new_state(self) -> ShiftState:
+        """A stream's state before its first frame (zeros)."""
+        return ShiftState(len(self.shift_modules))
+
+    def step(self, x: Tensor, state: ShiftState) -> tuple:
+        """One frame per stream ``(S, 3, H, W)`` -> the stage maps; ``state`` (``S`` rows, or
+        empty before the first frame) is advanced in place."""
+        if not isinstance(x, Tensor) or x.dim() != 4 or x.shape[1] != 3:
+            who = type(self).__name__
+            raise ValueError(f"{who}.step expects (S, 3, H, W), got {getattr(x, 'shape', x)}")
+        with stepping(self.shift_modules, state):
+            return self.stages(x)
 
 
 def build_backbone(
