@@ -16,7 +16,7 @@ from .clips import resolve_data
 from .faithfulness import DEFAULT_STEPS
 from .gradcam import DEFAULT_WEIGHTING, WEIGHTINGS
 from .layout import DissectionLayout
-from .methods import METHODS
+from .methods import METHODS, installed_methods
 from .storage import read_json, write_json
 from .threshold import THRESHOLD_KINDS
 from .units import ND_QUANTILE
@@ -82,7 +82,7 @@ class JobConfig:
     progress: bool = True
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
+        if self.method not in METHODS and self.method not in installed_methods():
             raise ValueError(f"unknown method {self.method!r}; expected one of {METHODS}")
         if self.threshold not in THRESHOLD_KINDS:
             raise ValueError(f"unknown threshold {self.threshold!r}; expected {THRESHOLD_KINDS}")
