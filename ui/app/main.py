@@ -2,18 +2,20 @@
 access gate in front of every route).
 
 Layout only: the access check (:mod:`ui.app.access`), a sidebar to pick the view, then the
-view's page (:mod:`ui.app.views`) draws it. Settings come from the environment
-(:class:`ui.app.settings.UISettings`).
+view's page (:mod:`ui.app.views`, then the pages other packages install) draws it. Settings
+come from the environment (:class:`ui.app.settings.UISettings`).
 """
 
 from __future__ import annotations
+
+from importlib.metadata import EntryPoint
 
 import streamlit as st
 
 from ui.app import access, sources
 from ui.app.settings import UISettings
 from ui.app.sources import uploads
-from ui.app.views import attention, detection, live, runs
+from ui.app.views import attention, detection, installed_views, live, runs
 
 VIEWS = {
     "Detection": detection.render,
@@ -33,14 +35,26 @@ def main() -> None:
     if not access.gate(settings.token):  # nothing else is drawn before the token is given
         return
     st.sidebar.title("TSM vs TSN")
-    view = st.sidebar.radio("View", list(VIEWS), key="view")
+    installed = installed_views(VIEWS)
+    view = st.sidebar.radio("View", [*VIEWS, *installed], key="view")
     st.sidebar.caption(f"runs folder: `{settings.runs_dir}`")
     if not settings.runs_dir.is_dir():
         st.sidebar.warning("the runs folder does not exist")
     try:
-        VIEWS[view](settings)
+        render = VIEWS[view] if view in VIEWS else _load(installed[view])
+        if render is not None:
+            render(settings)
     except (ValueError, OSError, sources.Unavailable, sources.VideoDecodeError) as e:
         st.error(f"{view} view: {uploads.as_given(str(e))}")  # never an upload's path
+
+
+def _load(entry: EntryPoint):
+    """The page an installed package registers, or None after a one-line error naming it."""
+    try:
+        return entry.load()
+    except Exception as e:  # another package's import error must not take the app down
+        st.error(f"page {entry.name} ({entry.value}) could not be loaded: {type(e).__name__}: {e}")
+        return None
 
 
 main()
