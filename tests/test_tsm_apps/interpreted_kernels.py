@@ -197,7 +197,9 @@ def residual_cases() -> dict:
 def fused_model_cases() -> dict:
     """A small ResNet-18 and ResNet-50 TSM (offline and online shift) whose stages fuse the
     epilogue with the next block's shift, with CPU tensors sent to the kernels as CUDA ones:
-    eval logits, input and weight gradients, and how many fused launches ran."""
+    eval logits, input and weight gradients, how many fused launches ran, and (ResNet-18
+    online) static-buffer stream steps under the fused path."""
+    from tsm_apps.models.online import OnlineRecognizer
     from tsm_apps.models.recognizer import build_recognizer
     from tsm_apps.models.shift import cuda_shift_path
     from tsm_apps.models.shift import kernel as shift_kernel
@@ -235,6 +237,11 @@ def fused_model_cases() -> dict:
                 "launches": len(launches),
                 "stage_type": type(m.backbone.layer1).__name__,
             }
+            if (arch, shift) == ("resnet18", "online"):  # a stream steps unfused
+                launches.clear()
+                with cuda_shift_path("fused"), OnlineRecognizer(m, mode="static") as rec:
+                    out[(arch, shift)]["steps"] = [rec.step(x[:, t]) for t in range(3)]
+                out[(arch, shift)]["step_launches"] = len(launches)
     return out
 
 

@@ -195,7 +195,8 @@ def test_fused_stages_equal_the_default_model(interpreted, arch, shift):
     """A ResNet whose stages write each shifted block's input in the previous block's epilogue
     (``cuda_shift_path("fused")``, kernels interpreted) against the same weights on the default
     CPU path: equal logits and input and weight gradients, bit for bit; one fused launch per
-    pair of blocks inside a stage per forward (ResNet-18: 1 per stage, ResNet-50: 2, 3, 5, 2)."""
+    pair of blocks inside a stage per forward (ResNet-18: 1 per stage, ResNet-50: 2, 3, 5, 2).
+    A stream stepping online (ResNet-18 online, static buffers) keeps its own shift."""
     c = interpreted["fused_model"][(arch, shift)]
     assert c["stage_type"] == ResidualShiftStage.__name__
     assert c["launches"] == 2 * {"resnet18": 4, "resnet50": 12}[arch]
@@ -215,3 +216,12 @@ def test_fused_stages_equal_the_default_model(interpreted, arch, shift):
     assert set(grads) == set(c["w_grads"])
     for k, g in c["w_grads"].items():
         assert torch.equal(grads[k].grad, g), k
+    if "steps" in c:  # a stream's steps never take the fused epilogue: as the eager steps
+        torch.set_num_threads(1)
+        try:
+            with OnlineRecognizer(m, mode="eager") as rec:
+                want = [rec.step(c["x"][:, t]) for t in range(3)]
+        finally:
+            torch.set_num_threads(threads)
+        assert all(torch.equal(a, b) for a, b in zip(want, c["steps"]))
+        assert c["step_launches"] == 0

@@ -25,23 +25,28 @@ from .op import (
     online_shift_step,
     online_step_in_place,
     online_step_into,
+    residual_relu_shift,
     shifted_in_place,
     shifts_in_place,
     temporal_shift,
     writable_view,
 )
+from .residual import ResidualShiftStage, fuse_residual_shifts
 from .state import ShiftState, bound_slot, stepping
 
 __all__ = [
     "CUDA_PATHS",
     "DEFAULT_FOLD_DIV",
+    "ResidualShiftStage",
     "ShiftState",
     "TemporalShift",
     "bound_slot",
     "cuda_shift_path",
+    "fuse_residual_shifts",
     "online_shift_step",
     "online_step_in_place",
     "online_step_into",
+    "residual_relu_shift",
     "shifted_in_place",
     "shifts_in_place",
     "stepping",

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from torch import Tensor, nn
-from torchvision.models.resnet import BasicBlock, Bottleneck
 
 from .layer import TemporalShift
 from .op import fuses_epilogues, residual_relu_shift
@@ -34,8 +33,16 @@ def _hooked(m: nn.Module) -> bool:
     return bool(m._forward_hooks or m._forward_pre_hooks)
 
 
+def _resnet_blocks() -> tuple:
+    """torchvision's residual blocks, the ones whose ``forward`` :func:`_branch` follows
+    (imported on first use: the shift package does not import torchvision)."""
+    from torchvision.models.resnet import BasicBlock, Bottleneck
+
+    return BasicBlock, Bottleneck
+
+
 def _plain_block(m: nn.Module) -> bool:
-    return isinstance(m, (BasicBlock, Bottleneck)) and not _hooked(m)
+    return isinstance(m, _resnet_blocks()) and not _hooked(m)
 
 
 def _shift_of(block: nn.Module | None) -> TemporalShift | None:
@@ -55,7 +62,7 @@ def _branch(block: nn.Module, x: Tensor, shifted: Tensor | None) -> tuple[Tensor
     conv1 = block.conv1 if shifted is None else block.conv1.net
     out = block.relu(block.bn1(conv1(x if shifted is None else shifted)))
     out = block.bn2(block.conv2(out))
-    if isinstance(block, Bottleneck):
+    if isinstance(block, _resnet_blocks()[1]):
         out = block.bn3(block.conv3(block.relu(out)))
     identity = x if block.downsample is None else block.downsample(x)
     return out, identity
