@@ -23,6 +23,7 @@ OLD_FLAT = {
     "shift": "offline",
     "fold_div": 8,
     "dropout": 0.5,
+    "zero_init_residual": False,
     "num_classes": 0,
     "pretrained": "",
     "modality": "rgb",

@@ -67,3 +67,58 @@ def test_backbone_config_carries_the_norm_to_the_trunk():
         BackboneConfig(arch="resnet18", norm="instance")
     with pytest.raises(ValueError, match="ResNets only"):
         BackboneConfig(arch="mobilenetv2", norm="group")
+
+
+@pytest.mark.parametrize("arch", ["resnet18", "resnet50"])
+def test_zero_init_residual_starts_every_block_as_the_identity(arch):
+    """Gamma 0 on each residual branch's last norm layer: a block without a downsample returns
+    relu(its input) exactly (its input is already >= 0), one with a downsample returns
+    relu(downsample(input)) -- for BatchNorm and GroupNorm alike."""
+    from torchvision.models.resnet import BasicBlock, Bottleneck
+
+    from tsm_apps.models.trunk import ResNet, zero_init_residual_
+
+    for norm in ("batch", "group"):
+        torch.manual_seed(0)
+        net = ResNet(arch, width=0.125, norm=norm).eval()
+        blocks = [m for m in net.modules() if isinstance(m, (BasicBlock, Bottleneck))]
+        last = {id(b.bn3 if isinstance(b, Bottleneck) else b.bn2) for b in blocks}
+        with torch.no_grad():  # trained-looking norms; the last ones' beta stays at its init 0
+            for m in net.modules():
+                if isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+                    m.weight.uniform_(0.5, 1.5)
+                    if id(m) not in last:
+                        m.bias.normal_()
+                if isinstance(m, nn.BatchNorm2d):
+                    m.running_mean.normal_()
+                    m.running_var.uniform_(0.5, 2.0)
+        assert zero_init_residual_(net) == len(blocks) == (8 if arch == "resnet18" else 16)
+        x = torch.randn(2, 3, 64, 64)
+        with torch.no_grad():
+            h = net.maxpool(net.relu(net.bn1(net.conv1(x))))
+            for block in blocks:
+                skip = h if block.downsample is None else block.downsample(h)
+                out = block(h)
+                assert torch.equal(out, torch.relu(skip))
+                h = out
+
+
+def test_zero_init_residual_needs_a_resnet():
+    from tsm_apps.models.trunk import MobileNetV2, zero_init_residual_
+
+    with pytest.raises(ValueError, match="MobileNetV2 has no ResNet block"):
+        zero_init_residual_(MobileNetV2())
+
+
+def test_the_multigrid_preset_trains_from_identity_blocks():
+    """``model.zero_init_residual`` (the multigrid preset: SlowFast's ZERO_INIT_FINAL_BN) zeroes
+    each block's last BN gamma of the recognizer ``tsm train`` builds; off, they start at 1."""
+    from tsm_apps.train.config import load_config
+    from tsm_apps.train.model import build_model
+
+    for preset, gamma in (("multigrid", 0.0), ("kinetics", 1.0)):
+        cfg = load_config(preset=preset, arch="resnet18", width=0.125, pretrained="")
+        model, _ = build_model(cfg, 5, torch.device("cpu"))
+        last = [model.backbone.layer1[0].bn2.weight, model.backbone.layer4[1].bn2.weight]
+        assert all(bool((w == gamma).all()) for w in last), preset
+        assert bool((model.backbone.layer1[0].bn1.weight == 1).all())

@@ -143,6 +143,25 @@ class MobileNetV2(nn.Module):
         return self.features(x.contiguous(memory_format=self.memory_format))
 
 
+def zero_init_residual_(model: nn.Module) -> int:
+    """Start every residual block of ``model``'s ResNets as the identity: the weight (gamma) of
+    the last normalisation layer of each residual branch -- ``bn3`` of a bottleneck, ``bn2`` of a
+    basic block -- is set to 0 (SlowFast's ``ZERO_INIT_FINAL_BN``, torchvision's
+    ``zero_init_residual``), in place. Returns how many layers were set; ValueError when
+    ``model`` has no residual block (MobileNetV2)."""
+    last = [
+        m.bn3 if isinstance(m, Bottleneck) else m.bn2
+        for m in model.modules()
+        if isinstance(m, (Bottleneck, BasicBlock))
+    ]
+    if not last:
+        raise ValueError(f"zero_init_residual: {type(model).__name__} has no ResNet block")
+    with torch.no_grad():
+        for norm in last:
+            norm.weight.zero_()
+    return len(last)
+
+
 def set_memory_format(trunk: nn.Module, memory_format: torch.memory_format) -> nn.Module:
     """Run ``trunk`` (a :class:`ResNet` or :class:`MobileNetV2`) in ``memory_format``.
 

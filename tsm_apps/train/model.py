@@ -8,6 +8,7 @@ from torch.nn.parallel import DistributedDataParallel
 from ..checkpoint.opening import open_checkpoint
 from ..distributed import CommCounter
 from ..models.recognizer import Recognizer, build_recognizer
+from ..models.trunk import zero_init_residual_
 from .config import TrainConfig
 from .solver import base_lr, build_optimizer, freeze_bn_parameters, optim_groups
 
@@ -29,6 +30,8 @@ def build_model(cfg: TrainConfig, num_classes: int, device: torch.device) -> tup
         output_stride=m.output_stride,
         in_channels=m.in_channels,
     )
+    if m.zero_init_residual:
+        zero_init_residual_(model)
     fc_loaded = load_pretrained(model, m.pretrained) if m.pretrained else False
     freeze_bn_parameters(model, cfg.optim.bn)
     model.to(device)

@@ -127,7 +127,7 @@ PRESETS: dict = {
         },
     },
     "multigrid": {
-        "model": {**_TSM_R50, "dropout": 0.5},
+        "model": {**_TSM_R50, "dropout": 0.5, "zero_init_residual": True},
         "data": {
             "size": 224,
             "scale_size": 224,

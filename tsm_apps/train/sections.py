@@ -54,6 +54,13 @@ class ModelConfig:
     )
     fold_div: int = field(default=8, **option("1/fold_div of the channels shift each way"))
     dropout: float = field(default=0.5, **option("dropout before the classifier"))
+    zero_init_residual: bool = field(
+        default=False,
+        **option(
+            "start each residual block as the identity (the gamma of its last BN at 0, "
+            "SlowFast's ZERO_INIT_FINAL_BN): for training from scratch"
+        ),
+    )
     num_classes: int = field(default=0, **option("classes (0: from the data's labels)"))
     pretrained: str = field(
         default="",
