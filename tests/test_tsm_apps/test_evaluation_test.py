@@ -58,6 +58,8 @@ def test_labelled_list_and_an_unlabelled_real_video(ckpt, tmp_path):
         assert all(t["name"] == NAMES[t["index"]] for t in p["top5"])
     hits = [p["top5"][0]["index"] == p["label"] for p in preds[:4]]
     assert res["top1"] == pytest.approx(100 * sum(hits) / 4)
+    # the per-video hits that top-1 counts (the paired bootstrap resamples them)
+    assert [p["top1_hit"] for p in preds[:4]] == hits and "top1_hit" not in preds[4]
     assert res["classes"] == NAMES
 
 

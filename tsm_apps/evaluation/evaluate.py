@@ -1,9 +1,10 @@
 """Evaluating a checkpoint over a data set under its test protocol.
 
 Every video goes through :func:`~tsm_apps.evaluation.recognition.predict` (the clip pipeline,
-the protocol's views, its fusion). Reported: per video the frames used and the top-5 with names
-and probabilities; over the labelled videos top-1, top-5, mean class accuracy, per-class
-accuracy and the confusion matrix (rows = true class). Unlabelled videos get predictions only.
+the protocol's views, its fusion). Reported: per video the frames used, the top-5 with names
+and probabilities and, when labelled, ``top1_hit`` (the hits that top-1 counts); over the
+labelled videos top-1, top-5, mean class accuracy, per-class accuracy and the confusion matrix
+(rows = true class). Unlabelled videos get predictions only.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from torch import Tensor
 
 from ..data.record import VideoSource
 from ..progress import progress_bar
-from .metrics import confusion_matrix, per_class_accuracy, topk_correct
+from .metrics import confusion_matrix, per_class_accuracy, topk_correct, topk_hits
 from .recognition import Checkpoint, predict
 
 __all__ = ["evaluate", "accuracy"]
@@ -46,13 +47,11 @@ def evaluate(ck: Checkpoint, records: Sequence[VideoSource], progress: bool = Tr
     labelled = [i for i, r in enumerate(records) if r.label is not None]
     out["labelled"] = len(labelled)
     if labelled:
-        out.update(
-            accuracy(
-                torch.stack([scores[i] for i in labelled]),
-                torch.tensor([records[i].label for i in labelled]),
-                len(ck.names),
-            )
-        )
+        stacked = torch.stack([scores[i] for i in labelled])
+        labels = torch.tensor([records[i].label for i in labelled])
+        out.update(accuracy(stacked, labels, len(ck.names)))
+        for i, hit in zip(labelled, topk_hits(stacked, labels, (1, 5))[:, 0].tolist()):
+            videos[i]["top1_hit"] = hit
     return out
 
 

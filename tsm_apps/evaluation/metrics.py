@@ -19,11 +19,17 @@ def _check(logits: Tensor, labels: Tensor) -> None:
 def topk_correct(logits: Tensor, labels: Tensor, ks: Sequence[int] = (1, 5)) -> list:
     """Number of samples whose label is among the top ``k`` logits, per ``k`` (``k`` capped at
     K)."""
+    return [int(v) for v in topk_hits(logits, labels, ks).sum(dim=0)]
+
+
+def topk_hits(logits: Tensor, labels: Tensor, ks: Sequence[int] = (1, 5)) -> Tensor:
+    """``(N, len(ks))`` bool: sample ``n``'s label is among its top ``ks[j]`` logits (``k``
+    capped at K); :func:`topk_correct` counts them."""
     _check(logits, labels)
     kmax = min(max(ks), logits.shape[1])
     top = logits.topk(kmax, dim=1).indices
     hit = top == labels.view(-1, 1)
-    return [int(hit[:, : min(k, kmax)].any(dim=1).sum()) for k in ks]
+    return torch.stack([hit[:, : min(k, kmax)].any(dim=1) for k in ks], dim=1)
 
 
 def confusion_matrix(pred: Tensor, labels: Tensor, num_classes: int) -> Tensor:
