@@ -1,14 +1,17 @@
 """TSM vs TSN: two dissection runs side by side, ``compare.html`` (the report of
 :mod:`dissect.report` over both runs) and ``compare.json`` (each run's aggregates, sanity check
-and detector-unit counts, its random map's deletion/insertion AUCs, and the model-free baselines).
+and detector-unit counts, its random map's deletion/insertion AUCs, and the model-free baselines;
+``both_correct``: the strict pointing game of each run over the clips that both runs classify
+correctly, so that neither model's map is read on a clip it gets wrong).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from .layout import Run, load_run
+from .metrics import mean_defined
 from .report import run_name, write_report
 from .storage import write_json
 
@@ -43,7 +46,32 @@ def compare_table(runs: Sequence[Run], names: Sequence[str]) -> dict:
             "random_map_faithfulness": _faithfulness(agg.get("random", {})),
             "detector_units": {k: v["detectors"] for k, v in layers.items()},
         }
+    clips = [run.metrics.get("clips") or {} for run in runs]
+    ids = both_correct(*clips)
+    out["both_correct"] = {
+        "clips": len(ids),
+        "pointing": {n: pointing_on(c, ids) for n, c in zip(names, clips)},
+    }
     return out
+
+
+def both_correct(clips_a: Mapping[str, dict], clips_b: Mapping[str, dict]) -> list:
+    """Ids (in ``clips_a``'s order) of the labelled clips whose ``pred`` equals the label in
+    both runs' per-clip records (``metrics.json``'s ``clips``)."""
+
+    def correct(rec: Optional[dict]) -> bool:
+        return rec is not None and rec.get("label") is not None and rec.get("pred") == rec["label"]
+
+    return [cid for cid, rec in clips_a.items() if correct(rec) and correct(clips_b.get(cid))]
+
+
+def pointing_on(
+    clips: Mapping[str, dict], ids: Sequence[str], key: str = "pointing"
+) -> Optional[float]:
+    """The pointing game (``key``: ``pointing`` strict, ``pointing_tol``) of the maps pooled
+    over the frames with a box of the clips ``ids``, as :func:`dissect.metrics.summarise`
+    pools it over all clips; None without such a frame."""
+    return mean_defined([h for cid in ids for h in clips[cid]["scores"]["method"].get(key, [])])
 
 
 def _faithfulness(agg: dict) -> Optional[dict]:

@@ -159,6 +159,12 @@ def test_compare_tsm_vs_tsn(data, tmp_path):
     )
     table = json.loads((tmp_path / "cmp" / "compare.json").read_text())
     assert set(table["runs"]) == {"TSM", "TSN"} and set(table["baselines"]) == {"centre", "random"}
+    recs = [
+        json.loads((tmp_path / n / "metrics.json").read_text())["clips"] for n in ("tsm", "tsn")
+    ]
+    ok = [c for c in recs[0] if all(r[c]["pred"] == r[c]["label"] for r in recs)]
+    assert table["both_correct"]["clips"] == len(ok)
+    assert set(table["both_correct"]["pointing"]) == {"TSM", "TSN"}
     html = (tmp_path / "cmp" / "compare.html").read_text()
     assert "TSM" in html and "TSN" in html and html.count("<img") == 4
 
