@@ -23,6 +23,7 @@ def test_every_shift_cost_figure_runs_on_cpu_at_small_sizes():
         "shift cost, training step: TSM/TSN",
         "shift cost, online per frame: TSM/TSN frame",
         "shift cost, online per frame: TSM/TSN frame",
+        "shift cost, residual epilogue + shift: fused/unfused",
     ]
     assert "bs2, bfloat16, channels-last" in names[2] and "bs1, fp32, NCHW" in names[0]
     assert names[6].startswith("shift cost, online per frame: TSM/TSN frame (mobilenetv2,")
@@ -32,6 +33,17 @@ def test_every_shift_cost_figure_runs_on_cpu_at_small_sizes():
         assert f.met == (f.value <= float(f.goal.split()[1]))
     assert set(figs[0].detail) >= {"tsm_ms", "tsn_ms", "official_tsm_ms", "tsm/official_tsm"}
     assert set(figs[4].detail) >= {"tsm_ms", "tsn_ms", "official_tsm_ms"}
+    assert names[7].endswith("((8, 32, 8, 8), bfloat16)")  # stage-1 output, 2 clips x 4
+    assert set(figs[7].detail) >= {
+        "fused_ms",
+        "unfused_ms",
+        "relu_add_ms",
+        "fused_train_ms",
+        "fused/unfused",
+        "fused/relu_add",
+        "unfused/relu_add",
+        "fused_train/unfused_train",
+    }
     assert set(figs[5].detail) >= {
         "tsm_eager_ms",
         "tsm_static_ms",
@@ -50,6 +62,10 @@ def test_the_cuda_variants_run_their_code_on_cpu():
         "tsm_graph_ms",
         "tsn_graph_ms",
         "tsm_graph/tsn_graph",
+        "tsm_fused_ms",
+        "tsm_fused_graph_ms",
+        "tsm_fused/tsm",
+        "tsm_fused_graph/tsn_graph",
     }
 
 
