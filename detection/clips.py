@@ -20,10 +20,14 @@ contain it (:func:`clip_for_key`):
   contain the key frame.
 
 A video shorter than ``T`` (a DET image is a one-frame video) gives all its frames and then its
-last frame repeated. A batch is the
+last frame repeated; the key frame takes the LAST of its repeats (``repeated_key='last'``, the
+default: a DET image is a static video whose key sees its own copies through the causal shift,
+as FGFA's DET reference frames are copies of the key, ``lib/utils/image.py:124-138``), or the
+first (``repeated_key='first'``: zeros in every shifted channel, as a snippet's first frame;
+the order every detector before it was trained with). A batch is the
 ``batch_size * T`` indices, clip by clip, so the model sees ``(N*T, 3, H, W)`` with the frames
 of a clip contiguous. The key frame's index in its clip is a :class:`KeyFrameIndex` (an ``int``
-that says so; at its first place when a short video repeats it): ``ImageNetVIDDataset`` turns
+that says so): ``ImageNetVIDDataset`` turns
 it into the metainfo ``clip_key``, the frame whose labels ``ClipRFCN(loss_frames='key')``
 trains on. Frames of one video share a size, so mmdet's default collate and
 ``DetDataPreprocessor`` (padding per batch) need nothing else.
@@ -124,10 +128,10 @@ class ClipBatchSampler(Sampler):
         key_position: ``'end'`` (the clip ends at the key frame) or ``'random'`` (see the
             module docstring).
         repeated_key: where the key frame sits in a clip of a video shorter than ``clip_len``,
-            whose last frame repeats (a DET image is ``[i, i, i, i]``): ``'first'`` (the key at
-            its first place: for the causal shift, zeros in every shifted channel, as the first
-            frame of a snippet) or ``'last'`` (the key sees its own copies through the shift, a
-            static video, as FGFA's DET reference frames are copies of the key).
+            whose last frame repeats (a DET image is ``[i, i, i, i]``): ``'last'`` (default: the
+            key sees its own copies through the shift, a static video, as FGFA's DET reference
+            frames are copies of the key) or ``'first'`` (the key at its first place: for the
+            causal shift, zeros in every shifted channel, as the first frame of a snippet).
         drop_last: drop a last incomplete batch.
         seed: seed of the random clip starts (default: the inner sampler's ``seed``, else 0);
             starts also depend on the epoch, so they differ between epochs but not between runs.
@@ -141,7 +145,7 @@ class ClipBatchSampler(Sampler):
         key_position: str = "end",
         drop_last: bool = False,
         seed: int | None = None,
-        repeated_key: str = "first",
+        repeated_key: str = "last",
     ) -> None:
         if batch_size < 1 or clip_len < 1:
             raise ValueError(f"batch_size and clip_len must be >= 1, got {batch_size}, {clip_len}")

@@ -131,7 +131,7 @@ def test_sampler_clips_end_at_their_key_frames_by_default():
         ("det", 0): [0, 0, 0],
     }
     assert [[f for _, f in c] for c in got] == [want[k] for k in ds.entries]
-    # the key frame is marked at its own place (a DET image: the first of its repeats)
+    # the key frame is marked at its own place (a DET image: the last of its repeats)
     key_at = {
         ("a", 0): 0,
         ("a", 1): 1,
@@ -141,7 +141,7 @@ def test_sampler_clips_end_at_their_key_frames_by_default():
         ("b", 0): 0,
         ("b", 1): 1,
         ("b", 2): 2,
-        ("det", 0): 0,
+        ("det", 0): 2,  # the default repeated_key='last': the key after its own copies
     }
     assert [[isinstance(i, KeyFrameIndex) for i in c] for c in clips] == [
         [j == key_at[k] for j in range(3)] for k in ds.entries
@@ -150,14 +150,14 @@ def test_sampler_clips_end_at_their_key_frames_by_default():
     assert all(len({v for v, _ in c}) == 1 and c[0][0] == k[0] for c, k in zip(got, ds.entries))
     with pytest.raises(ValueError, match="key_position must be one of"):
         ClipBatchSampler(inner, batch_size=2, clip_len=3, key_position="start")
-    # repeated_key='last': a DET image's key frame sits at the last of its repeats (it sees its
-    # own copies through the causal shift); clips and every other key stay where they were
-    last = ClipBatchSampler(inner, batch_size=9, clip_len=3, repeated_key="last")
-    (flat,) = list(last)
+    # repeated_key='first' (the older order): a DET image's key frame sits at the first of its
+    # repeats (zeros through the causal shift); clips and every other key stay where they were
+    first = ClipBatchSampler(inner, batch_size=9, clip_len=3, repeated_key="first")
+    (flat,) = list(first)
     moved = [flat[i : i + 3] for i in range(0, len(flat), 3)]
     assert [list(map(int, c)) for c in moved] == [list(map(int, c)) for c in clips]
     assert [[isinstance(i, KeyFrameIndex) for i in c] for c in moved] == [
-        [j == (2 if k == ("det", 0) else key_at[k]) for j in range(3)] for k in ds.entries
+        [j == (0 if k == ("det", 0) else key_at[k]) for j in range(3)] for k in ds.entries
     ]
     with pytest.raises(ValueError, match=r"repeated_key must be one of \('first', 'last'\)"):
         ClipBatchSampler(inner, batch_size=2, clip_len=3, repeated_key="middle")
