@@ -21,6 +21,14 @@ channel (``r // (H*W)`` in NCHW, ``r % C`` in channels-last) to pick its source 
   the buffer in place with the frame's channels ``[0:fold]``, in one launch. Every element of
   the buffer is read and then written by the same program, so in-place is race-free; the
   buffer's address never changes, so a CUDA graph can capture the step.
+* :func:`residual_shift` is a residual block's epilogue and the next block's shift in one
+  launch: from the branch ``a`` and the identity ``b`` it writes ``y = relu(a + b)`` and
+  ``z = shift(y)``, each program computing ``a + b`` at its own element (for ``y``) and at the
+  source element (for ``z``), so ``y`` is never read back. Its backward is one launch:
+  ``(grad_y + unshift(grad_z))`` where ``y > 0``, for ``a`` and ``b``. Sums are done in fp32
+  and rounded once (bf16 on the bits), as PyTorch adds fp16/bf16 tensors: the values and
+  gradients equal ``torch.relu(a + b)`` and the official shift bit for bit. Not yet timed on
+  a GPU.
 
 Tests run the kernels on the CPU under Triton's interpreter (``TRITON_INTERPRET=1`` set before
 this module is imported).
