@@ -30,7 +30,14 @@ from .loader import on_device, train_loader
 from .model import model_and_optimizer, wrap_ddp
 from .multigrid import MultigridSchedule
 from .sampler import EpochBatches, FixedShape, per_process
-from .solver import LRSchedule, run_schedule, set_lr, set_train_mode, step_lrs
+from .solver import (
+    LRSchedule,
+    run_schedule,
+    set_lr,
+    set_train_mode,
+    step_lrs,
+    step_precision,
+)
 from .state import rng_state, set_rng_state
 
 __all__ = ["Trainer", "step_seed"]
@@ -67,7 +74,8 @@ class Trainer:
         self.work_dir, self.meta = Path(cfg.work_dir), dict(meta or {})
         self.sync_comm, self.metric_comm = CommCounter(), CommCounter()
         self.model, self.optimizer = model_and_optimizer(cfg, num_classes, device, env.world_size)
-        self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp)
+        self.precision = step_precision(cfg.optim, device)  # autocast dtype, loss scaling
+        self.scaler = torch.amp.GradScaler(device.type, enabled=self.precision.scale)
         kavg = cfg.averaging.method == "kavg"
         net = (
             wrap_ddp(self.model, device, self.sync_comm)
@@ -75,7 +83,9 @@ class Trainer:
             else self.model
         )
         self.net = (
-            net if cfg.optim.compile == "none" else torch.compile(net, backend=cfg.optim.compile)
+            net
+            if cfg.optim.compile == "none"
+            else torch.compile(net, backend=cfg.optim.compile, mode=cfg.optim.compile_mode)
         )  # shares self.model's parameters
         self.averager = (
             KStepAverager(
@@ -103,7 +113,13 @@ class Trainer:
 
     @property
     def amp(self) -> bool:
-        return self.cfg.optim.amp and self.device.type == "cuda"
+        """The step runs under autocast (``self.precision``)."""
+        return self.precision.enabled
+
+    def autocast(self) -> torch.autocast:
+        """Autocast in the run's precision (``self.precision``; disabled when it is fp32)."""
+        p = self.precision
+        return torch.autocast(self.device.type, dtype=p.dtype, enabled=p.enabled)
 
     @property
     def clips(self) -> int:
@@ -187,7 +203,7 @@ class Trainer:
             ddp = getattr(self.net, "_orig_mod", self.net)  # under torch.compile: the wrapped net
             defer = m < parts - 1 and isinstance(ddp, DistributedDataParallel)
             with ddp.no_sync() if defer else nullcontext():
-                with torch.autocast(self.device.type, enabled=self.amp):
+                with self.autocast():
                     loss = nn.functional.cross_entropy(self.net(xm), ym) * (len(ym) / n)
                 self.scaler.scale(loss).backward()
             total += loss.detach().float()
@@ -264,7 +280,8 @@ class Trainer:
         ck = read_checkpoint(path)
         self.model.load_state_dict(ck["state_dict"])
         self.optimizer.load_state_dict(ck["optimizer"])
-        self.scaler.load_state_dict(ck["scaler"])
+        if ck["scaler"]:  # a run without loss scaling saved none: this one's starts afresh
+            self.scaler.load_state_dict(ck["scaler"])
         self.epoch, self.step_in_epoch, self.step = ck["epoch"], ck["step_in_epoch"], ck["step"]
         self.sync_comm.load_state_dict(ck["comm"]["sync"])
         self.metric_comm.load_state_dict(ck["comm"]["metrics"])

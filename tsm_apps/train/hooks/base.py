@@ -61,6 +61,9 @@ class Loop(Protocol):
     def amp(self) -> bool:
         """Mixed precision is on (CUDA only)."""
 
+    def autocast(self) -> torch.autocast:
+        """Autocast in the run's precision (``--amp``, ``--amp-dtype``; off: disabled)."""
+
     @property
     def synced(self) -> bool:
         """The step just taken left every process with the same model (DDP: every step; K-step

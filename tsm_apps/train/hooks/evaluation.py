@@ -59,7 +59,7 @@ class EvaluationHook(HookBase):
             items = [self.val_set[i] for i in idx]
             x = torch.stack([c for c, _ in items]).to(loop.device)
             y = torch.tensor([lab for _, lab in items], device=loop.device)
-            with torch.autocast(loop.device.type, enabled=loop.amp):
+            with loop.autocast():
                 logits = model(x).float()
             sums[: k * k] += confusion_matrix(logits.argmax(1), y, k).flatten().cpu().double()
             sums[k * k] += float(nn.functional.cross_entropy(logits, y, reduction="sum"))

@@ -13,8 +13,6 @@ from functools import partial
 from itertools import islice
 from typing import Any
 
-import torch
-
 from ..averaging import merge_bn_
 from ..loader import on_device, train_loader
 from ..precise_bn import precise_bn_
@@ -60,7 +58,7 @@ class PreciseBNHook(HookBase):
                 yield from (x[m::parts] for m in range(parts))
 
         set_train_mode(model, cfg.optim.bn)
-        with torch.autocast(loop.device.type, enabled=loop.amp):
+        with loop.autocast():
             precise_bn_(model, micro_batches())
         if loop.env.distributed:
             merge_bn_(model, partial(loop.sync_comm.all_reduce_, op="mean"))

@@ -1,7 +1,8 @@
 """The optimisation section of a training configuration (``TrainConfig.optim``): the epochs,
 the global batch and its micro-batches, the learning rate and its schedule, the optimiser and
-its parameter groups, the BN mode, precision and compilation. Its fields are ``tsm train`` flags
-(:mod:`tsm_apps.options`), validated like the other sections (:func:`.sections.check`).
+its parameter groups, the BN mode, precision (the step's: :mod:`.precision`) and compilation.
+Its fields are ``tsm train`` flags (:mod:`tsm_apps.options`), validated like the other sections
+(:func:`.sections.check`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from .schedule import LR_POLICIES, LR_SCALINGS, WARMUP_RULES
 
 OPTIMIZERS = ("sgd", "adam")
 COMPILERS = ("none", "inductor", "aot_eager")  # torch.compile backends offered
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+AMP_DTYPES = ("fp16", "bf16")  # autocast dtypes of amp (solver.precision: their torch dtypes)
 
 
 def _rising(values: Any) -> bool:
@@ -110,14 +113,33 @@ class OptimConfig:
     )
     clip_grad: float = field(default=20.0, **option("max gradient norm (0: no clipping)"))
     amp: bool = field(default=True, **option("mixed precision (CUDA only)"))
+    amp_dtype: str = field(
+        default="fp16",
+        **option(
+            "amp's autocast dtype: fp16 (the loss scaled by a GradScaler) or bf16 (fp32's "
+            "exponent range: no loss scaling)",
+            choices=AMP_DTYPES,
+        ),
+    )
     channels_last: bool = field(default=True, **option("channels-last memory (CUDA only)"))
     compile: str = field(
         default="none",
         **option(
             "torch.compile the network with this backend: inductor (the shift is traced as tensor "
-            "ops the compiler fuses; launch-free steps on a GPU, compiling takes a minute or so), "
+            "ops the compiler fuses into fewer kernels; compiling takes a minute or so), "
             "aot_eager (traced, not compiled: a check) or none",
             choices=COMPILERS,
+        ),
+    )
+    compile_mode: str = field(
+        default="default",
+        **option(
+            "torch.compile's mode (inductor only): default (fused kernels, each still launched "
+            "from the host: no CUDA graphs), reduce-overhead (the compiled kernels replayed from "
+            "CUDA graphs: launch-free steps on a GPU, more memory, one graph per input shape), "
+            "max-autotune (kernels autotuned, which compiles longer, and CUDA graphs as "
+            "reduce-overhead), max-autotune-no-cudagraphs (autotuned, no graphs)",
+            choices=COMPILE_MODES,
         ),
     )
 
@@ -127,6 +149,19 @@ class OptimConfig:
                 (
                     self.compile in COMPILERS,
                     f"compile must be one of {COMPILERS}, got {self.compile!r}",
+                ),
+                (
+                    self.compile_mode in COMPILE_MODES,
+                    f"compile_mode must be one of {COMPILE_MODES}, got {self.compile_mode!r}",
+                ),
+                (
+                    self.compile_mode == "default" or self.compile == "inductor",
+                    f"compile_mode {self.compile_mode!r} needs compile 'inductor', got "
+                    f"{self.compile!r}",
+                ),
+                (
+                    self.amp_dtype in AMP_DTYPES,
+                    f"amp_dtype must be one of {AMP_DTYPES}, got {self.amp_dtype!r}",
                 ),
                 (
                     self.optimizer in OPTIMIZERS,
