@@ -8,6 +8,11 @@ figures are read (``tsm bench --device cuda core``).
   fp32/bf16/fp16, offline and online, at ResNet-50's activation sizes; so does the in-place
   pair (inference), which then restores its input bit for bit; R-50 inference agrees across
   the in-place kernel, the out-of-place kernel and no kernel.
+* The residual epilogue fused with the shift (one launch: ``relu(a + b)`` and its shift, and
+  its one-launch backward) equals ``torch.relu(a + b)`` and the official shift, forward and
+  backward, bit for bit, at the same sizes; a ResNet-50 whose stages fuse it
+  (``cuda_shift_path("fused")``) equals the default model: logits, and with cuDNN's
+  deterministic algorithms every gradient, bit for bit.
 * ``tsm test``/``predict``'s forward (``view_logits``) replayed from CUDA graphs equals eager.
 * The online step replayed from a CUDA graph equals the same static-buffer step run eagerly
   (bit for bit) and the eager step (to float tolerance: other kernels), frame by frame across
@@ -93,6 +98,76 @@ def check_in_place() -> None:
                         shifted and torch.equal(x, x0),
                         f"in-place kernel {shape} {fname} {dtype} online={online}",
                     )
+
+
+def check_residual() -> None:
+    """The fused epilogue against ``torch.relu(a + b)`` and the official shift."""
+    g = torch.Generator(device="cuda").manual_seed(1)
+    for shape in SHAPES:
+        t = 8 if shape[0] == 8 else 3
+        for fname, fmt in FORMATS.items():
+            for dtype in DTYPES:
+                for online in (False, True):
+                    a, b, gy, gz = (
+                        torch.randn(shape, device="cuda", generator=g)
+                        .to(dtype)
+                        .contiguous(memory_format=fmt)
+                        for _ in range(4)
+                    )
+                    ag, bg = a.clone().requires_grad_(), b.clone().requires_grad_()
+                    y, z = shift_mod.residual_relu_shift(ag, bg, t, online=online)
+                    torch.autograd.backward([y, z], [gy, gz])
+                    ar, br = a.clone().requires_grad_(), b.clone().requires_grad_()
+                    yr = torch.relu(ar + br)
+                    zr = naive_shift(yr, t, online=online)
+                    torch.autograd.backward([yr, zr], [gy, gz])
+                    check(
+                        torch.equal(y, yr)
+                        and torch.equal(z, zr)
+                        and torch.equal(ag.grad, ar.grad)
+                        and torch.equal(bg.grad, br.grad)
+                        and z.is_contiguous(memory_format=fmt),
+                        f"fused epilogue {shape} {fname} {dtype} online={online}",
+                    )
+
+
+def check_fused_model() -> None:
+    """R-50 with fused stages == the default model, bf16 autocast channels-last and fp32."""
+    from tsm_apps.models.shift import fuse_residual_shifts
+
+    deterministic = torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark
+    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
+    try:
+        for dtype in (None, torch.bfloat16):
+            torch.manual_seed(0)
+            m = fuse_residual_shifts(build_recognizer("resnet50", 10, 8, "offline").cuda())
+            x = torch.randn(2, 8, 3, 112, 112, device="cuda")
+            logits, grads = [], []
+            for train in (False, True):  # eval first: a training forward moves BN's stats
+                for path in (None, "fused"):
+                    m.train(train)
+                    m.zero_grad(set_to_none=True)
+                    with (
+                        shift_mod.cuda_shift_path(path) if path else nullcontext(),
+                        torch.autocast("cuda", dtype=dtype) if dtype else nullcontext(),
+                        nullcontext() if train else torch.no_grad(),
+                    ):
+                        torch.manual_seed(1)  # the same dropout mask
+                        out = m(x)
+                        if train:
+                            out.float().square().sum().backward()
+                    if train:
+                        grads.append([p.grad.clone() for p in m.parameters()])
+                    else:
+                        logits.append(out)
+            (l0, l1), (g0, g1) = logits, grads
+            check(
+                torch.equal(l0, l1) and all(torch.equal(a, b) for a, b in zip(g0, g1)),
+                f"R-50 fused stages == default path, {dtype or 'fp32'}: logits and every "
+                f"gradient (max |diff| logits {(l0 - l1).abs().max():.2e})",
+            )
+    finally:
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = deterministic
 
 
 def check_module() -> None:
@@ -182,6 +257,8 @@ def main() -> int:
     )
     check_kernel()
     check_in_place()
+    check_residual()
+    check_fused_model()
     check_module()
     check_views()
     check_online()
