@@ -237,6 +237,14 @@ def fused_model_cases() -> dict:
                 "launches": len(launches),
                 "stage_type": type(m.backbone.layer1).__name__,
             }
+            if (arch, shift) == ("resnet18", "offline"):  # a hooked block runs its forward
+                seen = []
+                h = m.backbone.layer2[0].register_forward_hook(lambda *args: seen.append(1))
+                launches.clear()
+                with cuda_shift_path("fused"), torch.no_grad():
+                    out[(arch, shift)]["hooked"] = m(x)
+                h.remove()
+                out[(arch, shift)]["hooked_launches"] = (len(launches), len(seen))
             if (arch, shift) == ("resnet18", "online"):  # a stream steps unfused
                 launches.clear()
                 with cuda_shift_path("fused"), OnlineRecognizer(m, mode="static") as rec:

@@ -196,7 +196,8 @@ def test_fused_stages_equal_the_default_model(interpreted, arch, shift):
     (``cuda_shift_path("fused")``, kernels interpreted) against the same weights on the default
     CPU path: equal logits and input and weight gradients, bit for bit; one fused launch per
     pair of blocks inside a stage per forward (ResNet-18: 1 per stage, ResNet-50: 2, 3, 5, 2).
-    A stream stepping online (ResNet-18 online, static buffers) keeps its own shift."""
+    A block with a hook runs its own forward (its pair unfused); a stream stepping online
+    (ResNet-18 online, static buffers) keeps its own shift."""
     c = interpreted["fused_model"][(arch, shift)]
     assert c["stage_type"] == ResidualShiftStage.__name__
     assert c["launches"] == 2 * {"resnet18": 4, "resnet50": 12}[arch]
@@ -216,6 +217,8 @@ def test_fused_stages_equal_the_default_model(interpreted, arch, shift):
     assert set(grads) == set(c["w_grads"])
     for k, g in c["w_grads"].items():
         assert torch.equal(grads[k].grad, g), k
+    if "hooked" in c:  # layer2.0 hooked: its pair runs unfused, the hook sees its call
+        assert c["hooked_launches"] == (3, 1) and torch.equal(c["hooked"], c["logits"])
     if "steps" in c:  # a stream's steps never take the fused epilogue: as the eager steps
         torch.set_num_threads(1)
         try:

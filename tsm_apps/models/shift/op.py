@@ -28,6 +28,11 @@ inference (out of place, one launch: the in-place pair, two launches that move o
 shifted channels, measured slower on a GPU and is kept as an option), and a
 streaming step with a static buffer (:func:`online_step_into`, the form a CUDA graph captures)
 is one kernel too; the CPU path above is unchanged.
+
+:func:`residual_relu_shift` is a residual block's epilogue and the next block's shift,
+``relu(a + b)`` and its shift: on CUDA one kernel writes both (nothing reads ``relu(a + b)``
+back), elsewhere the two are computed as written. A ResNet stage takes it under
+``cuda_shift_path("fused")`` when :func:`.residual.fuse_residual_shifts` made it a fusing one.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ With ``place="blockres"`` block ``k``'s first convolution reads ``shift(y)``, ``
 :func:`.op.residual_relu_shift`: one launch writes ``y`` and ``shift(y)``, and block ``k``'s
 convolution reads the latter directly, so the shift costs no pass of its own over ``y``.
 Everywhere else (the CPU, tracing, any other path, a stream stepping online) the stage is the
-plain ``nn.Sequential`` of its blocks. Values and gradients are the same bit for bit (the
+plain ``nn.Sequential`` of its blocks, and so is any block (or shift) with hooks of its own,
+which runs its own ``forward`` so that its hooks see it. Values and gradients are the same bit for bit (the
 fused op equals ``torch.relu(a + b)`` and the official shift; the blocks' layers are called
 as their own ``forward`` calls them).
 
@@ -29,8 +30,10 @@ from .state import bound_slot
 
 
 def _hooked(m: nn.Module) -> bool:
-    """A module with forward hooks runs its own ``forward`` (so its hooks see its call)."""
-    return bool(m._forward_hooks or m._forward_pre_hooks)
+    """A module with hooks of its own runs its own ``forward`` (so its hooks see its call)."""
+    return bool(
+        m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks
+    )
 
 
 def _resnet_blocks() -> tuple:
