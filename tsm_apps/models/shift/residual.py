@@ -8,10 +8,12 @@ With ``place="blockres"`` block ``k``'s first convolution reads ``shift(y)``, ``
 :func:`.op.residual_relu_shift`: one launch writes ``y`` and ``shift(y)``, and block ``k``'s
 convolution reads the latter directly, so the shift costs no pass of its own over ``y``.
 Everywhere else (the CPU, tracing, any other path, a stream stepping online) the stage is the
-plain ``nn.Sequential`` of its blocks, and so is any block (or shift) with hooks of its own,
-which runs its own ``forward`` so that its hooks see it. Values and gradients are the same bit for bit (the
-fused op equals ``torch.relu(a + b)`` and the official shift; the blocks' layers are called
-as their own ``forward`` calls them).
+plain ``nn.Sequential`` of its blocks; a block (or shift) with hooks of its own runs its own
+``forward`` so that its hooks see it. Values and gradients are the same bit for bit (the fused
+op equals ``torch.relu(a + b)`` and the official shift; the blocks' layers are called as their
+own ``forward`` calls them). Only pairs inside a stage fuse: a stage's last output also leaves
+the stage (a detector reads it), and the next stage's first block takes it through its
+downsampling shortcut.
 
 Module names are unchanged (the stage holds the same blocks under the same indices), so
 checkpoints and official keys (``layer1.0.conv1.net.weight``) are unaffected.
