@@ -137,7 +137,8 @@ def inference(
 def training_step(spec: Spec, device: str, goal: str = "<= 1.05") -> list:
     """One SGD step (forward + cross-entropy + backward + update) of TSM, TSN and the
     official-op TSM on the same random clips. On CUDA also TSM on the slice copies (no kernel),
-    TSM with the shift fused into the residual epilogues (``tsm_fused``) and a second figure: TSM/TSN with forward and backward replayed from CUDA graphs
+    TSM with the shift fused into the residual epilogues (``tsm_fused``) and a second figure:
+    TSM/TSN with forward and backward replayed from CUDA graphs
     (``torch.cuda.make_graphed_callables``), the step without launch costs, where a GPU waits
     on its kernels rather than on the host."""
     models = {
