@@ -14,6 +14,7 @@ from ..data.lists import read_tsm_list
 from ..data.transforms import train_transform
 from ..distributed import env_from, pick_device, process_group
 from .config import TrainConfig
+from .graphs import check_cuda_graphs
 from .hooks import HookBase
 from .inputs import check_inputs
 from .trainer import Trainer
@@ -93,6 +94,7 @@ def train(
     check_inputs(cfg, data=train_set is None or val_set is None)  # before decoding anything
     env = env_from()
     device = pick_device(cfg.device, env)
+    check_cuda_graphs(cfg, device, env.world_size)  # before decoding anything
     meta = {}
     if train_set is None or val_set is None:
         train_set, val_set, n, classes = clip_sets(cfg, cfg.progress and env.is_main, device)

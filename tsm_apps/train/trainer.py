@@ -25,6 +25,7 @@ from ..checkpoint.reading import read_checkpoint
 from ..distributed import CommCounter, DistEnv
 from .averaging import KStepAverager, merge_bn_
 from .config import TrainConfig
+from .graphs import GraphedNetwork, check_cuda_graphs
 from .hooks import HookBase, default_hooks
 from .loader import on_device, train_loader
 from .model import model_and_optimizer, wrap_ddp
@@ -87,6 +88,8 @@ class Trainer:
             if cfg.optim.compile == "none"
             else torch.compile(net, backend=cfg.optim.compile, mode=cfg.optim.compile_mode)
         )  # shares self.model's parameters
+        check_cuda_graphs(cfg, device, env.world_size)
+        self.graphs = GraphedNetwork(self.model, self.precision) if cfg.optim.cuda_graphs else None
         self.averager = (
             KStepAverager(
                 self.model,
@@ -195,16 +198,17 @@ class Trainer:
         parts, n = self.cfg.optim.accum_steps * self.bn_splits, len(y)
         if n < parts:
             raise ValueError(f"batch of {n} clips cannot be split into {parts} micro-batches")
-        self.optimizer.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad(set_to_none=self.graphs is None)  # graphs: zeroed in place
         total = torch.zeros((), device=self.device)
         for m in range(parts):
             xm, ym = x[m::parts], y[m::parts]
+            net = self.net if self.graphs is None else self.graphs.forward_for(xm)  # captures
             torch.manual_seed(step_seed(self.cfg.seed, self.env.rank * parts + m, self.step))
             ddp = getattr(self.net, "_orig_mod", self.net)  # under torch.compile: the wrapped net
             defer = m < parts - 1 and isinstance(ddp, DistributedDataParallel)
             with ddp.no_sync() if defer else nullcontext():
                 with self.autocast():
-                    loss = nn.functional.cross_entropy(self.net(xm), ym) * (len(ym) / n)
+                    loss = nn.functional.cross_entropy(net(xm), ym) * (len(ym) / n)
                 self.scaler.scale(loss).backward()
             total += loss.detach().float()
         if self.cfg.optim.clip_grad > 0:

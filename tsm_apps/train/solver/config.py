@@ -143,6 +143,15 @@ class OptimConfig:
         ),
     )
 
+    cuda_graphs: bool = field(
+        default=False,
+        **option(
+            "replay the network's forward and backward from CUDA graphs, captured once per input "
+            "shape (torch.cuda.make_graphed_callables): launch-free on a GPU; one CUDA process, "
+            "fixed shapes: not with multigrid, DDP, K-step averaging or compile"
+        ),
+    )
+
     def __post_init__(self) -> None:
         check(
             [
