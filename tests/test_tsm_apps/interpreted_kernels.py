@@ -25,6 +25,8 @@ SHAPES = (
     ((3, 8, 2, 2), 1, 8),
     ((16, 64, 6, 6), 8, 8),
 )
+# (arch, shift) of the small models whose stages fuse the epilogue with the shift
+FUSED_MODELS = (("resnet18", "offline"), ("resnet18", "online"), ("resnet50", "offline"))
 
 
 def shift_cases() -> dict:
@@ -195,10 +197,10 @@ def residual_cases() -> dict:
 
 
 def fused_model_cases() -> dict:
-    """A small ResNet-18 and ResNet-50 TSM (offline and online shift) whose stages fuse the
-    epilogue with the next block's shift, with CPU tensors sent to the kernels as CUDA ones:
-    eval logits, input and weight gradients, how many fused launches ran, and (ResNet-18
-    online) static-buffer stream steps under the fused path."""
+    """Small ResNet TSMs (:data:`FUSED_MODELS`) whose stages fuse the epilogue with the next
+    block's shift, with CPU tensors sent to the kernels as CUDA ones: eval logits, input and
+    weight gradients, how many fused launches ran; ResNet-18 offline also with a hooked block,
+    ResNet-18 online also static-buffer stream steps under the fused path."""
     from tsm_apps.models.online import OnlineRecognizer
     from tsm_apps.models.recognizer import build_recognizer
     from tsm_apps.models.shift import cuda_shift_path
@@ -217,39 +219,37 @@ def fused_model_cases() -> dict:
     shift_kernel.residual_shift = counted
     torch.set_num_threads(1)
     out = {}
-    for arch in ("resnet18", "resnet50"):
-        for shift in ("offline", "online"):
-            torch.manual_seed(0)
-            m = fuse_residual_shifts(build_recognizer(arch, 5, 4, shift, width=0.125).eval())
-            x = torch.randn(2, 4, 3, 32, 32, generator=torch.Generator().manual_seed(6))
-            launches.clear()
-            with cuda_shift_path("fused"):
-                with torch.no_grad():
-                    logits = m(x)
-                xg = x.clone().requires_grad_()
-                m(xg).square().sum().backward()
-            out[(arch, shift)] = {
-                "state": m.state_dict(),
-                "x": x,
-                "logits": logits,
-                "x_grad": xg.grad,
-                "w_grads": {k: p.grad for k, p in m.named_parameters()},
-                "launches": len(launches),
-                "stage_type": type(m.backbone.layer1).__name__,
-            }
-            if (arch, shift) == ("resnet18", "offline"):  # a hooked block runs its forward
-                seen = []
-                h = m.backbone.layer2[0].register_forward_hook(lambda *args: seen.append(1))
-                launches.clear()
-                with cuda_shift_path("fused"), torch.no_grad():
-                    out[(arch, shift)]["hooked"] = m(x)
-                h.remove()
-                out[(arch, shift)]["hooked_launches"] = (len(launches), len(seen))
-            if (arch, shift) == ("resnet18", "online"):  # a stream steps unfused
-                launches.clear()
-                with cuda_shift_path("fused"), OnlineRecognizer(m, mode="static") as rec:
-                    out[(arch, shift)]["steps"] = [rec.step(x[:, t]) for t in range(3)]
-                out[(arch, shift)]["step_launches"] = len(launches)
+    for arch, shift in FUSED_MODELS:
+        torch.manual_seed(0)
+        m = fuse_residual_shifts(build_recognizer(arch, 5, 4, shift, width=0.125).eval())
+        x = torch.randn(2, 4, 3, 32, 32, generator=torch.Generator().manual_seed(6))
+        launches.clear()
+        with cuda_shift_path("fused"):
+            with torch.no_grad():
+                logits = m(x)
+            xg = x.clone().requires_grad_()
+            m(xg).square().sum().backward()
+        case = out[(arch, shift)] = {
+            "state": m.state_dict(),
+            "x": x,
+            "logits": logits,
+            "x_grad": xg.grad,
+            "w_grads": {k: p.grad for k, p in m.named_parameters()},
+            "launches": len(launches),
+            "stage_type": type(m.backbone.layer1).__name__,
+        }
+        launches.clear()
+        if (arch, shift) == ("resnet18", "offline"):  # a hooked block runs its own forward
+            seen = []
+            h = m.backbone.layer2[0].register_forward_hook(lambda *args: seen.append(1))
+            with cuda_shift_path("fused"), torch.no_grad():
+                case["hooked"] = m(x)
+            h.remove()
+            case["hooked_launches"] = (len(launches), len(seen))
+        if (arch, shift) == ("resnet18", "online"):  # a stream steps unfused
+            with cuda_shift_path("fused"), OnlineRecognizer(m, mode="static") as rec:
+                case["steps"] = [rec.step(x[:, t]) for t in range(3)]
+            case["step_launches"] = len(launches)
     return out
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.test_tsm_apps.interpreted_kernels import DTYPES, FORMATS, SHAPES
+from tests.test_tsm_apps.interpreted_kernels import DTYPES, FORMATS, FUSED_MODELS, SHAPES
 from tests.test_tsm_apps.official_shift import official_shift
 from tsm_apps.models.online import OnlineRecognizer
 from tsm_apps.models.recognizer import build_recognizer
@@ -189,8 +189,7 @@ def test_fused_epilogue_equals_relu_add_then_official_shift(
         assert v.is_contiguous(memory_format=FORMATS[fmt])
 
 
-@pytest.mark.parametrize("arch", ["resnet18", "resnet50"])
-@pytest.mark.parametrize("shift", ["offline", "online"])
+@pytest.mark.parametrize("arch,shift", FUSED_MODELS)
 def test_fused_stages_equal_the_default_model(interpreted, arch, shift):
     """A ResNet whose stages write each shifted block's input in the previous block's epilogue
     (``cuda_shift_path("fused")``, kernels interpreted) against the same weights on the default
