@@ -1,11 +1,13 @@
 """Runs view: TSM vs TSN over the training seeds of a demo run folder (AppTest): the report's
-headline rows, the per-seed points and [min, max] bars; without results, a line saying how."""
+headline rows with the paired-bootstrap CI column (from intervals.json), the per-seed points and
+min-max bars; without results, a line saying how."""
 
 from __future__ import annotations
 
 import json
 
 from test_pipeline_seeds import make_run
+from ui.runs.intervals import write_intervals
 from ui_fixtures import shown_cells
 
 
@@ -18,6 +20,7 @@ def _open_runs(app_for, runs):
 
 def test_runs_view_shows_the_spread_over_seeds(app_for, empty_runs):
     make_run(empty_runs)
+    ci = json.loads(write_intervals(empty_runs).read_text())["comparisons"]
     at = _open_runs(app_for, empty_runs)
     table = next(d for d in at.dataframe if "TSM - TSN per seed" in d.value.columns)
     shown = shown_cells(table)
@@ -30,15 +33,23 @@ def test_runs_view_shows_the_spread_over_seeds(app_for, empty_runs):
         "+7.8 [+1.5, +12.0]",
         "+1.0 [-1.0, +5.0]",
         "+0.417 [+0.125, +0.625]",
+        "+0.181 [+0.000, +0.375]",
     ]
-    assert list(shown["TSM ahead at every seed"]) == ["yes", "yes", "no", "yes"]
+    top1 = ci["top1"]["interval"]
+    assert list(shown["TSM - TSN 95% CI (paired bootstrap)"])[0] == (
+        f"{top1['low']:+.1f} to {top1['high']:+.1f}"
+    )
+    assert list(shown["TSM - TSN 95% CI (paired bootstrap)"])[1] == (
+        "(no detection/tsn/test/results.json)"
+    )
+    assert list(shown["TSM ahead (CI above zero)"]) == ["yes", "–", "–", "yes", "–"]
     spec = next(
         json.loads(c.proto.spec)
         for c in at.get("plotly_chart")
         if "training seed" in json.loads(c.proto.spec)["layout"]["title"]["text"]
     )
     points = [t for t in spec["data"] if t["name"] == "seed 2"]
-    assert [t["y"] for t in points] == [[60.0], [12.0, -1.0], [0.625]]
+    assert [t["y"] for t in points] == [[60.0], [12.0, -1.0], [0.625, 0.375]]
     assert any("training seeds 0, 1, 2" in c.value for c in at.caption)
 
 

@@ -4,7 +4,8 @@ Steps (each a ``tsm`` sub-command, skipped when its outputs exist, so a re-run r
 synthetic temporal + ImageNet-VID sets -> for each training seed: TSN and TSM recognizers
 (trained, then scored on the held-out test split), TSN and online-TSM R-FCN detectors (train,
 test), dissection of both recognizers on the held-out test clips -> the first seed's dissection
-comparison -> REPORT.md and REPORT.html (each comparison as mean [min, max] over the seeds) ->
+comparison -> REPORT.md and REPORT.html (each comparison as mean [min-max over seeds] and its
+paired-bootstrap 95% interval over the test items, in intervals.json) ->
 the UI on localhost. Steps run side by side, one thread each, as many as there are CPUs. The
 steps and the settings they run with: :mod:`ui.pipeline.plan`.
 """
@@ -30,7 +31,8 @@ from .steps import Step, merge_timing, run_steps
 
 
 def summary(root: Path) -> list:
-    """The headline: each comparison as mean [min, max] over the seeds, one line each."""
+    """The headline: each comparison as mean [min-max over seeds] and its paired-bootstrap
+    95% interval, one line each."""
     return [headline(s) for s in spreads(root)]
 
 
@@ -113,7 +115,8 @@ def main(argv: list[str]) -> int:
         f"({before['cpu']}); report: {md} and {page}"
     )
     print(
-        f"[demo] TSN and TSM over training seeds {a.seed}..{a.seed + a.seeds - 1}, mean [min, max]:"
+        f"[demo] TSN and TSM over training seeds {a.seed}..{a.seed + a.seeds - 1}, mean "
+        "[min-max over seeds], TSM - TSN paired-bootstrap 95% CI:"
     )
     for line in summary(root):
         print(f"[demo]   {line}")

@@ -17,7 +17,8 @@ SHIFT = {"tsn": "none", "tsm": "offline"}
 ONLINE = "tsm_online"  # --extras: the online TSM's folder under recognizers/
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 SEEDS = 3
-"""Training seeds per model: every comparison is reported as mean [min, max] over them."""
+"""Training seeds per model: every comparison is reported as mean [min-max over seeds] and with
+its paired-bootstrap interval over the test items (the same resamples for every seed)."""
 OUTPUT_STRIDE = 16
 """The demo's recognizers keep res5 at stride 16 (dilated): 7x7 CAMs of a 112-px clip instead
 of 4x4, at the same parameters and 3-15% more training time (docs/results.md, Dissection)."""

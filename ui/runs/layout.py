@@ -13,6 +13,7 @@ The demo writes it, the report reads it and the app finds its files in it::
     <root>/seeds/<k>/                training seed k's recognizers/, detection/, dissect/ (the
                                      first seed's are the ones above; data/ is shared)
     <root>/seeds.json                the data seed and the training seeds (first one first)
+    <root>/intervals.json            each comparison's paired-bootstrap interval (with the report)
     <root>/timing.json, logs/, REPORT.md, REPORT.html
 
 with ``<m>`` one of :data:`MODELS` (``tsn``: no shift, ``tsm``: the shift).
@@ -85,6 +86,11 @@ class RunLayout:
     @property
     def seeds_file(self) -> Path:
         return self.root / "seeds.json"
+
+    @property
+    def intervals(self) -> Path:
+        """The paired-bootstrap interval of each comparison (written with the report)."""
+        return self.root / "intervals.json"
 
     @property
     def timing(self) -> Path:

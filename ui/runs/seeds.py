@@ -5,17 +5,21 @@ seed's runs sit at the top of the runs folder (:class:`RunLayout` of the root, t
 opens), seed ``k``'s in :meth:`RunLayout.seed_run`; ``seeds.json`` lists them, and the seeds
 the detectors of each trained with (``detection_seeds``, when they differ). Each comparison
 is a figure of both models read from each seed's JSON files; it is reported as mean [min, max]
-over the seeds, of each model and of TSM minus TSN. A *claimed* effect (TSM ahead) holds when
-its difference is above zero at every seed, i.e. its [min, max] interval excludes zero.
+over the seeds (the spread over training seeds on one test set, not an interval), of each
+model and of TSM minus TSN, beside the paired-bootstrap 95% interval of TSM minus TSN over the
+test items (:mod:`.intervals`, kept in ``intervals.json``). A *claimed* effect (TSM ahead)
+holds when that interval lies above zero.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 from typing import Callable, Optional, Sequence
 
+from dissect.comparison import both_correct, pointing_on
+from tsm_apps.evaluation.bootstrap import BootstrapInterval
 from tsm_apps.io import atomic_write_json, read_json
 
 from .layout import MODELS, RunLayout
@@ -56,6 +60,7 @@ class Comparison:
     digits: int
     claimed: bool  # the product claims TSM ahead here
     read: Reader
+    count: Optional[Callable[[RunLayout], Optional[int]]] = None  # test items it rests on
 
 
 def _det(key: str, title: str, claimed: bool = False) -> Comparison:
@@ -82,6 +87,24 @@ def _dis(key: str, title: str, claimed: bool = False) -> Comparison:
     )
 
 
+def _dissect_clips(runs: RunLayout) -> Optional[dict]:
+    """``{model: metrics.json's per-clip records}``, None unless both models have them."""
+    out = {m: (read_json(_dis_json(runs, m), missing_ok=True) or {}).get("clips") for m in MODELS}
+    return out if all(out.values()) else None
+
+
+def _both_correct_pointing(runs: RunLayout, model: str) -> Optional[float]:
+    clips = _dissect_clips(runs)
+    return None if clips is None else pointing_on(clips[model], both_correct(*clips.values()))
+
+
+def _both_correct_count(runs: RunLayout) -> Optional[int]:
+    clips = _dissect_clips(runs)
+    return None if clips is None else len(both_correct(*clips.values()))
+
+
+BOTH_CORRECT = "pointing_both_correct"
+
 COMPARISONS = (
     Comparison(
         "top1",
@@ -102,6 +125,16 @@ COMPARISONS = (
     _det("mAP_corrupted_blur", "blurred frames"),
     _det("mAP_clean", "clean frames"),
     _dis("pointing", "pointing game, strict (held-out test clips)", True),
+    Comparison(
+        BOTH_CORRECT,
+        "dissection, pointing, strict, clips both classify correctly",
+        "dissection",
+        "score",
+        3,
+        False,
+        _both_correct_pointing,
+        _both_correct_count,
+    ),
     _dis("pointing_tol", "pointing game, standard tolerance (held-out test clips)"),
     _dis("temporal_auc", "temporal AUC, acting vs still frames (held-out test clips)"),
 )
@@ -154,6 +187,9 @@ class Spread:
     seeds: list
     tsn: list
     tsm: list
+    counts: list = field(default_factory=list)  # test items per seed (``Comparison.count``)
+    interval: Optional[BootstrapInterval] = None  # paired bootstrap of TSM - TSN
+    unavailable: str = ""  # why there is no interval
 
     @property
     def diff(self) -> list:
@@ -161,10 +197,29 @@ class Spread:
 
     @property
     def holds(self) -> Optional[bool]:
-        """A claimed effect: TSM ahead at every seed (None: not claimed, or no seed)."""
-        if not self.comparison.claimed or not self.seeds:
+        """A claimed effect: the paired-bootstrap interval of TSM - TSN lies above zero (None:
+        not claimed, no seed, or no interval)."""
+        if not self.comparison.claimed or not self.seeds or self.interval is None:
             return None
-        return all(d > 0 for d in self.diff)
+        return self.interval.low > 0
+
+    @property
+    def every_seed(self) -> bool:
+        """TSM ahead at every seed (the min of the per-seed differences above zero)."""
+        return bool(self.seeds) and all(d > 0 for d in self.diff)
+
+    @property
+    def title(self) -> str:
+        """The comparison's title, with the test items per seed when it counts them."""
+        n = ", ".join(str(c) for c in self.counts)
+        return f"{self.comparison.title} (n={n})" if self.counts else self.comparison.title
+
+    def interval_text(self) -> str:
+        """``low to high`` of the paired-bootstrap interval (``+`` signs), or why there is none."""
+        if self.interval is None:
+            return f"({self.unavailable})" if self.unavailable else ""
+        d = self.comparison.digits
+        return f"{signed(self.interval.low, d)} to {signed(self.interval.high, d)}"
 
     def text(self, values: Sequence[float], sign: bool = False) -> str:
         """``mean [min, max]`` at the comparison's digits (``+`` signs with ``sign``)."""
@@ -182,29 +237,53 @@ def signed(value: float, digits: int, sign: bool = True) -> str:
 
 
 def spreads(root: Path) -> list:
-    """A :class:`Spread` per comparison with at least one seed holding both figures."""
+    """A :class:`Spread` per comparison with at least one seed holding both figures, each with
+    its interval from ``intervals.json`` when that file was computed from the same figures."""
     layouts, det = seed_layouts(root), detection_seeds(root)
+    saved = (read_json(RunLayout(root).intervals, missing_ok=True) or {}).get("comparisons", {})
     out = []
     for c in COMPARISONS:
-        seeds, tsn, tsm = [], [], []
+        seeds, tsn, tsm, counts = [], [], [], []
         for seed, runs in layouts.items():
             a, b = (c.read(runs, m) for m in MODELS)
             if a is not None and b is not None:
                 seeds.append(det.get(seed, seed) if c.group == "detection" else seed)
                 tsn.append(a)
                 tsm.append(b)
+                if c.count is not None:
+                    counts.append(c.count(runs))
         if seeds:
-            out.append(Spread(c, seeds, tsn, tsm))
+            out.append(_with_interval(Spread(c, seeds, tsn, tsm, counts), saved.get(c.key)))
     return out
 
 
+def _with_interval(spread: Spread, saved: Optional[dict]) -> Spread:
+    """``spread`` with the saved interval, if it rests on the same per-seed figures."""
+    if not saved:
+        spread.unavailable = "no intervals.json: written with the report"
+        return spread
+    if saved.get("tsn") != spread.tsn or saved.get("tsm") != spread.tsm:
+        spread.unavailable = "intervals.json is of other results: write the report again"
+        return spread
+    if saved.get("interval"):
+        spread.interval = BootstrapInterval(**saved["interval"])
+    else:
+        spread.unavailable = saved.get("unavailable") or "no per-item results"
+    return spread
+
+
 def headline(spread: Spread) -> str:
-    """One line: TSN, TSM and TSM - TSN as mean [min, max], and whether a claim holds."""
-    verdict = {True: "; TSM ahead at every seed", False: "; TSM NOT ahead at every seed", None: ""}[
-        spread.holds
-    ]
+    """One line: TSN, TSM and TSM - TSN as mean [min-max over seeds], the paired-bootstrap
+    95% interval of TSM - TSN, and whether a claim holds (the interval above zero)."""
+    verdict = {
+        True: "; TSM ahead (interval above zero)",
+        False: "; TSM NOT ahead (interval reaches zero)",
+        None: "",
+    }[spread.holds]
+    ci = spread.interval_text()
+    ci = f", 95% CI {ci}" if spread.interval is not None else (f" {ci}" if ci else "")
     return (
-        f"{spread.comparison.title}: TSN {spread.text(spread.tsn)}, TSM "
+        f"{spread.title}: TSN {spread.text(spread.tsn)}, TSM "
         f"{spread.text(spread.tsm)}, TSM - TSN {spread.text(spread.diff, sign=True)}"
-        f"{verdict}"
+        f"{ci}{verdict}"
     )

@@ -1,7 +1,9 @@
 """How the TSM-vs-TSN comparisons over the training seeds (:mod:`.seeds`) are shown: as mean
-[min, max] per model and of TSM minus TSN (:func:`spread_rows`), with the per-seed differences
-drawn as points beside the mean and its [min, max] bar (:func:`spread_figure`). The report's
-headline table and the app's Runs view show the same rows and figure."""
+[min-max over seeds] per model and of TSM minus TSN, the per-seed differences and the
+paired-bootstrap 95% interval of TSM minus TSN over the test items (:func:`spread_rows`), with
+the per-seed differences drawn as points beside the mean and its min-max bar
+(:func:`spread_figure`). The report's headline table and the app's Runs view show the same rows
+and figure."""
 
 from __future__ import annotations
 
@@ -11,7 +13,16 @@ from typing import Any, Optional, Sequence
 from .. import models
 from .seeds import Spread, interval, seed_layouts, signed
 
-HEADER = ("comparison", "TSN", "TSM", "TSM - TSN", "TSM - TSN per seed", "TSM ahead at every seed")
+HEADER = (
+    "comparison",
+    "TSN",
+    "TSM",
+    "TSM - TSN",
+    "TSM - TSN per seed",
+    "TSM - TSN 95% CI (paired bootstrap)",
+    "TSM ahead (CI above zero)",
+)
+"""TSN, TSM, TSM - TSN: mean [min-max over seeds]; the CI: over the test items."""
 GROUPS = ("recognition", "detection", "dissection")
 SEED_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "x", "star")
 
@@ -21,15 +32,17 @@ def _per_seed(s: Spread) -> str:
 
 
 def spread_rows(found: Sequence[Spread]) -> list:
-    """Rows of :data:`HEADER` (strings); the last column is blank for figures not claimed."""
+    """Rows of :data:`HEADER` (strings); the last column is blank for figures not claimed and
+    where there is no interval (the CI column then says why)."""
     verdict = {True: "yes", False: "no", None: ""}
     return [
         [
-            s.comparison.title,
+            s.title,
             s.text(s.tsn),
             s.text(s.tsm),
             s.text(s.diff, sign=True),
             _per_seed(s),
+            s.interval_text(),
             verdict[s.holds],
         ]
         for s in found
@@ -90,7 +103,7 @@ def spread_figure(found: Sequence[Spread]) -> Optional[Any]:
                 x=names,
                 y=[m for m, _, _ in stats],
                 mode="markers",
-                name="mean [min, max]",
+                name="mean, min-max over seeds",
                 legendgroup="mean",
                 showlegend="mean" not in shown,
                 marker=dict(
@@ -111,7 +124,7 @@ def spread_figure(found: Sequence[Spread]) -> Optional[Any]:
         fig.add_hline(y=0, line=dict(color=models.css(models.CHANCE), dash="dash"), row=1, col=c)
         fig.update_yaxes(title_text=f"TSM - TSN ({part[0].comparison.unit})", row=1, col=c)
     fig.update_layout(
-        title="TSM minus TSN at each training seed (points) and mean [min, max]",
+        title="TSM minus TSN at each training seed (points) and mean, min-max over seeds",
         height=420,
         margin=dict(l=60, r=20, t=80, b=120),
         legend=dict(orientation="h", y=-0.35),
@@ -126,15 +139,27 @@ def spread_note(root: Path, found: Sequence[Spread]) -> str:
     if seeds and det and det[0] != seeds:
         which += f" (the detectors': {', '.join(map(str, det[0]))})"
     failing = [s.comparison.title for s in found if s.holds is False]
+    unknown = [s.comparison.title for s in found if s.comparison.claimed and s.holds is None]
     claims = (
-        "every claimed effect (last column) holds at every seed: its [min, max] interval "
-        "excludes zero"
+        "every claimed effect (last column) holds: its interval lies above zero"
         if not failing
-        else f"NOT every claimed effect holds at every seed: {'; '.join(failing)} (its [min, "
-        "max] interval reaches zero or below)"
+        else f"NOT every claimed effect holds: {'; '.join(failing)} (its interval reaches zero "
+        "or below)"
+    )
+    if unknown:
+        claims += f"; no interval for {'; '.join(unknown)}"
+    ci = next((s.interval for s in found if s.interval is not None), None)
+    boot = (
+        f"{ci.drawn} resamples of the test items (clips; snippets for detection), the same "
+        "items for both models and every seed, each resample's statistic the mean over the "
+        "seeds of TSM - TSN recomputed on it; the 2.5th and 97.5th percentiles"
+        if ci is not None
+        else "not computed (written with the report: intervals.json)"
     )
     return (
-        f"mean [min, max] over {which} (one data set); detection on the synthetic VID "
+        f"TSN, TSM and TSM - TSN: mean [min-max over seeds] over {which}, on one test set: "
+        f"the spread over training seeds, not an interval; detection on the synthetic VID "
         f"set's held-out test snippets, recognition and dissection on the held-out test "
-        f"clips; {claims}. The tables below are the first seed's runs."
+        f"clips. 95% CI: paired bootstrap, {boot}; {claims}. The tables below are the first "
+        "seed's runs."
     )

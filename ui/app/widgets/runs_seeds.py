@@ -1,6 +1,8 @@
 """Runs view section: TSM vs TSN over the training seeds of a ``tsm demo`` run folder — the
-report's headline table (mean [min, max], per-seed differences, whether each claimed effect
-holds at every seed) and its figure (a point per seed, the mean with a [min, max] bar)."""
+report's headline table (mean [min-max over seeds], per-seed differences, the paired-bootstrap
+95% interval of TSM - TSN over the test items from ``intervals.json``, whether each claimed
+effect holds: its interval above zero) and its figure (a point per seed, the mean with a
+min-max bar)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """The demo's report, ``REPORT.md`` (the tables) and ``REPORT.html`` (the tables with one chart
 panel per metric, then the pictures). First every comparison over the training seeds
-(:mod:`.spread`: mean [min, max], a point per seed), then the first seed's tables and pictures:
+(:mod:`ui.runs.spread`: mean [min-max over seeds], a point per seed, the paired-bootstrap 95%
+interval over the test items, computed here into ``intervals.json``:
+:mod:`ui.runs.intervals`) and what each comparison controls (:mod:`.controls`), then the first
+seed's tables and pictures:
 CAM strips of clips chosen by rule and detection frames where online TSM finds what TSN
 misses. :mod:`.tables` and :mod:`.dissection` read the JSON files the steps wrote,
 :mod:`.charts` draws the panels, :mod:`.pictures` the strips and frames."""
@@ -12,6 +15,8 @@ from pathlib import Path
 
 from tsm_apps.io import atomic_write_text
 
+from ...runs.intervals import write_intervals
+from .controls import controls_html, controls_markdown, controls_paragraphs
 from .dissection import dissection_table
 from .pictures import cam_section, detection_section
 from .tables import (
@@ -45,20 +50,29 @@ def build_tables(root: Path) -> list:
 
 
 def write_report(root: str | os.PathLike) -> tuple:
-    """Write ``REPORT.md`` and ``REPORT.html`` in ``root``; returns their paths."""
+    """Write ``intervals.json``, ``REPORT.md`` and ``REPORT.html`` in ``root``; returns the
+    paths of the two reports."""
     import plotly.offline
 
     root = Path(root)
+    write_intervals(root)
     tables = [spread_table(root)] + build_tables(root)
+    controls = controls_paragraphs()
     md = (
         "# TSM Apps demo report\n\nCAM strips and detection frames: see REPORT.html.\n\n"
-        + "\n".join(t.markdown() for t in tables)
+        + tables[0].markdown()
+        + "\n"
+        + controls_markdown(controls)
+        + "\n"
+        + "\n".join(t.markdown() for t in tables[1:])
     )
     page = (
         "<!doctype html><html><head><meta charset='utf-8'><title>TSM Apps demo report</title>"
         f"<style>{STYLE}</style><script>{plotly.offline.get_plotlyjs()}</script></head><body>"
         "<h1>TSM Apps demo report</h1>"
-        + "\n".join(t.html() for t in tables[:4])
+        + tables[0].html()
+        + controls_html(controls)
+        + "\n".join(t.html() for t in tables[1:4])
         + cam_section(root)
         + detection_section(root)
         + "\n".join(t.html() for t in tables[4:])
