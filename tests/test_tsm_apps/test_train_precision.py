@@ -166,3 +166,5 @@ def test_the_help_says_which_modes_use_cuda_graphs():
     assert "launch-free" not in compile_help and "CUDA graphs" not in compile_help
     assert "default (fused kernels, each still launched from the host: no CUDA graphs)" in page
     assert "reduce-overhead (the compiled kernels replayed from CUDA graphs" in page
+    assert "launch-free" not in page  # graphs save the network's launches, not the update's
+    assert "--cuda-graphs, --no-cuda-graphs replay the network's forward and backward" in page

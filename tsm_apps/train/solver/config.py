@@ -136,7 +136,8 @@ class OptimConfig:
         **option(
             "torch.compile's mode (inductor only): default (fused kernels, each still launched "
             "from the host: no CUDA graphs), reduce-overhead (the compiled kernels replayed from "
-            "CUDA graphs: launch-free steps on a GPU, more memory, one graph per input shape), "
+            "CUDA graphs, the network's kernels without a launch each: more memory, one graph per "
+            "input shape), "
             "max-autotune (kernels autotuned, which compiles longer, and CUDA graphs as "
             "reduce-overhead), max-autotune-no-cudagraphs (autotuned, no graphs)",
             choices=COMPILE_MODES,
@@ -147,8 +148,9 @@ class OptimConfig:
         default=False,
         **option(
             "replay the network's forward and backward from CUDA graphs, captured once per input "
-            "shape (torch.cuda.make_graphed_callables): launch-free on a GPU; one CUDA process, "
-            "fixed shapes: not with multigrid, DDP, K-step averaging or compile"
+            "shape (torch.cuda.make_graphed_callables): the network's kernels without a launch "
+            "each, the loss and the update eager; one CUDA process, fixed shapes: not with "
+            "multigrid, DDP, K-step averaging or compile"
         ),
     )
 
