@@ -4,10 +4,12 @@ The metric is :func:`detection.vid_eval.evaluate_vid`'s: the same splits
 (:func:`~detection.vid_eval.vid_splits`), the same per-frame matching
 (:func:`~detection.vid_eval.match_frame`) and the same VOC all-point AP. A snippet drawn ``k``
 times counts ``k`` times: its detections' TP/FP weights and its positives are multiplied by
-``k``. Matching is per frame, so it is done once (:func:`split_table`); a resample only
-re-weights the pooled, once-ranked detections and recomputes the precision envelope, for many
-resamples at once (:func:`weighted_map`). On the full sample (every weight 1) the ranking, the
-cumulative sums and so the figure are :func:`evaluate_vid`'s.
+``k``. Matching is per frame, so it is done once (:func:`split_table`), and so is the ranking:
+per class, the cumulative TP and FP weights of each snippet up to each true positive. A
+resample's cumulative sums are then one matrix product with its snippet counts, and its AP the
+area under the precision envelope at the true positives (where recall steps), for many
+resamples at once (:func:`weighted_map`). On the full sample this is :func:`evaluate_vid`'s AP up
+to rounding; :func:`map_statistic` also returns the figures of :func:`evaluate_vid` itself.
 
 Duplicated snippets are ranked next to each other (one weighted detection); concatenating the
 copies instead places them apart only where two detections have exactly the same score, and
@@ -17,7 +19,7 @@ the two give the same AP up to rounding otherwise (the copies of a TP only raise
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence
 
@@ -41,7 +43,8 @@ class SplitTable:
     ``tp``, ``fp`` (for ``empty``: detections of frames without GT, the weight is the
     resample's fraction of GT in the split, as :func:`~detection.vid_eval.split_aps`),
     ``item`` (snippet index); per snippet ``npos (N, C)`` positives per class, ``in_split
-    (N,)`` and ``total (N,)`` GT boxes counted and all, over the split's frames."""
+    (N,)`` and ``total (N,)`` GT boxes counted and all, over the split's frames; ``curves``:
+    per class :func:`class_curves`."""
 
     labels: np.ndarray
     tp: np.ndarray
@@ -51,6 +54,18 @@ class SplitTable:
     npos: np.ndarray
     in_split: np.ndarray
     total: np.ndarray
+    curves: tuple = ()
+
+
+def class_curves(table: SplitTable, c: int) -> tuple:
+    """``(tp, fp, fp_empty)``, each ``(N, T)``: per snippet, the TP weights, the FP weights of
+    frames with GT and those of frames without GT (scaled by the resample's empty weight)
+    summed over class ``c``'s ranked detections up to each of its ``T`` true positives."""
+    sel = table.labels == c
+    onehot = (table.item[sel][None, :] == np.arange(len(table.npos))[:, None]).astype(np.float64)
+    tp, fp, empty = table.tp[sel], table.fp[sel], table.empty[sel]
+    cols = np.flatnonzero(tp > 0)
+    return tuple(np.cumsum(onehot * v, axis=1)[:, cols] for v in (tp, fp * ~empty, fp * empty))
 
 
 def split_table(
@@ -82,9 +97,11 @@ def split_table(
         parts[0] += (np.zeros(0, np.int64),)
     scores, labels, tp, fp, empty, item = (np.concatenate(p) for p in zip(*parts))
     order = np.argsort(-scores, kind="stable")
-    return SplitTable(
+    table = SplitTable(
         labels[order], tp[order], fp[order], empty[order], item[order], npos, in_split, total
     )
+    curves = tuple(class_curves(table, c) for c in range(num_classes))
+    return replace(table, curves=curves)
 
 
 def weighted_map(table: SplitTable, counts: np.ndarray) -> np.ndarray:
@@ -98,18 +115,15 @@ def weighted_map(table: SplitTable, counts: np.ndarray) -> np.ndarray:
     npos = w @ table.npos  # (b, C)
     aps = np.full(npos.shape, np.nan)
     for c in np.flatnonzero((npos > 0).any(axis=0)):
-        sel = table.labels == c
-        wc = w[:, table.item[sel]]
-        fp = np.where(table.empty[sel][None, :], ew[:, None], 1.0) * table.fp[sel][None, :]
-        ctp, cfp = np.cumsum(wc * table.tp[sel], axis=1), np.cumsum(wc * fp, axis=1)
+        tp, fp, fp_empty = table.curves[c]
+        ctp = w @ tp  # (b, T): at each true positive
+        cfp = w @ fp + ew[:, None] * (w @ fp_empty)
         prec = ctp / np.maximum(ctp + cfp, np.finfo(np.float64).eps)
         with np.errstate(invalid="ignore", divide="ignore"):
             rec = ctp / npos[:, c : c + 1]
-        b = len(w)
-        mrec = np.concatenate([np.zeros((b, 1)), rec, np.ones((b, 1))], axis=1)
-        mpre = np.concatenate([np.zeros((b, 1)), prec, np.zeros((b, 1))], axis=1)
-        mpre = np.maximum.accumulate(mpre[:, ::-1], axis=1)[:, ::-1]
-        ap = np.sum((mrec[:, 1:] - mrec[:, :-1]) * mpre[:, 1:], axis=1)
+        env = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]
+        step = np.diff(rec, axis=1, prepend=0.0)
+        ap = np.sum(step * env, axis=1)
         aps[:, c] = np.where(npos[:, c] > 0, ap, np.nan)
     defined = ~np.isnan(aps)
     with np.errstate(invalid="ignore"):
@@ -121,11 +135,19 @@ def weighted_map(table: SplitTable, counts: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class DetectorResults:
     """One detector's test results: per-frame detections and ground truth (frame keys: the
-    image paths), the class list."""
+    image paths), the class list; ``metrics``: their :func:`evaluate_vid` (None: not yet)."""
 
     detections: dict
     ground_truth: dict
     classes: tuple
+    metrics: Optional[dict] = None
+
+
+def run_metrics(results: DetectorResults) -> dict:
+    """:func:`evaluate_vid` of ``results`` (theirs when they carry it)."""
+    if results.metrics is not None:
+        return results.metrics
+    return evaluate_vid(results.detections, results.ground_truth, results.classes)
 
 
 def read_results(path: str | os.PathLike) -> DetectorResults:
@@ -146,7 +168,7 @@ def read_results(path: str | os.PathLike) -> DetectorResults:
         for r in res["frames"]
     }
     truths = AnnotationCache(classes).truths([r["img_path"] for r in res["frames"]])
-    return DetectorResults(dets, truths, classes)
+    return DetectorResults(dets, truths, classes, evaluate_vid(dets, truths, classes))
 
 
 def snippet_items(
@@ -174,7 +196,7 @@ def map_statistic(
     tables, figures = [], []
     for arm in runs:
         row = []
-        figures.append([evaluate_vid(r.detections, r.ground_truth, r.classes)[key] for r in arm])
+        figures.append([run_metrics(r)[key] for r in arm])
         for r in arm:
             mine, items = snippet_items(r.ground_truth, snippet)
             if sorted(mine) != sorted(names):

@@ -11,7 +11,13 @@ import torch
 from detection.metric import DetectionsDump, VIDMetric
 from detection.records import FrameDetections, FrameTruth
 from detection.results import write_metrics
-from detection.vid_bootstrap import map_statistic, read_results, split_table, weighted_map
+from detection.vid_bootstrap import (
+    DetectorResults,
+    map_statistic,
+    read_results,
+    split_table,
+    weighted_map,
+)
 from detection.vid_dataset import ImageNetVIDDataset
 from detection.vid_eval import evaluate_vid, vid_splits
 from tsm_apps.evaluation.bootstrap import counts_of, paired_bootstrap, resample_indices
@@ -85,13 +91,9 @@ def test_statistic_pairs_the_snippets_across_arms_and_seeds():
     runs_tsn = [_records(s) for s in (1, 2)]
     runs_tsm = [_records(s) for s in (3, 4)]
 
-    class R:  # DetectorResults-like
-        def __init__(self, dt):
-            self.detections, self.ground_truth, self.classes = dt[0], dt[1], ("a", "b", "c")
-
     # every run shares the first run's ground truth (the same test snippets)
-    gt = runs_tsn[0][1]
-    arms = [[R((d, gt)) for d, _ in runs_tsn], [R((d, gt)) for d, _ in runs_tsm]]
+    gt, abc = runs_tsn[0][1], ("a", "b", "c")
+    arms = [[DetectorResults(d, gt, abc) for d, _ in r] for r in (runs_tsn, runs_tsm)]
     stat, names, figures = map_statistic(arms, "mAP")
     assert names == [f"/d/Data/VID/test/S{s}" for s in range(5)]
     draws = resample_indices(5, 4, seed=7)
