@@ -25,10 +25,17 @@ __all__ = ["EngineModel", "open_engine", "session"]
 
 
 def session(path: str | os.PathLike, providers: Optional[list] = None):
-    """An ONNX Runtime session of ``path`` (CPU provider unless ``providers`` are given)."""
+    """An ONNX Runtime session of ``path`` (CPU provider unless ``providers`` are given);
+    FileNotFoundError, or ValueError naming the file when ONNX Runtime cannot load it."""
     import onnxruntime as ort
+    from onnxruntime.capi import onnxruntime_pybind11_state as errors
 
-    return ort.InferenceSession(str(path), providers=providers or ["CPUExecutionProvider"])
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"engine file not found: {path}")
+    try:
+        return ort.InferenceSession(str(path), providers=providers or ["CPUExecutionProvider"])
+    except (errors.InvalidProtobuf, errors.InvalidGraph, errors.Fail) as e:
+        raise ValueError(f"{path}: ONNX Runtime cannot load it ({type(e).__name__})") from None
 
 
 class EngineModel(nn.Module):

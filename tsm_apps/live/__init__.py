@@ -6,6 +6,8 @@
 * :mod:`.scheduler`: the thread that steps every stream of a model once per tick.
 * :mod:`.recognition`: the online recognizer as a stepper; the running window of the official
   online demo.
+* :mod:`.engine_file`: an online engine file (``tsm export --online --engine onnxruntime``) as
+  a stepper, run by ONNX Runtime.
 * :mod:`.sources`: files of any length, frame folders, network streams, cameras.
 * :mod:`.policy`: which network addresses a server may be asked to open.
 * :mod:`.output`: per-frame JSON lines, the rendered video, the timeline.
@@ -19,6 +21,7 @@ from ..lazy import lazy_exports
 _API = {
     ".engine": ("BatchedEngine", "Prepared", "Stepper"),
     ".recognition": ("RecognizerStepper", "Window", "top_k"),
+    ".engine_file": ("EngineStepper",),
     ".scheduler": ("Scheduler",),
     ".stream": ("Frame", "LiveStream", "Result"),
 }

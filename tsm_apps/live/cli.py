@@ -2,7 +2,8 @@
 model stepped in one batch.
 
 ``tsm live SOURCE... --checkpoint CK`` streams the recognizer (a TSM checkpoint with the causal
-shift, a TSN frame by frame) over every source at once; ``--detector RUN`` streams the online
+shift, a TSN frame by frame, or an online engine file ``.onnx`` written by ``tsm export --online
+--engine onnxruntime``, run by ONNX Runtime on the CPU) over every source at once; ``--detector RUN`` streams the online
 detector too (its package plugs it in through the ``tsm.live`` entry points). One JSON line per
 answered frame goes to stdout or ``--out``, with the fields ``stream`` (the source as given, ``#2`` added to a repeated one),
 ``model`` (``recognizer``, ``detector``), ``frame`` (0-based index in the source), ``pts``
@@ -59,7 +60,10 @@ class LiveConfig:
             nargs="+",
         ),
     )
-    checkpoint: Optional[str] = None
+    checkpoint: Optional[str] = field(
+        default=None,
+        **option("a recognizer checkpoint, or an online engine file (.onnx, tsm export --online)"),
+    )
     detector: Optional[str] = field(
         default=None,
         **option("stream the online detector of this training folder (config.py + final.pth)"),

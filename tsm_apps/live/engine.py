@@ -62,7 +62,7 @@ class Prepared:
 
 class Stepper(Protocol):
     """A model family's online step (:class:`tsm_apps.live.recognition.RecognizerStepper`,
-    ``detection.live.DetectorStepper``).
+    :class:`tsm_apps.live.engine_file.EngineStepper`, ``detection.live.DetectorStepper``).
 
     ``model``: the network; ``modules``: its shift modules in registration order (``[]``: a
     TSN, nothing carried). ``device``: where the model lives. ``prepare(frame uint8 (H, W, 3) RGB)`` is

@@ -154,8 +154,19 @@ class RecognitionReader:
 def live_model(
     checkpoint: str | Path, device: Any = None, k: int = 5, window: int = WINDOW, **options: Any
 ) -> Any:
-    """The recognizer of ``checkpoint`` as a :class:`~tsm_apps.live.output.LiveModel`."""
+    """The recognizer of ``checkpoint`` as a :class:`~tsm_apps.live.output.LiveModel`; an
+    engine file (``.onnx``, written by ``tsm export --online``) is stepped by ONNX Runtime on
+    the CPU (:mod:`tsm_apps.live.engine_file`; ``device`` and ``options`` do not apply)."""
+    from ..evaluation.recognition import ENGINE_SUFFIXES
     from .output import LiveModel
 
+    if Path(checkpoint).suffix.lower() in ENGINE_SUFFIXES:
+        from .engine_file import live_model as engine_model
+
+        if options:
+            raise ValueError(
+                f"{checkpoint}: an engine streams under its stored protocol, not {options}"
+            )
+        return engine_model(checkpoint, k, window)
     stepper = RecognizerStepper.from_checkpoint(checkpoint, device, **options)
     return LiveModel("recognizer", stepper, lambda: RecognitionReader(stepper.names, k, window))
