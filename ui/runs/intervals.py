@@ -168,7 +168,7 @@ def compute_intervals(root: Path, resamples: int = RESAMPLES, seed: int = 0) -> 
             else:
                 raise ValueError("no per-item reader")
             entry["interval"] = ci.to_dict()
-        except ValueError as e:
+        except (ValueError, OSError) as e:  # missing or unreadable per-item results
             entry["unavailable"] = str(e)
         out[s.comparison.key] = entry
     return {"resamples": resamples, "seed": seed, "level": LEVEL, "comparisons": out}

@@ -240,7 +240,8 @@ def spreads(root: Path) -> list:
     """A :class:`Spread` per comparison with at least one seed holding both figures, each with
     its interval from ``intervals.json`` when that file was computed from the same figures."""
     layouts, det = seed_layouts(root), detection_seeds(root)
-    saved = (read_json(RunLayout(root).intervals, missing_ok=True) or {}).get("comparisons", {})
+    saved = read_json(RunLayout(root).intervals, missing_ok=True)
+    saved = None if saved is None else saved.get("comparisons", {})
     out = []
     for c in COMPARISONS:
         seeds, tsn, tsm, counts = [], [], [], []
@@ -253,14 +254,20 @@ def spreads(root: Path) -> list:
                 if c.count is not None:
                     counts.append(c.count(runs))
         if seeds:
-            out.append(_with_interval(Spread(c, seeds, tsn, tsm, counts), saved.get(c.key)))
+            out.append(_with_interval(Spread(c, seeds, tsn, tsm, counts), saved, c.key))
     return out
 
 
-def _with_interval(spread: Spread, saved: Optional[dict]) -> Spread:
-    """``spread`` with the saved interval, if it rests on the same per-seed figures."""
+def _with_interval(spread: Spread, saved_all: Optional[dict], key: str) -> Spread:
+    """``spread`` with its interval from ``intervals.json``'s comparisons ``saved_all`` (None:
+    no such file), if it rests on the same per-seed figures."""
+    saved = (saved_all or {}).get(key)
     if not saved:
-        spread.unavailable = "no intervals.json: written with the report"
+        spread.unavailable = (
+            "no intervals.json: written with the report"
+            if saved_all is None
+            else "not in intervals.json: write the report again"
+        )
         return spread
     if saved.get("tsn") != spread.tsn or saved.get("tsm") != spread.tsm:
         spread.unavailable = "intervals.json is of other results: write the report again"
