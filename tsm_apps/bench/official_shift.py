@@ -1,6 +1,13 @@
-"""The official shift op re-implemented here (mit-han-lab ``TemporalShift.shift``: ``zeros_like``
-+ slice copies, NCHW) and a model running it in place of ours: the side-by-side baseline of
-``tsm bench``."""
+"""The official shift op re-implemented here (mit-han-lab ``ops/temporal_shift.py``
+``TemporalShift.shift``: ``x.view`` + ``zeros_like`` + slice copies) and a model running it in
+place of ours: the side-by-side baseline of ``tsm bench``.
+
+The official op takes its input as it comes: ``x.view(n_batch, n_segment, c, h, w)`` splits
+only the outer dimension, so it works on NCHW and on channels-last tensors alike, and
+``zeros_like`` keeps the input's memory format; the op never converts. Its ``inplace=True``
+branch raises ``NotImplementedError`` (the in-place autograd function is commented out), and so
+does this one.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +20,17 @@ from ..models.trunk import set_memory_format
 NCHW = torch.contiguous_format
 
 
-def naive_shift(x: torch.Tensor, t: int, fold_div: int = 8, online: bool = False) -> torch.Tensor:
-    """The official op (mit-han-lab ``TemporalShift.shift``): ``zeros_like`` + slice copies on
-    ``(N*T, C, H, W)`` viewed as ``(N, T, C, H, W)``; the input made NCHW-contiguous first.
-    ``online``: the official online demo's layout (``[0:fold]`` from frame t-1)."""
+def naive_shift(
+    x: torch.Tensor, t: int, fold_div: int = 8, online: bool = False, inplace: bool = False
+) -> torch.Tensor:
+    """The official op on ``(N*T, C, H, W)`` viewed as ``(N, T, C, H, W)``, in the input's
+    memory format (NCHW or channels-last; no conversion). ``online``: the official online
+    demo's layout (``[0:fold]`` from frame t-1). ``inplace``: NotImplementedError, as in the
+    official code."""
+    if inplace:
+        raise NotImplementedError("the official shift has no in-place path (inplace=True raises)")
     nt, c, h, w = x.shape
-    v = x.contiguous().view(nt // t, t, c, h, w)
+    v = x.view(nt // t, t, c, h, w)
     fold = c // fold_div
     out = torch.zeros_like(v)
     if online:
@@ -43,7 +55,9 @@ class OfficialShift(nn.Module):
 
 
 def official_style(model: nn.Module) -> nn.Module:
-    """``model`` in NCHW with every offline ``TemporalShift`` running the official op."""
+    """``model`` with every offline ``TemporalShift`` running the official op, in NCHW (the
+    official code's layout; :func:`~tsm_apps.models.trunk.set_memory_format` moves the whole
+    model, the op included, to channels-last)."""
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if isinstance(child, TemporalShift):

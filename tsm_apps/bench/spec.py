@@ -46,7 +46,8 @@ class Spec:
 
 def build(spec: Spec, shift, device: str, official: bool = False) -> nn.Module:
     """The recognizer of ``spec`` (seed 0) on ``device`` in ``spec.fmt``; ``official``: every
-    offline shift runs the official op (which makes its input NCHW first)."""
+    offline shift runs the official op, which keeps its input's layout: the whole model (input,
+    trunk and op) runs in ``spec.fmt``."""
     torch.manual_seed(0)
     m = build_recognizer(spec.arch, spec.classes, spec.segments, shift, width=spec.width)
     if official:

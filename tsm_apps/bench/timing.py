@@ -79,6 +79,18 @@ def time_pair(
     return t["a"], t["b"]
 
 
+def meets(value: float, goal: str | None) -> bool | None:
+    """Whether ``value`` meets a goal written ``'<= 1.05'`` or ``'>= 1.5'`` (None otherwise)."""
+    parts = (goal or "").split()
+    if len(parts) < 2 or parts[0] not in ("<=", ">="):
+        return None
+    try:
+        bound = float(parts[1])
+    except ValueError:
+        return None
+    return value <= bound if parts[0] == "<=" else value >= bound
+
+
 def load_average() -> float:
     """The 1-minute load average (0.0 where the platform has none): state it with timings."""
     try:
