@@ -233,3 +233,44 @@ def _until(cond, timeout=30.0):
             return True
         time.sleep(0.02)
     return False
+
+
+class _Faulty:
+    """A plug-in stepper with a fault: its ``finish`` raises KeyError (not a bad frame) on the
+    first ``faults`` steps, then works as the stepper it wraps."""
+
+    def __init__(self, inner, faults=1):
+        self.inner, self.faults = inner, faults
+        self.model, self.modules, self.device = inner.model, inner.modules, inner.device
+
+    def prepare(self, frame):
+        return self.inner.prepare(frame)
+
+    def forward(self, batch):
+        return self.inner.forward(batch)
+
+    def finish(self, outputs, prepared):
+        if self.faults:
+            self.faults -= 1
+            raise KeyError("class 7")
+        return self.inner.finish(outputs, prepared)
+
+
+def test_a_fault_in_a_step_fails_its_streams_with_one_line_and_the_thread_goes_on(caplog):
+    """Anything a step raises (here a plug-in's KeyError) fails that step's streams with one
+    line naming the error; the traceback goes to the log; the scheduler's thread keeps serving
+    the streams that open next (it used to die, leaving them waiting for ever)."""
+    st = _stepper()
+    frames = _video(6, t=2)
+    with Scheduler(BatchedEngine(_Faulty(st), exact=True)) as sched:
+        errors, got, done = [], [], threading.Event()
+        a = sched.open("cam-a", on_error=lambda e: (errors.append(e), done.set()))
+        a.submit(_frame(frames[0], 0))
+        assert done.wait(10)
+        assert errors == ["cam-a: the model failed on this stream's frame: KeyError: 'class 7'"]
+        answered = threading.Event()
+        b = sched.open("cam-b", on_result=lambda r: (got.append(r), answered.set()))
+        b.submit(_frame(frames[1], 1))
+        assert answered.wait(10), "the scheduler's thread died"
+    assert torch.equal(got[0].output, _alone(st, frames[1:])[0])
+    assert any("KeyError" in r.getMessage() and r.exc_info for r in caplog.records)

@@ -6,7 +6,10 @@ input size and steps each group once (Triton Inference Server's sequence batcher
 for stateful models: each sequence's state kept between requests, many sequences in one batch).
 Streams join and leave at any tick; a stream that resets (or whose frames change size: a
 cut-over) starts from zeros alone, the others keep their state. A stream whose frame cannot be
-used fails with one line naming it; the others go on.
+used fails with one line naming it; the others go on. So does every stream of a step that
+raises anything else (a fault of the model or of a plug-in stepper): its streams fail with one
+line, the traceback goes to the log, and the thread goes on serving the other streams -- it
+never dies with a stream still waiting for an answer.
 
 The scheduler runs on its own thread (:meth:`Scheduler.start`), or tick by tick from the
 caller (:meth:`Scheduler.tick`, which tests use to fix the order of joins and frames).
@@ -22,6 +25,19 @@ from .engine import BatchedEngine
 from .stream import LiveStream, Result, now
 
 log = logging.getLogger(__name__)
+EXPECTED = (ValueError, TypeError, RuntimeError)
+"""What a bad frame or a failing model raises; anything else is a fault, logged with its trace."""
+
+
+def _line(e: Exception) -> str:
+    """``e`` as one line (its type named when it is not one of :data:`EXPECTED`)."""
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if isinstance(e, EXPECTED) else f"{type(e).__name__}: {text}"
+
+
+def _log_unexpected(e: Exception, where: str) -> None:
+    if not isinstance(e, EXPECTED):
+        log.error("live step of %s raised %s", where, type(e).__name__, exc_info=e)
 
 
 class Scheduler:
@@ -86,8 +102,9 @@ class Scheduler:
             size = tuple(frame.image.shape[:2]) if hasattr(frame.image, "shape") else None
             try:
                 prepared = self.engine.stepper.prepare(frame.image)
-            except (ValueError, TypeError, RuntimeError) as e:
-                s.fail(f"{s.name}: frame {frame.index} cannot be used: {e}")
+            except Exception as e:  # noqa: BLE001 -- one stream fails, the thread goes on
+                _log_unexpected(e, s.name)
+                s.fail(f"{s.name}: frame {frame.index} cannot be used: {_line(e)}")
                 continue
             if s.size is not None and size != s.size:
                 log.info(
@@ -110,9 +127,10 @@ class Scheduler:
             streams = [s for s, _, _ in group]
             try:
                 outputs = self.engine.step([s.state for s in streams], [p for _, _, p in group])
-            except (ValueError, TypeError, RuntimeError) as e:
+            except Exception as e:  # noqa: BLE001 -- the group's streams fail, the thread goes on
+                _log_unexpected(e, ", ".join(s.name for s in streams))
                 for s in streams:
-                    s.fail(f"{s.name}: the model failed on this stream's frame: {e}")
+                    s.fail(f"{s.name}: the model failed on this stream's frame: {_line(e)}")
                 continue
             end = now()
             stats = self.engine.stats
