@@ -36,7 +36,7 @@ from ..engine.runtime import EngineModel
 from ..models.shift import bound_slot
 from .engine import Prepared
 
-__all__ = ["BufferSlot", "EngineStepper", "live_model"]
+__all__ = ["BufferSlot", "EngineStepper"]
 
 
 class BufferSlot(nn.Module):
@@ -141,14 +141,3 @@ class EngineStepper:
     def finish(self, outputs: tuple, prepared: Sequence[Prepared]) -> list:
         logits = outputs[0][: len(prepared)].float()
         return list(logits.unbind(0))
-
-
-def live_model(path: str | os.PathLike, k: int = 5, window: int | None = None) -> Any:
-    """The online engine file ``path`` as a :class:`~tsm_apps.live.output.LiveModel`
-    (``recognizer``: the same records as its checkpoint's)."""
-    from .output import LiveModel
-    from .recognition import WINDOW, RecognitionReader
-
-    stepper = EngineStepper.from_file(path)
-    size = WINDOW if window is None else window
-    return LiveModel("recognizer", stepper, lambda: RecognitionReader(stepper.names, k, size))

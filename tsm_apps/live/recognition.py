@@ -161,12 +161,13 @@ def live_model(
     from .output import LiveModel
 
     if Path(checkpoint).suffix.lower() in ENGINE_SUFFIXES:
-        from .engine_file import live_model as engine_model
+        from .engine_file import EngineStepper
 
         if options:
             raise ValueError(
                 f"{checkpoint}: an engine streams under its stored protocol, not {options}"
             )
-        return engine_model(checkpoint, k, window)
-    stepper = RecognizerStepper.from_checkpoint(checkpoint, device, **options)
+        stepper = EngineStepper.from_file(checkpoint)  # the same records as its checkpoint's
+    else:
+        stepper = RecognizerStepper.from_checkpoint(checkpoint, device, **options)
     return LiveModel("recognizer", stepper, lambda: RecognitionReader(stepper.names, k, window))
