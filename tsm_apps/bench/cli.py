@@ -21,22 +21,11 @@ import torch
 
 from ..io import atomic_write_json
 from ..options import add_options, option, options_from
-from .timing import Figure
+from .official_demo import demo_anchors, load_demo
+from .timing import Figure, meets
 
 GROUP = "tsm.bench"
 FIRST = ("core",)  # shown first; the other groups follow by name
-
-
-def meets(value: float, goal: str | None) -> bool | None:
-    """Whether ``value`` meets a goal written ``'<= 1.05'`` or ``'>= 1.5'`` (None otherwise)."""
-    parts = (goal or "").split()
-    if len(parts) < 2 or parts[0] not in ("<=", ">="):
-        return None
-    try:
-        bound = float(parts[1])
-    except ValueError:
-        return None
-    return value <= bound if parts[0] == "<=" else value >= bound
 
 
 def plugin_figure(d: dict | Figure, device: str) -> Figure:
@@ -110,6 +99,14 @@ class BenchOptions:
         default="auto",
         **option("auto: CPU, and CUDA when present; cpu; cuda", choices=("auto", "cpu", "cuda")),
     )
+    official_online_demo: str = field(
+        default="",
+        **option(
+            "path of the official online_demo/mobilenet_v2_tsm.py (a checkout of "
+            "mit-han-lab/temporal-shift-module): also time its step against ours, by each route "
+            "on both sides"
+        ),
+    )
     groups: list = field(
         default_factory=list,
         **option("only these figure groups (e.g. 'scaling')", positional=True, nargs="*"),
@@ -133,7 +130,16 @@ def main(argv: list[str]) -> int:
     unknown = [g for g in a.groups if g not in known]
     if unknown:
         raise ValueError(f"unknown bench group(s) {unknown}; known: {known}")
+    if a.official_online_demo:
+        try:  # a wrong path fails before anything is timed
+            load_demo(a.official_online_demo)
+        except ValueError as e:
+            raise ValueError(f"--official-online-demo {e}") from None
     figures = collect(a.quick, devices, tuple(a.groups))
+    if a.official_online_demo:
+        for device in devices:
+            print(f"[bench] official online demo on {device}", flush=True)
+            figures += demo_anchors(a.official_online_demo, device, 30 if a.quick else 300)
     report = {
         "machine": machine(),
         "quick": a.quick,
