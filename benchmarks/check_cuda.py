@@ -17,6 +17,11 @@ figures are read (``tsm bench --device cuda core``).
 * The online step replayed from a CUDA graph equals the same static-buffer step run eagerly
   (bit for bit) and the eager step (to float tolerance: other kernels), frame by frame across
   ``reset()``, for two stream sizes, ResNet-50 and MobileNetV2.
+* The like-for-like anchors (``tsm_apps.bench.anchors``): the official-op model runs wholly in
+  its spec's layout on CUDA (every op's input and output), and each route (a CUDA graph,
+  ``torch.compile`` with Inductor) gives eager's logits for ours and the official-op model; the
+  online demo's harness stepping our MobileNetV2 from a CUDA graph, buffers fed back, gives the
+  eager steps' logits frame by frame.
 
 Every check runs and prints ``ok`` or ``FAIL``; the exit code is 1 if any failed.
 """
@@ -245,6 +250,63 @@ def check_online() -> None:
                 check(diff <= 1e-3, f"{arch} {shape} graph ~ eager step (max |diff| {diff:.2e})")
 
 
+@torch.no_grad()
+def check_anchors() -> None:
+    import tempfile
+    from pathlib import Path
+
+    from tsm_apps.bench.anchors import routed
+    from tsm_apps.bench.official_demo import stepper
+    from tsm_apps.bench.official_shift import OfficialShift
+    from tsm_apps.bench.spec import Spec, build
+    from tsm_apps.models.online import OnlineStep
+
+    for spec in (
+        Spec(arch="resnet18", batch=2, size=112, fmt=torch.contiguous_format),
+        Spec(arch="resnet18", batch=2, size=112, dtype=torch.bfloat16),
+    ):
+        x = torch.randn(spec.batch, spec.segments, 3, spec.size, spec.size, device="cuda")
+        for official in (False, True):
+            m = build(spec, "offline", "cuda", official=official).eval()
+            seen = []
+            hooks = [
+                mod.register_forward_hook(lambda mod, i, o: seen.extend([i[0], o]))
+                for mod in m.modules()
+                if isinstance(mod, OfficialShift)
+            ]
+            eager = routed(m, spec, "cuda", "eager", x)().float()
+            for h in hooks:
+                h.remove()
+            if official:
+                check(
+                    len(seen) == 16 and all(t.is_contiguous(memory_format=spec.fmt) for t in seen),
+                    f"official-op model wholly in {spec.fmt}, {spec.dtype or 'fp32'}",
+                )
+            tol = 1e-3 if spec.dtype is None else 5e-2
+            for route in ("graph", "compiled:inductor"):
+                got = routed(m, spec, "cuda", route, x)().float()
+                diff = (got - eager).abs().max().item() / max(eager.abs().max().item(), 1e-12)
+                check(
+                    diff <= tol,
+                    f"anchor route {route} ~ eager, official={official}, "
+                    f"{spec.dtype or 'fp32'} (max relative |diff| {diff:.2e})",
+                )
+    torch.manual_seed(0)
+    step = OnlineStep(build_recognizer("mobilenetv2", 27, 8, "online").cuda().eval()).eval()
+    frame = torch.randn(1, 3, 224, 224, device="cuda")
+    zeros = [torch.zeros(s, device="cuda") for s in step.buffer_shapes(tuple(frame.shape))]
+    with tempfile.TemporaryDirectory() as folder:
+        runs = {
+            r: stepper(step, frame, [b.clone() for b in zeros], r, Path(folder))
+            for r in ("eager", "graph")
+        }
+        diffs = []
+        for _ in range(3):
+            a, b = runs["eager"]().clone(), runs["graph"]().clone()
+            diffs.append((a - b).abs().max().item() / max(a.abs().max().item(), 1e-12))
+    check(max(diffs) <= 1e-3, f"online demo harness: graph step ~ eager, 3 frames {diffs}")
+
+
 def main() -> int:
     if not torch.cuda.is_available():
         print("no CUDA device", file=sys.stderr)
@@ -262,6 +324,7 @@ def main() -> int:
     check_module()
     check_views()
     check_online()
+    check_anchors()
     print(f"{len(FAILED)} CUDA checks failed: {FAILED}" if FAILED else "all CUDA checks passed")
     return 1 if FAILED else 0
 
