@@ -24,6 +24,7 @@ import torch
 import detection
 from tsm_apps.cli import main as tsm
 from tsm_apps.synth.vid import generate
+from tsm_apps.synth.vid_snippets import MOTION_BLUR
 
 CONFIGS = Path(detection.__file__).parent / "configs"
 GROUP_NORM = ["model.backbone.norm=group", "model.backbone.norm_groups=8"]
@@ -32,12 +33,14 @@ ARMS = {
     "tsm": ("rfcn_synth_tsm", []),
     "tsn": ("rfcn_synth_tsn", []),
     "tsn_single_frame": ("rfcn_synth_tsn_single_frame", []),
+    "tsm_key_first": ("rfcn_synth_tsm", ["train_dataloader.batch_sampler.repeated_key=first"]),
     "tsm_gn": ("rfcn_synth_tsm", GROUP_NORM),
     "tsn_single_frame_gn": ("rfcn_synth_tsn_single_frame", GROUP_NORM),
 }
 """The detectors one can train here: a bundled config and config overrides. ``tsm`` and ``tsn``
 are ``tsm demo``'s arms (TSN on the same 4-frame clips, shift off); ``tsn_single_frame`` the
-paper's single-frame TSN; ``*_gn`` the same with GroupNorm instead of BatchNorm (a
+paper's single-frame TSN; ``tsm_key_first`` online TSM with a DET image's key frame FIRST
+of its repeated clip (zeros in every shifted channel) instead of last; ``*_gn`` the same with GroupNorm instead of BatchNorm (a
 normalisation that does not depend on the batch; with it and the key-frame loss a TSN clip's
 other frames change nothing, so the single-frame TSN stands for both TSNs)."""
 SETTING = dict(iters=900, batch=1, train_videos=24, val_videos=16, width=160, height=128)
@@ -60,22 +63,26 @@ def run(
     height: int,
     split: str = "test",
     clip_loss: bool = False,
+    motion_blur: float = MOTION_BLUR,
 ) -> dict:
     """Train ``arm`` (a key of ``ARMS``) on the synthetic VID set (data seed 0) with training
     seed ``seed`` (``clip_loss``: the clip-loss variant), test it on ``split`` (val or the
-    held-out test snippets); the test's ``metrics.json``. A run whose ``final.pth`` is in
+    held-out test snippets; ``motion_blur``: the set's streak length over speed); the test's
+    ``metrics.json``. A run whose ``final.pth`` is in
     ``tmp`` is tested again, not retrained."""
     name, overrides = ARMS[arm]
     config = str(CONFIGS / f"{name}.py")
+    blur = "" if motion_blur == MOTION_BLUR else f"_blur{motion_blur:g}"
     root = generate(
-        tmp / f"vid_{train_videos}_{val_videos}_{width}x{height}",
+        tmp / f"vid_{train_videos}_{val_videos}_{width}x{height}{blur}",
         train_videos=train_videos,
         val_videos=val_videos,
         seed=0,
         width=width,
         height=height,
+        motion_blur=motion_blur,
     )
-    work = tmp / f"{arm}_s{seed}_i{iters}_b{batch}_{train_videos}_{width}_c{int(clip_loss)}"
+    work = tmp / f"{arm}_s{seed}_i{iters}_b{batch}_{train_videos}_{width}_c{int(clip_loss)}{blur}"
     size = f"img_scale={width},{height}"
     # the configs' schedule: 50 warm-up iterations, then cosine to max_iters
     opts = [
@@ -157,6 +164,7 @@ if __name__ == "__main__":
         p.add_argument(f"--{k.replace('_', '-')}", type=int, default=v)
     p.add_argument("--split", default="test", choices=("val", "test"))
     p.add_argument("--clip-loss", action="store_true", help="the clip-loss variant")
+    p.add_argument("--motion-blur", type=float, default=MOTION_BLUR, help="the set's blur")
     p.add_argument("--arms", nargs="+", default=["tsm", "tsn"], choices=tuple(ARMS))
     p.add_argument("--keep", help="a folder to keep the sets and runs in (reused)")
     a = p.parse_args()
@@ -179,10 +187,16 @@ if __name__ == "__main__":
             for m in a.arms:
                 t0 = time.time()
                 res[m] = run(
-                    m, seed, Path(a.keep or d), **setting, split=a.split, clip_loss=a.clip_loss
+                    m,
+                    seed,
+                    Path(a.keep or d),
+                    **setting,
+                    split=a.split,
+                    clip_loss=a.clip_loss,
+                    motion_blur=a.motion_blur,
                 )
                 print(
-                    f"RESULT {setting} {a.split} clip_loss={a.clip_loss} seed {seed} {m}: "
+                    f"RESULT {setting} {a.split} clip_loss={a.clip_loss} blur={a.motion_blur:g} seed {seed} {m}: "
                     + " ".join(f"{k} {res[m].get(k) or 0:.1f}" for k in keys)
                     + f" in {time.time() - t0:.0f} s",
                     flush=True,

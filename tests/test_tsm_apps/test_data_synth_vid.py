@@ -219,6 +219,23 @@ def test_cli(tmp_path, capsys):
     )
     assert (out / "ImageSets" / "VID" / "val.txt").is_file()
     assert (out / "corruptions.json").is_file()
+    assert json.loads((out / "synth.json").read_text())["motion_blur"] == synth_snippets.MOTION_BLUR
+
+
+def test_cli_motion_blur(tmp_path, capsys):
+    small = ["--train-videos", "1", "--val-videos", "1", "--frames", "12", "--no-progress"]
+    small += ["--width", "64", "--height", "64"]
+    assert synth_main(["vid", "--out", str(tmp_path / "neg"), "--motion-blur", "-1", *small]) == 2
+    assert "--motion-blur: must be >= 0, got -1" in capsys.readouterr().err
+    assert not (tmp_path / "neg").exists()
+    sharp, blurred = tmp_path / "sharp", tmp_path / "blurred"
+    assert synth_main(["vid", "--out", str(sharp), "--motion-blur", "0", *small]) == 0
+    assert synth_main(["vid", "--out", str(blurred), "--motion-blur", "1.5", *small]) == 0
+    assert json.loads((sharp / "synth.json").read_text())["motion_blur"] == 0
+    assert json.loads((blurred / "synth.json").read_text())["motion_blur"] == 1.5
+    frames = sorted((sharp / "Data" / "VID" / "train").rglob("*.JPEG"))
+    changed = [f for f in frames if f.read_bytes() != (blurred / f.relative_to(sharp)).read_bytes()]
+    assert len(frames) == 12 and changed  # the train snippet's fast objects are streaked
 
 
 def _layer(streak, box=(20, 10, 43, 29), cls="car"):

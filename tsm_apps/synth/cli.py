@@ -2,6 +2,7 @@
 
     tsm synth temporal --out DIR [--videos N] [--frames F] [--size S] [--seed K] [--workers P]
     tsm synth vid --out DIR [--train-videos N] [--val-videos M] [--seed K] [--det-images D]
+                  [--motion-blur B]
 
 Each sub-command's options are a dataclass (:class:`TemporalOptions`, :class:`VidOptions`)
 built by :mod:`tsm_apps.options`.
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..options import add_options, option, options_from
+from .vid_snippets import MOTION_BLUR
 
 
 class _ArgError(Exception):
@@ -42,6 +44,16 @@ def _count(lo: int):
         return value
 
     return parse
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
 
 
 @dataclass
@@ -102,6 +114,13 @@ class VidOptions:
         default=2,
         **option(
             "every n-th val snippet gets an object seen in one frame (0: none)", type=_count(0)
+        ),
+    )
+    motion_blur: float = field(
+        default=MOTION_BLUR,
+        **option(
+            "an object's streak length over its speed in pixels per frame (0: sharp objects)",
+            type=_non_negative,
         ),
     )
     progress: bool = True
@@ -171,6 +190,7 @@ def _vid(a: VidOptions) -> str:
         det_images=a.det_images,
         one_frame_every=a.one_frame_every,
         progress=a.progress,
+        motion_blur=a.motion_blur,
     )
     motion = read_json(root / "synth.json")["motion_classes"]
     return (
