@@ -33,14 +33,12 @@ ARMS = {
     "tsm": ("rfcn_synth_tsm", []),
     "tsn": ("rfcn_synth_tsn", []),
     "tsn_single_frame": ("rfcn_synth_tsn_single_frame", []),
-    "tsm_key_first": ("rfcn_synth_tsm", ["train_dataloader.batch_sampler.repeated_key=first"]),
     "tsm_gn": ("rfcn_synth_tsm", GROUP_NORM),
     "tsn_single_frame_gn": ("rfcn_synth_tsn_single_frame", GROUP_NORM),
 }
 """The detectors one can train here: a bundled config and config overrides. ``tsm`` and ``tsn``
 are ``tsm demo``'s arms (TSN on the same 4-frame clips, shift off); ``tsn_single_frame`` the
-paper's single-frame TSN; ``tsm_key_first`` online TSM with a DET image's key frame FIRST
-of its repeated clip (zeros in every shifted channel) instead of last; ``*_gn`` the same with GroupNorm instead of BatchNorm (a
+paper's single-frame TSN; ``*_gn`` the same with GroupNorm instead of BatchNorm (a
 normalisation that does not depend on the batch; with it and the key-frame loss a TSN clip's
 other frames change nothing, so the single-frame TSN stands for both TSNs)."""
 SETTING = dict(iters=900, batch=1, train_videos=24, val_videos=16, width=160, height=128)
