@@ -40,7 +40,9 @@ MOTION_TARGETS = {"slow": (0.93, 0.98), "medium": (0.75, 0.86), "fast": (0.3, 0.
 MOTION_BLUR = 2.0
 """Streak length over speed: the pixels an object moves in one frame, x 2 (a real shutter
 smears at most one frame's travel; twice that makes the set's fast objects as hard to see as
-fast objects are in real footage, at its small frame size)."""
+fast objects are in real footage, at its small frame size). Swept on the val snippets (0, 1, 2:
+docs/results.md section 4.10), no setting gave online TSM a fast-motion lead over TSN, so the
+value is kept for the data, not for a figure."""
 SPLITS = ("train", "val", "test")
 STREAMS = {"train": 0, "val": 1, "test": 3}  # random streams [seed, stream, index]; 3 is also
 # the DET images' (vid_objects.write_det): test snippet i and DET image i share a stream
