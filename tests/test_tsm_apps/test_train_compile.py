@@ -8,30 +8,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.test_tsm_apps.toy_videos import motion_videos
-from tsm_apps.data.dataset import VideoDataset
-from tsm_apps.distributed import DistEnv
+from tests.test_tsm_apps.tiny_trainer import tiny_trainer
 from tsm_apps.train import load_config
 from tsm_apps.train.trainer import Trainer
 
 
 def _trainer(tmp_path, compile_backend: str) -> Trainer:
-    videos, labels = motion_videos(8, frames=4, size=32)
-    ds = VideoDataset.from_tensor(videos, labels, True, 2, 32)
-    cfg = load_config(
-        arch="resnet18",
-        width=0.125,
-        segments=2,
-        size=32,
-        epochs=1,
-        batch_size=4,
-        dropout=0.0,
-        work_dir=str(tmp_path / compile_backend),
-        progress=False,
-        tensorboard=False,
-        compile=compile_backend,
-    )
-    return Trainer(cfg, DistEnv(), torch.device("cpu"), ds, ds, 2, hooks=[])
+    return tiny_trainer(tmp_path / compile_backend, seed=None, dropout=0.0, compile=compile_backend)
 
 
 def test_compiled_network_takes_the_eager_steps(tmp_path):

@@ -17,10 +17,8 @@ import re
 import pytest
 import torch
 
-from tests.test_tsm_apps.toy_videos import motion_videos
+from tests.test_tsm_apps.tiny_trainer import tiny_trainer
 from tsm_apps.cli import main as tsm_main
-from tsm_apps.data.dataset import VideoDataset
-from tsm_apps.distributed import DistEnv
 from tsm_apps.models.cuda_graph import autocast_state
 from tsm_apps.train import load_config
 from tsm_apps.train import trainer as trainer_module
@@ -71,24 +69,7 @@ class RecordingGraphs:
 
 def _trainer(tmp_path, monkeypatch, precision: Precision, **overrides) -> Trainer:
     monkeypatch.setattr(trainer_module, "step_precision", lambda optim, device: precision)
-    videos, labels = motion_videos(8, frames=4, size=32)
-    ds = VideoDataset.from_tensor(videos, labels, True, 2, 32)
-    cfg = load_config(
-        arch="resnet18",
-        width=0.125,
-        segments=2,
-        size=32,
-        epochs=1,
-        batch_size=4,
-        accum_steps=2,
-        dropout=0.5,
-        work_dir=str(tmp_path / "run"),
-        progress=False,
-        tensorboard=False,
-        **overrides,
-    )
-    torch.manual_seed(0)
-    return Trainer(cfg, DistEnv(), torch.device("cpu"), ds, ds, 2, hooks=[])
+    return tiny_trainer(tmp_path / "run", accum_steps=2, dropout=0.5, **overrides)
 
 
 FP32, BF16 = Precision(False, None, False), Precision(True, torch.bfloat16, False)

@@ -14,9 +14,7 @@ import pytest
 import torch
 from torch import nn
 
-from tests.test_tsm_apps.toy_videos import motion_videos
-from tsm_apps.data.dataset import VideoDataset
-from tsm_apps.distributed import DistEnv
+from tests.test_tsm_apps.tiny_trainer import tiny_trainer
 from tsm_apps.train import load_config
 from tsm_apps.train import trainer as trainer_module
 from tsm_apps.train.cli import build_parser, main
@@ -31,28 +29,7 @@ def _trainer(tmp_path, monkeypatch=None, decision=None, **overrides) -> Trainer:
     """A tiny ResNet-18 TSM trainer on the CPU; ``decision``: the precision it is given."""
     if decision is not None:
         monkeypatch.setattr(trainer_module, "step_precision", lambda optim, device: decision)
-    videos, labels = motion_videos(8, frames=4, size=32)
-    ds = VideoDataset.from_tensor(videos, labels, True, 2, 32)
-    cfg = load_config(
-        **dict(
-            dict(
-                arch="resnet18",
-                width=0.125,
-                segments=2,
-                size=32,
-                epochs=1,
-                batch_size=4,
-                dropout=0.0,
-                clip_grad=0.0,
-                work_dir=str(tmp_path / "run"),
-                progress=False,
-                tensorboard=False,
-            ),
-            **overrides,
-        )
-    )
-    torch.manual_seed(0)
-    return Trainer(cfg, DistEnv(), CPU, ds, ds, 2, hooks=[])
+    return tiny_trainer(tmp_path / "run", **{"dropout": 0.0, "clip_grad": 0.0, **overrides})
 
 
 def _batch(seed: int = 0) -> tuple:
