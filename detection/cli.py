@@ -3,6 +3,7 @@
     tsm detect train CONFIG [--work-dir DIR] [--cfg-options k=v ...] [--resume [CKPT]]
     tsm detect test CONFIG CHECKPOINT [--out results.json] [--cfg-options k=v ...]
     tsm detect video CONFIG CHECKPOINT VIDEO --out dets.json [--render out.mp4] [--score-thr 0.3]
+    tsm detect compare --base TSN_SEED1/results.json ... --other TSM_SEED1/results.json ...
 
 ``train`` writes mmengine's log and ``iter_N.pth`` checkpoints into the work folder and, at the
 end, ``final.pth`` (plain weights, see :mod:`detection.checkpoint`) and the resolved
@@ -13,7 +14,9 @@ CUDA, gloo on CPU). ``--cfg-options data_root=DIR/`` re-points every dataset of 
 ``test`` prints the mAP table and writes ``results.json`` (per-frame detections) and
 ``metrics.json`` beside it (under torchrun too: the configs' ``VideoShardSampler`` gives each
 rank whole videos in frame order, as the online stream needs). ``video`` streams a video file or frame folder through the online
-detector. Bad input raises ``UserError``/``ValueError``: ``tsm`` prints it and exits 2.
+detector. ``compare`` reads two arms' ``results.json`` over training seeds and prints, per split,
+other - base mAP per seed and its paired-bootstrap 95% interval over the test snippets
+(:func:`detection.vid_bootstrap.compare_arms`). Bad input raises ``UserError``/``ValueError``: ``tsm`` prints it and exits 2.
 """
 
 from __future__ import annotations
@@ -214,7 +217,46 @@ def zip_frames(frames, detector, score_thr):
         yield kept.pop(0), r
 
 
-COMMANDS = {"train": train, "test": test, "video": video}
+def compare(a: argparse.Namespace) -> int:
+    from .vid_bootstrap import compare_arms, read_results
+
+    if not a.base or not a.other:
+        raise UserError("tsm detect compare: --base and --other each need a results.json per seed")
+    if len(a.base) != len(a.other):
+        raise UserError(
+            f"tsm detect compare: {len(a.base)} --base runs but {len(a.other)} --other runs; "
+            "give one per training seed in both arms, in the same order"
+        )
+    for path in [*a.base, *a.other]:
+        if not Path(path).is_file():
+            raise UserError(f"tsm detect compare: no such results.json: {path}")
+    if a.out and Path(a.out).suffix != ".json":
+        raise UserError(f"--out must be a .json file, got {a.out}")
+    base = [read_results(p) for p in a.base]
+    other = [read_results(p) for p in a.other]
+    result = compare_arms(base, other, a.keys or None, a.resamples, a.seed)
+    for key, r in result.items():
+        print(_comparison_line(key, r))
+    if a.out:
+        atomic_write_text(Path(a.out), json.dumps({"base": a.base, "other": a.other, **result}))
+        print(f"tsm detect compare: wrote {a.out}")
+    return 0
+
+
+def _comparison_line(key: str, r: dict) -> str:
+    if "unavailable" in r:
+        return f"{key}: {r['unavailable']}"
+    ci = r["interval"]
+    n = len(r["diff"])
+    mean = lambda v: sum(v) / n  # noqa: E731
+    return (
+        f"{key}: base {mean(r['base']):.1f}, other {mean(r['other']):.1f}, other - base "
+        f"{ci['point']:+.1f} (per seed {', '.join(f'{d:+.1f}' for d in r['diff'])}), "
+        f"{ci['level']:.0%} CI {ci['low']:+.1f} to {ci['high']:+.1f} over {ci['items']} snippets"
+    )
+
+
+COMMANDS = {"train": train, "test": test, "video": video, "compare": compare}
 
 
 def main(argv: list[str]) -> int:

@@ -1,16 +1,17 @@
-"""The options of ``tsm detect train|test|video``, one typed dataclass each, turned into flags by
+"""The options of ``tsm detect train|test|video|compare``, one typed dataclass each, turned into flags by
 :func:`tsm_apps.options.add_options` -- the same names for the same ideas as ``tsm train``,
 ``tsm test`` and ``tsm dissect run`` (``--out``, ``--device``, ``--progress``)."""
 
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Optional
 
+from tsm_apps.evaluation.bootstrap import RESAMPLES
 from tsm_apps.options import add_options, option
 
-__all__ = ["DetectTrain", "DetectTest", "DetectVideo", "build_parser"]
+__all__ = ["DetectTrain", "DetectTest", "DetectVideo", "DetectCompare", "build_parser"]
 
 
 CONFIG = option(
@@ -85,10 +86,44 @@ class DetectVideo:
     cfg_options: dict = field(default_factory=dict)  # --cfg-options (mmengine's DictAction)
 
 
+@dataclass
+class DetectCompare:
+    """``tsm detect compare``."""
+
+    base: list = field(
+        default_factory=list,
+        **option(
+            "results.json of the baseline arm (tsm detect test), one per training seed",
+            nargs="+",
+            type=str,
+        ),
+    )
+    other: list = field(
+        default_factory=list,
+        **option(
+            "results.json of the other arm, the same seeds in the same order", nargs="+", type=str
+        ),
+    )
+    keys: list = field(
+        default_factory=list,
+        **option(
+            "only these splits, e.g. mAP mAP_fast (default: every split)", nargs="+", type=str
+        ),
+    )
+    resamples: int = field(default=RESAMPLES, **option("bootstrap resamples of the test snippets"))
+    seed: int = field(default=0, **option("seed of the resampling"))
+    out: Optional[str] = field(default=None, **option("also write the comparison to this JSON"))
+
+
 COMMANDS = {
     "train": (DetectTrain, "train a detector config with mmengine's Runner"),
     "test": (DetectTest, "evaluate a checkpoint: mAP overall/slow/medium/fast/corrupted"),
     "video": (DetectVideo, "online detection on a video file or frame folder"),
+    "compare": (
+        DetectCompare,
+        "two arms' test results over training seeds: other - base mAP per split, per seed, and "
+        "its paired-bootstrap 95%% interval over the test snippets",
+    ),
 }
 
 
@@ -101,6 +136,8 @@ def build_parser(description: str = "") -> argparse.ArgumentParser:
     for name, (cls, text) in COMMANDS.items():
         q = sub.add_parser(name, help=text)
         add_options(q, cls, skip=("cfg_options",))
+        if "cfg_options" not in {f.name for f in fields(cls)}:
+            continue
         q.add_argument(
             "--cfg-options",
             dest="cfg_options",

@@ -25,6 +25,8 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from tsm_apps.evaluation.bootstrap import RESAMPLES, paired_bootstrap
+
 from .records import FrameDetections, FrameTruth
 from .vid_eval import evaluate_vid, match_frame, vid_splits
 
@@ -225,3 +227,34 @@ def full_sample_map(table: SplitTable) -> Optional[float]:
     """The split's mAP on the full sample (every snippet once)."""
     v = float(weighted_map(table, np.ones((1, len(table.npos))))[0])
     return None if np.isnan(v) else v
+
+
+def compare_arms(
+    base: Sequence[DetectorResults],
+    other: Sequence[DetectorResults],
+    keys: Optional[Sequence[str]] = None,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> dict:
+    """``other`` - ``base`` per split, paired by training seed: ``base[i]`` and ``other[i]`` are
+    one seed's runs of the two arms, every run on the same snippets. ``keys``: the splits
+    (default: every split of :func:`~detection.vid_eval.vid_splits` on these runs). Returns per
+    key ``{"base": [mAP per seed], "other": [...], "diff": [...], "interval": {...}}`` (the
+    paired bootstrap of the mean over seeds of other - base, :func:`map_statistic`), or
+    ``{"unavailable": why}`` where a run has no figure for the split."""
+    if len(base) != len(other) or not base:
+        raise ValueError(
+            f"need one run per seed in both arms, got {len(base)} base and {len(other)} other"
+        )
+    runs = [list(base), list(other)]
+    out = {}
+    for key in keys or list(vid_splits(base[0].ground_truth)):
+        figures = [[run_metrics(r).get(key) for r in arm] for arm in runs]
+        if any(v is None for arm in figures for v in arm):
+            out[key] = {"unavailable": f"no {key} figure in every run"}
+            continue
+        stat, names, figures = map_statistic(runs, key)
+        diff = [o - b for b, o in zip(*figures)]
+        ci = paired_bootstrap(stat, len(names), resamples, seed, point=sum(diff) / len(diff))
+        out[key] = {"base": figures[0], "other": figures[1], "diff": diff, "interval": ci.to_dict()}
+    return out

@@ -3,6 +3,7 @@ exactly; a resample equals evaluate_vid run on the drawn snippets' frames copied
 drawn (an independent recomputation, frame by frame)."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from detection.records import FrameDetections, FrameTruth
 from detection.results import write_metrics
 from detection.vid_bootstrap import (
     DetectorResults,
+    compare_arms,
     map_statistic,
     read_results,
     split_table,
@@ -20,6 +22,7 @@ from detection.vid_bootstrap import (
 )
 from detection.vid_dataset import ImageNetVIDDataset
 from detection.vid_eval import evaluate_vid, vid_splits
+from tsm_apps.cli import main as tsm
 from tsm_apps.evaluation.bootstrap import counts_of, paired_bootstrap, resample_indices
 from vid_fixtures import GT, make_vid, sample
 
@@ -114,8 +117,63 @@ def test_statistic_pairs_the_snippets_across_arms_and_seeds():
 def test_full_sample_is_metrics_json_exactly(tmp_path):
     """VIDMetric and DetectionsDump see the same samples (noisy boxes, distinct scores):
     read_results + evaluate_vid give metrics.json's numbers, bit for bit."""
-    root = make_vid(tmp_path / "vid")
-    g = torch.Generator().manual_seed(0)
+    path, metrics = _dumped_run(make_vid(tmp_path / "vid"), tmp_path, "test", 0)
+    res = read_results(path)
+    for key in ("mAP", "mAP_slow", "mAP_fast"):
+        _, _, figures = map_statistic([[res], [res]], key)
+        assert figures[0][0] == metrics[key] and metrics[key] is not None
+    assert 0 < metrics["mAP"] < 100  # the noisy boxes miss some objects
+
+
+def _arms(gt: dict) -> list:
+    """Two arms of two seeds each on the snippets of ``gt``: base seeds 1, 2; other 3, 4."""
+    return [
+        [DetectorResults(_records(s)[0], gt, ("a", "b", "c")) for s in seeds]
+        for seeds in ((1, 2), (3, 4))
+    ]
+
+
+@pytest.mark.parametrize("key", ["mAP", "mAP_fast"])
+def test_compare_arms_is_the_percentile_interval_of_evaluate_vid_on_copies(key):
+    gt = _records(1)[1]
+    base, other = _arms(gt)
+    got = compare_arms(base, other, [key], resamples=30, seed=5)[key]
+    figures = [
+        [evaluate_vid(r.detections, gt, r.classes)[key] for r in arm] for arm in (base, other)
+    ]
+    assert got["base"] == figures[0] and got["other"] == figures[1]
+    assert got["diff"] == pytest.approx([o - b for b, o in zip(*figures)], abs=1e-12)
+    by_hand = []
+    for draw in resample_indices(5, 30, seed=5):
+        per_seed = [
+            evaluate_vid(*_copies(o.detections, gt, draw), o.classes)[key]
+            - evaluate_vid(*_copies(b.detections, gt, draw), b.classes)[key]
+            for b, o in zip(base, other)
+        ]
+        by_hand.append(np.mean(per_seed))
+    ci = got["interval"]
+    assert ci["point"] == pytest.approx(np.mean(got["diff"]), abs=1e-9)
+    assert [ci["low"], ci["high"]] == pytest.approx(np.percentile(by_hand, [2.5, 97.5]), abs=1e-9)
+    assert (ci["items"], ci["resamples"], ci["level"]) == (5, 30, 0.95)
+
+
+def test_compare_arms_of_an_arm_with_itself_is_zero_and_names_missing_splits():
+    gt = _records(1)[1]
+    base, _ = _arms(gt)
+    got = compare_arms(base, base, ["mAP", "mAP_nonexistent"], resamples=20)
+    ci = got["mAP"]["interval"]
+    assert got["mAP"]["diff"] == [0.0, 0.0] and (ci["point"], ci["low"], ci["high"]) == (0, 0, 0)
+    assert got["mAP_nonexistent"] == {"unavailable": "no mAP_nonexistent figure in every run"}
+    with pytest.raises(ValueError, match="1 base and 2 other"):
+        compare_arms(base[:1], base)
+    every = compare_arms(base, base, resamples=5)
+    assert list(every) == list(vid_splits(gt))
+
+
+def _dumped_run(root, tmp_path, name: str, seed: int) -> tuple:
+    """``tsm detect test``'s two files for noisy detections of the fixture set: results.json
+    (DetectionsDump) and metrics.json (VIDMetric)."""
+    g = torch.Generator().manual_seed(seed)
     samples = []
     for t in GT:
         s = sample(root, t, GT[t] + [([1, 1, 9, 9], 6)])
@@ -123,16 +181,45 @@ def test_full_sample_is_metrics_json_exactly(tmp_path):
         p["bboxes"] = p["bboxes"] + torch.randn(p["bboxes"].shape, generator=g) * 2
         p["scores"] = torch.rand(len(p["scores"]), generator=g)
         samples.append(s)
-    metric, dump = VIDMetric(), DetectionsDump(str(tmp_path / "test" / "results.json"))
+    out = tmp_path / name / "results.json"
+    metric, dump = VIDMetric(), DetectionsDump(str(out))
     for m in (metric, dump):
         m.dataset_meta = {"classes": CLASSES}
         m.process({}, samples)
-    metrics = json.loads(
-        write_metrics(tmp_path / "test" / "metrics.json", metric.evaluate(3)).read_text()
-    )
+    metrics = json.loads(write_metrics(out.parent / "metrics.json", metric.evaluate(3)).read_text())
     dump.evaluate(3)
-    res = read_results(tmp_path / "test" / "results.json")
-    for key in ("mAP", "mAP_slow", "mAP_fast"):
-        _, _, figures = map_statistic([[res], [res]], key)
-        assert figures[0][0] == metrics[key] and metrics[key] is not None
-    assert 0 < metrics["mAP"] < 100  # the noisy boxes miss some objects
+    return out, metrics
+
+
+def test_detect_compare_cli(tmp_path, capsys):
+    root = make_vid(tmp_path / "vid")
+    (b1, m1), (b2, m2) = (_dumped_run(root, tmp_path, f"tsn{s}", s) for s in (0, 1))
+    (o1, n1), (o2, n2) = (_dumped_run(root, tmp_path, f"tsm{s}", s) for s in (2, 3))
+    out = tmp_path / "cmp.json"
+    argv = ["detect", "compare", "--base", b1, b2, "--other", o1, o2, "--keys", "mAP", "mAP_fast"]
+    code = tsm([*map(str, argv), "--resamples", "40", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    got = json.loads(out.read_text())
+    for key in ("mAP", "mAP_fast"):
+        diff = [n1[key] - m1[key], n2[key] - m2[key]]
+        assert got[key]["diff"] == pytest.approx(diff, abs=1e-9)  # metrics.json's figures
+        assert got[key]["interval"]["point"] == pytest.approx(np.mean(diff), abs=1e-9)
+        assert f"{key}: base {(m1[key] + m2[key]) / 2:.1f}" in printed
+    assert set(got) == {"base", "other", "mAP", "mAP_fast"}
+
+
+def test_detect_compare_bad_input(tmp_path, capsys):
+    runs = [str(tmp_path / f"r{i}.json") for i in range(3)]
+    code = tsm(["detect", "compare", "--base", runs[0], "--other", *runs[1:]])
+    err = capsys.readouterr().err
+    assert code == 2 and "1 --base runs but 2 --other runs" in err and "Traceback" not in err
+    code = tsm(["detect", "compare", "--base", runs[0], "--other", runs[1]])
+    err = capsys.readouterr().err
+    assert code == 2 and f"no such results.json: {runs[0]}" in err
+    Path(runs[0]).write_text("{}")
+    Path(runs[1]).write_text("[]")
+    code = tsm(["detect", "compare", "--base", runs[0], "--other", runs[1]])
+    err = capsys.readouterr().err
+    assert code == 2 and "r0.json: not a tsm detect test results.json" in err
+    assert "Traceback" not in err
