@@ -25,6 +25,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from statistics import fmean
 from typing import Optional
 
 from tsm_apps.distributed import env_from
@@ -247,10 +248,8 @@ def _comparison_line(key: str, r: dict) -> str:
     if "unavailable" in r:
         return f"{key}: {r['unavailable']}"
     ci = r["interval"]
-    n = len(r["diff"])
-    mean = lambda v: sum(v) / n  # noqa: E731
     return (
-        f"{key}: base {mean(r['base']):.1f}, other {mean(r['other']):.1f}, other - base "
+        f"{key}: base {fmean(r['base']):.1f}, other {fmean(r['other']):.1f}, other - base "
         f"{ci['point']:+.1f} (per seed {', '.join(f'{d:+.1f}' for d in r['diff'])}), "
         f"{ci['level']:.0%} CI {ci['low']:+.1f} to {ci['high']:+.1f} over {ci['items']} snippets"
     )

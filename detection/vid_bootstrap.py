@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from statistics import fmean
 from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -255,6 +256,6 @@ def compare_arms(
             continue
         stat, names, figures = map_statistic(runs, key)
         diff = [o - b for b, o in zip(*figures)]
-        ci = paired_bootstrap(stat, len(names), resamples, seed, point=sum(diff) / len(diff))
+        ci = paired_bootstrap(stat, len(names), resamples, seed, point=fmean(diff))
         out[key] = {"base": figures[0], "other": figures[1], "diff": diff, "interval": ci.to_dict()}
     return out

@@ -134,7 +134,7 @@ def _ratio_interval(root: Path, spread: Spread, resamples: int, seed: int) -> Bo
 def _detection_interval(
     root: Path, spread: Spread, resamples: int, seed: int, cache: dict
 ) -> BootstrapInterval:
-    from detection.vid_bootstrap import map_statistic, read_results
+    from detection.vid_bootstrap import compare_arms, read_results
 
     runs = []
     for m in MODELS:
@@ -147,10 +147,13 @@ def _detection_interval(
                 cache[path] = read_results(path)
             row.append(cache[path])
         runs.append(row)
-    stat, names, figures = map_statistic(runs, spread.comparison.key)
-    if figures != [spread.tsn, spread.tsm]:
+    key = spread.comparison.key
+    r = compare_arms(runs[0], runs[1], [key], resamples, seed)[key]
+    if "unavailable" in r:
+        raise ValueError(r["unavailable"])
+    if [r["base"], r["other"]] != [spread.tsn, spread.tsm]:
         raise ValueError("results.json does not give metrics.json's figures")
-    return paired_bootstrap(stat, len(names), resamples, seed, point=fmean(spread.diff))
+    return BootstrapInterval(**r["interval"])
 
 
 def compute_intervals(root: Path, resamples: int = RESAMPLES, seed: int = 0) -> dict:
