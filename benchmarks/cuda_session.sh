@@ -2,7 +2,8 @@
 # Every CUDA check and figure of the suite in one run on a GPU machine (repo root):
 #
 #   OUT=runs/bench COMMIT=$(git rev-parse --short HEAD) bash benchmarks/cuda_session.sh \
-#       [check] [core] [kernel] [demo] [datapath] [profile] [compile]   # default: all
+#       [check] [core] [kernel] [demo] [datapath] [profile] [compile] [dissect] [detection]
+#       # default: all but detection
 #
 # check:    benchmarks/check_cuda.py (compiled kernels and graphs == official shift / eager)
 # core:     tsm bench --device cuda core            -> $OUT/cuda.json
@@ -12,6 +13,11 @@
 # datapath: tsm bench --device cuda datapath         -> $OUT/datapath.json (needs PyAV)
 # profile:  benchmarks/profile_train_step.py        (TSM vs TSN training step, by kernel)
 # compile:  benchmarks/bench_compile.py             (torch.compile'd training steps vs eager)
+# dissect:  tsm bench --device cuda dissect          -> $OUT/dissect.json (CAM cost / forward,
+#           CAM and Grad-CAM clips/s; needs the grad-cam and ttach wheels in .whl/)
+# detection: tsm bench --device cuda detection       -> $OUT/detection.json (R-FCN per frame and
+#           training step, TSM/TSN; needs mmengine, mmdet and an mmcv 2.1.0 with CUDA ops built
+#           for the machine's torch and Python: not in the default list)
 #
 # Runs with whatever python3 is there (PY=...); wheels in .whl/ (e.g. PyAV) are installed into
 # /tmp/site first. The project need not be installed: the repo root goes on PYTHONPATH and the
@@ -27,7 +33,7 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     --target /tmp/site .whl/*.whl && export PYTHONPATH="$PYTHONPATH:/tmp/site"
 fi
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(check core kernel demo datapath profile compile)
+[ ${#steps[@]} -eq 0 ] && steps=(check core kernel demo datapath profile compile dissect)
 {
   echo "commit ${COMMIT:-unknown}, $(date -u +%FT%TZ)"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem,temperature.gpu \
@@ -56,6 +62,10 @@ for s in "${steps[@]}"; do
                 --out "$OUT/datapath.json" datapath ;;
     profile) run profile 120 "$PY" benchmarks/profile_train_step.py ;;
     compile) run compile 120 "$PY" benchmarks/bench_compile.py ;;
+    dissect) run dissect 120 "$PY" -m tsm_apps.bench.cli --device cuda \
+               --out "$OUT/dissect.json" dissect ;;
+    detection) run detection 240 "$PY" -m tsm_apps.bench.cli --device cuda \
+                 --out "$OUT/detection.json" detection ;;
     *) echo "unknown step $s"; status=1 ;;
   esac
 done

@@ -1,13 +1,21 @@
-"""``tsm bench`` figures of the detector: online per-frame latency of TSM R-FCN against TSN R-FCN.
+"""``tsm bench`` figures of the detector: online TSM R-FCN against TSN R-FCN, per frame at test
+time and per step in training.
 
 Both models come from the same config and seed (the shift adds no parameters, so the weights are
-identical); each timed call is one frame through the whole detector (backbone, RPN, R-FCN head,
-NMS) in streaming mode, the TSM one carrying its shift buffers from the previous frame. The two
-are timed alternately in one process (:func:`tsm_apps.bench.timing.time_pair`, median after warm-up).
+identical), and the two are timed alternately in one process
+(:func:`tsm_apps.bench.timing.time_pair`, median after warm-up), eagerly on both sides.
+
+* Per frame: one frame through the whole detector (backbone, RPN, R-FCN head, NMS) in streaming
+  mode, the TSM one carrying its shift buffers from the previous frame.
+* Training step: what mmengine's runner does for one iteration, ``model.train_step`` with the
+  config's optimiser wrapper (data preprocessor, forward of one clip of ``T`` frames
+  ``(T, 3, H, W)``, the losses on its last (key) frame, backward, gradient clipping, update),
+  on a fixed clip of random frames with two ground-truth boxes a frame.
+
 Quick mode: the small synthetic config on 160x128 frames (``tsm synth vid``'s size); full
 mode: the paper's R-101 on 1000x600 frames (the test scale: shorter side 600). Weights are
 random: the heads' time depends on the number of proposals, which the configs cap
-(``max_per_img``).
+(``max_per_img``; in training the samplers' ``num``).
 """
 
 from __future__ import annotations
@@ -24,10 +32,11 @@ from .inference import CONFIG_DIR as CONFIGS
 
 QUICK = ("rfcn_synth_tsm.py", (128, 160), 20, 3)  # config, (H, W), repeats, warm-up
 FULL = ("rfcn_r101_vid_tsm_online.py", (600, 1000), 10, 2)
+TRAIN_QUICK = (10, 2)  # training steps timed, warm-up steps
+TRAIN_FULL = (6, 2)
 
 
-def _models(config: Path, device: str) -> tuple:
-    from mmdet.registry import MODELS
+def _config(config: Path):
     from mmengine.registry import init_default_scope
 
     import detection  # noqa: F401
@@ -36,12 +45,24 @@ def _models(config: Path, device: str) -> tuple:
 
     cfg = load_config(config)
     init_default_scope(cfg.get("default_scope", "mmdet"))
+    return cfg
+
+
+def _models(cfg, device: str) -> tuple:
+    """The online-TSM and the TSN model of ``cfg``, same seed, in training mode on ``device``."""
+    from mmdet.registry import MODELS
+
     models = []
     for shift in ("online", None):
         cfg.model.backbone.shift = shift
         torch.manual_seed(0)
-        models.append(MODELS.build(cfg.model).to(device).eval())
+        models.append(MODELS.build(cfg.model).to(device))
     return tuple(models)
+
+
+def _random_frame(rng: np.random.Generator, size: tuple) -> torch.Tensor:
+    h, w = size
+    return torch.from_numpy(rng.integers(0, 256, (3, h, w), dtype=np.uint8))
 
 
 def _frame_step(model, size: tuple, device: str):
@@ -49,8 +70,7 @@ def _frame_step(model, size: tuple, device: str):
     from mmdet.structures import DetDataSample
 
     h, w = size
-    rng = np.random.default_rng(0)
-    img = torch.from_numpy(rng.integers(0, 256, (3, h, w), dtype=np.uint8)).float()
+    img = _random_frame(np.random.default_rng(0), size).float()
     sample = DetDataSample(
         metainfo=dict(
             img_shape=(h, w), ori_shape=(h, w), scale_factor=(1.0, 1.0), video="bench", frame_id=0
@@ -68,17 +88,85 @@ def _frame_step(model, size: tuple, device: str):
     return step
 
 
+def training_clip(model, size: tuple, num_classes: int) -> dict:
+    """One training batch of ``model`` as the runner's loader gives it: ``model.clip_len`` random
+    uint8 frames ``(3, H, W)`` of one video, the last marked as the clip's key frame, each with
+    two ground-truth boxes of classes ``0`` and ``num_classes - 1``."""
+    from mmdet.structures import DetDataSample
+    from mmengine.structures import InstanceData
+
+    h, w = size
+    rng = np.random.default_rng(0)
+    t = model.clip_len
+    inputs, samples = [], []
+    for i in range(t):
+        inputs.append(_random_frame(rng, size))
+        sample = DetDataSample(
+            metainfo=dict(
+                img_shape=(h, w),
+                ori_shape=(h, w),
+                scale_factor=(1.0, 1.0),
+                video="bench",
+                frame_id=i,
+                clip_key=i == t - 1,
+            )
+        )
+        boxes = [[0.1 * w, 0.2 * h, 0.5 * w, 0.7 * h], [0.45 * w, 0.3 * h, 0.9 * w, 0.9 * h]]
+        sample.gt_instances = InstanceData(
+            bboxes=torch.tensor(boxes), labels=torch.tensor([0, num_classes - 1])
+        )
+        samples.append(sample)
+    return {"inputs": inputs, "data_samples": samples}
+
+
+def _train_step(model, cfg, size: tuple):
+    """A closure running one training iteration of ``model`` (module docstring)."""
+    from mmengine.optim import build_optim_wrapper
+
+    optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
+    data = training_clip(model, size, cfg.model.roi_head.bbox_head.num_classes)
+    model.train()
+
+    def step():
+        return model.train_step(data, optim_wrapper)
+
+    return step
+
+
+def training_figure(cfg, size: tuple, quick: bool, device: str) -> dict:
+    """TSM/TSN time of one training iteration (goal <= 1.05, the recognizers' step goal)."""
+    tsm, tsn = _models(cfg, device)
+    repeats, warmup = TRAIN_QUICK if quick else TRAIN_FULL
+    ta, tb = time_pair(
+        _train_step(tsm, cfg, size), _train_step(tsn, cfg, size), repeats, warmup, device
+    )
+    return {
+        "name": f"detection training step: TSM/TSN R-FCN ({_what(quick, size)}, "
+        f"1 clip of {tsm.clip_len} frames, eager)",
+        "ratio": ta / tb,
+        "unit": "x",
+        "goal": "<= 1.05",
+        "tsm_ms": ta * 1e3,
+        "tsn_ms": tb * 1e3,
+    }
+
+
+def _what(quick: bool, size: tuple) -> str:
+    return f"{'small synthetic' if quick else 'R-101'} R-FCN, {size[1]}x{size[0]}"
+
+
 def figures(quick: bool, device: str) -> list[dict]:
-    """Per-frame latency ratio online-TSM / TSN R-FCN (goal <= 1.05) and each model's frames
-    per second, as :func:`tsm_apps.bench.cli.plugin_figure` dicts."""
+    """Per-frame latency ratio online-TSM / TSN R-FCN (goal <= 1.05), each model's frames
+    per second, and the training step's ratio, as :func:`tsm_apps.bench.cli.plugin_figure`
+    dicts."""
     name, size, repeats, warmup = QUICK if quick else FULL
-    tsm, tsn = _models(CONFIGS / name, device)
+    cfg = _config(CONFIGS / name)
+    tsm, tsn = (m.eval() for m in _models(cfg, device))
     ta, tb = time_pair(
         _frame_step(tsm, size, device), _frame_step(tsn, size, device), repeats, warmup, device
     )
-    what = f"{'small synthetic' if quick else 'R-101'} R-FCN, {size[1]}x{size[0]}"
-    stream = getattr(tsm, "_stream", None) or {}
-    cache = sum(b.numel() * b.element_size() for b in stream.get("buffers") or [] if b is not None)
+    what = _what(quick, size)
+    cache = tsm.test_stream.cache_bytes
     return [
         {
             "name": f"detection online per-frame latency: TSM/TSN ({what})",
@@ -101,4 +189,5 @@ def figures(quick: bool, device: str) -> list[dict]:
             "unit": "fps",
             "ms": tb * 1e3,
         },
+        training_figure(cfg, size, quick, device),
     ]

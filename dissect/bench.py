@@ -5,7 +5,9 @@
   bilinear upsampling; the plain path is ``model(x)`` under ``no_grad``. Interleaved, median
   after warm-up. ``benchmarks/bench_cam.py`` runs the same comparison with its own options.
 * dissection clips/s per process for CAM and Grad-CAM (one clip at a time, as the job does;
-  maps only: decoding, scoring and file writing are not included), one thread;
+  maps only: decoding, scoring and file writing are not included): on the CPU with one thread,
+  on CUDA with the model and clips on the device (the maps of each clip finished before the
+  clock stops);
 * 2-process efficiency on CPU: two ``torchrun`` gloo processes, one thread each, every rank
   computing the maps of its shard of the clips between two barriers: clips/s of the pair /
   (2 x clips/s of one process). 1.0 is perfect; the figure says what two cores of this machine
@@ -25,7 +27,7 @@ from pathlib import Path
 import torch
 
 from tsm_apps import build_recognizer
-from tsm_apps.bench.timing import time_pair
+from tsm_apps.bench.timing import synchronize, time_pair
 from tsm_apps.bench.workers import run_workers
 
 from .cam import compute_cam
@@ -35,12 +37,17 @@ CAM_GOAL = "<= 1.1"
 QUICK = dict(arch="resnet50", width=0.25, segments=8, size=112, batch=1, repeats=5)
 QUICK_RATE = dict(arch="resnet50", width=0.125, segments=8, size=64, clips=4)
 FULL = dict(arch="resnet50", width=1.0, segments=8, size=224, batch=1, repeats=10, clips=6)
+ON_DEVICE = dict(clips=32)  # clips/s on CUDA: a GPU takes more clips for a steady figure
 TIMED_METHODS = ("cam", "gradcam")
 
 
 def _model(s: dict, device: str = "cpu") -> torch.nn.Module:
     torch.manual_seed(0)
     return build_recognizer(s["arch"], 400, s["segments"], width=s["width"]).to(device).eval()
+
+
+def _method_name(method: str) -> str:
+    return "exact CAM" if method == "cam" else "Grad-CAM"
 
 
 def _what(s: dict) -> str:
@@ -66,21 +73,26 @@ def cam_ratio(s: dict, device: str) -> dict:
     }
 
 
-def shard_rate(s: dict, method: str, rank: int = 0, world: int = 1, barrier=None) -> float:
+def shard_rate(
+    s: dict, method: str, rank: int = 0, world: int = 1, barrier=None, device: str = "cpu"
+) -> float:
     """Clips/s of this process computing the maps of clips ``[rank::world]`` of ``s['clips']``
-    (after one warm-up clip); ``barrier`` brackets the timed part across processes."""
-    model = _model(s)
+    (after one warm-up clip) on ``device``; ``barrier`` brackets the timed part across
+    processes."""
+    model = _model(s, device)
     g = torch.Generator().manual_seed(0)
     clips = [
-        torch.randn(1, s["segments"], 3, s["size"], s["size"], generator=g)
+        torch.randn(1, s["segments"], 3, s["size"], s["size"], generator=g).to(device)
         for _ in range(s["clips"])
     ][rank::world]
     compute_clip_maps(model, clips[0], method)  # warm-up
     if barrier:
         barrier()
+    synchronize(device)
     t0 = time.perf_counter()
     for x in clips:
         compute_clip_maps(model, x, method)
+    synchronize(device)
     if barrier:
         barrier()
     return s["clips"] / (time.perf_counter() - t0)  # all clips, over every process
@@ -115,7 +127,7 @@ def throughput(quick: bool) -> list:
     two = _two_processes(quick)
     out = []
     for m in TIMED_METHODS:
-        name = "exact CAM" if m == "cam" else "Grad-CAM"
+        name = _method_name(m)
         out.append(
             {
                 "name": f"dissection clips/s per process, {name} ({_what(s)}, 1 thread)",
@@ -138,10 +150,27 @@ def throughput(quick: bool) -> list:
     return out
 
 
+def device_throughput(quick: bool, device: str) -> list:
+    """Clips/s of each method in one process with the model on ``device`` (CUDA)."""
+    s = dict(QUICK_RATE if quick else FULL, **ON_DEVICE)
+    return [
+        {
+            "name": f"dissection clips/s on {device}, {_method_name(m)} ({_what(s)})",
+            "value": shard_rate(s, m, device=device),
+            "unit": "clips/s",
+            "goal": None,
+            "clips": s["clips"],
+        }
+        for m in TIMED_METHODS
+    ]
+
+
 def figures(quick: bool, device: str) -> list[dict]:
-    """The CAM / forward ratio on ``device``; clips/s and the 2-process efficiency on CPU."""
+    """The CAM / forward ratio on ``device``; clips/s and the 2-process efficiency on CPU,
+    clips/s of one process on another device."""
     s = QUICK if quick else FULL
-    return [cam_ratio(s, device)] + (throughput(quick) if device == "cpu" else [])
+    rates = throughput(quick) if device == "cpu" else device_throughput(quick, device)
+    return [cam_ratio(s, device)] + rates
 
 
 if __name__ == "__main__":

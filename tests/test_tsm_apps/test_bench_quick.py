@@ -28,6 +28,7 @@ EXPECTED = (
     "detection online per-frame latency: TSM/TSN",
     "detection online TSM R-FCN frames/s",
     "detection TSN R-FCN frames/s",
+    "detection training step: TSM/TSN R-FCN",
     "dissect exact CAM / plain forward",
     "dissection clips/s per process, exact CAM",
     "dissection clips/s per process, Grad-CAM",
