@@ -9,8 +9,9 @@ identical), and the two are timed alternately in one process
   mode, the TSM one carrying its shift buffers from the previous frame.
 * Training step: what mmengine's runner does for one iteration, ``model.train_step`` with the
   config's optimiser wrapper (data preprocessor, forward of one clip of ``T`` frames
-  ``(T, 3, H, W)``, the losses on its last (key) frame, backward, gradient clipping, update),
-  on a fixed clip of random frames with two ground-truth boxes a frame.
+  ``(T, 3, H, W)``, the losses on its last (key) frame, backward, gradient clipping, update)
+  at learning rate 0 (:class:`TrainingStep`), on a fixed clip of random frames with two
+  ground-truth boxes a frame.
 
 Quick mode: the small synthetic config on 160x128 frames (``tsm synth vid``'s size); full
 mode: the paper's R-101 on 1000x600 frames (the test scale: shorter side 600). Weights are
@@ -20,6 +21,7 @@ random: the heads' time depends on the number of proposals, which the configs ca
 
 from __future__ import annotations
 
+import copy
 import itertools
 from pathlib import Path
 
@@ -36,7 +38,8 @@ TRAIN_QUICK = (10, 2)  # training steps timed, warm-up steps
 TRAIN_FULL = (6, 2)
 
 
-def _config(config: Path):
+def bench_config(config: Path):
+    """The mmengine ``Config`` of the file ``config``, with mmdet's registry scope set."""
     from mmengine.registry import init_default_scope
 
     import detection  # noqa: F401
@@ -48,7 +51,7 @@ def _config(config: Path):
     return cfg
 
 
-def _models(cfg, device: str) -> tuple:
+def twin_models(cfg, device: str) -> tuple:
     """The online-TSM and the TSN model of ``cfg``, same seed, in training mode on ``device``."""
     from mmdet.registry import MODELS
 
@@ -65,7 +68,7 @@ def _random_frame(rng: np.random.Generator, size: tuple) -> torch.Tensor:
     return torch.from_numpy(rng.integers(0, 256, (3, h, w), dtype=np.uint8))
 
 
-def _frame_step(model, size: tuple, device: str):
+def frame_step(model, size: tuple, device: str):
     """A closure that pushes one (preprocessed) frame through ``model``'s online stream."""
     from mmdet.structures import DetDataSample
 
@@ -119,26 +122,31 @@ def training_clip(model, size: tuple, num_classes: int) -> dict:
     return {"inputs": inputs, "data_samples": samples}
 
 
-def _train_step(model, cfg, size: tuple):
-    """A closure running one training iteration of ``model`` (module docstring)."""
-    from mmengine.optim import build_optim_wrapper
+class TrainingStep:
+    """One training iteration of ``model`` as mmengine's runner runs it (module docstring), on
+    :func:`training_clip`, with the optimiser wrapper of ``cfg`` at learning rate 0: the update
+    runs in full (its cost does not depend on the rate), and every timed step sees the same
+    weights, so the same proposals (random weights would otherwise drift from step to step)."""
 
-    optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
-    data = training_clip(model, size, cfg.model.roi_head.bbox_head.num_classes)
-    model.train()
+    def __init__(self, model, cfg, size: tuple) -> None:
+        from mmengine.optim import build_optim_wrapper
 
-    def step():
-        return model.train_step(data, optim_wrapper)
+        wrapper = copy.deepcopy(cfg.optim_wrapper)
+        wrapper.optimizer.lr = 0.0
+        self.model, self.optim_wrapper = model, build_optim_wrapper(model, wrapper)
+        self.data = training_clip(model, size, cfg.model.roi_head.bbox_head.num_classes)
+        model.train()
 
-    return step
+    def __call__(self) -> dict:
+        return self.model.train_step(self.data, self.optim_wrapper)
 
 
 def training_figure(cfg, size: tuple, quick: bool, device: str) -> dict:
     """TSM/TSN time of one training iteration (goal <= 1.05, the recognizers' step goal)."""
-    tsm, tsn = _models(cfg, device)
+    tsm, tsn = twin_models(cfg, device)
     repeats, warmup = TRAIN_QUICK if quick else TRAIN_FULL
     ta, tb = time_pair(
-        _train_step(tsm, cfg, size), _train_step(tsn, cfg, size), repeats, warmup, device
+        TrainingStep(tsm, cfg, size), TrainingStep(tsn, cfg, size), repeats, warmup, device
     )
     return {
         "name": f"detection training step: TSM/TSN R-FCN ({_what(quick, size)}, "
@@ -160,10 +168,10 @@ def figures(quick: bool, device: str) -> list[dict]:
     per second, and the training step's ratio, as :func:`tsm_apps.bench.cli.plugin_figure`
     dicts."""
     name, size, repeats, warmup = QUICK if quick else FULL
-    cfg = _config(CONFIGS / name)
-    tsm, tsn = (m.eval() for m in _models(cfg, device))
+    cfg = bench_config(CONFIGS / name)
+    tsm, tsn = (m.eval() for m in twin_models(cfg, device))
     ta, tb = time_pair(
-        _frame_step(tsm, size, device), _frame_step(tsn, size, device), repeats, warmup, device
+        frame_step(tsm, size, device), frame_step(tsn, size, device), repeats, warmup, device
     )
     what = _what(quick, size)
     cache = tsm.test_stream.cache_bytes
