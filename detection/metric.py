@@ -258,13 +258,20 @@ class VIDMetric(BaseMetric):
         return metrics
 
 
+def _absolute(path: str) -> str:
+    """``path`` made absolute against the current folder (``""`` stays ``""``)."""
+    return os.path.abspath(path) if path else ""
+
+
 @METRICS.register_module()
 class DetectionsDump(BaseMetric):
     """Writes the per-frame detections of a test run as JSON (``{"classes", "frames":
     [{"img_path", "boxes", "scores", "labels"}]}``, boxes in original-image pixels) and reports
     no numbers; ``tsm detect test`` adds it beside :class:`VIDMetric`. Boxes and scores are the
     float32 values the metric saw, written exactly (shortest decimal that reads back as the
-    same float32), so re-scoring the file reproduces ``metrics.json``."""
+    same float32), so re-scoring the file reproduces ``metrics.json``. ``img_path`` is made
+    absolute (a relative ``data_root`` is resolved against the folder the test ran in), so the
+    file is read the same from any folder (``tsm detect compare``, the app's pictures)."""
 
     default_prefix = None
 
@@ -278,7 +285,7 @@ class DetectionsDump(BaseMetric):
             meta = s if isinstance(s, dict) else s.metainfo
             self.results.append(
                 {
-                    "img_path": str(meta.get("img_path", "")),
+                    "img_path": _absolute(meta.get("img_path", "")),
                     "boxes": [[_f32(v) for v in b] for b in _numpy(p["bboxes"]).reshape(-1, 4)],
                     "scores": [_f32(v) for v in _numpy(p["scores"]).reshape(-1)],
                     "labels": p["labels"].cpu().tolist(),

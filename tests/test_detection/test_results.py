@@ -117,3 +117,22 @@ def test_detections_dump_keeps_float32_values_exactly(tmp_path):
     # the float64 that a VID evaluator parses keeps the float32 order of every pair
     s64, s32 = np.float64(frame["scores"]), scores.numpy()
     assert np.array_equal(np.argsort(-s64, kind="stable"), np.argsort(-s32, kind="stable"))
+
+
+def test_detections_dump_writes_absolute_image_paths(tmp_path, monkeypatch):
+    """A relative data_root's paths are written against the folder the test ran in, so the
+    file is read the same from any other folder."""
+    import torch
+
+    from detection.metric import DetectionsDump
+
+    monkeypatch.chdir(tmp_path)
+    dump = DetectionsDump("out/results.json")
+    dump.dataset_meta = {"classes": ["car"]}
+    pred = {"bboxes": torch.zeros(0, 4), "scores": torch.zeros(0), "labels": torch.zeros(0)}
+    rel = "data/Data/VID/val/snip/000000.JPEG"
+    dump.process({}, [{"img_path": rel, "pred_instances": pred}])
+    dump.evaluate(1)
+    monkeypatch.chdir("/")
+    frames = json.loads((tmp_path / "out" / "results.json").read_text())["frames"]
+    assert frames[0]["img_path"] == str(tmp_path / rel)
