@@ -34,7 +34,7 @@ from .inference import CONFIG_DIR as CONFIGS
 
 QUICK = ("rfcn_synth_tsm.py", (128, 160), 20, 3)  # config, (H, W), repeats, warm-up
 FULL = ("rfcn_r101_vid_tsm_online.py", (600, 1000), 10, 2)
-TRAIN_QUICK = (10, 2)  # training steps timed, warm-up steps
+TRAIN_QUICK = (20, 3)  # training steps timed, warm-up steps
 TRAIN_FULL = (6, 2)
 
 
