@@ -49,7 +49,7 @@ from tsm_apps.io import atomic_write_text
 
 from .corruptions import frame_corruption, load_corruptions
 from .records import FrameDetections, FrameTruth
-from .results import format_table
+from .results import format_table, frame_path
 from .vid_eval import evaluate_vid
 
 SOURCES = ("VID", "DET")
@@ -258,20 +258,15 @@ class VIDMetric(BaseMetric):
         return metrics
 
 
-def _absolute(path: str) -> str:
-    """``path`` made absolute against the current folder (``""`` stays ``""``)."""
-    return os.path.abspath(path) if path else ""
-
-
 @METRICS.register_module()
 class DetectionsDump(BaseMetric):
     """Writes the per-frame detections of a test run as JSON (``{"classes", "frames":
     [{"img_path", "boxes", "scores", "labels"}]}``, boxes in original-image pixels) and reports
     no numbers; ``tsm detect test`` adds it beside :class:`VIDMetric`. Boxes and scores are the
     float32 values the metric saw, written exactly (shortest decimal that reads back as the
-    same float32), so re-scoring the file reproduces ``metrics.json``. ``img_path`` is made
-    absolute (a relative ``data_root`` is resolved against the folder the test ran in), so the
-    file is read the same from any folder (``tsm detect compare``, the app's pictures)."""
+    same float32), so re-scoring the file reproduces ``metrics.json``. ``img_path`` is the
+    frame's :func:`~detection.results.frame_path` (absolute: a relative ``data_root`` resolved
+    against the folder the test ran in)."""
 
     default_prefix = None
 
@@ -285,7 +280,7 @@ class DetectionsDump(BaseMetric):
             meta = s if isinstance(s, dict) else s.metainfo
             self.results.append(
                 {
-                    "img_path": _absolute(meta.get("img_path", "")),
+                    "img_path": frame_path(str(meta.get("img_path", ""))),
                     "boxes": [[_f32(v) for v in b] for b in _numpy(p["bboxes"]).reshape(-1, 4)],
                     "scores": [_f32(v) for v in _numpy(p["scores"]).reshape(-1)],
                     "labels": p["labels"].cpu().tolist(),

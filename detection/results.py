@@ -5,7 +5,8 @@ test`` and the lookup of the latest TSN/TSM results for the app.
 :func:`detection.vid_eval.evaluate_vid` (``mAP``, ``mAP_slow``, ``mAP_medium``, ``mAP_fast``,
 ``mAP_corrupted`` in percent or ``null``; ``AP_<class>``; ``n_gt...``). A run's layout is
 ``<runs>/detection/{tsn,tsm}/test/metrics.json`` (``<runs>/demo/detection/...`` for ``make demo``).
-This module imports neither mmdet nor mmengine.
+A frame of ``results.json`` is named by :func:`frame_path`. This module imports neither mmdet
+nor mmengine.
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ SPLITS = {
 }
 MODELS = {"TSN": "tsn", "TSM": "tsm"}
 GT_COUNT = {"overall": "n_gt", "slow": "n_gt_slow", "medium": "n_gt_medium", "fast": "n_gt_fast"}
+
+
+def frame_path(img_path: str) -> str:
+    """A frame's name in ``results.json`` and wherever its detections are matched: its image
+    path made absolute against the current folder (``""`` stays ``""``). ``tsm detect test``
+    writes it, so the file reads the same from any folder; a relative path (a file written
+    before) is taken from the current folder, as its annotation is."""
+    return os.path.abspath(img_path) if img_path else ""
 
 
 class VIDResultsNotFound(FileNotFoundError):

@@ -29,6 +29,7 @@ import numpy as np
 from tsm_apps.evaluation.bootstrap import RESAMPLES, paired_bootstrap
 
 from .records import FrameDetections, FrameTruth
+from .results import frame_path
 from .vid_eval import evaluate_vid, match_frame, vid_splits
 
 Snippet = Callable[[str], str]
@@ -155,7 +156,8 @@ def run_metrics(results: DetectorResults) -> dict:
 
 def read_results(path: str | os.PathLike) -> DetectorResults:
     """``results.json`` of ``tsm detect test`` and its frames' ground truth, read the way
-    ``VIDMetric`` reads it (the annotation XML beside each image, motion IoU, corruptions)."""
+    ``VIDMetric`` reads it (the annotation XML beside each image, motion IoU, corruptions);
+    frames are named by :func:`~detection.results.frame_path`."""
     from tsm_apps.io import read_json
 
     from .metric import AnnotationCache
@@ -165,12 +167,12 @@ def read_results(path: str | os.PathLike) -> DetectorResults:
         raise ValueError(f"{path}: not a tsm detect test results.json (no 'frames'/'classes')")
     classes = tuple(res["classes"])
     dets = {
-        r["img_path"]: FrameDetections(
+        frame_path(r["img_path"]): FrameDetections(
             np.asarray(r["boxes"], np.float64).reshape(-1, 4), r["scores"], r["labels"]
         )
         for r in res["frames"]
     }
-    truths = AnnotationCache(classes).truths([r["img_path"] for r in res["frames"]])
+    truths = AnnotationCache(classes).truths(list(dets))
     return DetectorResults(dets, truths, classes, evaluate_vid(dets, truths, classes))
 
 

@@ -223,3 +223,26 @@ def test_detect_compare_bad_input(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "r0.json: not a tsm detect test results.json" in err
     assert "Traceback" not in err
+
+
+def test_detect_compare_reads_absolute_and_older_relative_files_alike(tmp_path, monkeypatch):
+    """results.json names frames by absolute path, so compare runs from any folder; a file that
+    holds relative paths (written before) pairs with it when read from its folder."""
+    root = make_vid(tmp_path / "vid")
+    (base, m_base), (other, m_other) = (
+        _dumped_run(root, tmp_path, n, s) for n, s in (("b", 0), ("o", 1))
+    )
+    res = json.loads(base.read_text())
+    assert all(Path(f["img_path"]).is_absolute() for f in res["frames"])
+    old = tmp_path / "old" / "results.json"
+    old.parent.mkdir()
+    for f in res["frames"]:
+        f["img_path"] = str(Path(f["img_path"]).relative_to(tmp_path))
+    old.write_text(json.dumps(res))
+    want = m_other["mAP"] - m_base["mAP"]
+    monkeypatch.chdir(tmp_path)  # the older file's folder
+    got = compare_arms([read_results(old)], [read_results(other)], ["mAP"], resamples=20)
+    assert got["mAP"]["diff"] == pytest.approx([want], abs=1e-9)
+    monkeypatch.chdir("/")  # the new files from anywhere
+    got = compare_arms([read_results(base)], [read_results(other)], ["mAP"], resamples=20)
+    assert got["mAP"]["diff"] == pytest.approx([want], abs=1e-9)

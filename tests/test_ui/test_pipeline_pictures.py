@@ -77,10 +77,12 @@ def test_recognition_and_dissection_panels_keep_units_apart(tmp_path):
     assert units == ["score", "ratio", "fraction of clips"]
 
 
-def _detections(runs, found: dict):
-    """results.json of both detectors: in each frame listed in ``found[m]`` a box on the car."""
-    img = runs / "data" / "vid" / "Data" / "VID" / "val" / SNIPPET
+def _detections(runs, found: dict, relative: tuple = ()):
+    """results.json of both detectors: in each frame listed in ``found[m]`` a box on the car;
+    the detectors in ``relative`` name frames relative to ``runs``' parent (an older file)."""
     for m, frames in found.items():
+        img = runs / "data" / "vid" / "Data" / "VID" / "val" / SNIPPET
+        img = img.relative_to(runs.parent) if m in relative else img
         rows = []
         for t in range(6):
             box = [[8 + 10 * t, 20, 28 + 10 * t, 40]] if t in frames else [[60, 0, 90, 10]]
@@ -110,6 +112,16 @@ def test_detection_frames_tsm_finds_and_tsn_misses_corrupted_first(tmp_path):
     assert "3 such frames; the first 2 shown" in html
     assert html.count("<h3>") == 2 and html.count("data:image/png;base64,") == 4
     assert "000004.JPEG — corrupted (blur), fast object; TSM alone finds car" in html
+
+
+def test_detection_frames_pair_an_older_relative_file_with_an_absolute_one(tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    write_vid_snippet(runs / "data" / "vid")
+    write_vid_annotations(runs / "data" / "vid", skip=(2,))
+    _detections(runs, {"tsn": {0, 3}, "tsm": {0, 1, 2, 3, 4, 5}}, relative=("tsn",))
+    monkeypatch.chdir(tmp_path)  # the folder the older file's paths start from
+    frames = missed_by_tsn(runs)
+    assert [int(f["path"][-11:-5]) for f in frames] == [1, 4, 5]
 
 
 def test_report_html_holds_the_pictures(tmp_path):

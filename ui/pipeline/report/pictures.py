@@ -120,10 +120,11 @@ def missed_by_tsn(root: Path) -> list[dict]:
     if any(r is None for r in res.values()):
         return []
     from detection.records import FrameDetections
+    from detection.results import frame_path
     from detection.vid_eval import found_truth
 
     classes = list(res["tsm"]["classes"])
-    dets = {m: {f["img_path"]: f for f in r["frames"]} for m, r in res.items()}
+    dets = {m: {frame_path(f["img_path"]): f for f in r["frames"]} for m, r in res.items()}
     paths = sorted(set(dets["tsn"]) & set(dets["tsm"]))
     truths = _frame_truths(paths, classes)
     out = []
