@@ -68,17 +68,27 @@ def _random_frame(rng: np.random.Generator, size: tuple) -> torch.Tensor:
     return torch.from_numpy(rng.integers(0, 256, (3, h, w), dtype=np.uint8))
 
 
-def frame_step(model, size: tuple, device: str):
-    """A closure that pushes one (preprocessed) frame through ``model``'s online stream."""
+def _sample(size: tuple, frame_id: int, **meta):
+    """The data sample of frame ``frame_id`` of the bench's video, at its original size."""
     from mmdet.structures import DetDataSample
 
     h, w = size
-    img = _random_frame(np.random.default_rng(0), size).float()
-    sample = DetDataSample(
+    return DetDataSample(
         metainfo=dict(
-            img_shape=(h, w), ori_shape=(h, w), scale_factor=(1.0, 1.0), video="bench", frame_id=0
+            img_shape=(h, w),
+            ori_shape=(h, w),
+            scale_factor=(1.0, 1.0),
+            video="bench",
+            frame_id=frame_id,
+            **meta,
         )
     )
+
+
+def frame_step(model, size: tuple, device: str):
+    """A closure that pushes one (preprocessed) frame through ``model``'s online stream."""
+    img = _random_frame(np.random.default_rng(0), size).float()
+    sample = _sample(size, 0)
     data = model.data_preprocessor({"inputs": [img], "data_samples": [sample]}, False)
     inputs, samples = data["inputs"].to(device), data["data_samples"]
     counter = itertools.count()
@@ -95,7 +105,6 @@ def training_clip(model, size: tuple, num_classes: int) -> dict:
     """One training batch of ``model`` as the runner's loader gives it: ``model.clip_len`` random
     uint8 frames ``(3, H, W)`` of one video, the last marked as the clip's key frame, each with
     two ground-truth boxes of classes ``0`` and ``num_classes - 1``."""
-    from mmdet.structures import DetDataSample
     from mmengine.structures import InstanceData
 
     h, w = size
@@ -104,16 +113,7 @@ def training_clip(model, size: tuple, num_classes: int) -> dict:
     inputs, samples = [], []
     for i in range(t):
         inputs.append(_random_frame(rng, size))
-        sample = DetDataSample(
-            metainfo=dict(
-                img_shape=(h, w),
-                ori_shape=(h, w),
-                scale_factor=(1.0, 1.0),
-                video="bench",
-                frame_id=i,
-                clip_key=i == t - 1,
-            )
-        )
+        sample = _sample(size, i, clip_key=i == t - 1)
         boxes = [[0.1 * w, 0.2 * h, 0.5 * w, 0.7 * h], [0.45 * w, 0.3 * h, 0.9 * w, 0.9 * h]]
         sample.gt_instances = InstanceData(
             bboxes=torch.tensor(boxes), labels=torch.tensor([0, num_classes - 1])
